@@ -1,0 +1,107 @@
+"""Command-line options of `python -m pipeline`, and the settings they make.
+
+Options that are not webcorpus's own pass through to Beam as pipeline
+options (`--runner`, `--direct_num_workers`, `--temp_location`, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.clean_html import validate_selectors
+
+SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
+DEFAULT_OUTPUT = "webcorpus-out"
+
+
+@dataclass(frozen=True)
+class CorpusSettings:
+    inputs: tuple[str, ...]
+    output: str
+    codec: str = "deflate"
+    level: int | None = None
+    drop_selectors: tuple[str, ...] = ()
+    num_shards: int = 0
+    sync_interval: int = DEFAULT_SYNC_INTERVAL
+    beam_args: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "level", resolve_level(self.codec, self.level))
+        validate_selectors(self.drop_selectors)
+        if self.num_shards < 0:
+            raise ValueError(f"--num-shards must be 0 (the runner decides) or more, not {self.num_shards}")
+        if self.sync_interval <= 0:
+            raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
+
+    def describe(self) -> dict:
+        """The settings that shape the output, for the report."""
+        described = asdict(self)
+        del described["beam_args"]
+        described["inputs"] = list(self.inputs)
+        described["drop_selectors"] = list(self.drop_selectors)
+        return described
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline",
+        description=(
+            "Turn WARC files into a clean, deduplicated, compressed Avro corpus. "
+            "Options not listed here are passed to Apache Beam (for example --runner, "
+            "--direct_num_workers, --direct_running_mode, --temp_location)."
+        ),
+    )
+    parser.add_argument(
+        "--input", action="append", default=[], metavar="PATTERN",
+        help="WARC files to read: a path or glob on any file system Beam knows (local, gs://, s3://, ...). "
+             "Repeat for several patterns. Default: the sample WARC shipped with the package.",
+    )
+    parser.add_argument(
+        "--output", default=DEFAULT_OUTPUT, metavar="DIR",
+        help=f"Directory for the corpus, report and side outputs (default: ./{DEFAULT_OUTPUT}). "
+             "Earlier webcorpus output files in it are replaced.",
+    )
+    parser.add_argument(
+        "--codec", default="deflate", choices=list(CODECS),
+        help="Avro codec of the corpus files (default: deflate).",
+    )
+    parser.add_argument(
+        "--level", type=int, default=None,
+        help="Codec level: deflate 0-9 (default 6), zstandard 1-22 (default 3), xz 0-9 (default 6), "
+             "bzip2 1-9 (default 9); snappy and null have none.",
+    )
+    parser.add_argument(
+        "--drop-selector", action="append", default=[], metavar="CSS", dest="drop_selectors",
+        help="CSS selector of extra elements to remove with their content, e.g. 'div.warning'. Repeatable.",
+    )
+    parser.add_argument(
+        "--num-shards", type=int, default=0, metavar="N",
+        help="Number of corpus files (default 0: one per bundle, as the runner decides).",
+    )
+    parser.add_argument(
+        "--block-size", type=int, default=DEFAULT_SYNC_INTERVAL, metavar="BYTES", dest="sync_interval",
+        help=f"Uncompressed bytes per Avro block; larger blocks compress better (default {DEFAULT_SYNC_INTERVAL}).",
+    )
+    return parser
+
+
+def parse_settings(argv: list[str]) -> CorpusSettings:
+    """Parses the command line; exits with status 2 and one line on bad input."""
+    parser = make_parser()
+    known, beam_args = parser.parse_known_args(argv)
+    try:
+        return CorpusSettings(
+            inputs=tuple(known.input) or (str(SAMPLE_WARC),),
+            output=known.output,
+            codec=known.codec,
+            level=known.level,
+            drop_selectors=tuple(known.drop_selectors),
+            num_shards=known.num_shards,
+            sync_interval=known.sync_interval,
+            beam_args=tuple(beam_args),
+        )
+    except ValueError as error:
+        parser.error(str(error))

@@ -1,0 +1,24 @@
+"""Packaging for webcorpus, so that Dataflow and Flink workers can install it (`--setup_file ./setup.py`)."""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+
+def requirements():
+    lines = Path(__file__).with_name("requirements.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "-"))]
+
+
+setup(
+    name="webcorpus",
+    version="0.1.0",
+    description="An Apache Beam pipeline that turns WARC files into a clean, deduplicated, compressed Avro corpus.",
+    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
+    package_data={"pipeline": ["data/*.warc.gz"]},
+    install_requires=requirements(),
+    entry_points={"console_scripts": ["webcorpus=pipeline.cli:main"]},
+)

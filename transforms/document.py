@@ -1,0 +1,90 @@
+"""The records that flow through the pipeline.
+
+One `Document` type travels from ReadWarc to CompressWrite; each stage fills
+in its own fields. Records that leave the main path are `Skip` (a counted,
+expected decision such as "this is a redirect") or `DeadLetter` (a record
+that could not be processed, with the stage and the reason).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Document:
+    # Where the record came from.
+    url: str
+    warc_record_id: str
+    warc_date: str
+    source_file: str
+    source_offset: int
+    http_status: int
+    content_type: str
+    # The HTTP payload after transfer and content decoding (ReadWarc), emptied
+    # once CleanHtml has used it so that the raw page never crosses a shuffle.
+    payload: bytes = b""
+    raw_bytes: int = 0
+    # Charset: the decoded page as text and how its charset was chosen.
+    charset: str = ""
+    charset_source: str = ""
+    # CleanHtml.
+    title: str = ""
+    links: list[str] = field(default_factory=list)
+    lang: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+    html: str = ""
+    cleaned_bytes: int = 0
+    # MinimizeText.
+    text: str = ""
+    minimized_bytes: int = 0
+    # HashDedup.
+    content_hash: str = ""
+    duplicate_count: int = 0
+    duplicate_urls: list[str] = field(default_factory=list)
+    duplicate_record_ids: list[str] = field(default_factory=list)
+
+    def replace(self, **changes) -> "Document":
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A record deliberately left out, by kind (redirect, non-html, ...)."""
+
+    kind: str
+    source_file: str
+    source_offset: int
+    record_type: str
+    warc_record_id: str
+    url: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A record that a stage could not process."""
+
+    stage: str
+    reason: str
+    source_file: str
+    source_offset: int
+    warc_record_id: str
+    url: str
+
+    @classmethod
+    def for_document(cls, stage: str, doc: Document, error: BaseException) -> "DeadLetter":
+        return cls(
+            stage=stage,
+            reason=describe_error(error),
+            source_file=doc.source_file,
+            source_offset=doc.source_offset,
+            warc_record_id=doc.warc_record_id,
+            url=doc.url,
+        )
+
+
+def describe_error(error: BaseException) -> str:
+    message = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__

@@ -1,0 +1,174 @@
+"""The run report: what happened to every record, and bytes at every stage.
+
+Each record that leaves a stage is turned into a small tally; the tallies
+are summed by one CombineGlobally (so the report never holds documents) and
+written as `DIR/report.json`. `format_report` renders it as a table.
+
+The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
+total and for each input file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from transforms.document import DeadLetter, Document, Skip
+from transforms.hash_dedup import Duplicate
+from transforms.read_warc import STAGE as READ_STAGE
+
+REPORT_NAME = "report.json"
+OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
+BYTE_STAGES = (
+    ("raw_html", "raw HTML"),
+    ("cleaned", "cleaned (div-only HTML)"),
+    ("minimized", "minimized"),
+    ("written", "written (Avro files)"),
+)
+
+
+def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
+    tally = Counter({("total", name): 1 for name in names})
+    tally.update({("file", source_file, name): 1 for name in names if name in OUTCOMES + ("read",)})
+    tally.update({("bytes", name): amount for name, amount in amounts.items()})
+    return tally
+
+
+def tally_read(doc: Document) -> Counter:
+    return _tally(doc.source_file, "read")
+
+
+def tally_skip(skip: Skip) -> Counter:
+    return _tally(skip.source_file, "read", "skipped", f"skipped:{skip.kind}")
+
+
+def tally_dead_letter(dead: DeadLetter) -> Counter:
+    names = ["dead_letter", f"dead_letter:{dead.stage}"]
+    if dead.stage == READ_STAGE:
+        names.append("read")
+    return _tally(dead.source_file, *names)
+
+
+def tally_kept(doc: Document) -> Counter:
+    tally = _tally(doc.source_file, "kept", f"charset:{doc.charset} ({doc.charset_source})",
+                   raw_html=doc.raw_bytes, cleaned=doc.cleaned_bytes, minimized=doc.minimized_bytes)
+    return tally
+
+
+def tally_duplicate(duplicate: Duplicate) -> Counter:
+    return _tally(duplicate.source_file, "duplicates")
+
+
+def tally_written(path: str) -> Counter:
+    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    return Counter({("bytes", "written"): size, ("total", "output_files"): 1})
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return round(numerator / denominator, 2) if denominator else None
+
+
+def build_report(tally: Counter, options: dict) -> dict:
+    totals = {key[1]: value for key, value in tally.items() if key[0] == "total"}
+    counts = {name: totals.get(name, 0) for name in ("read",) + OUTCOMES}
+    files: dict[str, dict[str, int]] = {}
+    for key, value in tally.items():
+        if key[0] == "file":
+            files.setdefault(key[1], {name: 0 for name in ("read",) + OUTCOMES})[key[2]] = value
+
+    def by_prefix(prefix: str) -> dict[str, int]:
+        return dict(sorted((name[len(prefix):], value) for name, value in totals.items() if name.startswith(prefix)))
+
+    sizes = {name: tally.get(("bytes", name), 0) for name, _ in BYTE_STAGES}
+    return {
+        "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in OUTCOMES)),
+        "skipped": by_prefix("skipped:"),
+        "dead_letter": by_prefix("dead_letter:"),
+        "charsets": by_prefix("charset:"),
+        "bytes": sizes,
+        "ratios": {
+            "raw_html/cleaned": _ratio(sizes["raw_html"], sizes["cleaned"]),
+            "cleaned/minimized": _ratio(sizes["cleaned"], sizes["minimized"]),
+            "minimized/written": _ratio(sizes["minimized"], sizes["written"]),
+            "raw_html/written": _ratio(sizes["raw_html"], sizes["written"]),
+        },
+        "output_files": totals.get("output_files", 0),
+        "files": dict(sorted(files.items())),
+        "options": options,
+    }
+
+
+def format_report(report: dict) -> str:
+    records = report["records"]
+    lines = ["Records", f"  {'read':<36}{records['read']:>12,}"]
+    for name in OUTCOMES:
+        lines.append(f"  {name.replace('_', ' '):<36}{records[name]:>12,}")
+        details = report.get(name, {}) if name in ("skipped", "dead_letter") else {}
+        lines.extend(f"    {detail:<34}{count:>12,}" for detail, count in details.items())
+    balance = "yes" if records["balanced"] else "NO"
+    lines.append(f"  {'read = kept + duplicates + skipped + dead letter':<48} {balance}")
+    lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
+    previous = None
+    first = report["bytes"]["raw_html"]
+    for name, label in BYTE_STAGES:
+        size = report["bytes"][name]
+        step = f"{previous / size:.2f}x" if previous and size else ""
+        total = f"{first / size:.2f}x" if previous and size else ""
+        lines.append(f"  {label:<28}{size:>16,}{step:>10}{total:>10}")
+        previous = size
+    if report["files"]:
+        lines += ["", "Input files", f"  {'file':<44}" + "".join(f"{name:>12}" for name in ("read",) + OUTCOMES)]
+        for path, counts in report["files"].items():
+            name = path.rsplit("/", 1)[-1]
+            lines.append(f"  {name[:43]:<44}" + "".join(f"{counts[key]:>12,}" for key in ("read",) + OUTCOMES))
+    return "\n".join(lines)
+
+
+class SumTallies(beam.CombineFn):
+    def create_accumulator(self):
+        return Counter()
+
+    def add_input(self, accumulator, tally):
+        accumulator.update(tally)
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        merged = Counter()
+        for accumulator in accumulators:
+            merged.update(accumulator)
+        return merged
+
+    def extract_output(self, accumulator):
+        return accumulator
+
+
+def write_report(report: dict, output_dir: str) -> str:
+    path = FileSystems.join(output_dir, REPORT_NAME)
+    with FileSystems.create(path) as handle:
+        handle.write(json.dumps(report, indent=2, sort_keys=True).encode("utf-8"))
+    return path
+
+
+def read_report(output_dir: str) -> dict:
+    with FileSystems.open(FileSystems.join(output_dir, REPORT_NAME)) as handle:
+        return json.loads(handle.read())
+
+
+class WriteReport(beam.PTransform):
+    """Sums a PCollection of tallies into `output_dir/report.json`."""
+
+    def __init__(self, output_dir: str, options: dict):
+        super().__init__()
+        self._output_dir = output_dir
+        self._options = options
+
+    def expand(self, tallies):
+        return (
+            tallies
+            | "Sum" >> beam.CombineGlobally(SumTallies())
+            | "Build" >> beam.Map(build_report, self._options)
+            | "Write" >> beam.Map(write_report, self._output_dir)
+        )
