@@ -18,12 +18,13 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.options import CorpusSettings
 from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.compress_write import CompressWrite
-from transforms.hash_dedup import HashDedup
+from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.manifest import WriteManifest, digest_file
+from transforms.hash_dedup import HashDedup, hash_document
 from transforms.minimize_text import MinimizeText
-from transforms.read_warc import ReadWarc
-from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_kept, tally_read,
-                               tally_skip, tally_written)
+from transforms.read_warc import INPUT_FILES, ReadWarc
+from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_read, tally_skip,
+                               tally_written)
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
@@ -33,41 +34,71 @@ def to_json_line(record) -> str:
     return json.dumps(dataclasses.asdict(record), ensure_ascii=False, sort_keys=True)
 
 
+def write_json_lines(lines: list[str], path: str) -> str:
+    with FileSystems.create(path) as handle:
+        handle.write("".join(f"{line}\n" for line in sorted(lines)).encode("utf-8"))
+    return path
+
+
 class WriteJsonLines(beam.PTransform):
+    """Writes records as sorted JSON lines to `output_dir/NAME-00000-of-00001.jsonl`.
+
+    Sorted so that the file is the same on every build; these records are
+    small and few (one per skipped, duplicate or failed response).
+    """
+
     def __init__(self, output_dir: str, name: str):
         super().__init__()
-        self._prefix = FileSystems.join(output_dir, name)
+        self._path = FileSystems.join(output_dir, f"{name}-00000-of-00001.jsonl")
 
     def expand(self, records):
         return (
             records
             | "ToJson" >> beam.Map(to_json_line)
-            | "Write" >> beam.io.WriteToText(self._prefix, file_name_suffix=".jsonl", num_shards=1,
-                                             shard_name_template="-SSSSS-of-NNNNN")
+            | "All" >> beam.combiners.ToList()
+            | "Write" >> beam.Map(write_json_lines, self._path)
         )
 
 
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings):
-    """Adds the whole corpus build to `pipeline`; returns the PCollection of report paths."""
+    """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path."""
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText()
-    deduplicated = minimized.documents | "HashDedup" >> HashDedup()
-    written = deduplicated.survivors | "CompressWrite" >> CompressWrite(
-        settings.output, settings.codec, settings.level, settings.num_shards, settings.sync_interval)
+    staged = (
+        minimized.documents
+        | "Hash" >> beam.Map(hash_document)
+        | "Stage" >> StageAndFingerprint(settings.output)
+    )
+    deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
+    written = {
+        "staged": staged.staged,
+        "survivors": deduplicated.survivors,
+        "duplicates": deduplicated.duplicates,
+    } | "CompressWrite" >> CompressWrite(settings.output, settings.codec, settings.level, settings.sync_interval,
+                                         sync_marker_for(settings.build_identity()))
 
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
-    for name, records in zip(SIDE_OUTPUTS, (dead, read.skipped, deduplicated.duplicates)):
-        _ = records | f"Write-{name}" >> WriteJsonLines(settings.output, name)
+    # Every request and metadata record is a skip; the report counts them, the list would only be noise.
+    listed_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
+    side_files = [
+        records | f"Write-{name}" >> WriteJsonLines(settings.output, name)
+        for name, records in zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates))
+    ]
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),
         read.skipped | "TallySkipped" >> beam.Map(tally_skip),
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
-        deduplicated.survivors | "TallyKept" >> beam.Map(tally_kept),
+        written[TALLIES],
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),
-        written | "TallyWritten" >> beam.Map(tally_written),
+        written["paths"] | "TallyWritten" >> beam.Map(tally_written),
     ]
-    return tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.describe())
+    report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
+    output_digests = (
+        [written[DIGESTS]]
+        + [path | f"Digest-{index}" >> beam.Map(digest_file) for index, path in enumerate(side_files + [report])]
+    ) | "AllOutputs" >> beam.Flatten()
+    return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, settings.build_identity())

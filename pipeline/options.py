@@ -24,22 +24,19 @@ class CorpusSettings:
     codec: str = "deflate"
     level: int | None = None
     drop_selectors: tuple[str, ...] = ()
-    num_shards: int = 0
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     beam_args: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
         validate_selectors(self.drop_selectors)
-        if self.num_shards < 0:
-            raise ValueError(f"--num-shards must be 0 (the runner decides) or more, not {self.num_shards}")
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
 
-    def describe(self) -> dict:
-        """The settings that shape the output, for the report."""
+    def build_identity(self) -> dict:
+        """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        del described["beam_args"]
+        del described["beam_args"], described["output"]
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         return described
@@ -78,10 +75,6 @@ def make_parser() -> argparse.ArgumentParser:
         help="CSS selector of extra elements to remove with their content, e.g. 'div.warning'. Repeatable.",
     )
     parser.add_argument(
-        "--num-shards", type=int, default=0, metavar="N",
-        help="Number of corpus files (default 0: one per bundle, as the runner decides).",
-    )
-    parser.add_argument(
         "--block-size", type=int, default=DEFAULT_SYNC_INTERVAL, metavar="BYTES", dest="sync_interval",
         help=f"Uncompressed bytes per Avro block; larger blocks compress better (default {DEFAULT_SYNC_INTERVAL}).",
     )
@@ -99,7 +92,6 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             codec=known.codec,
             level=known.level,
             drop_selectors=tuple(known.drop_selectors),
-            num_shards=known.num_shards,
             sync_interval=known.sync_interval,
             beam_args=tuple(beam_args),
         )

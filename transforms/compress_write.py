@@ -1,10 +1,28 @@
-"""CompressWrite: the corpus as sharded Avro files.
+"""CompressWrite: the corpus as sharded Avro files, the same bytes on every build.
 
 Files are `DIR/corpus-SSSSS-of-NNNNN.avro`, one Avro record per document with
 the schema `CORPUS_SCHEMA` (documented field by field in README.md). Codecs
 are Avro's: deflate (zlib, levels 0-9, default 6), snappy, zstandard (levels
 1-22, default 3), xz (presets 0-9, default 6), bzip2 (levels 1-9, default
 9) and null.
+
+Writing has two halves around HashDedup, so that no document crosses a
+shuffle and nothing holds all documents:
+
+1. `StageDocuments`, fused with reading: each document is appended to a
+   staging file of its input file (in `DIR/.webcorpus-staging/`), and only
+   its fingerprint goes on to HashDedup.
+2. `CompressWrite`: per input file, its staging file is read back in order,
+   duplicates are left out, survivors get their duplicate lists, and the
+   records are written, compressed, to that input's corpus shard. Shards are
+   numbered by the sorted paths of the inputs that gave documents; when all
+   are written they are renamed to their final names in one step, so a
+   failed run never leaves files that look complete.
+
+So the shard of a record and its place in the shard follow from the input
+alone, and the Avro sync marker is derived from the build's options: the same
+inputs and options give byte-identical files whatever the runner or the
+number of workers.
 
 fastavro ignores the level for xz and bzip2, so this module installs block
 writers for those two codecs that honour it; the bytes they write are plain
@@ -14,21 +32,29 @@ xz and bzip2 blocks that every Avro reader reads.
 from __future__ import annotations
 
 import bz2
+import hashlib
+import json
 import lzma
+from collections import Counter
 
 import apache_beam as beam
 import fastavro
 import fastavro._write as fastavro_write
-from apache_beam.io.filebasedsink import FileBasedSink
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.transforms.display import DisplayDataItem
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
-from transforms.hash_dedup import HASH_ALGORITHM
+from transforms.hash_dedup import HASH_ALGORITHM, Fingerprint
+from transforms.manifest import digest_file
+from transforms.report import tally_record
+from transforms.stage import counter
 
-SHARD_TEMPLATE = "-SSSSS-of-NNNNN"
-SUFFIX = ".avro"
 FILE_PREFIX = "corpus"
+STAGING_DIR = ".webcorpus-staging"
+STAGED = "staged"
+FINGERPRINTS = "fingerprints"
+TALLIES = "tallies"
+DIGESTS = "digests"
 
 # codec -> (lowest level, highest level, default level); None: no levels.
 CODECS = {
@@ -130,51 +156,153 @@ def avro_record(doc: Document) -> dict:
     return {name: getattr(doc, name) for name in SCHEMA_FIELDS}
 
 
-class AvroCorpusSink(FileBasedSink):
-    def __init__(self, file_path_prefix: str, codec: str, level: int | None, num_shards: int = 0,
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL):
-        super().__init__(
-            file_path_prefix,
-            coder=None,
-            file_name_suffix=SUFFIX,
-            num_shards=num_shards,
-            shard_name_template=SHARD_TEMPLATE,
-            mime_type="application/x-avro",
-            compression_type=CompressionTypes.UNCOMPRESSED,
-        )
-        self.codec = codec
-        self.level = resolve_level(codec, level)
-        self.sync_interval = sync_interval
 
-    def open(self, temp_path):
-        handle = super().open(temp_path)
-        writer = fastavro.write.Writer(
-            handle, PARSED_SCHEMA, codec=self.codec, compression_level=self.level,
-            sync_interval=self.sync_interval, metadata=FILE_METADATA,
-        )
-        return handle, writer
 
-    def write_record(self, file_handle, value):
-        file_handle[1].write(avro_record(value))
+def shard_name(index: int, count: int) -> str:
+    return f"{FILE_PREFIX}-{index:05d}-of-{count:05d}.avro"
 
-    def close(self, file_handle):
-        handle, writer = file_handle
-        writer.flush()
-        handle.close()
 
-    def display_data(self):
-        return dict(super().display_data(), codec=DisplayDataItem(self.codec, label="Avro codec"),
-                    level=DisplayDataItem(self.level, label="Codec level").drop_if_none())
+def sync_marker_for(build: dict) -> bytes:
+    """A sync marker derived from what defines a build, instead of a random one."""
+    return hashlib.sha256(json.dumps(build, sort_keys=True).encode("utf-8")).digest()[:16]
+
+
+def staging_path(staging_dir: str, source_file: str) -> str:
+    name = hashlib.sha256(source_file.encode("utf-8")).hexdigest()[:24]
+    return FileSystems.join(staging_dir, f"staged-{name}.avro")
+
+
+class StageDocuments(beam.DoFn):
+    """Appends each document to its input file's staging file; emits its fingerprint.
+
+    The documents of one input file all come from one call of the reader, so
+    they arrive in one bundle, in file order.
+    """
+
+    def __init__(self, staging_dir: str):
+        self._staging_dir = staging_dir
+
+    def start_bundle(self):
+        self._open = {}
+
+    def process(self, doc: Document):
+        if doc.source_file not in self._open:
+            path = staging_path(self._staging_dir, doc.source_file)
+            handle = FileSystems.create(path)
+            self._open[doc.source_file] = (path, handle, fastavro.write.Writer(handle, PARSED_SCHEMA, codec="null"))
+        self._open[doc.source_file][2].write(avro_record(doc))
+        yield Fingerprint.of(doc)
+
+    def finish_bundle(self):
+        for source_file, (path, handle, writer) in self._open.items():
+            writer.flush()
+            handle.close()
+            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((source_file, path)))
+        self._open = {}
+
+
+class WriteShard(beam.DoFn):
+    """Writes one input file's surviving records to its corpus shard (under a temporary name)."""
+
+    def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes):
+        self._staging_dir = staging_dir
+        self._codec = codec
+        self._level = level
+        self._sync_interval = sync_interval
+        self._sync_marker = sync_marker
+
+    def setup(self):
+        self._written = counter("compress_write", "records")
+
+    def process(self, grouped, shard_order):
+        source_file, parts = grouped
+        (staged_path,) = parts[STAGED]
+        notes = {note.warc_record_id: note for note in parts["survivors"]}
+        dropped = set(parts["duplicates"])
+        path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(source_file), len(shard_order)))
+        tally = Counter()
+        records = 0
+        with FileSystems.open(staged_path) as staged, FileSystems.create(path) as handle:
+            writer = fastavro.write.Writer(
+                handle, PARSED_SCHEMA, codec=self._codec, compression_level=self._level,
+                sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
+            )
+            for record in fastavro.reader(staged):
+                record_id = record["warc_record_id"]
+                if record_id in dropped:
+                    continue
+                note = notes.get(record_id)
+                if note is not None:
+                    record.update(duplicate_count=len(note.duplicate_urls), duplicate_urls=list(note.duplicate_urls),
+                                  duplicate_record_ids=list(note.duplicate_record_ids))
+                writer.write(record)
+                tally.update(tally_record(record))
+                records += 1
+            writer.flush()
+        self._written.inc(records)
+        yield path
+        yield beam.pvalue.TaggedOutput(TALLIES, tally)
+        yield beam.pvalue.TaggedOutput(DIGESTS, digest_file(path, records))
+
+
+def publish(paths: list[str], output_dir: str, staging_dir: str) -> list[str]:
+    """Renames the written shards to their final names, then removes the staging directory."""
+    final = [FileSystems.join(output_dir, path.rsplit("/", 1)[-1]) for path in sorted(paths)]
+    if paths:
+        FileSystems.rename(sorted(paths), final)
+    FileSystems.delete([staging_dir])
+    return final
 
 
 class CompressWrite(beam.PTransform):
-    """Writes documents to `output_dir/corpus-SSSSS-of-NNNNN.avro`; outputs the written paths."""
+    """Writes the corpus shards; outputs their final `paths`, report `tallies` and manifest `digests`.
 
-    def __init__(self, output_dir: str, codec: str = "deflate", level: int | None = None, num_shards: int = 0,
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL):
+    Takes a dict of PCollections: `staged` ((input file, staging file) pairs
+    from `StageDocuments`), and HashDedup's `survivors` and `duplicates`.
+    """
+
+    def __init__(self, output_dir: str, codec: str = "deflate", level: int | None = None,
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b""):
         super().__init__()
-        prefix = beam.io.filesystems.FileSystems.join(output_dir, FILE_PREFIX)
-        self._sink = AvroCorpusSink(prefix, codec, level, num_shards, sync_interval)
+        self._output_dir = output_dir
+        self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
+        self._codec = codec
+        self._level = resolve_level(codec, level)
+        self._sync_interval = sync_interval
+        self._sync_marker = sync_marker or sync_marker_for({"codec": codec, "level": self._level})
+
+    def expand(self, inputs):
+        staged = inputs[STAGED]
+        shard_order = (
+            staged
+            | "InputFiles" >> beam.Keys()
+            | "SortInputFiles" >> beam.combiners.ToList()
+            | "Sorted" >> beam.Map(sorted)
+        )
+        grouped = {
+            STAGED: staged,
+            "survivors": inputs["survivors"] | "SurvivorsByFile" >> beam.Map(lambda note: (note.source_file, note)),
+            "duplicates": inputs["duplicates"] | "DroppedByFile" >> beam.Map(
+                lambda duplicate: (duplicate.source_file, duplicate.warc_record_id)),
+        } | "ByInputFile" >> beam.CoGroupByKey()
+        shards = grouped | "WriteShards" >> beam.ParDo(
+            WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker),
+            shard_order=beam.pvalue.AsSingleton(shard_order),
+        ).with_outputs(TALLIES, DIGESTS, main="paths")
+        published = (
+            shards.paths
+            | "AllShards" >> beam.combiners.ToList()
+            | "Publish" >> beam.FlatMap(publish, self._output_dir, self._staging_dir)
+        )
+        return {"paths": published, TALLIES: shards[TALLIES], DIGESTS: shards[DIGESTS]}
+
+
+class StageAndFingerprint(beam.PTransform):
+    """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`."""
+
+    def __init__(self, output_dir: str):
+        super().__init__()
+        self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
 
     def expand(self, docs):
-        return docs | beam.io.Write(self._sink)
+        return docs | beam.ParDo(StageDocuments(self._staging_dir)).with_outputs(STAGED, main=FINGERPRINTS)

@@ -2,16 +2,21 @@
 
 Every document gets `content_hash`, the SHA-256 (hex) of its minimized
 `html` in UTF-8: 256 bits, so an accidental collision among billions of pages
-is not a practical concern; even so, documents are only merged when their
-content is equal, so a collision could never drop one.
+is not a practical concern (the birthday bound for 10^10 documents is about
+10^-57).
 
-Documents with the same hash are combined (a CombinePerKey, so that at most
-one survivor per hash is held, never the whole group). The survivor is the
-capture with the earliest `warc_date`, then the smallest `url`, then the
-smallest `warc_record_id`: the same whatever the order in which records
-arrive or the number of workers. It carries `duplicate_count` and the URLs
-and record ids of the duplicates (sorted by the same rule); the `duplicates`
-output maps every dropped record to its survivor.
+Documents themselves never cross the shuffle: each is staged by the worker
+that read it (see `compress_write.StageDocuments`), and only its small
+`Fingerprint` is combined by hash. A fingerprint carries a second, unrelated
+digest of the content (BLAKE2b-128) and its length, and only fingerprints
+that agree on all three are merged, so a SHA-256 collision alone can never
+drop a document.
+
+The survivor of a group is the capture with the earliest `warc_date`, then
+the smallest `url`, then the smallest `warc_record_id`: the same whatever the
+order in which records arrive or the number of workers. It carries
+`duplicate_count` and the duplicates' URLs and record ids (in the same
+order); the `duplicates` output maps every dropped record to its survivor.
 """
 
 from __future__ import annotations
@@ -33,12 +38,31 @@ def content_hash(div_html: str) -> str:
     return hashlib.sha256(div_html.encode("utf-8")).hexdigest()
 
 
+def content_check(div_html: str) -> str:
+    encoded = div_html.encode("utf-8")
+    return f"{len(encoded)}:{hashlib.blake2b(encoded, digest_size=16).hexdigest()}"
+
+
 def hash_document(doc: Document) -> Document:
     return doc.replace(content_hash=content_hash(doc.html))
 
 
-def survivor_order(doc: Document) -> tuple[str, str, str]:
-    return (doc.warc_date, doc.url, doc.warc_record_id)
+@dataclass(frozen=True, order=True)
+class Fingerprint:
+    """What HashDedup needs of a document; ordered by the survivor rule."""
+
+    warc_date: str
+    url: str
+    warc_record_id: str
+    source_file: str
+    source_offset: int
+    content_hash: str
+    content_check: str
+
+    @classmethod
+    def of(cls, doc: Document) -> "Fingerprint":
+        return cls(doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset,
+                   doc.content_hash, content_check(doc.html))
 
 
 @dataclass(frozen=True)
@@ -55,82 +79,74 @@ class Duplicate:
     survivor_record_id: str
 
 
-# An accumulator is a list of groups, one per distinct content under the hash
-# (in practice one): [survivor, [(order, doc without content) ...]].
-def _add(groups: list, doc: Document, dropped: list) -> list:
-    for group in groups:
-        survivor = group[0]
-        if survivor.html == doc.html:
-            if survivor_order(doc) < survivor_order(survivor):
-                group[0], doc = doc, survivor
-            group[1].append(_without_content(doc))
-            group[1].extend(dropped)
-            return groups
-    groups.append([doc, list(dropped)])
-    return groups
+@dataclass(frozen=True)
+class Survivor:
+    """A kept capture that stands for others: what its record must list."""
 
-
-def _without_content(doc: Document) -> Document:
-    return doc.replace(html="", text="", links=[], meta={}, title="", duplicate_urls=[], duplicate_record_ids=[])
+    source_file: str
+    warc_record_id: str
+    duplicate_urls: tuple[str, ...]
+    duplicate_record_ids: tuple[str, ...]
 
 
 class KeepOneSurvivor(beam.CombineFn):
-    def create_accumulator(self):
-        return []
+    """Per hash: for each distinct content, its survivor first, then its duplicates in order."""
 
-    def add_input(self, groups, doc):
-        return _add(groups, doc, [])
+    def create_accumulator(self):
+        return {}
+
+    def add_input(self, groups, fingerprint):
+        groups.setdefault(fingerprint.content_check, []).append(fingerprint)
+        return groups
 
     def merge_accumulators(self, accumulators):
-        merged = []
+        merged = {}
         for groups in accumulators:
-            for survivor, dropped in groups:
-                merged = _add(merged, survivor, dropped)
+            for check, fingerprints in groups.items():
+                merged.setdefault(check, []).extend(fingerprints)
         return merged
 
     def extract_output(self, groups):
-        return [(survivor, sorted(dropped, key=survivor_order)) for survivor, dropped in groups]
+        return [sorted(fingerprints) for _, fingerprints in sorted(groups.items())]
 
 
-def resolve_group(survivor: Document, dropped: list[Document]) -> tuple[Document, list[Duplicate]]:
-    """The survivor as written, and one `Duplicate` per dropped capture."""
-    kept = survivor.replace(
-        duplicate_count=len(dropped),
-        duplicate_urls=[doc.url for doc in dropped],
-        duplicate_record_ids=[doc.warc_record_id for doc in dropped],
-    )
+def resolve_group(group: list[Fingerprint]) -> tuple[Survivor | None, list[Duplicate]]:
+    """The survivor's note (None when it has no duplicates) and the dropped captures."""
+    survivor, dropped = group[0], group[1:]
+    if not dropped:
+        return None, []
+    note = Survivor(survivor.source_file, survivor.warc_record_id,
+                    tuple(doc.url for doc in dropped), tuple(doc.warc_record_id for doc in dropped))
     duplicates = [
         Duplicate(doc.url, doc.warc_record_id, doc.warc_date, doc.source_file, doc.source_offset,
                   survivor.content_hash, survivor.url, survivor.warc_record_id)
         for doc in dropped
     ]
-    return kept, duplicates
+    return note, duplicates
 
 
-class EmitSurvivors(beam.DoFn):
+class ResolveGroups(beam.DoFn):
     def setup(self):
-        self._survivors = counter("hash_dedup", "survivors")
         self._duplicates = counter("hash_dedup", "duplicates")
 
     def process(self, keyed_groups):
         _, groups = keyed_groups
-        for survivor, dropped in groups:
-            kept, duplicates = resolve_group(survivor, dropped)
-            self._survivors.inc()
+        for group in groups:
+            note, duplicates = resolve_group(group)
             self._duplicates.inc(len(duplicates))
-            yield kept
+            if note is not None:
+                yield note
             for duplicate in duplicates:
                 yield beam.pvalue.TaggedOutput(DUPLICATES, duplicate)
 
 
 class HashDedup(beam.PTransform):
-    """Hashes documents and keeps one per content; outputs `survivors` and `duplicates`."""
+    """Fingerprints in; outputs `survivors` (those that have duplicates) and `duplicates`."""
 
-    def expand(self, docs):
+    def expand(self, fingerprints):
         return (
-            docs
-            | "Hash" >> beam.Map(hash_document)
-            | "KeyByHash" >> beam.Map(lambda doc: (doc.content_hash, doc))
+            fingerprints
+            | "KeyByHash" >> beam.Map(lambda fingerprint: (fingerprint.content_hash, fingerprint))
             | "KeepOneSurvivor" >> beam.CombinePerKey(KeepOneSurvivor())
-            | "Emit" >> beam.ParDo(EmitSurvivors()).with_outputs(DUPLICATES, main=SURVIVORS)
+            | "Resolve" >> beam.ParDo(ResolveGroups()).with_outputs(DUPLICATES, main=SURVIVORS)
         )

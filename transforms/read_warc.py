@@ -30,9 +30,11 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
+from transforms.manifest import digest_file
 from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
 SKIPPED = "skipped"
+INPUT_FILES = "input_files"
 STAGE = "read_warc"
 
 SKIP_KINDS = {
@@ -229,12 +231,14 @@ class ReadWarcFile(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
+        yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(path))
 
 
 class ReadAllWarc(beam.PTransform):
     """Reads the WARC files matched by each file pattern of a PCollection.
 
-    Outputs `documents`, `skipped` and `dead_letter`. Files, not records, are
+    Outputs `documents`, `skipped`, `dead_letter` and `input_files` (the
+    size and SHA-256 of each file read, for the build manifest). Files, not records, are
     spread over workers: a Reshuffle of the matched paths lets each worker
     read whole files, and no page crosses a shuffle here.
     """
@@ -244,7 +248,7 @@ class ReadAllWarc(beam.PTransform):
             patterns
             | "Match" >> fileio.MatchAll()
             | "SpreadFiles" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcFile()).with_outputs(SKIPPED, DEAD_LETTER, main=DOCUMENTS)
+            | "Read" >> beam.ParDo(ReadWarcFile()).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
         )
 
 

@@ -52,10 +52,10 @@ def tally_dead_letter(dead: DeadLetter) -> Counter:
     return _tally(dead.source_file, *names)
 
 
-def tally_kept(doc: Document) -> Counter:
-    tally = _tally(doc.source_file, "kept", f"charset:{doc.charset} ({doc.charset_source})",
-                   raw_html=doc.raw_bytes, cleaned=doc.cleaned_bytes, minimized=doc.minimized_bytes)
-    return tally
+def tally_record(record: dict) -> Counter:
+    """What a record written to the corpus adds (`record` as in the Avro file)."""
+    return _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
+                  raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
 
 
 def tally_duplicate(duplicate: Duplicate) -> Counter:

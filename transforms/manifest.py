@@ -1,0 +1,110 @@
+"""The build manifest: what went in, with which options and software, and what came out.
+
+`DIR/manifest.json` lists every input file (size, sha256), the options that
+shape the output, the versions of Python and of every package that affects
+the output, and every output file (size, sha256, and records for corpus
+shards). `manifest_sha256` is the SHA-256 of the manifest's own canonical
+JSON without that field, so a damaged manifest is caught too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from dataclasses import asdict, dataclass
+from importlib import metadata
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_VERSION = 1
+# Packages whose behaviour shapes the corpus bytes.
+OUTPUT_PACKAGES = ("apache-beam", "selectolax", "warcio", "fastavro", "charset-normalizer", "brotli")
+READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    path: str
+    size: int
+    sha256: str
+    records: int | None = None
+
+
+def digest_file(path: str, records: int | None = None) -> FileDigest:
+    sha = hashlib.sha256()
+    size = 0
+    with FileSystems.open(path, compression_type="uncompressed") as handle:
+        while chunk := handle.read(READ_CHUNK):
+            sha.update(chunk)
+            size += len(chunk)
+    return FileDigest(path, size, sha.hexdigest(), records)
+
+
+def software_versions() -> dict[str, str]:
+    from selectolax import lexbor
+
+    versions = {"python": platform.python_version()}
+    for package in OUTPUT_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    versions["lexbor"] = f"{lexbor.LEXBOR_VERSION_MAJOR}.{lexbor.LEXBOR_VERSION_MINOR}"
+    return versions
+
+
+def seal(manifest: dict) -> dict:
+    """The manifest with its own checksum."""
+    body = {key: value for key, value in manifest.items() if key != "manifest_sha256"}
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return dict(body, manifest_sha256=hashlib.sha256(canonical).hexdigest())
+
+
+def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options: dict) -> dict:
+    def entry(digest: FileDigest, relative: bool) -> dict:
+        described = asdict(digest)
+        if relative:
+            described["path"] = digest.path.rsplit("/", 1)[-1]
+        if described["records"] is None:
+            del described["records"]
+        return described
+
+    return seal({
+        "manifest_version": MANIFEST_VERSION,
+        "inputs": [entry(digest, relative=False) for digest in sorted(inputs, key=lambda d: d.path)],
+        "options": options,
+        "software": software_versions(),
+        "outputs": [entry(digest, relative=True) for digest in sorted(outputs, key=lambda d: d.path)],
+    })
+
+
+def write_manifest(manifest: dict, output_dir: str) -> str:
+    path = FileSystems.join(output_dir, MANIFEST_NAME)
+    with FileSystems.create(path) as handle:
+        handle.write(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    return path
+
+
+class WriteManifest(beam.PTransform):
+    """Writes `manifest.json` from PCollections of input and output `FileDigest`s."""
+
+    def __init__(self, output_dir: str, options: dict):
+        super().__init__()
+        self._output_dir = output_dir
+        self._options = options
+
+    def expand(self, digests):
+        inputs, outputs = digests
+        return (
+            inputs
+            | "AllInputs" >> beam.combiners.ToList()
+            | "Build" >> beam.Map(
+                build_manifest,
+                beam.pvalue.AsSingleton(outputs | "AllOutputs" >> beam.combiners.ToList()),
+                self._options,
+            )
+            | "Write" >> beam.Map(write_manifest, self._output_dir)
+        )
