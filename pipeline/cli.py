@@ -10,8 +10,9 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.graph import SIDE_OUTPUTS, build_corpus
-from pipeline.options import CorpusSettings, parse_settings
-from transforms.compress_write import FILE_PREFIX
+from pipeline.options import CorpusSettings, load_manifest, parse_settings
+from transforms.compress_write import FILE_PREFIX, STAGING_DIR
+from transforms.manifest import MANIFEST_NAME, digest_file
 from transforms.report import REPORT_NAME, format_report, read_report
 
 # Short names for runners that Beam only knows by their module path.
@@ -61,7 +62,7 @@ def prepare_output(output: str) -> None:
         if not FileSystems.exists(output):
             FileSystems.mkdirs(output)
         earlier = [FileSystems.join(output, f"{name}-*") for name in (FILE_PREFIX,) + SIDE_OUTPUTS]
-        earlier.append(FileSystems.join(output, REPORT_NAME))
+        earlier += [FileSystems.join(output, name) for name in (REPORT_NAME, MANIFEST_NAME, STAGING_DIR)]
         stale = [meta.path for result in FileSystems.match(earlier) for meta in result.metadata_list]
         if stale:
             FileSystems.delete(stale)
@@ -79,14 +80,41 @@ def run(settings: CorpusSettings) -> dict:
     return read_report(settings.output)
 
 
+def check_inputs_unchanged(manifest: dict) -> None:
+    for entry in manifest["inputs"]:
+        if not FileSystems.exists(entry["path"]):
+            raise UsageError(f"input {entry['path']} of the manifest is missing")
+        if digest_file(entry["path"]).sha256 != entry["sha256"]:
+            raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
+
+
+def compare_with_manifest(manifest: dict, output: str) -> list[str]:
+    """The outputs of `manifest` that `output` does not reproduce byte for byte."""
+    return [
+        entry["path"] for entry in manifest["outputs"]
+        if not FileSystems.exists(FileSystems.join(output, entry["path"]))
+        or digest_file(FileSystems.join(output, entry["path"])).sha256 != entry["sha256"]
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
     try:
+        manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
+        if manifest is not None:
+            check_inputs_unchanged(manifest)
         report = run(settings)
     except UsageError as error:
         print(f"python -m pipeline: error: {error}", file=sys.stderr)
         return 2
     print(format_report(report))
-    print(f"\nCorpus, report.json and side outputs are in {settings.output}")
+    print(f"\nCorpus, report.json, manifest.json and side outputs are in {settings.output}")
+    if manifest is None:
+        return 0
+    different = compare_with_manifest(manifest, settings.output)
+    if different:
+        print(f"Rebuild differs from {settings.rebuild_of} in: {', '.join(different)}")
+        return 1
+    print(f"Rebuild is byte-identical to the build of {settings.rebuild_of} ({len(manifest['outputs'])} files)")
     return 0

@@ -7,6 +7,7 @@ options (`--runner`, `--direct_num_workers`, `--temp_location`, ...).
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,8 @@ class CorpusSettings:
     drop_selectors: tuple[str, ...] = ()
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     beam_args: tuple[str, ...] = field(default=(), compare=False)
+    # The manifest this build repeats (`--rebuild`), if any.
+    rebuild_of: str = field(default="", compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
@@ -36,7 +39,7 @@ class CorpusSettings:
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        del described["beam_args"], described["output"]
+        del described["beam_args"], described["output"], described["rebuild_of"]
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         return described
@@ -62,7 +65,7 @@ def make_parser() -> argparse.ArgumentParser:
              "Earlier webcorpus output files in it are replaced.",
     )
     parser.add_argument(
-        "--codec", default="deflate", choices=list(CODECS),
+        "--codec", default=None, choices=list(CODECS),
         help="Avro codec of the corpus files (default: deflate).",
     )
     parser.add_argument(
@@ -75,10 +78,44 @@ def make_parser() -> argparse.ArgumentParser:
         help="CSS selector of extra elements to remove with their content, e.g. 'div.warning'. Repeatable.",
     )
     parser.add_argument(
-        "--block-size", type=int, default=DEFAULT_SYNC_INTERVAL, metavar="BYTES", dest="sync_interval",
+        "--block-size", type=int, default=None, metavar="BYTES", dest="sync_interval",
         help=f"Uncompressed bytes per Avro block; larger blocks compress better (default {DEFAULT_SYNC_INTERVAL}).",
     )
+    parser.add_argument(
+        "--rebuild", metavar="MANIFEST",
+        help="Build again from a build's manifest.json (its inputs and options) into --output, and say whether "
+             "the result is byte-identical. Takes no --input, --codec, --level, --drop-selector or --block-size.",
+    )
     return parser
+
+
+BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
+               "sync_interval": "--block-size"}
+
+
+def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str) -> CorpusSettings:
+    options = manifest["options"]
+    return CorpusSettings(
+        inputs=tuple(options["inputs"]),
+        output=output,
+        codec=options["codec"],
+        level=options["level"],
+        drop_selectors=tuple(options["drop_selectors"]),
+        sync_interval=options["sync_interval"],
+        beam_args=beam_args,
+        rebuild_of=path,
+    )
+
+
+def load_manifest(path: str) -> dict:
+    from transforms.read_corpus import read_bytes
+
+    try:
+        manifest = json.loads(read_bytes(path))
+        manifest["options"]["inputs"]
+    except Exception as error:  # noqa: BLE001 - whatever is wrong, the manifest cannot be used
+        raise ValueError(f"--rebuild {path} is not a readable webcorpus manifest: {error}") from error
+    return manifest
 
 
 def parse_settings(argv: list[str]) -> CorpusSettings:
@@ -86,13 +123,18 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
     parser = make_parser()
     known, beam_args = parser.parse_known_args(argv)
     try:
+        if known.rebuild:
+            given = [flag for name, flag in BUILD_FLAGS.items() if getattr(known, name) not in (None, [])]
+            if given:
+                raise ValueError(f"--rebuild takes inputs and options from the manifest; leave out {', '.join(given)}")
+            return settings_from_manifest(load_manifest(known.rebuild), known.output, tuple(beam_args), known.rebuild)
         return CorpusSettings(
             inputs=tuple(known.input) or (str(SAMPLE_WARC),),
             output=known.output,
-            codec=known.codec,
+            codec=known.codec or "deflate",
             level=known.level,
             drop_selectors=tuple(known.drop_selectors),
-            sync_interval=known.sync_interval,
+            sync_interval=known.sync_interval or DEFAULT_SYNC_INTERVAL,
             beam_args=tuple(beam_args),
         )
     except ValueError as error:
