@@ -119,16 +119,33 @@ SCHEMA_FIELDS = tuple(field["name"] for field in CORPUS_SCHEMA["fields"])
 FILE_METADATA = {"webcorpus.content_hash": HASH_ALGORITHM}
 
 
-def _xz_block(encoder, block_bytes, level):
-    data = lzma.compress(block_bytes, preset=6 if level is None else level)
-    encoder.write_long(len(data))
-    encoder._fo.write(data)
+def _zigzag_varint(value: int) -> bytes:
+    value = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
-def _bzip2_block(encoder, block_bytes, level):
-    data = bz2.compress(block_bytes, 9 if level is None else level)
-    encoder.write_long(len(data))
-    encoder._fo.write(data)
+def _write_block(out, data: bytes) -> None:
+    # fastavro's compiled writer hands block writers the file, its pure
+    # Python writer an encoder.
+    if hasattr(out, "write_long"):
+        out.write_long(len(data))
+        out._fo.write(data)
+    else:
+        out.write(_zigzag_varint(len(data)))
+        out.write(data)
+
+
+def _xz_block(out, block_bytes, level):
+    _write_block(out, lzma.compress(block_bytes, preset=6 if level is None else level))
+
+
+def _bzip2_block(out, block_bytes, level):
+    _write_block(out, bz2.compress(block_bytes, 9 if level is None else level))
 
 
 fastavro_write.BLOCK_WRITERS["xz"] = _xz_block

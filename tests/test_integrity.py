@@ -1,0 +1,175 @@
+"""Reproducible builds, the manifest, `pipeline.verify`, `--rebuild` and the corpus reader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline import cli, verify
+from pipeline.sample import Capture, sample_captures, warc_bytes
+from transforms.hash_dedup import content_hash
+from transforms.manifest import MANIFEST_NAME, seal
+from transforms.read_corpus import CorruptCorpus, ReadCorpus, iter_corpus
+
+TWO_WORKERS = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+
+
+def build(inputs: list[str], output: Path, *flags: str) -> Path:
+    argv = [arg for pattern in inputs for arg in ("--input", pattern)] + ["--output", str(output), *flags]
+    assert cli.main(argv) == 0
+    return output
+
+
+def file_bytes(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
+
+
+@pytest.fixture
+def sample_inputs(tmp_path) -> list[str]:
+    """Two WARC files: the sample, and a second one holding a duplicate of a sample page."""
+    first = tmp_path / "in" / "a.warc.gz"
+    second = tmp_path / "in" / "b.warc.gz"
+    first.parent.mkdir()
+    first.write_bytes(warc_bytes(sample_captures(), filename=first.name))
+    copy = sample_captures()[1]
+    second.write_bytes(warc_bytes([
+        Capture("https://copy.example.org/most", copy.body, content_type="text/html", date="2026-01-14T00:00:00Z"),
+        Capture("https://other.example.org/", b"<html><body><p>Another page entirely</p></body></html>"),
+    ], filename=second.name))
+    return [str(tmp_path / "in" / "*.warc.gz")]
+
+
+def test_two_builds_and_two_workers_are_byte_identical(sample_inputs, tmp_path):
+    first = file_bytes(build(sample_inputs, tmp_path / "one"))
+    again = file_bytes(build(sample_inputs, tmp_path / "again"))
+    parallel = file_bytes(build(sample_inputs, tmp_path / "two", *TWO_WORKERS))
+    assert first == again == parallel
+    assert {"manifest.json", "report.json", "corpus-00000-of-00002.avro", "corpus-00001-of-00002.avro"} <= set(first)
+
+
+def test_survivor_is_the_earliest_capture_whatever_the_file_order(sample_inputs, tmp_path):
+    output = build(sample_inputs, tmp_path / "out")
+    records = {record["url"]: record for record in iter_corpus(str(output))}
+    # The copy in b.warc.gz was captured a day before the original in a.warc.gz.
+    assert "https://ru.example.org/news/most" not in records
+    survivor = records["https://copy.example.org/most"]
+    assert survivor["duplicate_urls"] == ["https://ru.example.org/news/most"]
+    assert survivor["duplicate_count"] == 1
+    mapping = [json.loads(line) for line in (output / "duplicates-00000-of-00001.jsonl").read_text().splitlines()]
+    dropped = {row["url"]: row for row in mapping}
+    assert dropped["https://ru.example.org/news/most"]["survivor_url"] == "https://copy.example.org/most"
+    assert dropped["https://ru.example.org/news/most"]["content_hash"] == survivor["content_hash"]
+
+
+def test_manifest_lists_inputs_options_software_and_outputs(sample_inputs, tmp_path):
+    output = build(sample_inputs, tmp_path / "out", "--codec", "zstandard", "--level", "5")
+    manifest = json.loads((output / MANIFEST_NAME).read_text())
+    assert seal(manifest) == manifest
+    assert [Path(entry["path"]).name for entry in manifest["inputs"]] == ["a.warc.gz", "b.warc.gz"]
+    assert manifest["options"]["codec"] == "zstandard" and manifest["options"]["level"] == 5
+    assert {"python", "apache-beam", "selectolax", "lexbor", "warcio", "fastavro", "charset-normalizer"} <= set(
+        manifest["software"])
+    listed = {entry["path"]: entry for entry in manifest["outputs"]}
+    on_disk = {path.name for path in output.iterdir()} - {MANIFEST_NAME}
+    assert set(listed) == on_disk
+    records = sum(entry.get("records", 0) for entry in manifest["outputs"])
+    assert records == len(list(iter_corpus(str(output)))) == json.loads((output / "report.json").read_text())[
+        "records"]["kept"]
+
+
+def test_rebuild_from_a_manifest_is_identical(sample_inputs, tmp_path, capsys):
+    output = build(sample_inputs, tmp_path / "out", "--codec", "xz", "--level", "1")
+    assert cli.main(["--rebuild", str(output / MANIFEST_NAME), "--output", str(tmp_path / "again")]) == 0
+    assert "byte-identical" in capsys.readouterr().out
+    assert file_bytes(output) == file_bytes(tmp_path / "again")
+
+
+def test_rebuild_refuses_changed_inputs_and_conflicting_options(sample_inputs, tmp_path, capsys):
+    output = build(sample_inputs, tmp_path / "out")
+    with pytest.raises(SystemExit) as conflict:
+        cli.main(["--rebuild", str(output / MANIFEST_NAME), "--codec", "xz", "--output", str(tmp_path / "x")])
+    assert conflict.value.code == 2
+    (tmp_path / "in" / "b.warc.gz").write_bytes(warc_bytes([Capture("https://changed.example.org/", b"<p>x</p>")]))
+    assert cli.main(["--rebuild", str(output / MANIFEST_NAME), "--output", str(tmp_path / "y")]) == 2
+    assert "changed since the manifest was written" in capsys.readouterr().err
+
+
+def flip_byte(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def problems(directory: Path) -> tuple[int, list[str]]:
+    shards, records, found = verify.verify(str(directory))
+    return records, [str(problem) for problem in found]
+
+
+def test_verify_passes_an_intact_build(sample_inputs, tmp_path, capsys):
+    output = build(sample_inputs, tmp_path / "out")
+    assert problems(output)[1] == []
+    assert verify.main([str(output)]) == 0
+    assert "intact" in capsys.readouterr().out
+
+
+def test_verify_names_a_damaged_record_in_an_uncompressed_file(sample_inputs, tmp_path, capsys):
+    output = build(sample_inputs, tmp_path / "out", "--codec", "null")
+    shard = output / "corpus-00000-of-00002.avro"
+    flip_byte(shard, shard.read_bytes().index("harbour cranes return".encode()) + 2)
+    _, found = problems(output)
+    assert any("corpus-00000-of-00002.avro: record 0" in line and "content_hash mismatch" in line for line in found)
+    assert any("sha256 differs from the manifest" in line for line in found)
+    assert verify.main([str(output)]) == 1
+    with pytest.raises(CorruptCorpus, match="record 0"):
+        list(iter_corpus(str(output)))
+    assert len(list(iter_corpus(str(output), verify=False))) > 0
+
+
+def test_verify_names_a_damaged_compressed_block(sample_inputs, tmp_path):
+    output = build(sample_inputs, tmp_path / "out", "--codec", "deflate")
+    shard = output / "corpus-00000-of-00002.avro"
+    data = shard.read_bytes()
+    sync = data[-16:]  # every block ends with the file's sync marker
+    first_block = data.index(sync) + 16
+    next_sync = data.index(sync, first_block)
+    flip_byte(shard, (first_block + next_sync) // 2)
+    _, found = problems(output)
+    assert "corpus-00000-of-00002.avro: file: sha256 differs from the manifest" in found
+    assert any(line.startswith(f"corpus-00000-of-00002.avro: block 0 at byte {first_block}: damaged block")
+               or line.startswith("corpus-00000-of-00002.avro: record") for line in found)
+
+
+def test_verify_names_a_damaged_manifest(sample_inputs, tmp_path):
+    output = build(sample_inputs, tmp_path / "out")
+    manifest = output / MANIFEST_NAME
+    manifest.write_text(manifest.read_text().replace('"codec": "deflate"', '"codec": "deflatf"'))
+    assert problems(output)[1] == ["manifest.json: manifest_sha256: checksum mismatch: the manifest was changed"]
+    assert verify.main([str(output)]) == 1
+
+
+def test_verify_refuses_a_directory_without_a_build(tmp_path, capsys):
+    assert verify.main([str(tmp_path)]) == 2
+    assert "holds no webcorpus build" in capsys.readouterr().err
+
+
+def test_read_corpus_transform_verifies_records(sample_inputs, tmp_path):
+    output = build(sample_inputs, tmp_path / "out")
+    expected = sorted(record["content_hash"] for record in iter_corpus(str(output)))
+    assert all(content_hash(record["html"]) == record["content_hash"] for record in iter_corpus(str(output)))
+    with TestPipeline() as pipeline:
+        read = pipeline | ReadCorpus(str(output))
+        assert_that(read.records | beam.Map(lambda record: record["content_hash"]), equal_to(expected))
+        assert_that(read.dead_letter, equal_to([]), label="NoCorruptRecords")
+
+
+def test_dev_corpus_builds_are_byte_identical_across_runs_and_workers(corpus_dir, tmp_path):
+    inputs = [str(corpus_dir / "warc" / "*.warc.gz")]
+    first = file_bytes(build(inputs, tmp_path / "one"))
+    parallel = file_bytes(build(inputs, tmp_path / "two", *TWO_WORKERS))
+    assert first == parallel
+    assert verify.main([str(tmp_path / "two")]) == 0
