@@ -72,6 +72,8 @@ class DeadLetter:
     source_offset: int
     warc_record_id: str
     url: str
+    # Bytes of a damaged region that reading skipped to resynchronize.
+    skipped_bytes: int = 0
 
     @classmethod
     def for_document(cls, stage: str, doc: Document, error: BaseException) -> "DeadLetter":
@@ -85,6 +87,12 @@ class DeadLetter:
         )
 
 
+MAX_REASON = 200
+
+
 def describe_error(error: BaseException) -> str:
     message = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
+    if not message:
+        return type(error).__name__
+    first = message[0] if len(message[0]) <= MAX_REASON else f"{message[0][:MAX_REASON]}..."
+    return f"{type(error).__name__}: {first}"

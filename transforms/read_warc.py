@@ -11,15 +11,15 @@ So `read = documents + skips + dead letters` holds for each file.
 
 Files may be gzipped per record (as Common Crawl publishes them), gzipped as
 a whole, or not compressed. warcio reads the first and the last; a whole-file
-gzip makes it stop after the first record, so such a file is read again
-through a streaming gzip decoder, and its offsets then count uncompressed
-bytes.
+gzip stream (told apart by its first member holding more than one record)
+is read through a streaming gzip decoder, and its offsets then count
+uncompressed bytes.
 """
 
 from __future__ import annotations
 
-import gzip
 import zlib
+from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
 import apache_beam as beam
@@ -27,7 +27,6 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.manifest import digest_file
@@ -75,7 +74,10 @@ HTML_STARTS = (
     b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
     b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--", b"<meta",
 )
-UNCOMPRESSED_GZIP_HINT = "non-chunked gzip"
+GZIP_MAGIC = b"\x1f\x8b\x08"
+RESYNC_CHUNK = 1 << 20
+# Bytes of a candidate gzip member to decompress when looking for `WARC/`.
+RESYNC_PROBE = 4096
 
 
 def media_type(content_type: str) -> str:
@@ -149,57 +151,246 @@ def _classify(record, payload: bytes, source_file: str, offset: int) -> Document
 def _read_record(iterator: ArchiveIterator, record, source_file: str) -> Document | Skip | DeadLetter:
     payload = record.content_stream().read() if record.rec_type == "response" else b""
     offset = iterator.get_record_offset()
+    headers = record.rec_headers
+
+    def dead(reason: str) -> DeadLetter:
+        return DeadLetter(STAGE, reason, source_file, offset, headers.get_header("WARC-Record-ID", ""),
+                          headers.get_header("WARC-Target-URI", ""))
+
     # The stream of a record cut short (a file that ends inside it) just
     # ends; warcio raises nothing, but the record's block is incomplete.
     missing = getattr(record.raw_stream, "limit", 0)
     if missing > 0:
-        return DeadLetter(
-            stage=STAGE,
-            reason=f"truncated: the file ends {missing} bytes before the end of this record",
-            source_file=source_file,
-            source_offset=offset,
-            warc_record_id=record.rec_headers.get_header("WARC-Record-ID", ""),
-            url=record.rec_headers.get_header("WARC-Target-URI", ""),
-        )
-    return _classify(record, payload, source_file, offset)
+        return dead(f"truncated: the file ends {missing} bytes before the end of this record")
+    try:
+        return _classify(record, payload, source_file, offset)
+    except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
+        return dead(f"unreadable record: {describe_error(error)}")
 
 
-def _iterate(stream: BinaryIO, source_file: str, skip_first: int) -> Iterator[Document | Skip | DeadLetter]:
+@dataclass
+class _Progress:
+    """How far reading a file got: records yielded, and where the last good record ended."""
+
+    emitted: int = 0
+    next_offset: int = 0
+
+
+class DamagedData(Exception):
+    """Bytes where a WARC record should be that are not one."""
+
+    def __init__(self, message: str, after_good_record: bool = False):
+        super().__init__(message)
+        # Garbage after an intact record: the next record may start right
+        # after it, so resynchronizing starts there, not one byte later.
+        self.after_good_record = after_good_record
+
+
+def _iterate(stream: BinaryIO, source_file: str, progress: _Progress) -> Iterator[Document | Skip | DeadLetter]:
+    # warcio is lenient where a corpus must not be: it reads ARC and garbage
+    # as records, skips a line it cannot parse with only a warning, and reads
+    # a record without Content-Length into the next ones.
     iterator = ArchiveIterator(stream)
-    for index, record in enumerate(iterator):
+    for record in iterator:
+        if record.format != "warc":
+            raise DamagedData(f"not a WARC record (read as {record.format})")
+        if record.rec_headers.get_header("Content-Length") is None:
+            raise DamagedData("a WARC record without Content-Length")
+        warnings = iterator.err_count
         outcome = _read_record(iterator, record, source_file)
-        if index >= skip_first:
-            yield outcome
+        progress.next_offset = iterator.offset
+        progress.emitted += 1
+        yield outcome
+        if iterator.err_count > warnings:
+            raise DamagedData("bytes that are not a WARC record after this record", after_good_record=True)
+
+
+def _starts_warc_member(data: bytes) -> bool:
+    try:
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, 16)
+    except zlib.error:
+        return False
+    return head.startswith(b"WARC/")
+
+
+def find_next_record(open_file: Callable[[], BinaryIO], start: int, gzipped: bool) -> int | None:
+    """The offset of the first intact-looking record at or after `start`, or None.
+
+    In a gzipped file that is a gzip member whose data starts with `WARC/`;
+    in an uncompressed one, a `WARC/1.` line.
+    """
+    marker = GZIP_MAGIC if gzipped else b"\nWARC/1."
+    with open_file() as raw:
+        raw.seek(start)
+        carried, base = b"", start
+        while True:
+            chunk = raw.read(RESYNC_CHUNK)
+            data = carried + chunk
+            found = data.find(marker)
+            while found >= 0 and (len(data) - found >= RESYNC_PROBE or not chunk):
+                if not gzipped:
+                    return base + found + 1
+                if _starts_warc_member(data[found:found + RESYNC_PROBE]):
+                    return base + found
+                found = data.find(marker, found + 1)
+            if not chunk:
+                return None
+            keep = max(len(data) - RESYNC_PROBE, 0) if found < 0 else found
+            carried, base = data[keep:], base + keep
+
+
+class CutStream(Exception):
+    """A compressed stream that the end of the file cuts short."""
+
+
+class _GunzipStream:
+    """The decompressed bytes of a gzip stream, raising CutStream where the file cuts it short.
+
+    (warcio takes an EOFError, which `gzip.GzipFile` raises there, for the
+    end of the file, and drops the cut record without a word.)
+    """
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._buffer = b""
+        self._position = 0
+        self._finished = False
+        self._cut = False
+
+    def _fill(self, wanted: int) -> None:
+        while len(self._buffer) < wanted and not self._finished:
+            chunk = self._decompressor.unconsumed_tail or self._raw.read(RESYNC_CHUNK)
+            if not chunk:
+                self._cut = not self._decompressor.eof
+                self._finished = True
+                break
+            self._buffer += self._decompressor.decompress(chunk, RESYNC_CHUNK)
+            if self._decompressor.eof and self._decompressor.unused_data:
+                rest = self._decompressor.unused_data
+                self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                self._buffer += self._decompressor.decompress(rest, RESYNC_CHUNK)
+
+    def read(self, size: int = -1) -> bytes:
+        self._fill(RESYNC_CHUNK if size is None or size < 0 else size)
+        wanted = len(self._buffer) if size is None or size < 0 else size
+        data, self._buffer = self._buffer[:wanted], self._buffer[wanted:]
+        if not data and self._cut and wanted:
+            raise CutStream("the file ends inside its gzip stream")
+        self._position += len(data)
+        return data
+
+    def tell(self) -> int:
+        return self._position
+
+
+def _layout(open_file: Callable[[], BinaryIO]) -> str:
+    """`record` (a gzip member per record), `file` (one gzip stream) or `none`.
+
+    The first member of a per-record file holds the warcinfo record alone; a
+    whole-file gzip stream holds a second record, or more than a record can.
+    """
+    with open_file() as raw:
+        head = raw.read(RESYNC_CHUNK)
+    if not head.startswith(GZIP_MAGIC):
+        return "none"
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        first = decompressor.decompress(head, RESYNC_CHUNK)
+    except zlib.error:
+        return "record"  # damaged from the start: reading reports it
+    if b"\nWARC/1." in first or (len(first) >= RESYNC_CHUNK and not decompressor.eof):
+        return "file"
+    return "record"
+
+
+def _ends_inside_a_member(open_file: Callable[[], BinaryIO], offset: int) -> bool:
+    """Whether the bytes from `offset` are the start of a gzip member that the end of the file cuts short."""
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    with open_file() as raw:
+        raw.seek(offset)
+        while chunk := raw.read(RESYNC_CHUNK):
+            try:
+                decompressor.decompress(chunk, 1)
+                while decompressor.unconsumed_tail and not decompressor.eof:
+                    decompressor.decompress(decompressor.unconsumed_tail, RESYNC_CHUNK)
+            except zlib.error:
+                return False
+            if decompressor.eof:
+                return False
+    return True
 
 
 def read_warc(open_file: Callable[[], BinaryIO], source_file: str) -> Iterator[Document | Skip | DeadLetter]:
-    """Reads one WARC file; `open_file` opens it (again) as a binary stream."""
-    emitted = 0
-    whole_file_gzip = False
+    """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
+
+    Damage inside a file (a corrupt gzip member, a garbled record) costs only
+    the damaged part: reading resumes at the next record that starts intact,
+    and one `DeadLetter` says how many bytes were skipped and how many
+    records were recovered after them.
+    """
+    layout = _layout(open_file)
+    whole_file_gzip = layout == "file"
+    progress = _Progress()
+    damage = None  # (where it started, where reading resumed, the error, records before)
     while True:
         try:
             with open_file() as raw:
-                stream = gzip.GzipFile(fileobj=raw) if whole_file_gzip else raw
-                for outcome in _iterate(stream, source_file, skip_first=emitted):
-                    emitted += 1
-                    yield outcome
+                if whole_file_gzip:
+                    stream = _GunzipStream(raw)
+                else:
+                    raw.seek(progress.next_offset)
+                    stream = raw
+                yield from _iterate(stream, source_file, progress)
+            failure = None
+        except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
+            failure = error
+        if damage is not None:
+            yield _damage_report(source_file, *damage, recovered=progress.emitted - damage[3])
+            damage = None
+        if failure is None:
+            if not whole_file_gzip:
+                yield from _check_tail(open_file, source_file, progress.next_offset)
             return
-        except ArchiveLoadFailed as error:
-            if UNCOMPRESSED_GZIP_HINT in str(error) and not whole_file_gzip:
-                whole_file_gzip = True
-                continue
-            failure = error
-        except (OSError, EOFError, ValueError, zlib.error) as error:
-            failure = error
-        yield DeadLetter(
-            stage=STAGE,
-            reason=f"unreadable after {emitted} records: {describe_error(failure)}",
-            source_file=source_file,
-            source_offset=-1,
-            warc_record_id="",
-            url="",
-        )
-        return
+        search_from = progress.next_offset + (0 if getattr(failure, "after_good_record", False) else 1)
+        resume = None if whole_file_gzip else find_next_record(open_file, search_from, layout == "record")
+        if resume is None:
+            yield _unreadable_rest(open_file, source_file, progress, failure, layout)
+            return
+        damage = (progress.next_offset, resume, failure, progress.emitted)
+        progress.next_offset = resume
+
+
+def _unreadable_rest(open_file, source_file: str, progress: _Progress, failure: BaseException,
+                     layout: str) -> DeadLetter:
+    cut = isinstance(failure, (CutStream, EOFError)) or (
+        layout == "record" and _ends_inside_a_member(open_file, progress.next_offset))
+    if cut:
+        reason = f"truncated: the file ends inside a record, after {progress.emitted} records"
+    else:
+        reason = (f"unreadable from offset {progress.next_offset} to the end of the file after "
+                  f"{progress.emitted} records: {describe_error(failure)}")
+    return DeadLetter(STAGE, reason, source_file, progress.next_offset, "", "")
+
+
+def _check_tail(open_file: Callable[[], BinaryIO], source_file: str, end: int) -> Iterator[DeadLetter]:
+    """A file cut inside a record's first bytes reads as complete; what is left after the last record tells."""
+    with open_file() as raw:
+        raw.seek(end)
+        tail = raw.read(RESYNC_PROBE)
+    if tail.strip(b"\r\n"):
+        yield DeadLetter(STAGE, "truncated: the file ends inside a record that starts at this offset",
+                         source_file, end, "", "")
+
+
+def _damage_report(source_file: str, damaged_at: int, resumed_at: int, error: BaseException, emitted_before: int,
+                   recovered: int) -> DeadLetter:
+    return DeadLetter(
+        STAGE,
+        f"corrupt data: {describe_error(error)}; skipped {resumed_at - damaged_at} bytes to the next intact record "
+        f"at offset {resumed_at}; {recovered} records recovered after it",
+        source_file, damaged_at, "", "", skipped_bytes=resumed_at - damaged_at,
+    )
 
 
 def open_uncompressed(path: str) -> BinaryIO:

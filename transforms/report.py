@@ -47,9 +47,13 @@ def tally_skip(skip: Skip) -> Counter:
 
 def tally_dead_letter(dead: DeadLetter) -> Counter:
     names = ["dead_letter", f"dead_letter:{dead.stage}"]
+    tally = Counter()
     if dead.stage == READ_STAGE:
         names.append("read")
-    return _tally(dead.source_file, *names)
+        # What went wrong reading a file (a cut tail, corrupt data) is listed with the file.
+        tally[("error", dead.source_file, f"offset {dead.source_offset}: {dead.reason}")] += 1
+    tally.update(_tally(dead.source_file, *names, skipped_corrupt=dead.skipped_bytes))
+    return tally
 
 
 def tally_record(record: dict) -> Counter:
@@ -74,10 +78,16 @@ def _ratio(numerator: int, denominator: int) -> float | None:
 def build_report(tally: Counter, options: dict) -> dict:
     totals = {key[1]: value for key, value in tally.items() if key[0] == "total"}
     counts = {name: totals.get(name, 0) for name in ("read",) + OUTCOMES}
-    files: dict[str, dict[str, int]] = {}
+    files: dict[str, dict] = {}
     for key, value in tally.items():
-        if key[0] == "file":
-            files.setdefault(key[1], {name: 0 for name in ("read",) + OUTCOMES})[key[2]] = value
+        if key[0] in ("file", "error"):
+            counts = files.setdefault(key[1], dict({name: 0 for name in ("read",) + OUTCOMES}, errors=[]))
+            if key[0] == "file":
+                counts[key[2]] = value
+            else:
+                counts["errors"].append(key[2])
+    for counts in files.values():
+        counts["errors"].sort()
 
     def by_prefix(prefix: str) -> dict[str, int]:
         return dict(sorted((name[len(prefix):], value) for name, value in totals.items() if name.startswith(prefix)))
@@ -89,6 +99,7 @@ def build_report(tally: Counter, options: dict) -> dict:
         "dead_letter": by_prefix("dead_letter:"),
         "charsets": by_prefix("charset:"),
         "bytes": sizes,
+        "corrupt_bytes_skipped": tally.get(("bytes", "skipped_corrupt"), 0),
         "ratios": {
             "raw_html/cleaned": _ratio(sizes["raw_html"], sizes["cleaned"]),
             "cleaned/minimized": _ratio(sizes["cleaned"], sizes["minimized"]),
@@ -124,6 +135,7 @@ def format_report(report: dict) -> str:
         for path, counts in report["files"].items():
             name = path.rsplit("/", 1)[-1]
             lines.append(f"  {name[:43]:<44}" + "".join(f"{counts[key]:>12,}" for key in ("read",) + OUTCOMES))
+            lines.extend(f"    error at {error}" for error in counts["errors"])
     return "\n".join(lines)
 
 
