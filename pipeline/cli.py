@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import apache_beam as beam
@@ -13,6 +14,7 @@ from pipeline.graph import SIDE_OUTPUTS, build_corpus
 from pipeline.options import CorpusSettings, load_manifest, parse_settings
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.manifest import MANIFEST_NAME, digest_file
+from transforms.read_warc import open_uncompressed, starts_like_warc
 from transforms.report import REPORT_NAME, format_report, read_report
 
 # Short names for runners that Beam only knows by their module path.
@@ -47,6 +49,12 @@ def make_runner(options: PipelineOptions):
 
 
 def check_inputs(patterns: tuple[str, ...]) -> None:
+    """Every pattern matches a file; a lone input file must be a readable WARC file.
+
+    Among several inputs, a file that is not a WARC is a per-file error in
+    the report and the run goes on.
+    """
+    files = []
     for pattern in patterns:
         try:
             matched = FileSystems.match([pattern])[0].metadata_list
@@ -54,20 +62,37 @@ def check_inputs(patterns: tuple[str, ...]) -> None:
             raise UsageError(f"cannot read --input {pattern}: {error}") from error
         if not matched:
             raise UsageError(f"no file matches --input {pattern}; check the path or quote the glob")
+        files.extend(meta.path for meta in matched)
+    if len(files) == 1:
+        try:
+            is_warc = starts_like_warc(lambda: open_uncompressed(files[0]))
+        except Exception as error:  # noqa: BLE001
+            raise UsageError(f"cannot read {files[0]}: {error}") from error
+        if not is_warc:
+            raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC record); "
+                             "give WARC or WARC.gz files")
 
 
 def prepare_output(output: str) -> None:
     """Creates the output directory and removes what an earlier build left in it."""
     try:
+        if os.path.isfile(output):
+            raise UsageError(f"--output {output} is a file; give a directory")
         if not FileSystems.exists(output):
             FileSystems.mkdirs(output)
+        probe = FileSystems.join(output, f"{STAGING_DIR}-probe")
+        with FileSystems.create(probe) as handle:
+            handle.write(b"")
+        FileSystems.delete([probe])
         earlier = [FileSystems.join(output, f"{name}-*") for name in (FILE_PREFIX,) + SIDE_OUTPUTS]
         earlier += [FileSystems.join(output, name) for name in (REPORT_NAME, MANIFEST_NAME, STAGING_DIR)]
         stale = [meta.path for result in FileSystems.match(earlier) for meta in result.metadata_list]
         if stale:
             FileSystems.delete(stale)
+    except UsageError:
+        raise
     except Exception as error:  # noqa: BLE001
-        raise UsageError(f"cannot write to --output {output}: {error}") from error
+        raise UsageError(f"cannot write to --output {output}: {error}; choose a writable directory") from error
 
 
 def run(settings: CorpusSettings) -> dict:

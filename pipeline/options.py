@@ -45,8 +45,15 @@ class CorpusSettings:
         return described
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Reports a mistake in one line (no usage block), with exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m pipeline",
         description=(
             "Turn WARC files into a clean, deduplicated, compressed Avro corpus. "
