@@ -213,6 +213,13 @@ def _starts_warc_member(data: bytes) -> bool:
     return head.startswith(b"WARC/")
 
 
+def starts_like_warc(open_file: Callable[[], BinaryIO]) -> bool:
+    """Whether a file begins with a WARC record (gzipped or not)."""
+    with open_file() as raw:
+        head = raw.read(RESYNC_PROBE)
+    return head.startswith(b"WARC/") or (head.startswith(GZIP_MAGIC) and _starts_warc_member(head))
+
+
 def find_next_record(open_file: Callable[[], BinaryIO], start: int, gzipped: bool) -> int | None:
     """The offset of the first intact-looking record at or after `start`, or None.
 
