@@ -10,7 +10,8 @@ transcoded first. The charset is taken, in this order, from:
 4. detection (`detected`): bytes that are valid UTF-8 are UTF-8, anything
    else goes to charset-normalizer;
 5. windows-1252 (`default`), the browsers' fallback, when detection finds
-   nothing.
+   nothing or the page has too few non-ASCII bytes (under 0.5%) for
+   detection to tell single-byte Latin code pages apart.
 
 A declaration is only believed when the bytes agree with it: a page that
 declares a legacy single-byte charset but is valid UTF-8 with non-ASCII
@@ -39,37 +40,31 @@ BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 
-# WHATWG labels whose meaning differs from Python's codec of the same name.
-WHATWG_ALIASES = {
-    "iso-8859-1": "cp1252",
+# Where the WHATWG Encoding standard (what browsers do) reads a label
+# differently from Python's codec of that name, by Python's codec name.
+WHATWG_CODECS = {
     "iso8859-1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "l1": "cp1252",
-    "us-ascii": "cp1252",
     "ascii": "cp1252",
-    "iso-8859-9": "cp1254",
-    "latin5": "cp1254",
-    "iso-8859-11": "cp874",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
     "tis-620": "cp874",
     "gb2312": "gb18030",
     "gbk": "gb18030",
-    "x-gbk": "gb18030",
-    "gb_2312-80": "gb18030",
     "shift_jis": "cp932",
-    "shift-jis": "cp932",
-    "sjis": "cp932",
-    "x-sjis": "cp932",
-    "windows-31j": "cp932",
-    "euc-kr": "cp949",
-    "ks_c_5601-1987": "cp949",
-    "x-user-defined": "cp1252",
+    "euc_kr": "cp949",
     # A page that says UTF-16 in <meta> was read as ASCII-compatible bytes
     # to find that declaration, so it cannot be UTF-16.
     "utf-16": "utf-8",
-    "utf-16le": "utf-8",
-    "utf-16be": "utf-8",
+    "utf-16-le": "utf-8",
+    "utf-16-be": "utf-8",
 }
+LABEL_ALIASES = {"x-user-defined": "cp1252", "x-sjis": "cp932", "windows-31j": "cp932", "x-gbk": "gbk"}
+
+# Below this share of non-ASCII bytes, detection cannot tell single-byte
+# Latin code pages apart (charset-normalizer ties windows-1250, cp852, cp775
+# ... and picks one); such pages get the browsers' fallback, windows-1252.
+MIN_NON_ASCII_TO_DETECT = 0.005
+SINGLE_BYTE_FALLBACK = "cp1252"
 
 DISPLAY_NAMES = {
     "cp1250": "windows-1250",
@@ -95,11 +90,11 @@ DETECTION_SAMPLE_BYTES = 256 * 1024
 def codec_for_label(label: str) -> str | None:
     """The Python codec for a charset label, or None for an unknown label."""
     label = label.strip().lower()
-    label = WHATWG_ALIASES.get(label, label)
     try:
-        return codecs.lookup(label).name
+        codec = codecs.lookup(LABEL_ALIASES.get(label, label)).name
     except LookupError:
         return None
+    return codecs.lookup(WHATWG_CODECS.get(codec, codec)).name
 
 
 def display_name(codec: str) -> str:
@@ -124,11 +119,16 @@ def is_utf8(payload: bytes) -> bool:
     return True
 
 
-def detect(payload: bytes) -> str | None:
+def detect(payload: bytes) -> tuple[str, str]:
+    """(codec, source) for a page that declares no charset."""
     if is_utf8(payload):
-        return UTF8
-    best = charset_normalizer.from_bytes(payload[:DETECTION_SAMPLE_BYTES]).best()
-    return codec_for_label(best.encoding) if best is not None else None
+        return UTF8, "detected"
+    sample = payload[:DETECTION_SAMPLE_BYTES]
+    if sum(byte > 0x7F for byte in sample) < MIN_NON_ASCII_TO_DETECT * len(sample):
+        return SINGLE_BYTE_FALLBACK, "default"
+    best = charset_normalizer.from_bytes(sample).best()
+    codec = codec_for_label(best.encoding) if best is not None else None
+    return (codec, "detected") if codec else (SINGLE_BYTE_FALLBACK, "default")
 
 
 def choose_charset(payload: bytes, content_type: str) -> tuple[str, str]:
@@ -143,10 +143,7 @@ def choose_charset(payload: bytes, content_type: str) -> tuple[str, str]:
         if codec != UTF8 and not payload.isascii() and is_utf8(payload):
             return UTF8, f"detected (declared {display_name(codec)})"
         return codec, source
-    detected = detect(payload)
-    if detected is not None:
-        return detected, "detected"
-    return "cp1252", "default"
+    return detect(payload)
 
 
 def to_utf8(payload: bytes, content_type: str) -> tuple[bytes, str, str]:
