@@ -16,6 +16,10 @@ from typing import Any, Callable
 
 # Beam workers run gRPC threads: forking them is unsafe, spawning is not.
 CONTEXT = multiprocessing.get_context("spawn")
+READY = "ready"
+# Starting a child imports the function's modules (Beam, selectolax): that
+# time does not count against a page.
+START_TIMEOUT = 120
 
 
 class PageTimeout(Exception):
@@ -27,6 +31,7 @@ class ChildCrashed(Exception):
 
 
 def _serve(connection, function: Callable) -> None:
+    connection.send(READY)
     while True:
         try:
             args = connection.recv()
@@ -52,6 +57,9 @@ class ChildProcess:
         self._process = CONTEXT.Process(target=_serve, args=(child_end, self._function), daemon=True)
         self._process.start()
         child_end.close()
+        if not self._connection.poll(START_TIMEOUT) or self._connection.recv() != READY:
+            self.close()
+            raise ChildCrashed("the parser's process did not start")
 
     def __call__(self, *args) -> Any:
         if self._process is None or not self._process.is_alive():

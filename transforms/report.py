@@ -81,20 +81,21 @@ def build_report(tally: Counter, options: dict) -> dict:
     files: dict[str, dict] = {}
     for key, value in tally.items():
         if key[0] in ("file", "error"):
-            counts = files.setdefault(key[1], dict({name: 0 for name in ("read",) + OUTCOMES}, errors=[]))
+            per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + OUTCOMES}, errors=[]))
             if key[0] == "file":
-                counts[key[2]] = value
+                per_file[key[2]] = value
             else:
-                counts["errors"].append(key[2])
-    for counts in files.values():
-        counts["errors"].sort()
+                per_file["errors"].append(key[2])
+    for per_file in files.values():
+        per_file["errors"].sort()
 
     def by_prefix(prefix: str) -> dict[str, int]:
         return dict(sorted((name[len(prefix):], value) for name, value in totals.items() if name.startswith(prefix)))
 
     sizes = {name: tally.get(("bytes", name), 0) for name, _ in BYTE_STAGES}
     return {
-        "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in OUTCOMES)),
+        "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in OUTCOMES) and all(
+            per_file["read"] == sum(per_file[name] for name in OUTCOMES) for per_file in files.values())),
         "skipped": by_prefix("skipped:"),
         "dead_letter": by_prefix("dead_letter:"),
         "charsets": by_prefix("charset:"),

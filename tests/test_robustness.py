@@ -1,0 +1,184 @@
+"""Damaged input: corrupt gzip members, cut files, non-WARC files, pathological pages, fuzzing.
+
+The fuzz tests run a short round by default; the long round:
+    WEBCORPUS_FUZZ_EXAMPLES=10000 python -m pytest tests/test_robustness.py -k fuzz
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline import cli
+from pipeline.sample import Capture, sample_captures, warc_bytes
+from transforms.document import DeadLetter, Document, Skip
+from transforms.isolation import ChildCrashed, ChildProcess, PageTimeout
+from transforms.read_warc import read_warc
+
+FUZZ_EXAMPLES = int(os.environ.get("WEBCORPUS_FUZZ_EXAMPLES", "300"))
+
+
+def member_spans(data: bytes) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    while start < len(data):
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        decompressor.decompress(data[start:])
+        end = len(data) - len(decompressor.unused_data)
+        spans.append((start, end))
+        start = end
+    return spans
+
+
+def read_all(data: bytes) -> list:
+    return list(read_warc(lambda: io.BytesIO(data), "test.warc.gz"))
+
+
+def test_a_corrupt_member_mid_file_costs_only_that_member():
+    data = warc_bytes(sample_captures())
+    spans = member_spans(data)
+    start, end = spans[len(spans) // 2]
+    damaged = bytearray(data)
+    damaged[(start + end) // 2:(start + end) // 2 + 16] = b"\x00" * 16
+    intact, outcomes = read_all(data), read_all(bytes(damaged))
+    dead = [outcome for outcome in outcomes if isinstance(outcome, DeadLetter)]
+    assert len(dead) == 1
+    assert dead[0].reason.startswith("corrupt data:")
+    assert dead[0].source_offset == start and dead[0].skipped_bytes == end - start
+    recovered = len(spans) - len(spans) // 2 - 1
+    assert f"{recovered} records recovered" in dead[0].reason
+    kept = [outcome for outcome in outcomes if not isinstance(outcome, DeadLetter)]
+    assert len(kept) == len(intact) - 1
+    assert {outcome.source_offset for outcome in kept} == {outcome.source_offset for outcome in intact} - {start}
+
+
+def test_the_report_names_the_damaged_file_and_the_run_goes_on(tmp_path, capsys):
+    data = warc_bytes(sample_captures())
+    start, end = member_spans(data)[5]
+    damaged = bytearray(data)
+    damaged[start + 20:start + 40] = b"\xff" * 20
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "damaged.warc.gz").write_bytes(bytes(damaged))
+    (tmp_path / "in" / "notes.warc.gz").write_bytes(b"these are my notes, not a WARC file\n")
+    assert cli.main(["--input", str(tmp_path / "in" / "*"), "--output", str(tmp_path / "out")]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["records"]["balanced"]
+    files = {Path(path).name: counts for path, counts in report["files"].items()}
+    assert any("corrupt data" in error for error in files["damaged.warc.gz"]["errors"])
+    assert any("not a WARC record" in error for error in files["notes.warc.gz"]["errors"])
+    assert report["corrupt_bytes_skipped"] == end - start
+    assert report["records"]["kept"] == 4  # the sample's five distinct pages, less the damaged one
+    assert "error at offset" in capsys.readouterr().out
+
+
+def test_a_lone_input_that_is_not_a_warc_file_is_a_usage_error(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a WARC file\n")
+    assert cli.main(["--input", str(notes), "--output", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "is not a WARC file" in error[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_an_output_that_cannot_be_written_is_a_usage_error(tmp_path, capsys):
+    occupied = tmp_path / "file"
+    occupied.write_text("x")
+    assert cli.main(["--output", str(occupied)]) == 2
+    assert "is a file; give a directory" in capsys.readouterr().err
+    assert cli.main(["--output", str(occupied / "below")]) == 2
+    assert "cannot write to --output" in capsys.readouterr().err
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def _crash():
+    os.abort()
+
+
+def _fail():
+    raise ValueError("bad page")
+
+
+def test_a_child_process_times_out_survives_crashes_and_passes_errors_on():
+    sleeper = ChildProcess(_sleep, timeout=2)
+    try:
+        assert sleeper(0) == 0
+        with pytest.raises(PageTimeout):
+            sleeper(30)
+        assert sleeper(0.01) == 0.01  # a fresh child serves the next call
+    finally:
+        sleeper.close()
+    crasher = ChildProcess(_crash, timeout=10)
+    with pytest.raises(ChildCrashed):
+        crasher()
+    crasher.close()
+    failing = ChildProcess(_fail, timeout=10)
+    with pytest.raises(ValueError, match="bad page"):
+        failing()
+    failing.close()
+
+
+def mutate(data: bytes, operations: list[tuple[str, int, int]]) -> bytes:
+    damaged = bytearray(data)
+    for kind, position, value in operations:
+        if not damaged:
+            break
+        position %= len(damaged)
+        if kind == "flip":
+            damaged[position] ^= 1 << (value % 8)
+        elif kind == "cut":
+            del damaged[position:]
+        elif kind == "insert":
+            damaged[position:position] = bytes([value % 256]) * (value % 64 + 1)
+        else:
+            del damaged[position:position + value % 512 + 1]
+    return bytes(damaged)
+
+
+SAMPLES = {
+    compression: warc_bytes(sample_captures()[:6], compression=compression)
+    for compression in ("record", "file", "none")
+}
+OPERATIONS = st.lists(
+    st.tuples(st.sampled_from(["flip", "cut", "insert", "delete"]), st.integers(0, 1 << 20), st.integers(0, 255)),
+    min_size=1, max_size=4,
+)
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(compression=st.sampled_from(sorted(SAMPLES)), operations=OPERATIONS)
+def test_fuzz_read_warc_never_raises_and_accounts_for_every_outcome(compression, operations):
+    outcomes = read_all(mutate(SAMPLES[compression], operations))
+    assert all(isinstance(outcome, (Document, Skip, DeadLetter)) for outcome in outcomes)
+
+
+def test_fuzz_read_warc_on_the_dev_corpus_records(corpus_dir):
+    """Mutated copies of real records from the dev corpus: no exception escapes."""
+    source = (corpus_dir / "warc" / "dev-03-multilingual.warc.gz").read_bytes()
+    spans = member_spans(source[:400_000])[:-1]
+
+    @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(index=st.integers(0, len(spans) - 4), operations=OPERATIONS)
+    def fuzz(index, operations):
+        data = source[spans[index][0]:spans[index + 3][1]]
+        outcomes = read_all(mutate(data, operations))
+        assert all(isinstance(outcome, (Document, Skip, DeadLetter)) for outcome in outcomes)
+
+    fuzz()
+
+
+def test_a_capture_cut_by_the_crawler_is_skipped_not_lost():
+    page = Capture("https://example.org/long", b"<p>" + b"x" * 5000, warc_headers=(("WARC-Truncated", "length"),))
+    outcomes = read_all(warc_bytes([page]))
+    skips = [outcome for outcome in outcomes if isinstance(outcome, Skip) and outcome.kind == "truncated"]
+    assert [skip.url for skip in skips] == ["https://example.org/long"]
