@@ -62,7 +62,7 @@ class WriteJsonLines(beam.PTransform):
 
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path."""
-    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs)
+    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText()

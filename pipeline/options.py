@@ -13,6 +13,7 @@ from pathlib import Path
 
 from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import validate_selectors
+from transforms.read_warc import DEFAULT_RANGE_BYTES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"
@@ -26,6 +27,7 @@ class CorpusSettings:
     level: int | None = None
     drop_selectors: tuple[str, ...] = ()
     sync_interval: int = DEFAULT_SYNC_INTERVAL
+    range_bytes: int = DEFAULT_RANGE_BYTES
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -35,6 +37,8 @@ class CorpusSettings:
         validate_selectors(self.drop_selectors)
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
+        if self.range_bytes <= 0:
+            raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
 
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
@@ -89,15 +93,20 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Uncompressed bytes per Avro block; larger blocks compress better (default {DEFAULT_SYNC_INTERVAL}).",
     )
     parser.add_argument(
+        "--range-size", type=int, default=None, metavar="BYTES", dest="range_bytes",
+        help="Files gzipped per record and bigger than this are read in ranges of this many bytes, in parallel, "
+             f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}).",
+    )
+    parser.add_argument(
         "--rebuild", metavar="MANIFEST",
         help="Build again from a build's manifest.json (its inputs and options) into --output, and say whether "
-             "the result is byte-identical. Takes no --input, --codec, --level, --drop-selector or --block-size.",
+             "the result is byte-identical. Takes none of the options above but --output.",
     )
     return parser
 
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
-               "sync_interval": "--block-size"}
+               "sync_interval": "--block-size", "range_bytes": "--range-size"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str) -> CorpusSettings:
@@ -109,6 +118,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         level=options["level"],
         drop_selectors=tuple(options["drop_selectors"]),
         sync_interval=options["sync_interval"],
+        range_bytes=options["range_bytes"],
         beam_args=beam_args,
         rebuild_of=path,
     )
@@ -142,6 +152,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             level=known.level,
             drop_selectors=tuple(known.drop_selectors),
             sync_interval=known.sync_interval or DEFAULT_SYNC_INTERVAL,
+            range_bytes=known.range_bytes or DEFAULT_RANGE_BYTES,
             beam_args=tuple(beam_args),
         )
     except ValueError as error:

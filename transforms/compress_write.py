@@ -10,14 +10,16 @@ Writing has two halves around HashDedup, so that no document crosses a
 shuffle and nothing holds all documents:
 
 1. `StageDocuments`, fused with reading: each document is appended to a
-   staging file of its input file (in `DIR/.webcorpus-staging/`), and only
-   its fingerprint goes on to HashDedup.
-2. `CompressWrite`: per input file, its staging file is read back in order,
+   staging file of its unit of reading (an input file, or a byte range of a
+   big one; in `DIR/.webcorpus-staging/`), and only its fingerprint goes on
+   to HashDedup.
+2. `CompressWrite`: per unit, its staging file is read back in order,
    duplicates are left out, survivors get their duplicate lists, and the
-   records are written, compressed, to that input's corpus shard. Shards are
-   numbered by the sorted paths of the inputs that gave documents; when all
-   are written they are renamed to their final names in one step, so a
-   failed run never leaves files that look complete.
+   records are written, compressed, to that unit's corpus shard. Shards are
+   numbered in the sorted order of (input path, range start) of the units
+   that gave documents; when all are written they are renamed to their
+   final names in one step, so a failed run never leaves files that look
+   complete.
 
 So the shard of a record and its place in the shard follow from the input
 alone, and the Avro sync marker is derived from the build's options: the same
@@ -184,16 +186,17 @@ def sync_marker_for(build: dict) -> bytes:
     return hashlib.sha256(json.dumps(build, sort_keys=True).encode("utf-8")).digest()[:16]
 
 
-def staging_path(staging_dir: str, source_file: str) -> str:
-    name = hashlib.sha256(source_file.encode("utf-8")).hexdigest()[:24]
+def staging_path(staging_dir: str, unit: tuple[str, int]) -> str:
+    name = hashlib.sha256(f"{unit[0]}@{unit[1]}".encode("utf-8")).hexdigest()[:24]
     return FileSystems.join(staging_dir, f"staged-{name}.avro")
 
 
 class StageDocuments(beam.DoFn):
-    """Appends each document to its input file's staging file; emits its fingerprint.
+    """Appends each document to the staging file of its unit of reading; emits its fingerprint.
 
-    The documents of one input file all come from one call of the reader, so
-    they arrive in one bundle, in file order.
+    A unit is a byte range of an input file (`source_file`, `source_range`).
+    Its documents all come from one call of the reader, so they arrive in
+    one bundle, in file order.
     """
 
     def __init__(self, staging_dir: str):
@@ -203,23 +206,24 @@ class StageDocuments(beam.DoFn):
         self._open = {}
 
     def process(self, doc: Document):
-        if doc.source_file not in self._open:
-            path = staging_path(self._staging_dir, doc.source_file)
+        unit = (doc.source_file, doc.source_range)
+        if unit not in self._open:
+            path = staging_path(self._staging_dir, unit)
             handle = FileSystems.create(path)
-            self._open[doc.source_file] = (path, handle, fastavro.write.Writer(handle, PARSED_SCHEMA, codec="null"))
-        self._open[doc.source_file][2].write(avro_record(doc))
+            self._open[unit] = (path, handle, fastavro.write.Writer(handle, PARSED_SCHEMA, codec="null"))
+        self._open[unit][2].write(avro_record(doc))
         yield Fingerprint.of(doc)
 
     def finish_bundle(self):
-        for source_file, (path, handle, writer) in self._open.items():
+        for unit, (path, handle, writer) in self._open.items():
             writer.flush()
             handle.close()
-            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((source_file, path)))
+            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((unit, path)))
         self._open = {}
 
 
 class WriteShard(beam.DoFn):
-    """Writes one input file's surviving records to its corpus shard (under a temporary name)."""
+    """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
 
     def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes):
         self._staging_dir = staging_dir
@@ -232,11 +236,11 @@ class WriteShard(beam.DoFn):
         self._written = counter("compress_write", "records")
 
     def process(self, grouped, shard_order):
-        source_file, parts = grouped
+        unit, parts = grouped
         (staged_path,) = parts[STAGED]
         notes = {note.warc_record_id: note for note in parts["survivors"]}
         dropped = set(parts["duplicates"])
-        path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(source_file), len(shard_order)))
+        path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(unit), len(shard_order)))
         tally = Counter()
         records = 0
         with FileSystems.open(staged_path) as staged, FileSystems.create(path) as handle:
@@ -292,16 +296,17 @@ class CompressWrite(beam.PTransform):
         staged = inputs[STAGED]
         shard_order = (
             staged
-            | "InputFiles" >> beam.Keys()
-            | "SortInputFiles" >> beam.combiners.ToList()
+            | "Units" >> beam.Keys()
+            | "AllUnits" >> beam.combiners.ToList()
             | "Sorted" >> beam.Map(sorted)
         )
         grouped = {
             STAGED: staged,
-            "survivors": inputs["survivors"] | "SurvivorsByFile" >> beam.Map(lambda note: (note.source_file, note)),
-            "duplicates": inputs["duplicates"] | "DroppedByFile" >> beam.Map(
-                lambda duplicate: (duplicate.source_file, duplicate.warc_record_id)),
-        } | "ByInputFile" >> beam.CoGroupByKey()
+            "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note)),
+            "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.warc_record_id)),
+        } | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker),
             shard_order=beam.pvalue.AsSingleton(shard_order),

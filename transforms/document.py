@@ -22,6 +22,9 @@ class Document:
     source_offset: int
     http_status: int
     content_type: str
+    # The start of the byte range of the source file it was read in: the
+    # unit that its corpus shard is written for.
+    source_range: int = 0
     # The HTTP payload after transfer and content decoding (ReadWarc), emptied
     # once CleanHtml has used it so that the raw page never crosses a shuffle.
     payload: bytes = b""

@@ -56,13 +56,14 @@ class Fingerprint:
     warc_record_id: str
     source_file: str
     source_offset: int
+    source_range: int
     content_hash: str
     content_check: str
 
     @classmethod
     def of(cls, doc: Document) -> "Fingerprint":
         return cls(doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset,
-                   doc.content_hash, content_check(doc.html))
+                   doc.source_range, doc.content_hash, content_check(doc.html))
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Duplicate:
     warc_date: str
     source_file: str
     source_offset: int
+    source_range: int
     content_hash: str
     survivor_url: str
     survivor_record_id: str
@@ -84,6 +86,7 @@ class Survivor:
     """A kept capture that stands for others: what its record must list."""
 
     source_file: str
+    source_range: int
     warc_record_id: str
     duplicate_urls: tuple[str, ...]
     duplicate_record_ids: tuple[str, ...]
@@ -115,10 +118,10 @@ def resolve_group(group: list[Fingerprint]) -> tuple[Survivor | None, list[Dupli
     survivor, dropped = group[0], group[1:]
     if not dropped:
         return None, []
-    note = Survivor(survivor.source_file, survivor.warc_record_id,
+    note = Survivor(survivor.source_file, survivor.source_range, survivor.warc_record_id,
                     tuple(doc.url for doc in dropped), tuple(doc.warc_record_id for doc in dropped))
     duplicates = [
-        Duplicate(doc.url, doc.warc_record_id, doc.warc_date, doc.source_file, doc.source_offset,
+        Duplicate(doc.url, doc.warc_record_id, doc.warc_date, doc.source_file, doc.source_offset, doc.source_range,
                   survivor.content_hash, survivor.url, survivor.warc_record_id)
         for doc in dropped
     ]

@@ -76,6 +76,8 @@ HTML_STARTS = (
 )
 GZIP_MAGIC = b"\x1f\x8b\x08"
 RESYNC_CHUNK = 1 << 20
+# Common Crawl's files are about 1 GB: 16 ranges each.
+DEFAULT_RANGE_BYTES = 64 << 20
 # Bytes of a candidate gzip member to decompress when looking for `WARC/`.
 RESYNC_PROBE = 4096
 
@@ -174,6 +176,8 @@ class _Progress:
 
     emitted: int = 0
     next_offset: int = 0
+    # Records that start at or after this offset belong to the next range.
+    end: int | None = None
 
 
 class DamagedData(Exception):
@@ -192,6 +196,9 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress) -> Iterato
     # a record without Content-Length into the next ones.
     iterator = ArchiveIterator(stream)
     for record in iterator:
+        # Until the record is read, the iterator's offset is where it starts.
+        if progress.end is not None and iterator.offset >= progress.end:
+            return
         if record.format != "warc":
             raise DamagedData(f"not a WARC record (read as {record.format})")
         if record.rec_headers.get_header("Content-Length") is None:
@@ -328,8 +335,14 @@ def _ends_inside_a_member(open_file: Callable[[], BinaryIO], offset: int) -> boo
     return True
 
 
-def read_warc(open_file: Callable[[], BinaryIO], source_file: str) -> Iterator[Document | Skip | DeadLetter]:
+def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
+              end: int | None = None) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
+
+    With `start` and `end`, reads the records that start in that byte range
+    of a file gzipped per record: the range begins at the first gzip member
+    holding a WARC record at or after `start`, and its last record may end
+    past `end`. Reading every range of a file reads every record once.
 
     Damage inside a file (a corrupt gzip member, a garbled record) costs only
     the damaged part: reading resumes at the next record that starts intact,
@@ -338,7 +351,11 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str) -> Iterator[D
     """
     layout = _layout(open_file)
     whole_file_gzip = layout == "file"
-    progress = _Progress()
+    progress = _Progress(next_offset=start, end=end)
+    if start:
+        progress.next_offset = find_next_record(open_file, start, layout == "record")
+        if progress.next_offset is None or (end is not None and progress.next_offset >= end):
+            return
     damage = None  # (where it started, where reading resumed, the error, records before)
     while True:
         try:
@@ -356,13 +373,17 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str) -> Iterator[D
             yield _damage_report(source_file, *damage, recovered=progress.emitted - damage[3])
             damage = None
         if failure is None:
-            if not whole_file_gzip:
+            if not whole_file_gzip and end is None:
                 yield from _check_tail(open_file, source_file, progress.next_offset)
             return
         search_from = progress.next_offset + (0 if getattr(failure, "after_good_record", False) else 1)
         resume = None if whole_file_gzip else find_next_record(open_file, search_from, layout == "record")
         if resume is None:
             yield _unreadable_rest(open_file, source_file, progress, failure, layout)
+            return
+        if end is not None and resume >= end:
+            # The next range starts reading there.
+            yield _damage_report(source_file, progress.next_offset, resume, failure, progress.emitted, recovered=0)
             return
         damage = (progress.next_offset, resume, failure, progress.emitted)
         progress.next_offset = resume
@@ -406,8 +427,34 @@ def open_uncompressed(path: str) -> BinaryIO:
     return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
 
-class ReadWarcFile(beam.DoFn):
-    """Reads the WARC file at each path (a `FileMetadata` or a string)."""
+@dataclass(frozen=True)
+class WarcRange:
+    """A unit of reading: the records that start in [start, end) of a file (end None: to its end)."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+
+
+def split_warc(path: str, size: int, range_bytes: int, layout: str) -> list[WarcRange]:
+    """Byte ranges of a file; only files gzipped per record can start reading mid-file."""
+    if layout != "record" or size <= range_bytes:
+        return [WarcRange(path)]
+    starts = range(0, size, range_bytes)
+    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None) for start in starts]
+
+
+class SplitWarc(beam.DoFn):
+    def __init__(self, range_bytes: int):
+        self._range_bytes = range_bytes
+
+    def process(self, file):
+        layout = _layout(lambda: open_uncompressed(file.path))
+        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout)
+
+
+class ReadWarcRange(beam.DoFn):
+    """Reads the records of a `WarcRange`; the range that starts a file also digests it."""
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -415,13 +462,13 @@ class ReadWarcFile(beam.DoFn):
         self._skipped = counter(STAGE, "skipped")
         self._dead = counter(STAGE, "dead_letter")
 
-    def process(self, file):
-        path = file if isinstance(file, str) else file.path
-        for outcome in read_warc(lambda: open_uncompressed(path), path):
+    def process(self, unit: WarcRange):
+        path = unit.path
+        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end):
             self._records.inc()
             if isinstance(outcome, Document):
                 self._documents.inc()
-                yield outcome
+                yield outcome.replace(source_range=unit.start)
             elif isinstance(outcome, Skip):
                 self._skipped.inc()
                 counter(STAGE, f"skipped:{outcome.kind}").inc()
@@ -429,33 +476,41 @@ class ReadWarcFile(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
-        yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(path))
+        if unit.start == 0:
+            yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(path))
 
 
 class ReadAllWarc(beam.PTransform):
     """Reads the WARC files matched by each file pattern of a PCollection.
 
     Outputs `documents`, `skipped`, `dead_letter` and `input_files` (the
-    size and SHA-256 of each file read, for the build manifest). Files, not records, are
-    spread over workers: a Reshuffle of the matched paths lets each worker
-    read whole files, and no page crosses a shuffle here.
+    size and SHA-256 of each file read, for the build manifest). Files are
+    cut into ranges of `range_bytes` (as Beam's file sources split theirs),
+    and the ranges, not records, are spread over workers: no page crosses a
+    shuffle here.
     """
+
+    def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES):
+        super().__init__()
+        self._range_bytes = range_bytes
 
     def expand(self, patterns):
         return (
             patterns
             | "Match" >> fileio.MatchAll()
-            | "SpreadFiles" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcFile()).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
+            | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
+            | "SpreadRanges" >> beam.Reshuffle()
+            | "Read" >> beam.ParDo(ReadWarcRange()).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
         )
 
 
 class ReadWarc(beam.PTransform):
     """Reads the WARC files matched by the given file patterns."""
 
-    def __init__(self, patterns: list[str] | str):
+    def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+        self._range_bytes = range_bytes
 
     def expand(self, pbegin):
-        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc()
+        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes)
