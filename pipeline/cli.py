@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import tempfile
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -12,6 +13,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipeline.graph import SIDE_OUTPUTS, build_corpus
 from pipeline.options import CorpusSettings, load_manifest, parse_settings
+from pipeline.progress import ProgressDisplay
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.manifest import MANIFEST_NAME, digest_file
 from transforms.read_warc import open_uncompressed, starts_like_warc
@@ -48,13 +50,14 @@ def make_runner(options: PipelineOptions):
     return None
 
 
-def check_inputs(patterns: tuple[str, ...]) -> None:
+def check_inputs(patterns: tuple[str, ...]) -> int:
     """Every pattern matches a file; a lone input file must be a readable WARC file.
 
     Among several inputs, a file that is not a WARC is a per-file error in
-    the report and the run goes on.
+    the report and the run goes on. Returns the inputs' total size.
     """
     files = []
+    total = 0
     for pattern in patterns:
         try:
             matched = FileSystems.match([pattern])[0].metadata_list
@@ -63,6 +66,7 @@ def check_inputs(patterns: tuple[str, ...]) -> None:
         if not matched:
             raise UsageError(f"no file matches --input {pattern}; check the path or quote the glob")
         files.extend(meta.path for meta in matched)
+        total += sum(meta.size_in_bytes for meta in matched)
     if len(files) == 1:
         try:
             is_warc = starts_like_warc(lambda: open_uncompressed(files[0]))
@@ -71,6 +75,7 @@ def check_inputs(patterns: tuple[str, ...]) -> None:
         if not is_warc:
             raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC record); "
                              "give WARC or WARC.gz files")
+    return total
 
 
 def prepare_output(output: str) -> None:
@@ -97,11 +102,18 @@ def prepare_output(output: str) -> None:
 
 def run(settings: CorpusSettings) -> dict:
     """Builds the corpus that `settings` describe; returns the report."""
-    check_inputs(settings.inputs)
+    total_bytes = check_inputs(settings.inputs)
     prepare_output(settings.output)
     options = PipelineOptions(list(settings.beam_args))
-    with beam.Pipeline(runner=make_runner(options), options=options) as pipeline:
-        build_corpus(pipeline, settings)
+    runner = make_runner(options)
+    # Progress notes need a directory that every worker sees: local runs only.
+    if runner is None or settings.quiet:
+        with beam.Pipeline(runner=runner, options=options) as pipeline:
+            build_corpus(pipeline, settings)
+    else:
+        with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
+            with ProgressDisplay(notes, total_bytes), beam.Pipeline(runner=runner, options=options) as pipeline:
+                build_corpus(pipeline, settings, notes)
     return read_report(settings.output)
 
 

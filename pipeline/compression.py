@@ -7,13 +7,18 @@ wrote, or WARC files, which are run through the pipeline's stage functions
 in process (read_warc, decode_document, HtmlCleaner, minimize_document,
 hash_document, then one document per content hash) to get the same records.
 
-Every setting writes all records into memory with the pipeline's own Avro
+Every setting writes the records into memory with the pipeline's own Avro
 writer (schema, record conversion, file metadata and block writers of
-`transforms.compress_write`) and reads them back with `fastavro.reader`.
-For each setting it records the written size and, for writing and for
-reading, the median wall and CPU seconds over `--repeats` runs and the peak
-memory. All levels of every codec are measured at the pipeline's default
-block size; the other block sizes are measured at each codec's default level.
+`transforms.compress_write`) and reads them back with `fastavro.reader`,
+checking that they come back equal. For each setting it records the
+written size and, for writing and for reading, the median wall and CPU
+seconds over `--repeats` runs (one run when the first takes over
+`--single-run-over` seconds) and the peak memory (growth of the process's
+peak resident memory, Linux only). All levels of every codec are measured
+at the pipeline's default block size; the other block sizes at each codec's
+default level. By default an evenly spaced sample of the documents, about
+`--sample-mb` MB of records, is measured, which keeps the study of the dev
+corpus within minutes; `--sample-mb 0` measures every document.
 
 REPORT_DIR gets `compression.json` (every measurement) and
 `compression.png` (size against compression and decompression CPU time,
@@ -82,14 +87,15 @@ QUICK_LEVELS: dict[str, tuple[int | None, ...]] = {
 BLOCK_SIZES = (16 * KIB, 256 * KIB, MIB, 4 * MIB)
 QUICK_BLOCK_SIZES = (16 * KIB, MIB)
 DEFAULT_REPEATS = 3
-# About 10 blocks of the default size: enough to estimate ratio and speed,
-# and it keeps the study on the dev corpus (27 MB of records) within minutes.
-DEFAULT_SAMPLE_MB = 10.0
+# Eight blocks of the default size and two of the largest: enough to estimate
+# ratio and speed (docs/compression.md compares it with the whole dev corpus),
+# and it keeps the study of the dev corpus's 27 MB of records within minutes.
+DEFAULT_SAMPLE_MB = 8.0
 # An operation whose first run takes longer than this is timed once: such a
 # run is long against the timer's and the scheduler's noise, and timing the
-# slow xz, bzip2 and zstandard-19 settings once keeps the full study on the
-# dev corpus within minutes.
-DEFAULT_SINGLE_RUN_OVER_SECONDS = 1.0
+# slow settings (xz, bzip2, zstandard 19, deflate 5-9) once keeps the study
+# within minutes.
+DEFAULT_SINGLE_RUN_OVER_SECONDS = 0.5
 
 # Versions that decide the sizes and speeds, for the report.
 LIBRARIES = ("fastavro", "backports.zstd", "cramjam", "lz4")
@@ -103,7 +109,7 @@ class CodecSetting:
 
     @property
     def name(self) -> str:
-        return self.codec if self.level is None else f"{self.codec}-{self.level}"
+        return self.codec if self.level is None else f"{self.codec} {self.level}"
 
 
 @dataclass(frozen=True)
@@ -112,8 +118,9 @@ class OperationCost:
 
     wall_seconds: float  # median over the runs
     cpu_seconds: float  # median over the runs
-    # Largest growth of the process's peak resident memory in a run, less the
-    # written file held in memory; None where the platform cannot tell.
+    # Largest growth of the process's peak resident memory in a run (the
+    # output goes to a buffer allocated before); None where the platform
+    # cannot tell.
     peak_memory_bytes: int | None
     runs: int
 
@@ -191,6 +198,11 @@ def write_avro(records: list[dict], setting: CodecSetting) -> bytes:
     return output.getvalue()
 
 
+def uncompressed_size(records: list[dict]) -> int:
+    """Bytes of `records` in an Avro file without compression, at the default block size."""
+    return len(write_avro(records, CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)))
+
+
 def _reads_back(data: bytes, records: list[dict]) -> bool:
     decoded = fastavro.reader(io.BytesIO(data))
     return all(read == written for read, written in itertools.zip_longest(decoded, records))
@@ -227,7 +239,6 @@ class _ResidentPeak:
         raise LookupError(key)
 
     def start(self) -> None:
-        gc.collect()
         if not self.available:
             return
         if self._malloc_trim is not None:
@@ -247,6 +258,7 @@ def _run_repeatedly(operation: Callable[[], None], peak: _ResidentPeak, repeats:
                     single_run_over: float) -> OperationCost:
     walls, cpus, memories = [], [], []
     for _ in range(repeats):
+        gc.collect()  # the previous run's garbage, not to be collected inside this one
         peak.start()
         cpu_start, wall_start = time.process_time(), time.perf_counter()
         operation()
@@ -268,7 +280,7 @@ def measure(records: list[dict], settings: Iterable[CodecSetting], repeats: int 
     Raises RoundTripError when a setting does not read back the records it
     wrote, and what fastavro raises for a codec it cannot write.
     """
-    uncompressed = len(write_avro(records, CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)))
+    uncompressed = uncompressed_size(records)
     # Room for the output of any codec: none grows data by more than a few percent.
     output = _OutputBuffer(capacity=uncompressed + uncompressed // 8 + MIB)
     peak = _ResidentPeak()
@@ -304,8 +316,7 @@ def sample_records(records: list[dict], max_bytes: int) -> list[dict]:
     Avro compresses each block on its own, so ratio and speed are properties
     of blocks of documents, which a sample spread over the whole corpus
     estimates with less work."""
-    uncompressed = len(write_avro(records, CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)))
-    fraction = min(1.0, max_bytes / uncompressed)
+    fraction = min(1.0, max_bytes / uncompressed_size(records))
     return [record for index, record in enumerate(records) if int((index + 1) * fraction) > int(index * fraction)]
 
 
@@ -418,8 +429,9 @@ def _library_versions() -> dict[str, str]:
     return versions
 
 
-def build_report(records: list[dict], measurements: list[Measurement], **study) -> dict:
-    """The study as JSON-ready data: the corpus, how it was measured (`study`), and one entry per setting.
+def build_report(records: list[dict], measurements: list[Measurement], corpus_documents: int, **study) -> dict:
+    """The study as JSON-ready data: the measured records (of `corpus_documents`
+    in the corpus), how they were measured (`study`), and one entry per setting.
 
     Ratios are size before / size after: against the records in Avro without
     compression (null codec, default block size) and against the raw HTML.
@@ -427,7 +439,7 @@ def build_report(records: list[dict], measurements: list[Measurement], **study) 
     Pareto flags compare the settings at the default block size by size and
     CPU seconds (on a shared machine, wall time also counts waiting for a core).
     """
-    uncompressed = len(write_avro(records, CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)))
+    uncompressed = uncompressed_size(records)
     raw_html = sum(record["raw_bytes"] for record in records)
     charted = [index for index, m in enumerate(measurements) if m.setting.block_size == DEFAULT_SYNC_INTERVAL]
     fronts = {
@@ -448,12 +460,13 @@ def build_report(records: list[dict], measurements: list[Measurement], **study) 
             "ratio_to_raw_html": raw_html / m.written_bytes,
             "compress": _cost_entry(m.compress, uncompressed),
             "decompress": _cost_entry(m.decompress, uncompressed),
-            "on_chart": index in fronts["compress"],
+            "on_chart": m.setting.block_size == DEFAULT_SYNC_INTERVAL,
             "pareto_front": {operation: front.get(index, False) for operation, front in fronts.items()},
         }
         for index, m in enumerate(measurements)
     ]
-    return dict(study, documents=len(records), raw_html_bytes=raw_html, uncompressed_bytes=uncompressed,
+    return dict(study, corpus_documents=corpus_documents, documents=len(records), raw_html_bytes=raw_html,
+                uncompressed_bytes=uncompressed,
                 default_block_size=DEFAULT_SYNC_INTERVAL, libraries=_library_versions(), measurements=entries)
 
 
@@ -504,7 +517,8 @@ def format_tables(report: dict) -> str:
          for entry in report["measurements"]],
     )
     return "\n\n".join([
-        f"{report['documents']} documents: {report['raw_html_bytes'] / MB:.1f} MB of raw HTML, "
+        f"{report['documents']} of the corpus's {report['corpus_documents']} documents: "
+        f"{report['raw_html_bytes'] / MB:.1f} MB of raw HTML, "
         f"{report['uncompressed_bytes'] / MB:.1f} MB of uncompressed Avro records.",
         f"Size (MB), block size {block}:\n"
         + _level_table(charted, lambda entry: f"{entry['written_bytes'] / MB:.2f}"),
@@ -534,8 +548,10 @@ def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
     """Draws size against compression and against decompression CPU time,
     one point per setting at the default block size, the Pareto front joined
     by a line; returns the points drawn."""
+    # Imported here: matplotlib is an optional extra that only the chart needs.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import ScalarFormatter
 
     points = [
         ChartPoint(entry["name"], entry["codec"], entry["written_bytes"] / MB, entry["compress"]["cpu_seconds"],
@@ -543,7 +559,8 @@ def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
                    entry["pareto_front"]["decompress"])
         for entry in report["measurements"] if entry["on_chart"]
     ]
-    figure = Figure(figsize=(14, 6.5), layout="constrained")
+    figure = Figure(figsize=(14, 6.5))
+    figure.subplots_adjust(left=0.05, right=0.99, bottom=0.09, top=0.94, wspace=0.12)
     FigureCanvasAgg(figure)
     codecs = list(dict.fromkeys(point.codec for point in points))
     panels = (("compress_cpu_seconds", "on_compress_front", "compression"),
@@ -562,8 +579,11 @@ def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
         axes.scatter([x for x, _ in front], [y for _, y in front], facecolors="none", edgecolors="black", s=90,
                      zorder=4)
         axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(ScalarFormatter())
+        axes.yaxis.set_minor_formatter(ScalarFormatter())
         axes.set_xlabel(f"{title}: CPU seconds, median (log scale)")
-        axes.set_ylabel("written size (MB)")
+        axes.set_ylabel("written size (MB, log scale)")
         axes.set_title(f"Size against {title} time, block size {_size_label(report['default_block_size'])}")
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(fontsize=8)
@@ -615,7 +635,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help=f"Codecs to measure (default: all of {', '.join(LEVELS)}).")
     parser.add_argument("--block-sizes", type=_size_list, default=list(BLOCK_SIZES), metavar="SIZE,...",
                         help="Avro block sizes (sync_interval) of the block-size sweep (default 16K,256K,1M,4M). "
-                             f"Every level is measured at the pipeline's default ({_size_label(DEFAULT_SYNC_INTERVAL)}), "
+                             "Every level is measured at the pipeline's default "
+                             f"({_size_label(DEFAULT_SYNC_INTERVAL)}), "
                              "the other sizes at each codec's default level.")
     parser.add_argument("--repeats", type=_positive_int, default=DEFAULT_REPEATS,
                         help=f"Runs per setting and operation; the median is reported (default {DEFAULT_REPEATS}).")
@@ -647,9 +668,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = study_settings(codecs, QUICK_BLOCK_SIZES if args.quick else args.block_sizes, args.quick)
     print(f"measuring {len(settings)} settings on {len(records)} of {len(corpus)} documents", file=sys.stderr)
     measurements = measure(records, settings, args.repeats, args.single_run_over)
-    report = build_report(records, measurements, input=args.input, corpus_documents=len(corpus),
-                          sample_mb=args.sample_mb, repeats=args.repeats,
-                          single_run_over_seconds=args.single_run_over, unwritable_codecs=unwritable,
+    report = build_report(records, measurements, len(corpus), input=args.input, sample_mb=args.sample_mb,
+                          repeats=args.repeats, single_run_over_seconds=args.single_run_over,
+                          unwritable_codecs=unwritable,
                           study_seconds=round(time.perf_counter() - started, 1))
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)

@@ -60,9 +60,12 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
-def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings):
-    """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path."""
-    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes)
+def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None):
+    """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
+
+    With `progress_dir`, the readers leave progress notes there (see `pipeline.progress`).
+    """
+    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText()

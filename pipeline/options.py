@@ -31,6 +31,7 @@ class CorpusSettings:
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
+    quiet: bool = field(default=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
@@ -43,7 +44,8 @@ class CorpusSettings:
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        del described["beam_args"], described["output"], described["rebuild_of"]
+        for name in ("beam_args", "output", "rebuild_of", "quiet"):
+            del described[name]
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         return described
@@ -98,6 +100,10 @@ def make_parser() -> argparse.ArgumentParser:
              f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}).",
     )
     parser.add_argument(
+        "--quiet", action="store_true",
+        help="No progress display on stderr (it is shown on local runs).",
+    )
+    parser.add_argument(
         "--rebuild", metavar="MANIFEST",
         help="Build again from a build's manifest.json (its inputs and options) into --output, and say whether "
              "the result is byte-identical. Takes none of the options above but --output.",
@@ -109,7 +115,8 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "sync_interval": "--block-size", "range_bytes": "--range-size"}
 
 
-def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str) -> CorpusSettings:
+def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
+                           quiet: bool) -> CorpusSettings:
     options = manifest["options"]
     return CorpusSettings(
         inputs=tuple(options["inputs"]),
@@ -121,6 +128,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         range_bytes=options["range_bytes"],
         beam_args=beam_args,
         rebuild_of=path,
+        quiet=quiet,
     )
 
 
@@ -144,7 +152,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             given = [flag for name, flag in BUILD_FLAGS.items() if getattr(known, name) not in (None, [])]
             if given:
                 raise ValueError(f"--rebuild takes inputs and options from the manifest; leave out {', '.join(given)}")
-            return settings_from_manifest(load_manifest(known.rebuild), known.output, tuple(beam_args), known.rebuild)
+            return settings_from_manifest(load_manifest(known.rebuild), known.output, tuple(beam_args), known.rebuild,
+                                          known.quiet)
         return CorpusSettings(
             inputs=tuple(known.input) or (str(SAMPLE_WARC),),
             output=known.output,
@@ -154,6 +163,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             sync_interval=known.sync_interval or DEFAULT_SYNC_INTERVAL,
             range_bytes=known.range_bytes or DEFAULT_RANGE_BYTES,
             beam_args=tuple(beam_args),
+            quiet=known.quiet,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -30,6 +30,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.manifest import digest_file
+from transforms.progress import ProgressNotes
 from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
 SKIPPED = "skipped"
@@ -434,14 +435,19 @@ class WarcRange:
     path: str
     start: int = 0
     end: int | None = None
+    file_size: int = 0
+
+    @property
+    def size(self) -> int:
+        return (self.file_size if self.end is None else self.end) - self.start
 
 
 def split_warc(path: str, size: int, range_bytes: int, layout: str) -> list[WarcRange]:
     """Byte ranges of a file; only files gzipped per record can start reading mid-file."""
     if layout != "record" or size <= range_bytes:
-        return [WarcRange(path)]
-    starts = range(0, size, range_bytes)
-    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None) for start in starts]
+        return [WarcRange(path, file_size=size)]
+    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size)
+            for start in range(0, size, range_bytes)]
 
 
 class SplitWarc(beam.DoFn):
@@ -454,7 +460,13 @@ class SplitWarc(beam.DoFn):
 
 
 class ReadWarcRange(beam.DoFn):
-    """Reads the records of a `WarcRange`; the range that starts a file also digests it."""
+    """Reads the records of a `WarcRange`; the range that starts a file also digests it.
+
+    With a `progress_dir` (local runs), it leaves notes of how far it got.
+    """
+
+    def __init__(self, progress_dir: str | None = None):
+        self._progress_dir = progress_dir
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -464,8 +476,13 @@ class ReadWarcRange(beam.DoFn):
 
     def process(self, unit: WarcRange):
         path = unit.path
+        notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
+        read = 0
         for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end):
             self._records.inc()
+            read += 1
+            if notes is not None:
+                notes.update(min(max(outcome.source_offset - unit.start, 0), unit.size), read)
             if isinstance(outcome, Document):
                 self._documents.inc()
                 yield outcome.replace(source_range=unit.start)
@@ -476,6 +493,8 @@ class ReadWarcRange(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
+        if notes is not None:
+            notes.update(unit.size, read, force=True)
         if unit.start == 0:
             yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(path))
 
@@ -490,9 +509,10 @@ class ReadAllWarc(beam.PTransform):
     shuffle here.
     """
 
-    def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES):
+    def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None):
         super().__init__()
         self._range_bytes = range_bytes
+        self._progress_dir = progress_dir
 
     def expand(self, patterns):
         return (
@@ -500,17 +520,19 @@ class ReadAllWarc(beam.PTransform):
             | "Match" >> fileio.MatchAll()
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange()).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
+            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir)).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
         )
 
 
 class ReadWarc(beam.PTransform):
     """Reads the WARC files matched by the given file patterns."""
 
-    def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES):
+    def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
+                 progress_dir: str | None = None):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
         self._range_bytes = range_bytes
+        self._progress_dir = progress_dir
 
     def expand(self, pbegin):
-        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes)
+        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir)
