@@ -40,7 +40,7 @@ class ProgressDisplay:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._start = time.monotonic()
-        self._in_place = stream.isatty()
+        self._in_place = self._stream.isatty()
 
     def __enter__(self) -> "ProgressDisplay":
         self._thread.start()
