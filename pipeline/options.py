@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import validate_selectors
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 
@@ -23,7 +23,7 @@ DEFAULT_OUTPUT = "webcorpus-out"
 class CorpusSettings:
     inputs: tuple[str, ...]
     output: str
-    codec: str = "deflate"
+    codec: str = DEFAULT_CODEC
     level: int | None = None
     drop_selectors: tuple[str, ...] = ()
     sync_interval: int = DEFAULT_SYNC_INTERVAL
@@ -79,11 +79,12 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--codec", default=None, choices=list(CODECS),
-        help="Avro codec of the corpus files (default: deflate).",
+        help=f"Avro codec of the corpus files (default: {DEFAULT_CODEC}; use deflate for readers that only "
+             "know the codecs every Avro reader must: null and deflate).",
     )
     parser.add_argument(
         "--level", type=int, default=None,
-        help="Codec level: deflate 0-9 (default 6), zstandard 1-22 (default 3), xz 0-9 (default 6), "
+        help="Codec level: deflate 0-9 (default 6), zstandard 1-22 (default 9), xz 0-9 (default 6), "
              "bzip2 1-9 (default 9); snappy and null have none.",
     )
     parser.add_argument(
@@ -157,11 +158,11 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
         return CorpusSettings(
             inputs=tuple(known.input) or (str(SAMPLE_WARC),),
             output=known.output,
-            codec=known.codec or "deflate",
+            codec=known.codec or DEFAULT_CODEC,
             level=known.level,
             drop_selectors=tuple(known.drop_selectors),
-            sync_interval=known.sync_interval or DEFAULT_SYNC_INTERVAL,
-            range_bytes=known.range_bytes or DEFAULT_RANGE_BYTES,
+            sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
+            range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
         )
