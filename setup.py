@@ -20,5 +20,7 @@ setup(
     packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
     package_data={"pipeline": ["data/*.warc.gz"]},
     install_requires=requirements(),
+    # `python -m pipeline.compression` draws a chart and measures lz4 too.
+    extras_require={"study": ["matplotlib>=3.8,<4", "lz4>=4.3,<5"]},
     entry_points={"console_scripts": ["webcorpus=pipeline.cli:main"]},
 )

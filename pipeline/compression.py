@@ -561,7 +561,7 @@ def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
     ]
     figure = Figure(figsize=(14, 6.5))
     figure.subplots_adjust(left=0.05, right=0.99, bottom=0.09, top=0.94, wspace=0.12)
-    FigureCanvasAgg(figure)
+    FigureCanvasAgg(figure)  # renders with Agg, without pyplot's global state
     codecs = list(dict.fromkeys(point.codec for point in points))
     panels = (("compress_cpu_seconds", "on_compress_front", "compression"),
               ("decompress_cpu_seconds", "on_decompress_front", "decompression (full read-back)"))

@@ -1,0 +1,136 @@
+"""The compression study: its command, its measurements and its chart."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+
+import fastavro
+import pytest
+
+from pipeline import compression
+from pipeline.compression import (LEVELS, QUICK_BLOCK_SIZES, CodecSetting, RoundTripError, load_records, measure,
+                                  pareto_front, parse_size, sample_records, study_settings, write_avro)
+from pipeline.sample import sample_captures
+from transforms.compress_write import DEFAULT_SYNC_INTERVAL
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+QUICK_SETTINGS = study_settings(LEVELS, QUICK_BLOCK_SIZES, quick=True)
+
+
+@pytest.fixture
+def sample_warc(write_warc):
+    return write_warc(sample_captures(), name="sample.warc.gz")
+
+
+@pytest.fixture
+def warc_records(sample_warc):
+    return load_records(str(sample_warc))
+
+
+def test_quick_study_reports_every_setting_and_charts_those_at_the_default_block_size(sample_warc, tmp_path,
+                                                                                      capsys, monkeypatch):
+    charts = []
+    draw_chart = compression.draw_chart
+    monkeypatch.setattr(compression, "draw_chart", lambda report, path: charts.append(draw_chart(report, path)))
+    output = tmp_path / "report"
+    assert compression.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "2"]) == 0
+
+    report = json.loads((output / "compression.json").read_text())
+    measured = [(entry["codec"], entry["level"], entry["block_size"]) for entry in report["measurements"]]
+    assert measured == [(setting.codec, setting.level, setting.block_size) for setting in QUICK_SETTINGS]
+    assert report["documents"] == 5
+    for entry in report["measurements"]:
+        assert entry["written_bytes"] > 0
+        assert entry["ratio_to_records"] == pytest.approx(report["uncompressed_bytes"] / entry["written_bytes"])
+        assert 1 <= entry["compress"]["runs"] <= 2 and entry["compress"]["cpu_seconds"] >= 0
+
+    assert (output / "compression.png").read_bytes().startswith(PNG_SIGNATURE)
+    (points,) = charts
+    charted = [entry["name"] for entry in report["measurements"] if entry["block_size"] == DEFAULT_SYNC_INTERVAL]
+    assert [point.name for point in points] == charted
+    assert any(point.on_compress_front for point in points) and any(point.on_decompress_front for point in points)
+
+    printed = capsys.readouterr().out
+    for title in ("Size (MB)", "Compression time", "Decompression time", "All settings"):
+        assert title in printed
+
+
+def test_warc_input_gives_the_records_the_pipeline_writes(warc_records):
+    by_url = {record["url"]: record for record in warc_records}
+    # The mirror's copy of the harbour article is a later duplicate: left out, listed by the survivor.
+    survivor = by_url["https://harbour-gazette.example.org/2026/01/cranes"]
+    assert "https://mirror.example.org/harbour/cranes" not in by_url
+    assert survivor["duplicate_count"] == 1
+    assert survivor["duplicate_urls"] == ["https://mirror.example.org/harbour/cranes"]
+    assert all(record["html"].startswith("<div>") for record in warc_records)
+
+
+def test_a_directory_of_corpus_files_is_read_as_it_is(warc_records, tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "corpus-00000-of-00001.avro").write_bytes(
+        write_avro(warc_records, CodecSetting("deflate", 6, DEFAULT_SYNC_INTERVAL)))
+    assert load_records(str(corpus)) == warc_records
+
+
+def test_an_input_without_documents_is_a_usage_error(tmp_path, capsys):
+    status = compression.main(["--input", str(tmp_path / "nothing-*.warc.gz"), "--output", str(tmp_path / "out")])
+    assert status == 2
+    assert "holds no document" in capsys.readouterr().err
+
+
+def test_every_setting_reads_back_the_records_it_wrote(warc_records):
+    for setting in QUICK_SETTINGS:
+        data = write_avro(warc_records, setting)
+        assert list(fastavro.reader(io.BytesIO(data))) == warc_records, setting.name
+
+    measurements = measure(warc_records, QUICK_SETTINGS, repeats=2)
+    assert [m.setting for m in measurements] == QUICK_SETTINGS
+    for m in measurements:
+        assert m.written_bytes == len(write_avro(warc_records, m.setting))
+
+
+def test_records_that_do_not_read_back_are_an_error(warc_records):
+    # A field that the corpus schema lacks is not written, so it cannot come back.
+    records = [dict(record, extra="not in the schema") for record in warc_records]
+    with pytest.raises(RoundTripError):
+        measure(records, [CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)], repeats=1)
+
+
+def test_fastavro_passes_negative_zstandard_levels_through(warc_records):
+    words = [f"word{index}" for index in range(3000)]
+    rng = random.Random(8)
+    text = " ".join(rng.choice(words) for _ in range(60_000))
+    records = [dict(warc_records[0], html=text, text=text)]
+    fast, default = (len(write_avro(records, CodecSetting("zstandard", level, DEFAULT_SYNC_INTERVAL)))
+                     for level in (-5, 3))
+    assert fast > default
+
+
+def test_a_sample_is_evenly_spaced_and_keeps_order(warc_records):
+    records = [dict(warc_records[index % len(warc_records)], url=f"https://example.org/{index}")
+               for index in range(100)]
+    whole = len(write_avro(records, CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)))
+    assert sample_records(records, whole) == records
+    quarter = sample_records(records, whole // 4 + 1)
+    assert [record["url"] for record in quarter] == [f"https://example.org/{index}" for index in range(3, 100, 4)]
+
+
+def test_pareto_front_keeps_the_points_nothing_beats():
+    points = [(1.0, 3.0), (2.0, 2.0), (3.0, 1.0), (3.0, 3.0), (2.0, 2.5)]
+    assert pareto_front(points) == [True, True, True, False, False]
+
+
+@pytest.mark.parametrize("text, size", [("65536", 65536), ("16K", 16 * 1024), ("16KiB", 16 * 1024),
+                                        ("1M", 1024 * 1024), ("4mib", 4 * 1024 * 1024)])
+def test_block_sizes_are_read_with_units(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "0", "1G", "one"])
+def test_bad_block_sizes_are_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_size(text)
