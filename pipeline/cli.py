@@ -17,7 +17,8 @@ from pipeline.progress import ProgressDisplay
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.manifest import MANIFEST_NAME, digest_file
 from transforms.read_warc import open_uncompressed, starts_like_warc
-from transforms.report import REPORT_NAME, format_report, read_report
+from transforms.document import describe_error
+from transforms.report import REPORT_NAME, format_report, read_report, write_report
 
 # Short names for runners that Beam only knows by their module path.
 RUNNER_ALIASES = {
@@ -78,6 +79,19 @@ def check_inputs(patterns: tuple[str, ...]) -> int:
     return total
 
 
+def remove_outputs(output: str) -> None:
+    """Removes every file a build writes in `output`."""
+    earlier = [FileSystems.join(output, f"{name}-*") for name in (FILE_PREFIX,) + SIDE_OUTPUTS]
+    earlier += [FileSystems.join(output, name) for name in (REPORT_NAME, MANIFEST_NAME, STAGING_DIR)]
+    stale = [meta.path for result in FileSystems.match(earlier) for meta in result.metadata_list]
+    if stale:
+        FileSystems.delete(stale)
+
+
+class BuildFailed(Exception):
+    """The pipeline failed: no output was published, and report.json says so."""
+
+
 def prepare_output(output: str) -> None:
     """Creates the output directory and removes what an earlier build left in it."""
     try:
@@ -89,11 +103,7 @@ def prepare_output(output: str) -> None:
         with FileSystems.create(probe) as handle:
             handle.write(b"")
         FileSystems.delete([probe])
-        earlier = [FileSystems.join(output, f"{name}-*") for name in (FILE_PREFIX,) + SIDE_OUTPUTS]
-        earlier += [FileSystems.join(output, name) for name in (REPORT_NAME, MANIFEST_NAME, STAGING_DIR)]
-        stale = [meta.path for result in FileSystems.match(earlier) for meta in result.metadata_list]
-        if stale:
-            FileSystems.delete(stale)
+        remove_outputs(output)
     except UsageError:
         raise
     except Exception as error:  # noqa: BLE001
@@ -106,14 +116,21 @@ def run(settings: CorpusSettings) -> dict:
     prepare_output(settings.output)
     options = PipelineOptions(list(settings.beam_args))
     runner = make_runner(options)
-    # Progress notes need a directory that every worker sees: local runs only.
-    if runner is None or settings.quiet:
-        with beam.Pipeline(runner=runner, options=options) as pipeline:
-            build_corpus(pipeline, settings)
-    else:
-        with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
-            with ProgressDisplay(notes, total_bytes), beam.Pipeline(runner=runner, options=options) as pipeline:
-                build_corpus(pipeline, settings, notes)
+    try:
+        # Progress notes need a directory that every worker sees: local runs only.
+        if runner is None or settings.quiet:
+            with beam.Pipeline(runner=runner, options=options) as pipeline:
+                build_corpus(pipeline, settings)
+        else:
+            with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
+                with ProgressDisplay(notes, total_bytes), beam.Pipeline(runner=runner, options=options) as pipeline:
+                    build_corpus(pipeline, settings, notes)
+    except Exception as error:
+        # What was written would look like a build: only the report remains, saying it failed.
+        remove_outputs(settings.output)
+        write_report({"status": "failed", "error": describe_error(error), "options": settings.build_identity()},
+                     settings.output)
+        raise BuildFailed(describe_error(error)) from error
     return read_report(settings.output)
 
 
@@ -145,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"python -m pipeline: error: {error}", file=sys.stderr)
         return 2
+    except BuildFailed as error:
+        logging.getLogger(__name__).debug("build failed", exc_info=True)
+        print(f"python -m pipeline: the build failed: {error}\nNothing was published in {settings.output}; "
+              f"its {REPORT_NAME} says the build failed.", file=sys.stderr)
+        return 1
     print(format_report(report))
     print(f"\nCorpus, report.json, manifest.json and side outputs are in {settings.output}")
     if manifest is None:

@@ -94,6 +94,7 @@ def build_report(tally: Counter, options: dict) -> dict:
 
     sizes = {name: tally.get(("bytes", name), 0) for name, _ in BYTE_STAGES}
     return {
+        "status": "complete",
         "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in OUTCOMES) and all(
             per_file["read"] == sum(per_file[name] for name in OUTCOMES) for per_file in files.values())),
         "skipped": by_prefix("skipped:"),
