@@ -21,6 +21,9 @@ setup(
     package_data={"pipeline": ["data/*.warc.gz"]},
     install_requires=requirements(),
     # `python -m pipeline.compression` draws a chart and measures lz4 too.
-    extras_require={"study": ["matplotlib>=3.8,<4", "lz4>=4.3,<5"]},
+    extras_require={
+        "study": ["matplotlib>=3.8,<4", "lz4>=4.3,<5"],
+        "dask": ["dask[distributed]>=2024.4.2"],
+    },
     entry_points={"console_scripts": ["webcorpus=pipeline.cli:main"]},
 )

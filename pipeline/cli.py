@@ -20,9 +20,11 @@ from transforms.read_warc import open_uncompressed, starts_like_warc
 from transforms.document import describe_error
 from transforms.report import REPORT_NAME, format_report, read_report, write_report
 
-# Short names for runners that Beam only knows by their module path.
+# Short names for runners that Beam only knows by their module path. Beam
+# 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
+# finish_bundle, among other faults: pipeline.dask_runner fixes them.
 RUNNER_ALIASES = {
-    "DaskRunner": "apache_beam.runners.dask.dask_runner.DaskRunner",
+    "DaskRunner": "pipeline.dask_runner.DaskRunner",
 }
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
 

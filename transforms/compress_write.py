@@ -270,11 +270,16 @@ class WriteShard(beam.DoFn):
 
 
 def publish(paths: list[str], output_dir: str, staging_dir: str) -> list[str]:
-    """Renames the written shards to their final names, then removes the staging directory."""
+    """Renames the written shards to their final names, then removes the staging directory.
+
+    Safe to run again (a runner may retry it): shards already renamed are left as they are.
+    """
     final = [FileSystems.join(output_dir, path.rsplit("/", 1)[-1]) for path in sorted(paths)]
-    if paths:
-        FileSystems.rename(sorted(paths), final)
-    FileSystems.delete([staging_dir])
+    pending = [(path, target) for path, target in zip(sorted(paths), final) if FileSystems.exists(path)]
+    if pending:
+        FileSystems.rename([path for path, _ in pending], [target for _, target in pending])
+    if FileSystems.exists(staging_dir):
+        FileSystems.delete([staging_dir])
     return final
 
 
