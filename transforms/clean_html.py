@@ -21,16 +21,25 @@ The rules, in the order they apply:
 
 The output holds only `<div>` and text; the `text` field has the same blocks,
 one per line.
+
+How it runs (the work is pushed into lexbor): one `traverse()` of the
+document decides per element by its tag id, collecting the metadata, the
+elements to drop, the inline elements and the links; the CSS engine is
+asked once, for the hiding attributes and the user's selectors. Then the
+dropped subtrees are removed, inline elements are unwrapped, adjacent text
+nodes are merged and lexbor's `text()` returns the blocks. No node inside a
+dropped subtree is collected, so none is touched after it was freed.
 """
 
 from __future__ import annotations
 
 import html as html_escaping
 import re
+import threading
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborCSSSelector, LexborHTMLParser
 
 from transforms.document import Document
 from transforms.stage import apply_stage
@@ -74,6 +83,37 @@ LINK_SCHEMES = frozenset({"http", "https"})
 BOUNDARY = "\x00"
 
 
+def _tag_ids(names) -> frozenset[int]:
+    factory = LexborHTMLParser("")
+    return frozenset(factory.create_node(name).tag_id for name in names)
+
+
+def _tag_id(name: str) -> int:
+    return next(iter(_tag_ids((name,))))
+
+
+DROP_TAG_IDS = _tag_ids(DROP_TAGS)
+INLINE_TAG_IDS = _tag_ids(INLINE_TAGS)
+_A, _AREA, _ABBR, _TITLE, _BASE, _META, _LINK = (
+    _tag_id(name) for name in ("a", "area", "abbr", "title", "base", "meta", "link"))
+_COMMENT = next(node.tag_id for node in LexborHTMLParser("<p><!----></p>").body.traverse() if node.is_comment_node)
+# What the traversal does with an element, by tag id; other elements are
+# block boundaries (_BLOCK) and need nothing.
+_DROP, _INLINE, _ANCHOR, _ABBREVIATION, _AREA_LINK, _TITLE_META, _BASE_META, _META_META, _LINK_META, _BLOCK = range(10)
+# Added to the kind of a tag that some hidden element of the page has.
+_MAYBE_HIDDEN = 16
+_KINDS = {tag_id: _DROP for tag_id in DROP_TAG_IDS}
+_KINDS.update({tag_id: _INLINE for tag_id in INLINE_TAG_IDS})
+_KINDS.update({_A: _ANCHOR, _ABBR: _ABBREVIATION, _AREA: _AREA_LINK, _TITLE: _TITLE_META, _BASE: _BASE_META,
+               _META: _META_META, _LINK: _LINK_META})
+# Comments are invisible and no boundary: they go, so that the text around
+# them stays one block.
+_KINDS[_COMMENT] = _DROP
+# Kinds that are metadata; title, base, meta and link are dropped too.
+_METADATA_KINDS = frozenset({_ANCHOR, _AREA_LINK, _TITLE_META, _BASE_META, _META_META, _LINK_META})
+_END = -1  # a dropped subtree that lasts to the end of the body
+
+
 @dataclass(frozen=True)
 class CleanedPage:
     blocks: list[str]
@@ -87,8 +127,17 @@ class CleanedPage:
         return blocks_to_html(self.blocks)
 
 
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def blocks_to_html(blocks: list[str]) -> str:
-    return "".join(f"<div>{html_escaping.escape(block, quote=False)}</div>" for block in blocks)
+    if not blocks:
+        return ""
+    joined = BOUNDARY.join(blocks)
+    if joined.count(BOUNDARY) == len(blocks) - 1:
+        return "<div>" + _escape(joined).replace(BOUNDARY, "</div><div>") + "</div>"
+    return "".join(f"<div>{_escape(block)}</div>" for block in blocks)
 
 
 def html_to_blocks(div_html: str) -> list[str]:
@@ -96,11 +145,32 @@ def html_to_blocks(div_html: str) -> list[str]:
     if not div_html:
         return []
     inner = div_html[len("<div>"):-len("</div>")]
-    return [html_escaping.unescape(block) for block in inner.split("</div><div>")]
+    blocks = inner.split("</div><div>")
+    if "&" not in inner:
+        return blocks
+    return [html_escaping.unescape(block) if "&" in block else block for block in blocks]
 
 
 def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
+
+
+def split_blocks(text: str) -> list[str]:
+    """The non-empty blocks of BOUNDARY-separated text, whitespace collapsed."""
+    return list(filter(None, map(" ".join, map(str.split, text.split(BOUNDARY)))))
+
+
+# A document's css() creates lexbor's CSS parser anew, which costs about as
+# much as the search; one per thread serves every document.
+_FINDERS = threading.local()
+
+
+def css(node, selector: str) -> list:
+    """`node.css(selector)`, with this thread's CSS parser."""
+    finder = getattr(_FINDERS, "finder", None)
+    if finder is None:
+        finder = _FINDERS.finder = LexborCSSSelector()
+    return finder.find(selector, node)
 
 
 def validate_selectors(selectors: tuple[str, ...]) -> None:
@@ -112,44 +182,254 @@ def validate_selectors(selectors: tuple[str, ...]) -> None:
             raise ValueError(f"invalid CSS selector {selector!r}: {error}") from error
 
 
+class _Metadata:
+    """What the traversal collects for rule 1, resolved by `finish`."""
+
+    __slots__ = ("title", "base_href", "hrefs", "metas", "canonical_href")
+
+    def __init__(self):
+        self.title = None
+        self.base_href = None
+        self.hrefs = []
+        self.metas = []
+        self.canonical_href = None
+
+    def add(self, kind: int, node) -> None:
+        if kind == _ANCHOR or kind == _AREA_LINK:
+            href = node.attrs.get("href")
+            if href:
+                self.hrefs.append(href)
+        elif kind == _TITLE_META:
+            if self.title is None:
+                self.title = collapse_whitespace(node.text())
+        elif kind == _META_META:
+            attributes = node.attributes
+            if "content" in attributes:
+                self.metas.append(attributes)
+        elif kind == _BASE_META:
+            if self.base_href is None and "href" in node.attrs:
+                self.base_href = node.attrs.get("href") or ""
+        elif kind == _LINK_META:
+            if self.canonical_href is None:
+                attributes = node.attributes
+                rel = attributes.get("rel")
+                if rel is not None and "href" in attributes and rel.isascii() and rel.lower() == "canonical":
+                    self.canonical_href = attributes.get("href") or ""
+
+    def finish(self, url: str, root) -> tuple[str, list[str], str, dict[str, str]]:
+        base = urljoin(url, self.base_href.strip()) if self.base_href is not None else url
+        links = resolve_links(base, self.hrefs)
+        lang = ""
+        if root is not None:
+            attributes = root.attributes
+            lang = (attributes.get("lang") or attributes.get("xml:lang") or "").strip()
+        meta = {}
+        for attributes in self.metas:
+            name = (attributes.get("name") or attributes.get("property") or attributes.get("http-equiv") or "").strip().lower()
+            content = collapse_whitespace(attributes.get("content") or "")
+            if not content:
+                continue
+            if name == "content-language" and not lang:
+                lang = content.split(",")[0].strip()
+            elif name in META_NAMES and name not in meta:
+                meta[name] = content
+        if self.canonical_href is not None:
+            meta["canonical"] = urljoin(base, self.canonical_href.strip())
+        return self.title or "", links, lang.lower(), meta
+
+
+# An href with any of these takes urljoin: urlsplit removes tabs and
+# newlines, `;` starts parameters, brackets an IPv6 host.
+_JOIN_UNSAFE_CHARACTERS = "\t\r\n;[]"
+_JOIN_UNSAFE = re.compile(f"[{re.escape(_JOIN_UNSAFE_CHARACTERS)}]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_REJECT = ""  # _fast_join's answer for a link whose scheme is not http(s)
+
+
+def resolve_links(base: str, hrefs: list[str]) -> list[str]:
+    """The absolute http(s) URLs of `hrefs`, in order, without repeats.
+
+    Each is `urljoin(base, href)` with the scheme checked by `urlsplit`; the
+    common hrefs are joined by `_fast_join`, which gives the same answers.
+    """
+    unique = dict.fromkeys(map(str.strip, hrefs))
+    unique.pop("", None)
+    if not unique:
+        return []
+    parts = _base_parts(base) if _FAST_JOIN else None
+    # Checked for all hrefs at once: most pages have no href that needs
+    # urljoin for its characters, nor an empty query or fragment.
+    joined = "\x00" + "\x00".join(unique) + "\x00"
+    plain = (_FAST_JOIN and joined.isascii() and "?#" not in joined and "?\x00" not in joined
+             and "#\x00" not in joined and not any(character in joined for character in _JOIN_UNSAFE_CHARACTERS))
+
+    def other(href: str) -> str | None:
+        if href[0] == "#":
+            return None
+        absolute = _fast_join(parts, href, plain) if _FAST_JOIN else None
+        if absolute is None:
+            try:
+                absolute = urljoin(base, href)
+                if urlsplit(absolute).scheme not in LINK_SCHEMES:
+                    return None
+            except ValueError:
+                return None
+        return absolute or None  # _REJECT is ""
+
+    if plain and parts is not None and "/." not in joined and "\x00//" not in joined:
+        # The commonest hrefs inline: a path from the root (without dot
+        # segments), an absolute http(s) URL with a host.
+        origin = parts[1]
+        no_host = _NO_HOST
+        resolved = [
+            origin + href if href[0] == "/"
+            else href if (href[8:9] not in no_host and href[:8] == "https://")
+            or (href[7:8] not in no_host and href[:7] == "http://")
+            else other(href)
+            for href in unique
+        ]
+    else:
+        resolved = [other(href) for href in unique]
+    return list(dict.fromkeys(filter(None, resolved)))
+
+
+_NO_HOST = frozenset(("", "/", "?", "#"))
+
+
+def _base_parts(base: str) -> tuple[str, str, str, str] | None:
+    """(scheme, "scheme://netloc", path, directory) of an http(s) base that `_fast_join` can join to, else None."""
+    if not base.isascii() or _JOIN_UNSAFE.search(base):
+        return None
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return None
+    path = parts.path
+    if (parts.scheme not in LINK_SCHEMES or not parts.netloc or not base.startswith(parts.scheme + "://")
+            or (path and not path.startswith("/")) or "//" in path or "/." in path):
+        return None
+    return parts.scheme, f"{parts.scheme}://{parts.netloc}", path, path[:path.rfind("/") + 1] or "/"
+
+
+def _fast_join(parts: tuple[str, str, str, str] | None, href: str, safe: bool = False) -> str | None:
+    """urljoin's answer for a common href: an http(s) URL, or _REJECT for another scheme; None: ask urljoin.
+
+    `href` is stripped, not empty and not a fragment alone; `safe` says that
+    it is ASCII without `_JOIN_UNSAFE`'s characters nor an empty query or
+    fragment.
+    """
+    # urljoin reassembles the URL from its parts, which drops an empty query
+    # or fragment (`?#`, a trailing `?` or `#`) and resolves dot segments.
+    plain = safe or (href.isascii() and not _JOIN_UNSAFE.search(href) and href[-1] not in "?#" and "?#" not in href)
+    first = href[0]
+    if first == "/":
+        if not plain or parts is None:
+            return None
+        if href.startswith("//"):
+            return parts[0] + ":" + href if len(href) > 2 and href[2] not in "/?#" else None
+        return parts[1] + href if "/." not in href else None
+    if href.startswith(("https://", "http://")):
+        # An absolute URL with a host comes back as it is.
+        rest = href[8:] if href[4] == "s" else href[7:]
+        return href if plain and rest and rest[0] not in "/?#" else None
+    scheme = _SCHEME.match(href)
+    if scheme is not None:
+        # mailto:, javascript:, tel:, ... whatever the base.
+        return _REJECT if scheme.group()[:-1].lower() not in LINK_SCHEMES else None
+    if not plain or parts is None:
+        return None
+    if first == "?":
+        return parts[1] + parts[2] + href
+    if first == "." or "/." in href or "//" in href:
+        return None
+    return parts[1] + parts[3] + href
+
+
+def _fast_join_agrees() -> bool:
+    """Whether `_fast_join` gives urljoin's answers on this Python (a cheap check at import)."""
+    bases = ("https://example.org/a/b.html?x=1#top", "http://Example.org:8080", "https://u@example.org/dir/",
+             "http://example.org/")
+    hrefs = ("/", "/x/y.html", "/x?q=1&b=2", "/x#frag", "/x?q#f", "//cdn.example.org/s.js", "//h",
+             "http://other.example/x", "https://e.org", "https://e.org?x", "http://E.ORG/A%20B#c?d",
+             "https://e.org/a b", "/a/b/c/", "/~user/x.php?a=b/c", "c.html", "c/d/e.html?x=1#y", "?page=2",
+             "?a=b#c", "x:y", "mailto:a@example.org", "JavaScript:void(0)", "a%20b")
+    for base in bases:
+        parts = _base_parts(base)
+        for href in hrefs:
+            fast = _fast_join(parts, href)
+            if fast is None:
+                continue
+            try:
+                joined = urljoin(base, href)
+                expected = joined if urlsplit(joined).scheme in LINK_SCHEMES else _REJECT
+            except ValueError:
+                expected = _REJECT
+            if fast != expected:
+                return False
+    return True
+
+
+_FAST_JOIN = True
+_FAST_JOIN = _fast_join_agrees()
+
+
 class HtmlCleaner:
     """The CleanHtml rules, with the user's extra selectors of elements to drop."""
 
     def __init__(self, drop_selectors: tuple[str, ...] | list[str] = ()):
         self.drop_selectors = tuple(drop_selectors)
         validate_selectors(self.drop_selectors)
+        self._user_selector = ", ".join(self.drop_selectors)
+        self._selector = f"{HIDING_SELECTOR}, {self._user_selector}" if self._user_selector else HIDING_SELECTOR
 
     def clean(self, page: bytes | str, url: str = "") -> CleanedPage:
         tree = LexborHTMLParser(page)
-        title, links, lang, meta = extract_metadata(tree, url)
+        root = tree.root
         body = tree.body
+        metadata = _Metadata()
         if body is None:
+            if root is not None:
+                _collect_metadata(root, metadata)
+            return CleanedPage([], *metadata.finish(url, root))
+        body_id = body.mem_id
+        hidden = self._hidden(body)
+        parts = None
+        # The root's children in document order: metadata from all of them,
+        # the cleaning rules in the body.
+        for child in root.iter():
+            if child.mem_id == body_id:
+                parts = _collect_body(child, hidden, metadata)
+            else:
+                _collect_metadata(child, metadata)
+        title, links, lang, meta = metadata.finish(url, root)
+        if parts is None:
             return CleanedPage([], title, links, lang, meta)
-        body.strip_tags(list(DROP_TAGS), recursive=True)
-        self._drop_hidden(body)
-        for abbr in body.css("abbr[title]"):
-            expansion = collapse_whitespace(abbr.attributes.get("title") or "")
-            if expansion:
-                abbr.insert_child(f" ({expansion})")
-        _separate_adjacent_links(body)
-        body.unwrap_tags(list(INLINE_TAGS))
+        dropped, inline, anchors, abbreviations = parts
+        if dropped and dropped[0] is None:
+            # The body itself is hidden.
+            return CleanedPage([], title, links, lang, meta)
+        # Dropped subtrees are disjoint and nothing collected lies inside
+        # one, so no node below is touched after its removal.
+        for node in dropped:
+            node.decompose()
+        for abbr, expansion in abbreviations:
+            abbr.insert_child(f" ({expansion})")
+        _separate_adjacent_links(anchors)
+        for node in inline:
+            node.unwrap(delete_empty=True)
         body.merge_text_nodes()
-        blocks = [block for block in map(collapse_whitespace, body.text(separator=BOUNDARY).split(BOUNDARY)) if block]
+        blocks = split_blocks(body.text(separator=BOUNDARY, skip_empty=True))
         return CleanedPage(blocks, title, links, lang, meta)
 
-    def _drop_hidden(self, body) -> None:
-        user_selector = ", ".join(self.drop_selectors)
-        selector = f"{HIDING_SELECTOR}, {user_selector}" if user_selector else HIDING_SELECTOR
-        doomed = {}
-        # css() lists matches in document order, an element once per selector
-        # that matches it.
-        for node in body.css(selector):
-            if node.mem_id not in doomed and (_is_hidden(node) or (user_selector and node.css_matches(user_selector))):
-                doomed[node.mem_id] = node
-        # Descendants go before their ancestors, so that no node is touched
-        # after an ancestor's removal freed it.
-        for node in reversed(list(doomed.values())):
-            node.decompose()
+    def _hidden(self, body) -> dict[int, int]:
+        """The elements that rule 2 hides (by attribute or by the user's selectors): mem_id -> tag id."""
+        user_selector = self._user_selector
+        hidden = {}
+        for node in css(body, self._selector):
+            mem_id = node.mem_id
+            if mem_id not in hidden and (_is_hidden(node) or (user_selector and node.css_matches(user_selector))):
+                hidden[mem_id] = node.tag_id
+        return hidden
 
     def __call__(self, doc: Document) -> Document:
         page = self.clean(doc.payload, doc.url)
@@ -165,14 +445,129 @@ class HtmlCleaner:
         )
 
 
-def _separate_adjacent_links(body) -> None:
+def _collect_metadata(top, metadata: _Metadata) -> None:
+    kinds = _KINDS
+    metadata_kinds = _METADATA_KINDS
+    for node in top.traverse():
+        kind = kinds.get(node.tag_id)
+        if kind in metadata_kinds:
+            metadata.add(kind, node)
+
+
+def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
+    """One pass over the body: metadata, and what rules 2-4 act on.
+
+    Returns the roots of dropped subtrees, the inline elements, the links
+    and the abbreviations with their expansion, none of them inside a
+    dropped subtree; the first dropped root is None when the body itself is
+    hidden.
+    """
+    kinds = _KINDS
+    if hidden:
+        # Only elements of the hidden elements' tags are looked up.
+        kinds = dict(kinds)
+        for tag_id in set(hidden.values()):
+            kinds[tag_id] = kinds.get(tag_id, _BLOCK) + _MAYBE_HIDDEN
+    kind_of = kinds.get
+    metadata_kinds = _METADATA_KINDS
+    hrefs = metadata.hrefs
+    body_id = body.mem_id
+    dropped = []
+    inline = []
+    anchors = []
+    abbreviations = []
+    skip_to = 0  # while in a dropped subtree: the mem_id of the node after it
+    for node in body.traverse():
+        kind = kind_of(node.tag_id)
+        if skip_to:
+            if skip_to == _END or node.mem_id != skip_to:
+                if kind is not None:
+                    kind &= 15
+                    if kind == _ANCHOR:
+                        href = node.attrs.get("href")
+                        if href:
+                            hrefs.append(href)
+                    elif kind in metadata_kinds:
+                        metadata.add(kind, node)
+                continue
+            skip_to = 0
+        if kind is None:
+            continue
+        if kind == _INLINE:
+            inline.append(node)
+            continue
+        if kind == _ANCHOR:
+            href = node.attrs.get("href")
+            if href:
+                hrefs.append(href)
+            inline.append(node)
+            anchors.append(node)
+            continue
+        if kind >= _MAYBE_HIDDEN:
+            kind -= _MAYBE_HIDDEN
+            if node.mem_id in hidden:
+                if kind in metadata_kinds:
+                    metadata.add(kind, node)
+                if node.mem_id == body_id:
+                    return [None], [], [], []
+                dropped.append(node)
+                skip_to = _element_after(node, body_id)
+                continue
+            if kind == _BLOCK:
+                continue
+            if kind == _INLINE:
+                inline.append(node)
+                continue
+            if kind == _ANCHOR:
+                href = node.attrs.get("href")
+                if href:
+                    hrefs.append(href)
+                inline.append(node)
+                anchors.append(node)
+                continue
+        if kind == _DROP:
+            dropped.append(node)
+            skip_to = _element_after(node, body_id)
+        elif kind == _ABBREVIATION:
+            inline.append(node)
+            title = node.attrs.get("title")
+            if title:
+                expansion = collapse_whitespace(title)
+                if expansion:
+                    abbreviations.append((node, expansion))
+        elif kind != _AREA_LINK:
+            # title, base, meta, link: metadata, then dropped.
+            metadata.add(kind, node)
+            dropped.append(node)
+            skip_to = _element_after(node, body_id)
+        else:
+            metadata.add(kind, node)
+    return dropped, inline, anchors, abbreviations
+
+
+def _element_after(node, stop_id: int) -> int:
+    """The mem_id of the first non-text node after `node`'s subtree, in document order, within `stop_id`'s."""
+    while True:
+        sibling = node.next
+        while sibling is not None:
+            # traverse() yields every node but text nodes.
+            if not sibling.is_text_node:
+                return sibling.mem_id
+            sibling = sibling.next
+        node = node.parent
+        if node is None or node.mem_id == stop_id:
+            return _END
+
+
+def _separate_adjacent_links(anchors) -> None:
     # A menu of links written without spaces (`<a>Home</a><a>News</a>`) shows
     # as separate items; unwrapped, it would become one word. Only a link
     # that directly follows another element gets a space, so markup inside a
     # word (`<b>%</b>165`, `При<b>в</b>ет`) stays glued.
-    for link in body.css("a"):
+    inline_ids = INLINE_TAG_IDS
+    for link in anchors:
         previous = link.prev
-        if previous is not None and previous.is_element_node and previous.tag in INLINE_TAG_SET:
+        if previous is not None and previous.is_element_node and previous.tag_id in inline_ids:
             link.insert_before(" ")
 
 
@@ -184,45 +579,12 @@ def _is_hidden(node) -> bool:
 
 
 def extract_metadata(tree: LexborHTMLParser, url: str) -> tuple[str, list[str], str, dict[str, str]]:
-    title_node = tree.css_first("title")
-    title = collapse_whitespace(title_node.text()) if title_node is not None else ""
-
-    base_node = tree.css_first("base[href]")
-    base = urljoin(url, (base_node.attributes.get("href") or "").strip()) if base_node is not None else url
-    links = []
-    seen = set()
-    for anchor in tree.css("a[href], area[href]"):
-        href = (anchor.attributes.get("href") or "").strip()
-        if not href or href.startswith("#"):
-            continue
-        try:
-            absolute = urljoin(base, href)
-            scheme = urlsplit(absolute).scheme
-        except ValueError:
-            continue
-        if scheme in LINK_SCHEMES and absolute not in seen:
-            seen.add(absolute)
-            links.append(absolute)
-
+    """Rule 1 alone: (title, links, lang, meta) of a parsed page."""
     root = tree.root
-    lang = ""
+    metadata = _Metadata()
     if root is not None:
-        lang = (root.attributes.get("lang") or root.attributes.get("xml:lang") or "").strip()
-    meta = {}
-    for node in tree.css("meta[content]"):
-        attributes = node.attributes
-        name = (attributes.get("name") or attributes.get("property") or attributes.get("http-equiv") or "").strip().lower()
-        content = collapse_whitespace(attributes.get("content") or "")
-        if not content:
-            continue
-        if name == "content-language" and not lang:
-            lang = content.split(",")[0].strip()
-        elif name in META_NAMES and name not in meta:
-            meta[name] = content
-    canonical = tree.css_first('link[rel="canonical" i][href]')
-    if canonical is not None:
-        meta["canonical"] = urljoin(base, (canonical.attributes.get("href") or "").strip())
-    return title, links, lang.lower(), meta
+        _collect_metadata(root, metadata)
+    return metadata.finish(url, root)
 
 
 class CleanHtml(beam.PTransform):

@@ -1,0 +1,49 @@
+"""Helpers shared by the tests (fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+import io
+import zlib
+
+from pipeline.sample import Capture
+from transforms.document import DeadLetter, Document, Skip
+from transforms.read_warc import read_warc
+
+
+def page(body: str, title: str = "Test page", lang: str = "en", head: str = "") -> str:
+    """A small but complete HTML page."""
+    return (f'<!DOCTYPE html><html lang="{lang}"><head>{head}<title>{title}</title></head>'
+            f"<body>{body}</body></html>")
+
+
+def html_capture(url: str, body: str, **fields) -> Capture:
+    """A 200 text/html (utf-8) capture of a page with `body`."""
+    return Capture(url, page(body).encode("utf-8"), **fields)
+
+
+def read_bytes(data: bytes, source_file: str = "test.warc.gz") -> list:
+    """Every outcome of read_warc() on a WARC file held in memory."""
+    return list(read_warc(lambda: io.BytesIO(data), source_file))
+
+
+def outcomes_by_kind(outcomes: list) -> tuple[list[Document], list[Skip], list[DeadLetter]]:
+    docs = [o for o in outcomes if isinstance(o, Document)]
+    skips = [o for o in outcomes if isinstance(o, Skip)]
+    dead = [o for o in outcomes if isinstance(o, DeadLetter)]
+    assert len(docs) + len(skips) + len(dead) == len(outcomes), "an outcome of an unknown type"
+    return docs, skips, dead
+
+
+def gzip_members(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each gzip member of `data`, found by decompressing it."""
+    members = []
+    start = 0
+    while start < len(data):
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        decompressor.decompress(data[start:])
+        if not decompressor.eof:
+            raise ValueError(f"gzip member at {start} is incomplete")
+        end = len(data) - len(decompressor.unused_data)
+        members.append((start, end))
+        start = end
+    return members

@@ -1,0 +1,180 @@
+"""CompressWrite: sharded Avro files that fastavro reads, with every codec and level."""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from pathlib import Path
+
+import apache_beam as beam
+import fastavro
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+
+from transforms.compress_write import (CODECS, CORPUS_SCHEMA, SCHEMA_FIELDS, STAGING_DIR, CompressWrite,
+                                       StageAndFingerprint, avro_record, resolve_level)
+from transforms.document import Document
+from transforms.hash_dedup import HashDedup, content_hash, hash_document
+
+SHARD_NAME = re.compile(r"^corpus-(\d{5})-of-(\d{5})\.avro$")
+# (codec, level) of every variant written by the module's one pipeline.
+VARIANTS = [("deflate", 0), ("deflate", 9), ("snappy", None), ("zstandard", None),
+            ("xz", 0), ("xz", 9), ("bzip2", 1), ("bzip2", 9), ("null", None)]
+
+
+def doc(html: str, url: str, source_file: str, date: str = "2026-01-15T10:00:00Z") -> Document:
+    return Document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date=date, source_file=source_file,
+                    source_offset=len(url), http_status=200, content_type="text/html; charset=utf-8",
+                    charset="utf-8", charset_source="http-header", title=f"Title of {url}",
+                    links=[url + "/next"], lang="en", meta={"description": "d"}, html=html,
+                    text=html.replace("<div>", "").replace("</div>", "\n").strip(), raw_bytes=3 * len(html),
+                    cleaned_bytes=2 * len(html), minimized_bytes=len(html))
+
+
+@functools.lru_cache(maxsize=None)
+def _chunk(seed: int, size: int = 100_000) -> str:
+    rng = random.Random(seed)
+    return "<div>" + "".join(rng.choices("abcdefghijklmnopqrstuvwxyz ", k=size)) + "</div>"
+
+
+def repetitive(k: int) -> Document:
+    # Repeats 300 kB apart: only a large window (xz -9, bzip2 -9) finds them.
+    return doc(_chunk(k % 3) + f"<div>{k}</div>", f"https://big.example.org/{k}", "big.warc.gz")
+
+
+SMALL = [
+    doc("<div>hello world</div>", "https://a.example.org/1", "a.warc.gz", "2026-01-15T10:00:00Z"),
+    doc("<div>привет мир</div>", "https://a.example.org/2", "a.warc.gz", "2026-01-15T10:01:00Z"),
+    doc("<div>hello world</div>", "https://b.example.org/copy", "b.warc.gz", "2026-01-16T10:00:00Z"),
+    doc("<div>other</div>", "https://b.example.org/3", "b.warc.gz", "2026-01-15T10:00:00Z"),
+]
+BIG_COUNT = 6
+
+
+def _write(pipeline, output: Path, codec: str, level: int | None, label: str):
+    # The big documents are made inside the pipeline: Beam would pickle and bz2 them with a Create.
+    small = pipeline | f"Small-{label}" >> beam.Create(SMALL)
+    big = pipeline | f"Keys-{label}" >> beam.Create(range(BIG_COUNT)) | f"Big-{label}" >> beam.Map(repetitive)
+    staged = ((small, big) | f"All-{label}" >> beam.Flatten()
+              | f"Hash-{label}" >> beam.Map(hash_document)
+              | f"Stage-{label}" >> StageAndFingerprint(str(output)))
+    deduplicated = staged.fingerprints | f"Dedup-{label}" >> HashDedup()
+    return {"staged": staged.staged, "survivors": deduplicated.survivors,
+            "duplicates": deduplicated.duplicates} | f"Write-{label}" >> CompressWrite(str(output), codec, level)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> dict:
+    """One pipeline writes every variant: {(codec, level): output dir}."""
+    root = tmp_path_factory.mktemp("compress_write")
+    outputs = {}
+    with TestPipeline() as pipeline:
+        for codec, level in VARIANTS:
+            outputs[(codec, level)] = root / f"{codec}-{level}"
+            _write(pipeline, outputs[(codec, level)], codec, level, f"{codec}-{level}")
+    return outputs
+
+
+def read_dir(output: Path) -> dict[str, list[dict]]:
+    """{shard file name: its records}."""
+    shards = {}
+    for shard in sorted(output.glob("corpus-*.avro")):
+        with shard.open("rb") as handle:
+            shards[shard.name] = list(fastavro.reader(handle))
+    return shards
+
+
+def big_shard(output: Path) -> Path:
+    [name] = [name for name, records in read_dir(output).items()
+              if {record["source_file"] for record in records} == {"big.warc.gz"}]
+    return output / name
+
+
+@pytest.mark.parametrize("codec,level", VARIANTS)
+def test_every_codec_writes_files_fastavro_reads_with_the_schema(written, codec, level):
+    output = written[(codec, level)]
+    shards = read_dir(output)
+    assert sorted(path.name for path in output.iterdir()) == sorted(shards)  # nothing else, no staging left
+    assert not (output / STAGING_DIR).exists()
+    # One shard per input file that gave documents, numbered in the order of the input paths.
+    assert sorted(shards) == [f"corpus-{index:05d}-of-00003.avro" for index in range(3)]
+    assert [{record["source_file"] for record in records} for records in shards.values()] == \
+        [{"a.warc.gz"}, {"b.warc.gz"}, {"big.warc.gz"}]
+    for name in shards:
+        assert SHARD_NAME.match(name)
+        with (output / name).open("rb") as handle:
+            reader = fastavro.reader(handle)
+            assert reader.codec == codec
+            assert [field["name"] for field in reader.writer_schema["fields"]] == list(SCHEMA_FIELDS)
+            assert reader.metadata.get("webcorpus.content_hash") == "sha256"
+    records = [record for records in shards.values() for record in records]
+    # The duplicate (captured a day later) is dropped; its survivor lists it.
+    by_url = {record["url"]: record for record in records}
+    assert sorted(by_url) == sorted(["https://a.example.org/1", "https://a.example.org/2", "https://b.example.org/3"]
+                                    + [repetitive(k).url for k in range(BIG_COUNT)])
+    survivor = by_url["https://a.example.org/1"]
+    assert survivor["duplicate_count"] == 1
+    assert survivor["duplicate_urls"] == ["https://b.example.org/copy"]
+    assert survivor["duplicate_record_ids"] == ["<urn:uuid:https://b.example.org/copy>"]
+    for original in SMALL[:2] + SMALL[3:] + [repetitive(k) for k in range(BIG_COUNT)]:
+        expected = avro_record(hash_document(original))
+        if original.url == survivor["url"]:
+            expected.update(duplicate_count=1, duplicate_urls=["https://b.example.org/copy"],
+                            duplicate_record_ids=["<urn:uuid:https://b.example.org/copy>"])
+        assert by_url[original.url] == expected
+        assert by_url[original.url]["content_hash"] == content_hash(original.html)
+
+
+@pytest.mark.parametrize("codec,low,high", [("deflate", 0, 9), ("xz", 0, 9), ("bzip2", 1, 9)])
+def test_the_level_is_honoured(written, codec, low, high):
+    size = {level: big_shard(written[(codec, level)]).stat().st_size for level in (low, high)}
+    assert size[low] > size[high] * 1.2, size
+
+
+def test_compressed_files_are_smaller_than_null(written):
+    null = big_shard(written[("null", None)]).stat().st_size
+    for codec, level in VARIANTS:
+        if codec not in ("null", "snappy") and (codec, level) != ("deflate", 0):  # no entropy coding in these
+            assert big_shard(written[(codec, level)]).stat().st_size < null * 0.8, codec
+
+
+# --- levels ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("codec,default", [("deflate", 6), ("zstandard", 9), ("xz", 6), ("bzip2", 9),
+                                           ("snappy", None), ("null", None)])
+def test_resolve_level_default(codec, default):
+    assert resolve_level(codec, None) == default
+
+
+@pytest.mark.parametrize("codec,levels", [("deflate", range(0, 10)), ("zstandard", range(1, 23)),
+                                          ("xz", range(0, 10)), ("bzip2", range(1, 10))])
+def test_resolve_level_accepts_the_range(codec, levels):
+    assert [resolve_level(codec, level) for level in levels] == list(levels)
+
+
+@pytest.mark.parametrize("codec,level", [("deflate", -1), ("deflate", 10), ("zstandard", 0), ("zstandard", 23),
+                                         ("xz", -1), ("xz", 10), ("bzip2", 0), ("bzip2", 10), ("snappy", 1),
+                                         ("null", 0)])
+def test_resolve_level_rejects_levels_out_of_range(codec, level):
+    with pytest.raises(ValueError, match=codec):
+        resolve_level(codec, level)
+
+
+@pytest.mark.parametrize("codec", ["gzip", "lz4", "", "DEFLATE", "brotli"])
+def test_resolve_level_rejects_unknown_codecs(codec):
+    with pytest.raises(ValueError, match="unknown codec"):
+        resolve_level(codec, None)
+
+
+def test_compress_write_rejects_a_bad_level_when_built():
+    with pytest.raises(ValueError):
+        CompressWrite("/tmp/never-written", "deflate", 11)
+    with pytest.raises(ValueError):
+        CompressWrite("/tmp/never-written", "lz4", None)
+
+
+def test_schema_fields_are_document_fields():
+    assert set(CODECS) == {"deflate", "snappy", "zstandard", "xz", "bzip2", "null"}
+    assert set(SCHEMA_FIELDS) <= set(Document.__dataclass_fields__)
+    assert [field["name"] for field in CORPUS_SCHEMA["fields"]] == list(SCHEMA_FIELDS)

@@ -1,0 +1,111 @@
+"""MinimizeText: letters, digits and a few symbols, lowercased, one block per <div>."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transforms.clean_html import blocks_to_html
+from transforms.document import Document
+from transforms.minimize_text import KEPT_SYMBOLS, MinimizeText, minimize_block, minimize_blocks, minimize_document
+
+# Written out from the documented rule, independently of the module's ranges.
+KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"
+                  r"\u0400-\u0482\u048a-\u052f\u1c80-\u1c8f\ua640-\ua66e\ua680-\ua69d&\-'.,:%+@#$/ ]*$")
+LATIN_AND_CYRILLIC_LETTERS = [
+    chr(code) for low, high in ((0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x24F), (0x400, 0x482), (0x48A, 0x52F))
+    for code in range(low, high + 1) if unicodedata.category(chr(code)).startswith("L")
+]
+
+
+@pytest.mark.parametrize("block,expected", [
+    ("Hello, World!", "hello, world"),
+    ("ПРИВЕТ Мир", "привет мир"),
+    ("Price: $5 + 10% @home #tag a/b & c-d 'q' 1.5,6", "price: $5 + 10% @home #tag a/b & c-d 'q' 1.5,6"),
+    ("Grüße aus Köln, Ærøskøbing", "grüße aus köln, ærøskøbing"),
+    ("日本語 text ★ ok (yes) [no] {x} \"q\" ! ? ; *", "text ok yes no x q"),
+    ("  many   spaces\t\nand\u00a0nbsp  ", "many spaces and nbsp"),
+    ("при\u0301вет", "привет"),
+    ("e\u0301te\u0301", "été"),
+    ("co\u00adop", "coop"),
+    ("zero\u200bwidth\u200c\u200djoin\u2060er\ufeff", "zerowidthjoiner"),
+    ("ＡＢＣ ｄｅｆ １２３", "abc def 123"),
+    ("ﬁne ﬂow", "fine flow"),
+    ("\u2018single\u2019 \u2013 dash \u2212 minus", "'single' - dash - minus"),
+    ("İstanbul", "istanbul"),
+    ("!!! ??? ★★★", ""),
+    ("", ""),
+])
+def test_minimize_block(block, expected):
+    assert minimize_block(block) == expected
+
+
+def test_empty_blocks_are_removed():
+    assert minimize_blocks(["Hello", "★ ★", "", "  ", "World"]) == ["hello", "world"]
+
+
+def test_kept_symbols_are_the_documented_ones():
+    assert set(KEPT_SYMBOLS) == set("&-'.,:%+@#$/")
+    assert minimize_block(KEPT_SYMBOLS) == KEPT_SYMBOLS
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text())
+def test_output_only_holds_kept_characters_and_single_spaces(block):
+    result = minimize_block(block)
+    assert KEPT.match(result), result
+    assert "  " not in result
+    assert result == result.strip()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text())
+def test_minimize_is_idempotent(block):
+    once = minimize_block(block)
+    assert minimize_block(once) == once
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(LATIN_AND_CYRILLIC_LETTERS), min_size=1, max_size=12))
+def test_a_word_of_latin_or_cyrillic_letters_stays_one_word(word):
+    result = minimize_block(word)
+    assert result and " " not in result, (word, result)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=6))
+def test_minimize_blocks_is_minimize_block_without_empties(block_list):
+    assert minimize_blocks(block_list) == [m for m in map(minimize_block, block_list) if m]
+
+
+def _document(html: str, url: str = "https://example.org/") -> Document:
+    return Document(url=url, warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
+                    source_file="t.warc.gz", source_offset=0, http_status=200, content_type="text/html", html=html)
+
+
+def test_minimize_document():
+    doc = minimize_document(_document(blocks_to_html(["Hello, World!", "★★★", "Foo & <Bar>"])))
+    assert doc.html == "<div>hello, world</div><div>foo &amp; bar</div>"
+    assert doc.text == "hello, world\nfoo & bar"
+    assert doc.minimized_bytes == len(doc.html.encode("utf-8"))
+
+
+def test_minimize_text_transform():
+    docs = [_document(blocks_to_html(["Новый МОСТ", "через Неву!"]), "https://a.example.org/"),
+            _document("", "https://b.example.org/"),
+            _document(12345, "https://broken.example.org/")]  # the stage fails on it
+    with TestPipeline() as pipeline:
+        result = pipeline | beam.Create(docs) | MinimizeText()
+        assert_that(result.documents | "Docs" >> beam.Map(lambda d: (d.url, d.html, d.text, d.minimized_bytes)),
+                    equal_to([("https://a.example.org/", "<div>новый мост</div><div>через неву</div>",
+                               "новый мост\nчерез неву", len("<div>новый мост</div><div>через неву</div>".encode())),
+                              ("https://b.example.org/", "", "", 0)]), label="documents")
+        assert_that(result.dead_letter | "Dead" >> beam.Map(lambda d: (d.stage, d.url)),
+                    equal_to([("minimize_text", "https://broken.example.org/")]), label="dead")

@@ -1,0 +1,188 @@
+"""The run report: every record counted once, and the counts add up."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transforms.document import DeadLetter, Document, Skip
+from transforms.hash_dedup import Duplicate
+from transforms.report import (OUTCOMES, SumTallies, WriteReport, build_report, format_report, read_report,
+                               tally_dead_letter, tally_duplicate, tally_read, tally_record, tally_skip,
+                               tally_written)
+
+
+def document(source_file: str, index: int) -> Document:
+    return Document(url=f"https://example.org/{index}", warc_record_id=f"<urn:uuid:{index}>",
+                    warc_date="2026-01-15T10:00:00Z", source_file=source_file, source_offset=index,
+                    http_status=200, content_type="text/html")
+
+
+def kept_record(source_file: str, raw: int, cleaned: int, minimized: int, charset: str = "utf-8",
+                source: str = "http-header") -> dict:
+    return {"source_file": source_file, "charset": charset, "charset_source": source, "raw_bytes": raw,
+            "cleaned_bytes": cleaned, "minimized_bytes": minimized}
+
+
+def skip(source_file: str, kind: str) -> Skip:
+    return Skip(kind, source_file, 0, "response", "<urn:uuid:s>", "https://example.org/s")
+
+
+def dead(source_file: str, stage: str) -> DeadLetter:
+    return DeadLetter(stage, "ValueError: broken", source_file, 0, "<urn:uuid:d>", "https://example.org/d")
+
+
+def duplicate(source_file: str) -> Duplicate:
+    values = {"url": "https://example.org/dup", "warc_record_id": "<urn:uuid:dup>", "warc_date": "2026-01-16T00:00:00Z",
+              "source_file": source_file, "content_hash": "0" * 64, "survivor_url": "https://example.org/0",
+              "survivor_record_id": "<urn:uuid:0>"}
+    # Fields this test does not care about (offsets, ranges) are zero.
+    return Duplicate(**{f.name: values.get(f.name, 0) for f in dataclasses.fields(Duplicate)})
+
+
+def run_tallies(outcomes: dict[str, list[str]]) -> Counter:
+    """Tallies as the pipeline makes them, for each file's list of record fates.
+
+    Fates: kept, duplicate, skip:KIND, dead-read (a record ReadWarc could not read), dead:STAGE (a read
+    document that a later stage failed on).
+    """
+    total = Counter()
+    for source_file, fates in outcomes.items():
+        for index, fate in enumerate(fates):
+            if fate in ("kept", "duplicate") or fate.startswith("dead:"):
+                total.update(tally_read(document(source_file, index)))
+            if fate == "kept":
+                total.update(tally_record(kept_record(source_file, 100 + index, 40, 30)))
+            elif fate == "duplicate":
+                total.update(tally_duplicate(duplicate(source_file)))
+            elif fate.startswith("skip:"):
+                total.update(tally_skip(skip(source_file, fate[5:])))
+            elif fate == "dead-read":
+                total.update(tally_dead_letter(dead(source_file, "read_warc")))
+            else:
+                total.update(tally_dead_letter(dead(source_file, fate[5:])))
+    return total
+
+
+EXAMPLE = {
+    "/in/a.warc.gz": ["kept", "kept", "duplicate", "skip:non-response", "skip:redirect", "dead-read"],
+    "/in/b.warc.gz": ["kept", "dead:clean_html", "skip:non-response"],
+}
+
+
+def test_build_report_counts_every_record_once():
+    report = build_report(run_tallies(EXAMPLE), {"codec": "deflate"})
+    assert report["records"] == {"read": 9, "kept": 3, "duplicates": 1, "skipped": 3, "dead_letter": 2,
+                                 "balanced": True}
+    assert report["skipped"] == {"non-response": 2, "redirect": 1}
+    assert report["dead_letter"] == {"read_warc": 1, "clean_html": 1}
+    assert report["charsets"] == {"utf-8 (http-header)": 3}
+    assert {name: {key: counts[key] for key in ("read",) + OUTCOMES} for name, counts in report["files"].items()} == {
+        "/in/a.warc.gz": {"read": 6, "kept": 2, "duplicates": 1, "skipped": 2, "dead_letter": 1},
+        "/in/b.warc.gz": {"read": 3, "kept": 1, "duplicates": 0, "skipped": 1, "dead_letter": 1},
+    }
+    assert report["bytes"]["raw_html"] == 100 + 101 + 100 and report["bytes"]["cleaned"] == 120
+    assert report["bytes"]["minimized"] == 90 and report["bytes"]["written"] == 0
+    assert report["ratios"]["raw_html/cleaned"] == round(301 / 120, 2)
+    assert report["ratios"]["minimized/written"] is None
+    assert report["options"] == {"codec": "deflate"}
+    json.dumps(report)  # it is written as JSON
+
+
+FATES = st.one_of(st.sampled_from(["kept", "duplicate", "dead-read", "dead:charset", "dead:clean_html"]),
+                  st.sampled_from(["non-response", "redirect", "non-html", "empty"]).map(lambda k: f"skip:{k}"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["/a.warc.gz", "/b.warc.gz", "gs://x/c.warc.gz"]),
+                       st.lists(FATES, max_size=15), max_size=3))
+def test_counts_add_up_in_total_and_per_file(outcomes):
+    report = build_report(run_tallies(outcomes), {})
+    records = report["records"]
+    fates = [fate for file_fates in outcomes.values() for fate in file_fates]
+    assert records["read"] == len(fates)
+    assert records["read"] == sum(records[name] for name in OUTCOMES)
+    assert records["balanced"] is True
+    assert sum(report["skipped"].values()) == records["skipped"]
+    assert sum(report["dead_letter"].values()) == records["dead_letter"]
+    for source_file, counts in report["files"].items():
+        assert counts["read"] == len(outcomes[source_file])
+        assert counts["read"] == sum(counts[name] for name in OUTCOMES)
+    assert set(report["files"]) == {name for name, fates in outcomes.items() if fates}
+    assert sum(counts["read"] for counts in report["files"].values()) == records["read"]
+    text = format_report(report)
+    assert any(line.split() == ["read", f"{records['read']:,}"] for line in text.splitlines())
+    balance = next(line for line in text.splitlines() if "read = kept" in line)
+    assert balance.split()[-1] == "yes"
+
+
+def test_a_record_that_went_nowhere_unbalances_the_report():
+    tally = run_tallies(EXAMPLE)
+    tally.update(tally_read(document("/in/a.warc.gz", 99)))  # read, then lost
+    report = build_report(tally, {})
+    assert report["records"]["read"] == 10 and report["records"]["balanced"] is False
+    balance = next(line for line in format_report(report).splitlines() if "read = kept" in line)
+    assert balance.split()[-1] == "NO"
+
+
+def test_read_errors_are_listed_with_their_file():
+    tally = run_tallies(EXAMPLE)
+    report = build_report(tally, {})
+    errors = {name: counts.get("errors", []) for name, counts in report["files"].items()}
+    # Only what went wrong reading a file is listed with it, at its offset.
+    assert errors == {"/in/a.warc.gz": ["offset 0: ValueError: broken"], "/in/b.warc.gz": []}
+
+
+def test_format_report_renders_counts_bytes_and_files():
+    tally = run_tallies(EXAMPLE)
+    tally.update({("bytes", "written"): 45, ("total", "output_files"): 1})
+    text = format_report(build_report(tally, {}))
+    lines = text.splitlines()
+    assert lines[0] == "Records"
+    assert any(line.split() == ["read", "9"] for line in lines)
+    assert any(line.split() == ["kept", "3"] for line in lines)
+    assert any(line.split() == ["duplicates", "1"] for line in lines)
+    assert any(line.split() == ["dead", "letter", "2"] for line in lines)
+    assert any(line.split() == ["redirect", "1"] for line in lines)
+    assert any(line.split() == ["read_warc", "1"] for line in lines)
+    assert any(line.strip().startswith("read = kept + duplicates + skipped + dead letter") and
+               line.split()[-1] == "yes" for line in lines)
+    assert any(line.split()[:3] == ["raw", "HTML", "301"] for line in lines)
+    written = next(line for line in lines if line.strip().startswith("written (Avro files)"))
+    assert written.split()[-2:] == ["2.00x", f"{301 / 45:.2f}x"]
+    assert any(line.split() == ["a.warc.gz", "6", "2", "1", "2", "1"] for line in lines)
+    assert any(line.split() == ["b.warc.gz", "3", "1", "0", "1", "1"] for line in lines)
+
+
+def test_large_counts_use_thousands_separators():
+    tally = Counter({("total", "read"): 1234567, ("total", "kept"): 1234567})
+    text = format_report(build_report(tally, {}))
+    assert any(line.split() == ["read", "1,234,567"] for line in text.splitlines())
+
+
+def test_tally_written_counts_the_file_size(tmp_path):
+    path = tmp_path / "corpus-00000-of-00001.avro"
+    path.write_bytes(b"x" * 1234)
+    assert tally_written(str(path)) == Counter({("bytes", "written"): 1234, ("total", "output_files"): 1})
+
+
+def test_sum_tallies_and_write_report(tmp_path):
+    tallies = [tally_read(document("/a.warc.gz", 0)), tally_record(kept_record("/a.warc.gz", 10, 5, 4)),
+               tally_skip(skip("/a.warc.gz", "redirect")), tally_dead_letter(dead("/b.warc.gz", "read_warc"))]
+    fn = SumTallies()
+    merged = fn.merge_accumulators([fn.add_input(fn.create_accumulator(), tallies[0]),
+                                    fn.add_input(fn.add_input(fn.create_accumulator(), tallies[1]), tallies[2]),
+                                    fn.add_input(fn.create_accumulator(), tallies[3])])
+    assert fn.extract_output(merged) == sum(tallies, Counter())
+    with TestPipeline() as pipeline:
+        _ = pipeline | beam.Create(tallies) | WriteReport(str(tmp_path), {"codec": "xz", "level": 6})
+    report = read_report(str(tmp_path))
+    assert report["records"] == {"read": 3, "kept": 1, "duplicates": 0, "skipped": 1, "dead_letter": 1,
+                                 "balanced": True}
+    assert report["options"] == {"codec": "xz", "level": 6}
