@@ -67,7 +67,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     """
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir)
     decoded = read.documents | "Charset" >> DecodeCharset()
-    cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors)
+    cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText()
     staged = (
         minimized.documents

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
-from transforms.clean_html import validate_selectors
+from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
@@ -28,6 +28,7 @@ class CorpusSettings:
     drop_selectors: tuple[str, ...] = ()
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     range_bytes: int = DEFAULT_RANGE_BYTES
+    page_timeout: float = DEFAULT_PAGE_TIMEOUT
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -40,6 +41,8 @@ class CorpusSettings:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
         if self.range_bytes <= 0:
             raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
+        if not self.page_timeout > 0:
+            raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
 
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
@@ -101,6 +104,11 @@ def make_parser() -> argparse.ArgumentParser:
              f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}).",
     )
     parser.add_argument(
+        "--page-timeout", type=float, default=None, metavar="SECONDS",
+        help=f"Pages with over {ISOLATE_ABOVE_TAGS:,} tags are cleaned in a child process; one that takes longer "
+             f"than this, or crashes the parser, goes to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -113,7 +121,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
-               "sync_interval": "--block-size", "range_bytes": "--range-size"}
+               "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -127,6 +135,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         drop_selectors=tuple(options["drop_selectors"]),
         sync_interval=options["sync_interval"],
         range_bytes=options["range_bytes"],
+        page_timeout=options["page_timeout"],
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -163,6 +172,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             drop_selectors=tuple(known.drop_selectors),
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
+            page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
         )

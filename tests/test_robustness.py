@@ -197,3 +197,54 @@ def test_a_failed_build_publishes_nothing_and_its_report_says_so(tmp_path, monke
     report = json.loads((output / "report.json").read_text())
     assert report["status"] == "failed" and "No space left on device" in report["error"]
     assert "the build failed" in capsys.readouterr().err
+
+
+PATHOLOGICAL = {
+    "nul-bytes": b"<p>a\x00b\x00\x00c</p>" * 1000,
+    "invalid-utf8": b"<p>\xff\xfe\xc3\x28 caf\xe9 ok</p>",
+    "svg-template": b"<svg><template><p>x</p><svg><template><foreignObject><p>in</p></foreignObject></template>"
+                    b"</svg></template></svg><template><svg><div>t</div></svg></template><p>after</p>",
+    "megabyte-attribute": b'<div title="' + b"a" * 1_000_000 + b'">text</div>',
+    "megabyte-style": b'<div style="' + b"x:y;" * 250_000 + b'display:none">hidden</div><p>shown</p>',
+    "many-tables": b"<table><tr><td>" * 3000 + b"cell",
+    "big-page": b"<html><body>" + b"<p>word word word word</p>" * 400_000,
+}
+
+
+def clean_through_stage(payloads: dict[str, bytes], page_timeout: float) -> dict[str, list]:
+    """The CleanHtml stage's outputs (its DoFn, run directly) for pages given by name."""
+    from apache_beam.pvalue import TaggedOutput
+
+    from transforms.clean_html import GuardedCleaner, HtmlCleaner
+    from transforms.stage import DocumentStage
+
+    stage = DocumentStage("clean_html", GuardedCleaner(HtmlCleaner(), page_timeout))
+    stage.setup()
+    results = {"documents": [], "dead": []}
+    for name, payload in payloads.items():
+        doc = Document(url=f"http://example.org/{name}", warc_record_id=name, warc_date="", source_file="t",
+                       source_offset=0, http_status=200, content_type="text/html", payload=payload)
+        for output in stage.process(doc):
+            if isinstance(output, TaggedOutput):
+                results["dead"].append(output.value)
+            else:
+                results["documents"].append(output)
+    return results
+
+
+def test_pathological_pages_are_cleaned_without_a_crash_or_stall():
+    results = clean_through_stage(PATHOLOGICAL, page_timeout=60)
+    assert results["dead"] == []
+    texts = {doc.warc_record_id: doc.html for doc in results["documents"]}
+    assert set(texts) == set(PATHOLOGICAL)
+    assert "shown" in texts["megabyte-style"] and "hidden" not in texts["megabyte-style"]
+    assert "after" in texts["svg-template"] and ">t<" not in texts["svg-template"]
+
+
+def test_a_page_that_takes_too_long_goes_to_the_dead_letter_alone():
+    deep = b"<html><body>" + b"<div>" * 100_000 + b"deep" + b"</div>" * 100_000
+    results = clean_through_stage({"deep": deep, "fine": b"<p>fine page</p>"}, page_timeout=2)
+    assert [doc.warc_record_id for doc in results["documents"]] == ["fine"]
+    (dead,) = results["dead"]
+    assert dead.warc_record_id == "deep" and dead.stage == "clean_html"
+    assert dead.reason == "PageTimeout: took longer than 2 s"
