@@ -206,7 +206,8 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress) -> Iterato
             raise DamagedData("a WARC record without Content-Length")
         warnings = iterator.err_count
         outcome = _read_record(iterator, record, source_file)
-        progress.next_offset = iterator.offset
+        # warcio's offsets go wrong on garbled input (even negative): never backwards.
+        progress.next_offset = max(progress.next_offset, iterator.offset)
         progress.emitted += 1
         yield outcome
         if iterator.err_count > warnings:

@@ -1,0 +1,1 @@
+"""Benchmarks of webcorpus: `python -m benchmarks.throughput --help`."""

@@ -1,0 +1,104 @@
+"""The pipeline's work as a plain Python loop, for `benchmarks.throughput`.
+
+The same pure functions in the same order as `python -m pipeline`:
+read_warc, decode_document, HtmlCleaner, minimize_document, hash_document,
+deduplication by hash in a dict (with HashDedup's survivor rule), and one
+Avro file written with fastavro with CompressWrite's schema, records, codec
+and block size. No Beam, no side outputs, no report.
+
+    python -m benchmarks.plain_loop --input 'DIR/*.warc.gz' --output DIR [--codec CODEC] [--level N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+import fastavro
+
+from transforms.charset import decode_document
+from transforms.clean_html import HtmlCleaner
+import transforms.compress_write as compress_write
+from transforms.compress_write import DEFAULT_SYNC_INTERVAL, FILE_METADATA, FILE_PREFIX, PARSED_SCHEMA, avro_record, resolve_level
+from transforms.document import Document
+from transforms.hash_dedup import hash_document
+from transforms.minimize_text import minimize_document
+from transforms.read_warc import read_warc
+
+# The pipeline's default codec (`--codec`).
+DEFAULT_CODEC = getattr(compress_write, "DEFAULT_CODEC", "deflate")
+
+
+def survivor_order(doc: Document) -> tuple[str, str, str]:
+    # HashDedup's rule: the earliest capture, then the smallest URL and record id.
+    return (doc.warc_date, doc.url, doc.warc_record_id)
+
+
+def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int | None = None,
+          sync_interval: int = DEFAULT_SYNC_INTERVAL) -> dict:
+    cleaner = HtmlCleaner()
+    survivors: dict[str, list] = {}  # content hash -> [survivor, dropped captures]
+    counts = {"read": 0, "documents": 0, "failed": 0, "kept": 0, "duplicates": 0}
+    raw_bytes = 0
+    for path in paths:
+        for outcome in read_warc(lambda: open(path, "rb"), path):
+            counts["read"] += 1
+            if not isinstance(outcome, Document):
+                continue
+            counts["documents"] += 1
+            try:
+                doc = hash_document(minimize_document(cleaner(decode_document(outcome))))
+            except Exception:  # noqa: BLE001 - the pipeline routes these to dead letters
+                counts["failed"] += 1
+                continue
+            group = survivors.get(doc.content_hash)
+            if group is None:
+                survivors[doc.content_hash] = [doc, []]
+                continue
+            if survivor_order(doc) < survivor_order(group[0]):
+                group[0], doc = doc, group[0]
+            group[1].append(doc.replace(html="", text="", links=[], meta={}))
+    os.makedirs(output, exist_ok=True)
+    path = os.path.join(output, f"{FILE_PREFIX}-00000-of-00001.avro")
+    with open(path, "wb") as handle:
+        writer = fastavro.write.Writer(handle, PARSED_SCHEMA, codec=codec, compression_level=resolve_level(codec, level),
+                                       sync_interval=sync_interval, metadata=FILE_METADATA)
+        for survivor, dropped in survivors.values():
+            dropped.sort(key=survivor_order)
+            if dropped:
+                survivor = survivor.replace(duplicate_count=len(dropped), duplicate_urls=[doc.url for doc in dropped],
+                                            duplicate_record_ids=[doc.warc_record_id for doc in dropped])
+            writer.write(avro_record(survivor))
+            raw_bytes += survivor.raw_bytes
+            counts["kept"] += 1
+            counts["duplicates"] += len(dropped)
+        writer.flush()
+    counts["raw_html_bytes"] = raw_bytes
+    counts["written_bytes"] = os.path.getsize(path)
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.plain_loop", description=__doc__.splitlines()[0])
+    parser.add_argument("--input", action="append", required=True, metavar="PATTERN")
+    parser.add_argument("--output", required=True, metavar="DIR")
+    parser.add_argument("--codec", default=DEFAULT_CODEC)
+    parser.add_argument("--level", type=int, default=None)
+    parser.add_argument("--block-size", type=int, default=DEFAULT_SYNC_INTERVAL, dest="sync_interval")
+    args = parser.parse_args(argv)
+    paths = sorted(path for pattern in args.input for path in glob.glob(pattern))
+    if not paths:
+        parser.error("no input file matches")
+    start = time.perf_counter()
+    counts = build(paths, args.output, args.codec, args.level, args.sync_interval)
+    counts["seconds"] = round(time.perf_counter() - start, 3)
+    print(json.dumps(counts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
