@@ -23,8 +23,8 @@ from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, hash_document
 from transforms.minimize_text import MinimizeText
 from transforms.read_warc import INPUT_FILES, ReadWarc
-from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_read, tally_skip,
-                               tally_written)
+from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_read,
+                               tally_skip, tally_written)
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
@@ -68,7 +68,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout)
-    minimized = cleaned.documents | "MinimizeText" >> MinimizeText()
+    minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts)
     staged = (
         minimized.documents
         | "Hash" >> beam.Map(hash_document)
@@ -93,6 +93,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),
+        minimized.documents | "TallyMostlyDropped" >> beam.FlatMap(tally_mostly_dropped),
         read.skipped | "TallySkipped" >> beam.Map(tally_skip),
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
         written[TALLIES],

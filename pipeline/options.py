@@ -13,6 +13,7 @@ from pathlib import Path
 
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
+from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
@@ -29,6 +30,8 @@ class CorpusSettings:
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     range_bytes: int = DEFAULT_RANGE_BYTES
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
+    # The scripts whose letters MinimizeText keeps (`parse_scripts`).
+    scripts: tuple[str, ...] = DEFAULT_SCRIPTS
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -37,6 +40,7 @@ class CorpusSettings:
     def __post_init__(self):
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
         validate_selectors(self.drop_selectors)
+        object.__setattr__(self, "scripts", parse_scripts(self.scripts))
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
         if self.range_bytes <= 0:
@@ -51,6 +55,7 @@ class CorpusSettings:
             del described[name]
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
+        described["scripts"] = list(self.scripts)
         return described
 
 
@@ -95,6 +100,12 @@ def make_parser() -> argparse.ArgumentParser:
         help="CSS selector of extra elements to remove with their content, e.g. 'div.warning'. Repeatable.",
     )
     parser.add_argument(
+        "--scripts", default=None, metavar="LIST",
+        help=f"Scripts whose letters MinimizeText keeps: a comma-separated list of {', '.join(SCRIPTS)}, "
+             f"or all (default: {','.join(DEFAULT_SCRIPTS)}). Letters of other scripts become spaces; a page whose "
+             "letters are mostly dropped is counted in the report and flagged by its dropped_letter_share.",
+    )
+    parser.add_argument(
         "--block-size", type=int, default=None, metavar="BYTES", dest="sync_interval",
         help=f"Uncompressed bytes per Avro block; larger blocks compress better (default {DEFAULT_SYNC_INTERVAL}).",
     )
@@ -121,7 +132,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
-               "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout"}
+               "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
+               "scripts": "--scripts"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -136,6 +148,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         sync_interval=options["sync_interval"],
         range_bytes=options["range_bytes"],
         page_timeout=options["page_timeout"],
+        # Manifests from before --scripts were built with the default.
+        scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -173,6 +187,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
+            scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
         )

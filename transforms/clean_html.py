@@ -7,17 +7,24 @@ The rules, in the order they apply:
    (`<html lang>`, else `Content-Language` in `<meta>`) and the `<meta>`
    values in `META_NAMES`.
 2. Elements that carry no text for a reader go with their content:
-   `DROP_TAGS`, elements hidden by the `hidden` attribute, by
-   `aria-hidden="true"`, by `display:none` or `visibility:hidden` in their
-   `style`, and whatever the user's CSS selectors match.
+   `DROP_TAGS`, elements hidden by the `hidden` attribute (but React's
+   streamed segments, `REACT_SEGMENT`), by `aria-hidden="true"`, by
+   `display:none` or `visibility:hidden` in their `style`, MathML's
+   `annotation`, a `<noscript>` shorter than `NOSCRIPT_MIN_CHARACTERS` or
+   holding markup written as text, and whatever the user's CSS selectors
+   match.
 3. `abbr`'s title is kept after its text: `WHO (World Health Organization)`.
-4. Inline elements (`INLINE_TAGS`) are unwrapped, so `При<b>в</b>ет` stays
-   one word.
+4. Inline elements (`INLINE_TAGS`) and comments are unwrapped, so
+   `При<b>в</b>ет` and `tripl<!-- -->e` stay one word; a link right after a
+   non-empty inline element gets a space (a menu of links written without
+   spaces is separate words).
 5. Every other element is a block boundary, and so are `br` and `img`: the
    text between two boundaries is one block. Each block becomes one
    `<div>`, without attributes; blocks with no text are dropped.
-6. Entities are decoded by the parser; whitespace inside a block collapses
-   to single spaces. The `html` field escapes `&`, `<` and `>` again.
+6. Entities are decoded by the parser, and those the page escaped twice
+   (`&amp;amp;`) once more (`decode_leftover_entities`); whitespace inside a
+   block collapses to single spaces. The `html` field escapes `&`, `<` and
+   `>` again.
 
 The output holds only `<div>` and text; the `text` field has the same blocks,
 one per line.
@@ -49,9 +56,10 @@ import apache_beam as beam
 
 DROP_TAGS = (
     # Code and styling.
-    "script", "style", "template", "noscript",
-    # Embedded content that has no text of its own.
-    "svg", "math", "iframe", "frame", "frameset", "object", "embed", "applet", "canvas",
+    "script", "style", "template",
+    # Embedded content that has no text of its own (MathML's formulas are
+    # text; its TeX or XML sources in `annotation` are not shown).
+    "svg", "annotation-xml", "iframe", "frame", "frameset", "object", "embed", "applet", "canvas",
     "audio", "video", "picture", "source", "track", "map",
     # Form controls (the form itself and its labels stay).
     "input", "button", "select", "option", "optgroup", "datalist", "textarea", "output",
@@ -69,9 +77,22 @@ INLINE_TAGS = (
 
 INLINE_TAG_SET = frozenset(INLINE_TAGS)
 
-# Candidates for hiding, confirmed by HIDDEN_STYLE (CSS cannot match `\s*`).
-HIDING_SELECTOR = '[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i]'
+# Candidates for hiding, confirmed by `_is_hidden` (CSS cannot match `\s*`).
+HIDING_SELECTOR = ('[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript, '
+                   'annotation')
 HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# React's streamed server rendering sends each late part of the page in a
+# `<div hidden id="S:1a">` (a number in hex) that its script moves into
+# place: shown text.
+REACT_SEGMENT = re.compile(r"S:[0-9a-f]+")
+# A `<noscript>` is kept when it holds at least this many characters (not
+# counting whitespace) and no markup written as text: a page's content for
+# readers without JavaScript (Blogger puts the whole post there). Shorter
+# ones ("Please enable JavaScript ...", tracking pixels) go.
+NOSCRIPT_MIN_CHARACTERS = 600
+# An entity left in the text after the parser decoded the page's, written
+# twice escaped (`&amp;amp;`, `&amp;nbsp;`): decoded once more.
+LEFTOVER_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 META_NAMES = (
     "description", "keywords", "author", "generator", "robots",
@@ -80,7 +101,7 @@ META_NAMES = (
 
 LINK_SCHEMES = frozenset({"http", "https"})
 # See GuardedCleaner.
-ISOLATE_ABOVE_TAGS = 10_000
+ISOLATE_ABOVE_TAGS = 25_000
 DEFAULT_PAGE_TIMEOUT = 30.0
 # A character that never occurs in parsed text (lexbor turns NUL into U+FFFD)
 # marks the boundary between text nodes.
@@ -261,16 +282,18 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
     if not unique:
         return []
     parts = _base_parts(base) if _FAST_JOIN else None
-    # Checked for all hrefs at once: most pages have no href that needs
-    # urljoin for its characters, nor an empty query or fragment.
-    joined = "\x00" + "\x00".join(unique) + "\x00"
+    # Checked at once for the hrefs that may take the inline paths below
+    # (those starting with `/` or `h`): most pages have none that needs
+    # urljoin for its characters, an empty query or fragment, or a dot
+    # segment.
+    joined = "\x00" + "\x00".join([href for href in unique if href[0] in "/h"]) + "\x00"
     plain = (_FAST_JOIN and joined.isascii() and "?#" not in joined and "?\x00" not in joined
              and "#\x00" not in joined and not any(character in joined for character in _JOIN_UNSAFE_CHARACTERS))
 
     def other(href: str) -> str | None:
         if href[0] == "#":
             return None
-        absolute = _fast_join(parts, href, plain) if _FAST_JOIN else None
+        absolute = _fast_join(parts, href, plain and href[0] in "/h") if _FAST_JOIN else None
         if absolute is None:
             try:
                 absolute = urljoin(base, href)
@@ -280,13 +303,13 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
                 return None
         return absolute or None  # _REJECT is ""
 
-    if plain and parts is not None and "/." not in joined and "\x00//" not in joined:
-        # The commonest hrefs inline: a path from the root (without dot
-        # segments), an absolute http(s) URL with a host.
+    if plain and parts is not None and "/." not in joined:
+        # The commonest hrefs inline: a path from the root, an absolute
+        # http(s) URL with a host.
         origin = parts[1]
         no_host = _NO_HOST
         resolved = [
-            origin + href if href[0] == "/"
+            origin + href if href[0] == "/" and href[1:2] != "/"
             else href if (href[8:9] not in no_host and href[:8] == "https://")
             or (href[7:8] not in no_host and href[:7] == "http://")
             else other(href)
@@ -422,8 +445,10 @@ class HtmlCleaner:
         for node in inline:
             node.unwrap(delete_empty=True)
         body.merge_text_nodes()
-        blocks = split_blocks(body.text(separator=BOUNDARY, skip_empty=True))
-        return CleanedPage(blocks, title, links, lang, meta)
+        text = body.text(separator=BOUNDARY, skip_empty=True)
+        if "&" in text:
+            text = decode_leftover_entities(text)
+        return CleanedPage(split_blocks(text), title, links, lang, meta)
 
     def _hidden(self, body) -> dict[int, int]:
         """The elements that rule 2 hides (by attribute or by the user's selectors): mem_id -> tag id."""
@@ -459,9 +484,9 @@ class GuardedCleaner:
     90 s to parse here) and, as native code, can neither be interrupted by a
     Python thread nor kept from taking the worker down if it crashes. Depth
     is only known after parsing; the count of `<` bounds it and costs
-    microseconds. On the dev corpus 2 pages in 1,010 have more than
-    `ISOLATE_ABOVE_TAGS`; below it, the worst nesting parses in about a
-    second.
+    microseconds. The most on the dev corpus is 19,252; below
+    `ISOLATE_ABOVE_TAGS` the worst nesting parses in about 5 s. The child
+    is started at the first such page (a Python with Beam: ~140 MiB).
     """
 
     def __init__(self, cleaner: HtmlCleaner, page_timeout: float = DEFAULT_PAGE_TIMEOUT):
@@ -546,7 +571,8 @@ def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
                 if node.mem_id == body_id:
                     return [None], [], [], []
                 dropped.append(node)
-                skip_to = _element_after(node, body_id)
+                if node.first_child is not None:
+                    skip_to = _element_after(node, body_id)
                 continue
             if kind == _BLOCK:
                 continue
@@ -562,7 +588,9 @@ def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
                 continue
         if kind == _DROP:
             dropped.append(node)
-            skip_to = _element_after(node, body_id)
+            # A comment or an empty element has no subtree to pass over.
+            if node.first_child is not None:
+                skip_to = _element_after(node, body_id)
         elif kind == _ABBREVIATION:
             inline.append(node)
             title = node.attrs.get("title")
@@ -574,7 +602,8 @@ def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
             # title, base, meta, link: metadata, then dropped.
             metadata.add(kind, node)
             dropped.append(node)
-            skip_to = _element_after(node, body_id)
+            if node.first_child is not None:
+                skip_to = _element_after(node, body_id)
         else:
             metadata.add(kind, node)
     return dropped, inline, anchors, abbreviations
@@ -602,15 +631,42 @@ def _separate_adjacent_links(anchors) -> None:
     inline_ids = INLINE_TAG_IDS
     for link in anchors:
         previous = link.prev
-        if previous is not None and previous.is_element_node and previous.tag_id in inline_ids:
+        # Empty elements show nothing to keep apart (`le<a></a><a></a>ave`).
+        if (previous is not None and previous.is_element_node and previous.tag_id in inline_ids
+                and previous.first_child is not None and link.first_child is not None):
             link.insert_before(" ")
 
 
 def _is_hidden(node) -> bool:
     attributes = node.attributes
-    if "hidden" in attributes or (attributes.get("aria-hidden") or "").strip().lower() == "true":
+    if "hidden" in attributes and not REACT_SEGMENT.fullmatch(attributes.get("id") or ""):
         return True
-    return bool(HIDDEN_STYLE.search(attributes.get("style") or ""))
+    if (attributes.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    if HIDDEN_STYLE.search(attributes.get("style") or ""):
+        return True
+    tag = node.tag
+    if tag == "noscript":
+        text = node.text()
+        return "<" in text or len("".join(text.split())) < NOSCRIPT_MIN_CHARACTERS
+    return tag == "annotation"
+
+
+def _decode_entity(match) -> str:
+    entity = match.group()
+    if entity[1] != "#" and entity[1:] not in html_escaping.entities.html5:
+        return entity
+    return html_escaping.unescape(entity)
+
+
+def decode_leftover_entities(text: str) -> str:
+    """`text` with the entities that a page escaped twice decoded (`&amp;` -> `&`; `AT&T;` stays)."""
+    for _ in range(3):
+        decoded = LEFTOVER_ENTITY.sub(_decode_entity, text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
 
 
 def extract_metadata(tree: LexborHTMLParser, url: str) -> tuple[str, list[str], str, dict[str, str]]:

@@ -117,6 +117,9 @@ CORPUS_SCHEMA = {
         _long("raw_bytes", "Bytes of the HTTP payload after transfer and content decoding."),
         _long("cleaned_bytes", "Bytes of the div-only HTML after CleanHtml."),
         _long("minimized_bytes", "Bytes of `html` after MinimizeText."),
+        {"name": "dropped_letter_share", "type": "double",
+         "doc": "Share of the page's letters that MinimizeText dropped because their script is not kept "
+                "(--scripts); over 0.5: the page is mostly in other scripts (counted as mostly_dropped in the report)."},
     ],
 }
 PARSED_SCHEMA = fastavro.parse_schema(CORPUS_SCHEMA)

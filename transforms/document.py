@@ -42,6 +42,9 @@ class Document:
     # MinimizeText.
     text: str = ""
     minimized_bytes: int = 0
+    # The share of the page's letters that MinimizeText dropped (letters of
+    # scripts not kept, see `--scripts`): 0.0 for a page in the kept scripts.
+    dropped_letter_share: float = 0.0
     # HashDedup.
     content_hash: str = ""
     duplicate_count: int = 0

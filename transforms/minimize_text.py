@@ -17,7 +17,11 @@ Per block of CleanHtml's output, in this order:
 
 Kept characters (`KEPT_RANGES`, `KEPT_SYMBOLS`): letters of the Latin and
 Cyrillic scripts (with their accented forms), the digits 0-9 and
-`& - ' . , : % + @ # $ /`.
+`& - ' . , : % + @ # $ /`. Other scripts are kept on request (`scripts`,
+the `--scripts` option: names of `SCRIPTS`, or `all`); the combining marks
+of a kept script's own block (Devanagari vowel signs, Hebrew points) are
+then part of its words and stay. `dropped_letter_share` tells, per
+document, the share of its letters that were not kept.
 
 How it runs: `minimize_block` applies the rules as written. Text made only
 of the characters of a `CodePage` (ASCII plus 128 others: the Western,
@@ -31,9 +35,11 @@ takes the rules as written, block by block.
 from __future__ import annotations
 
 import codecs
+import functools
 import html as html_escaping
 import re
 import sys
+import threading
 import unicodedata
 
 import apache_beam as beam
@@ -109,8 +115,15 @@ def _apply_rules(text: str) -> str:
     return DROPPED.sub(" ", text)
 
 
-def minimize_block(block: str) -> str:
-    """The rules as written, for one block."""
+def minimize_block(block: str, scripts=None) -> str:
+    """The rules as written, for one block; `scripts` as in `minimize_blocks`."""
+    rules = script_rules(scripts)
+    if rules is not None:
+        return rules.minimize_block(block)
+    return " ".join(_apply_rules(block).split())
+
+
+def _minimize_default(block: str) -> str:
     return " ".join(_apply_rules(block).split())
 
 
@@ -137,7 +150,10 @@ class CodePage:
     checks every pair of characters of a code page against the rules.
     """
 
-    def __init__(self, name: str, characters: str):
+    def __init__(self, name: str, characters: str, rules=None):
+        # `rules`: rules 1-5 without collapsing spaces, for a choice of
+        # scripts other than the default (`ScriptRules.apply_rules`).
+        rules = rules or _apply_rules
         if len(characters) != 256 or len(set(characters)) != 256 or characters[:128] != "".join(map(chr, range(128))):
             raise ValueError(f"code page {name}: ASCII then 128 distinct characters")
         self.name = name
@@ -151,7 +167,7 @@ class CodePage:
         self._replacements = []
         singles = set()
         for byte, character in enumerate(characters):
-            result = SEPARATOR if character == _NEWLINE else _apply_rules(character)
+            result = SEPARATOR if character == _NEWLINE else rules(character)
             if not result:
                 delete.append(byte)
             elif len(result) == 1 and result in characters:
@@ -218,7 +234,7 @@ def _context_free(character: str) -> bool:
     )
 
 
-def _code_page(name: str, legacy_codec: str, extra: str) -> CodePage:
+def _code_page(name: str, legacy_codec: str, extra: str, rules=None) -> CodePage:
     """ASCII plus the upper half of a legacy code page, its unassigned bytes filled from `extra`."""
     upper = []
     spare = iter(extra)
@@ -231,34 +247,35 @@ def _code_page(name: str, legacy_codec: str, extra: str) -> CodePage:
         # data of today) gives its byte to a noncharacter, which never
         # occurs in text.
         upper.append(character if _context_free(character) else chr(0xFDD0 + byte - 128))
-    return CodePage(name, "".join(map(chr, range(128))) + "".join(upper))
+    return CodePage(name, "".join(map(chr, range(128))) + "".join(upper), rules)
 
 
 # Ordered by how often web text fits them; the unassigned bytes of the
 # legacy code pages hold other characters common in web text.
-CODE_PAGES = (
-    _code_page("western", "cp1252", "\u2192\u2190\u200b\u2212\ufeff"),
-    _code_page("cyrillic", "cp1251", "\u2212"),
-    _code_page("central-european", "cp1250", "\u2192\u2190\u200b\u2212\ufeff"),
+CODE_PAGE_SOURCES = (
+    ("western", "cp1252", "\u2192\u2190\u200b\u2212\ufeff"),
+    ("cyrillic", "cp1251", "\u2212"),
+    ("central-european", "cp1250", "\u2192\u2190\u200b\u2212\ufeff"),
 )
+CODE_PAGES = tuple(_code_page(*source) for source in CODE_PAGE_SOURCES)
 _ASCII_PAGE = CODE_PAGES[0]
 
 
-def _fast_lines(text: str) -> list[str] | None:
+def _fast_lines(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> list[str] | None:
     """The minimized non-empty lines of `text`, or None when it needs the rules as written."""
     if text.isascii():
-        return _ASCII_PAGE.ascii_lines(text)
-    for page in CODE_PAGES:
+        return pages[0].ascii_lines(text)
+    for page in pages:
         lines = page.lines(text)
         if lines is not None:
             return lines
     return None
 
 
-def _best_page(text: str) -> CodePage:
+def _best_page(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> CodePage:
     """The code page that encodes the longest start of `text`."""
-    best, reach = _ASCII_PAGE, -1
-    for page in CODE_PAGES:
+    best, reach = pages[0], -1
+    for page in pages:
         if page.usable:
             try:
                 codecs.charmap_encode(text, "strict", page._encoding)
@@ -268,34 +285,36 @@ def _best_page(text: str) -> CodePage:
     return best
 
 
-def minimize_blocks(blocks: list[str]) -> list[str]:
+def minimize_blocks(blocks: list[str], scripts=None) -> list[str]:
+    """The minimized non-empty blocks; `scripts` (see `parse_scripts`): the scripts kept, default Latin and Cyrillic."""
     if not blocks:
         return []
-    return _minimize_joined(_NEWLINE.join(blocks), len(blocks), lambda: blocks)
+    return _minimize_joined(_NEWLINE.join(blocks), len(blocks), lambda: blocks, script_rules(scripts))
 
 
-def _minimize_joined(text: str, count: int, blocks) -> list[str]:
+def _minimize_joined(text: str, count: int, blocks, rules: "ScriptRules | None" = None) -> list[str]:
     """`minimize_blocks(blocks())`, given the `count` blocks joined by newlines as `text`."""
+    pages, as_written = (CODE_PAGES, _minimize_default) if rules is None else (rules.code_pages, rules.minimize_block)
     if text.count(_NEWLINE) == count - 1:
         # The whole page at once: newlines are only between blocks.
-        lines = _fast_lines(text)
+        lines = _fast_lines(text, pages)
         if lines is not None:
             return lines
         # Some blocks have characters that no code page has: the best code
         # page marks them, and they take the rules as written.
-        lines = _best_page(text).marked_lines(text)
+        lines = _best_page(text, pages).marked_lines(text)
         minimized = []
         for block, line in zip(blocks(), lines):
             if MARK in line:
-                line = minimize_block(block)
+                line = as_written(block)
             if line:
                 minimized.append(line)
         return minimized
     minimized = []
     for block in blocks():
         # A newline inside a block is whitespace: it joins the lines.
-        lines = _fast_lines(block)
-        block = " ".join(lines) if lines is not None else minimize_block(block)
+        lines = _fast_lines(block, pages)
+        block = " ".join(lines) if lines is not None else as_written(block)
         if block:
             minimized.append(block)
     return minimized
@@ -320,8 +339,203 @@ def codepage_is_exact(page: CodePage) -> bool:
 _SPACES = re.compile(" +")
 
 
-def minimize_document(doc: Document) -> Document:
+# Scripts that can be kept besides Latin and Cyrillic (`KEPT_RANGES`): the
+# letters, marks and digits (categories L, M, Nd, Nl) of their Unicode blocks.
+SCRIPT_BLOCKS = {
+    "greek": ((0x370, 0x3FF), (0x1F00, 0x1FFF)),
+    "armenian": ((0x530, 0x58F), (0xFB13, 0xFB17)),
+    "hebrew": ((0x590, 0x5FF), (0xFB1D, 0xFB4F)),
+    "arabic": ((0x600, 0x6FF), (0x750, 0x77F), (0x870, 0x8FF), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF)),
+    "devanagari": ((0x900, 0x97F), (0xA8E0, 0xA8FF)),
+    "bengali": ((0x980, 0x9FF),),
+    "gurmukhi": ((0xA00, 0xA7F),),
+    "gujarati": ((0xA80, 0xAFF),),
+    "tamil": ((0xB80, 0xBFF),),
+    "telugu": ((0xC00, 0xC7F),),
+    "kannada": ((0xC80, 0xCFF),),
+    "malayalam": ((0xD00, 0xD7F),),
+    "thai": ((0xE00, 0xE7F),),
+    "lao": ((0xE80, 0xEFF),),
+    "georgian": ((0x10A0, 0x10FF), (0x1C90, 0x1CBF), (0x2D00, 0x2D2F)),
+    "ethiopic": ((0x1200, 0x139F), (0x2D80, 0x2DDF)),
+    "khmer": ((0x1780, 0x17FF),),
+    "hangul": ((0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xAC00, 0xD7FF)),
+    "kana": ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0x1B000, 0x1B16F)),
+    "han": ((0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303B), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+            (0xF900, 0xFAFF), (0x20000, 0x2FA1F), (0x30000, 0x323AF)),
+}
+SCRIPTS = ("latin", "cyrillic") + tuple(SCRIPT_BLOCKS)
+ALL_SCRIPTS = "all"
+DEFAULT_SCRIPTS = ("latin", "cyrillic")
+# The combining marks that are accents over any script's letters: deleted
+# (rule 2) even with `all` scripts kept; a script's own marks are not.
+GENERIC_MARKS = ((0x300, 0x36F), (0x483, 0x489), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
+                 (0xFE20, 0xFE2F))
+# A document whose letters are mostly dropped is counted as such in the report.
+MOSTLY_DROPPED_SHARE = 0.5
+
+
+def parse_scripts(value) -> tuple[str, ...]:
+    """The scripts to keep, in `SCRIPTS` order, from `latin,cyrillic,greek`, a list of names, or `all`.
+
+    Raises ValueError for an unknown name or an empty list.
+    """
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [name.strip().lower() for name in names if name.strip()]
+    if not names:
+        raise ValueError("--scripts needs at least one script (or all)")
+    if ALL_SCRIPTS in names:
+        return (ALL_SCRIPTS,)
+    unknown = sorted(set(names) - set(SCRIPTS))
+    if unknown:
+        raise ValueError(f"unknown script {', '.join(unknown)} for --scripts; choose from {', '.join(SCRIPTS)} or all")
+    return tuple(name for name in SCRIPTS if name in names)
+
+
+def _ranges(codes) -> list[tuple[str, str]]:
+    """Sorted code points as (first, last) character ranges."""
+    spans = []
+    for code in sorted(codes):
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return [(chr(low), chr(high)) for low, high in spans]
+
+
+class ScriptRules:
+    """Rules 1-5 for a choice of scripts other than the default (whose rules are the module's own)."""
+
+    def __init__(self, scripts: tuple[str, ...]):
+        self.scripts = scripts
+        kept = set()
+        for name in ("latin", "cyrillic", "digits"):
+            if name == "digits" or name in scripts or ALL_SCRIPTS in scripts:
+                kept.update(code for low, high in KEPT_RANGES[name] for code in range(ord(low), ord(high) + 1))
+        generic = {code for low, high in GENERIC_MARKS for code in range(low, high + 1)}
+        if ALL_SCRIPTS in scripts:
+            candidates = range(0x80, sys.maxunicode + 1)
+        else:
+            candidates = (code for name in scripts for low, high in SCRIPT_BLOCKS.get(name, ())
+                          for code in range(low, high + 1))
+        for code in candidates:
+            category = unicodedata.category(chr(code))
+            if (category[0] in "LM" or category in ("Nd", "Nl")) and code not in generic and chr(code) not in WORD_INTERNAL:
+                kept.add(code)
+        ranges = _ranges(kept)
+        self.dropped = re.compile(f"[^{_character_class(ranges, KEPT_SYMBOLS)}]+")
+        marks = {character for character in _word_internal_characters() if ord(character) not in kept}
+        self.deleted = str.maketrans({character: None for character in marks} | FOLDS)
+        kept_re = re.compile(f"[{_character_class(ranges, KEPT_SYMBOLS)}]*")
+        self.case_kept = "".join(chr(code) for code in sorted(kept) if unicodedata.category(chr(code))[0] == "L"
+                                 and chr(code).lower() != chr(code)
+                                 and not kept_re.fullmatch(chr(code).lower().translate(self.deleted)))
+        self._case_kept = re.compile(f"[{re.escape(self.case_kept)}]") if self.case_kept else None
+        self.code_pages = tuple(_code_page(*source, rules=self.apply_rules) for source in CODE_PAGE_SOURCES)
+
+    def _lower(self, text: str) -> str:
+        if self._case_kept is None or self._case_kept.search(text) is None:
+            return text.lower()
+        case_kept = self.case_kept
+        return "".join(character if character in case_kept else character.lower() for character in text)
+
+    def apply_rules(self, text: str) -> str:
+        """Rules 1-5 without collapsing the spaces."""
+        text = self._lower(unicodedata.normalize("NFKC", text)).translate(self.deleted)
+        return self.dropped.sub(" ", text)
+
+    def minimize_block(self, block: str) -> str:
+        return " ".join(self.apply_rules(block).split())
+
+
+@functools.lru_cache(maxsize=8)
+def _script_rules(scripts: tuple[str, ...]) -> ScriptRules:
+    return ScriptRules(scripts)
+
+
+def script_rules(scripts) -> ScriptRules | None:
+    """The rules for `scripts` (None, a name list or a `parse_scripts` value); None for the default scripts."""
+    if scripts is None:
+        return None
+    scripts = scripts if isinstance(scripts, tuple) and all(name in SCRIPTS or name == ALL_SCRIPTS for name in scripts) \
+        else parse_scripts(scripts)
+    return None if scripts == DEFAULT_SCRIPTS else _script_rules(scripts)
+
+
+# Letters (Unicode categories L*, and the few numerals that `isalpha` does
+# not tell from them) are what is left of a text without these.
+_NOT_LETTERS = re.compile(r"[\W\d_]+")
+_NOT_LETTER_KEPT = " \n0123456789" + KEPT_SYMBOLS
+
+
+_DROPPED_LETTERS: dict[int, str] = {}
+
+
+def _dropped_letters(page: CodePage, rules: ScriptRules | None) -> str:
+    """The letters of a code page that the rules drop (`µ`, a Greek letter after NFKC, by default)."""
+    key = id(page)
+    if key not in _DROPPED_LETTERS:
+        apply = _apply_rules if rules is None else rules.apply_rules
+        _DROPPED_LETTERS[key] = "".join(character for character in page.characters if character.isalpha()
+                                        and not any(result.isalpha() for result in apply(character)))
+    return _DROPPED_LETTERS[key]
+
+
+_OUTSIDE = threading.local()
+
+
+def _collect_outside(error):
+    _OUTSIDE.runs.append(error.object[error.start:error.end])
+    return (MARK, error.end)
+
+
+_COLLECTING = "webcorpus-collect-outside"
+codecs.register_error(_COLLECTING, _collect_outside)
+
+
+def _letters(text: str) -> int:
+    return len(_NOT_LETTERS.sub("", text))
+
+
+def dropped_letter_share(before: str, after: str, scripts=None) -> float:
+    """The share of the letters of `before` that the rules dropped (`after`: the result), rounded to 4 places.
+
+    `scripts`: as in `minimize_blocks`, or their `ScriptRules`.
+
+    Letters are only lost where the rules drop them: in the letters of the
+    western code page that they drop (`µ`, Greek after NFKC) and in the
+    characters outside that page, which are counted through the rules on
+    their own; the rest of the letters are those of `after`.
+    """
+    rules = scripts if scripts is None or isinstance(scripts, ScriptRules) else script_rules(scripts)
+    if before.isascii() and (rules is None or "latin" in rules.scripts or ALL_SCRIPTS in rules.scripts):
+        # ASCII letters are Latin, kept by default.
+        return 0.0
+    page = (CODE_PAGES if rules is None else rules.code_pages)[0]
+    _OUTSIDE.runs = runs = []
+    codecs.charmap_encode(before, _COLLECTING, page._encoding)
+    _OUTSIDE.runs = None
+    dropped = sum(map(before.count, _dropped_letters(page, rules)))
+    if runs:
+        outside = " ".join(runs)
+        dropped += max(0, _letters(outside) - _letters(_apply_rules(outside) if rules is None else rules.apply_rules(outside)))
+    if not dropped:
+        return 0.0
+    if rules is None:
+        # `after` holds kept characters only: by default its letters are
+        # what is not a space, a newline, a digit or a kept symbol.
+        kept = len(after) - sum(map(after.count, _NOT_LETTER_KEPT))
+    else:
+        # Other scripts bring their marks and digits.
+        kept = _letters(after)
+    return round(dropped / (dropped + kept), 4)
+
+
+def minimize_document(doc: Document, scripts=None) -> Document:
+    """`doc` with its blocks minimized (`scripts` as in `minimize_blocks`) and its `dropped_letter_share`."""
+    rules = script_rules(scripts)
     div_html = doc.html
+    text = ""
     if div_html:
         # The blocks of CleanHtml's `html` (see `html_to_blocks`), joined by
         # newlines without making the list: its text escapes `<`, so the
@@ -330,15 +544,25 @@ def minimize_document(doc: Document) -> Document:
         text = inner.replace("</div><div>", _NEWLINE)
         if "&" in text:
             text = html_escaping.unescape(text)
-        blocks = _minimize_joined(text, inner.count("</div><div>") + 1, lambda: html_to_blocks(div_html))
+        blocks = _minimize_joined(text, inner.count("</div><div>") + 1, lambda: html_to_blocks(div_html), rules)
     else:
         blocks = []
     div_html = blocks_to_html(blocks)
-    return doc.replace(html=div_html, text="\n".join(blocks), minimized_bytes=len(div_html.encode("utf-8")))
+    minimized = "\n".join(blocks)
+    return doc.replace(html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),
+                       dropped_letter_share=dropped_letter_share(text, minimized, rules))
 
 
 class MinimizeText(beam.PTransform):
-    """Applies `minimize_document` to every document; failures go to `dead_letter`."""
+    """Applies `minimize_document` to every document; failures go to `dead_letter`.
+
+    `scripts`: the scripts whose letters are kept (see `parse_scripts`; default Latin and Cyrillic).
+    """
+
+    def __init__(self, scripts=None):
+        super().__init__()
+        self._scripts = parse_scripts(scripts) if scripts is not None else DEFAULT_SCRIPTS
 
     def expand(self, docs):
-        return apply_stage(docs, "minimize_text", minimize_document)
+        scripts = None if self._scripts == DEFAULT_SCRIPTS else self._scripts
+        return apply_stage(docs, "minimize_text", functools.partial(minimize_document, scripts=scripts))

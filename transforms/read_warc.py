@@ -360,6 +360,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
             return
     damage = None  # (where it started, where reading resumed, the error, records before)
     while True:
+        segment_start = progress.next_offset
         try:
             with open_file() as raw:
                 if whole_file_gzip:
@@ -379,6 +380,8 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
                 yield from _check_tail(open_file, source_file, progress.next_offset)
             return
         search_from = progress.next_offset + (0 if getattr(failure, "after_good_record", False) else 1)
+        # Each attempt starts past the last one, so garbled offsets cannot loop.
+        search_from = max(search_from, segment_start + 1)
         resume = None if whole_file_gzip else find_next_record(open_file, search_from, layout == "record")
         if resume is None:
             yield _unreadable_rest(open_file, source_file, progress, failure, layout)

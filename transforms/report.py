@@ -18,6 +18,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Document, Skip
 from transforms.hash_dedup import Duplicate
+from transforms.minimize_text import MOSTLY_DROPPED_SHARE
 from transforms.read_warc import STAGE as READ_STAGE
 
 REPORT_NAME = "report.json"
@@ -62,6 +63,11 @@ def tally_record(record: dict) -> Counter:
                   raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
 
 
+def tally_mostly_dropped(doc: Document) -> list[Counter]:
+    """A tally for a document most of whose letters MinimizeText dropped (their scripts are not kept: --scripts)."""
+    return [Counter({("total", "mostly_dropped"): 1})] if doc.dropped_letter_share > MOSTLY_DROPPED_SHARE else []
+
+
 def tally_duplicate(duplicate: Duplicate) -> Counter:
     return _tally(duplicate.source_file, "duplicates")
 
@@ -100,6 +106,9 @@ def build_report(tally: Counter, options: dict) -> dict:
         "skipped": by_prefix("skipped:"),
         "dead_letter": by_prefix("dead_letter:"),
         "charsets": by_prefix("charset:"),
+        # Documents most of whose letters MinimizeText dropped (their scripts are not kept: --scripts),
+        # counted before deduplication; each record tells its share in `dropped_letter_share`.
+        "mostly_dropped": totals.get("mostly_dropped", 0),
         "bytes": sizes,
         "corrupt_bytes_skipped": tally.get(("bytes", "skipped_corrupt"), 0),
         "ratios": {
@@ -123,6 +132,8 @@ def format_report(report: dict) -> str:
         lines.extend(f"    {detail:<34}{count:>12,}" for detail, count in details.items())
     balance = "yes" if records["balanced"] else "NO"
     lines.append(f"  {'read = kept + duplicates + skipped + dead letter':<48} {balance}")
+    if report.get("mostly_dropped"):
+        lines.append(f"  {'most letters not in --scripts':<36}{report['mostly_dropped']:>12,}")
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]
