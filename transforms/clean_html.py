@@ -553,16 +553,6 @@ def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
             skip_to = 0
         if kind is None:
             continue
-        if kind == _INLINE:
-            inline.append(node)
-            continue
-        if kind == _ANCHOR:
-            href = node.attrs.get("href")
-            if href:
-                hrefs.append(href)
-            inline.append(node)
-            anchors.append(node)
-            continue
         if kind >= _MAYBE_HIDDEN:
             kind -= _MAYBE_HIDDEN
             if node.mem_id in hidden:
@@ -576,16 +566,16 @@ def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
                 continue
             if kind == _BLOCK:
                 continue
-            if kind == _INLINE:
-                inline.append(node)
-                continue
-            if kind == _ANCHOR:
-                href = node.attrs.get("href")
-                if href:
-                    hrefs.append(href)
-                inline.append(node)
-                anchors.append(node)
-                continue
+        if kind == _INLINE:
+            inline.append(node)
+            continue
+        if kind == _ANCHOR:
+            href = node.attrs.get("href")
+            if href:
+                hrefs.append(href)
+            inline.append(node)
+            anchors.append(node)
+            continue
         if kind == _DROP:
             dropped.append(node)
             # A comment or an empty element has no subtree to pass over.
