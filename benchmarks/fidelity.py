@@ -63,6 +63,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import parse_sections
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = Path(os.environ.get("WEBCORPUS_CORPUS", REPO.parent / "shared" / "corpus"))
 SECTIONS = ("fidelity", "snippets", "charset", "noscript")
@@ -679,10 +681,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-worst", type=int, default=10)
     parser.add_argument("--json", type=Path, help="write the summaries here")
     args = parser.parse_args(argv)
-    sections = [section.strip() for section in args.sections.split(",") if section.strip()]
-    unknown = set(sections) - set(SECTIONS)
-    if unknown:
-        parser.error(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+    sections = parse_sections(parser, args.sections, SECTIONS)
     scripts = None
     if args.scripts:
         from transforms.minimize_text import parse_scripts

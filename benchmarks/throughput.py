@@ -51,6 +51,8 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+
+from benchmarks import parse_sections
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -551,10 +553,7 @@ def main(argv: list[str] | None = None) -> int:
                         "`workers` (default 2)")
     parser.add_argument("--results", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
-    sections = [name.strip() for name in args.sections.split(",") if name.strip()]
-    unknown = set(sections) - set(SECTIONS)
-    if unknown:
-        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    sections = parse_sections(parser, args.sections, SECTIONS)
 
     sys.path.insert(0, str(REPO))
     print(f"webcorpus throughput benchmark: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
