@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.sample import ENGLISH_ARTICLE, RUSSIAN_ARTICLE
-from transforms.clean_html import CleanHtml, HtmlCleaner, blocks_to_html, html_to_blocks
+from urllib.parse import urljoin, urlsplit
+
+from transforms.clean_html import CleanHtml, HtmlCleaner, blocks_to_html, html_to_blocks, resolve_links
 from transforms.document import Document
 
 DIV_ONLY = re.compile(r"^(<div>[^<>]*</div>)*$")
@@ -158,6 +160,38 @@ def test_links_resolve_against_base_href():
 def test_relative_base_href_resolves_against_the_page_url():
     html = '<html><head><base href="/sub/"></head><body><a href="x.html">x</a></body></html>'
     assert HtmlCleaner().clean(html, "https://page.example.org/dir/p").links == ["https://page.example.org/sub/x.html"]
+
+
+def _reference_links(base, hrefs):
+    """resolve_links as its docstring defines it: urljoin, http(s) only, in order, no repeats."""
+    links = []
+    for href in hrefs:
+        href = href.strip()
+        if not href or href.startswith("#"):
+            continue
+        try:
+            absolute = urljoin(base, href)
+            if urlsplit(absolute).scheme not in ("http", "https"):
+                continue
+        except ValueError:
+            continue
+        if absolute and absolute not in links:
+            links.append(absolute)
+    return links
+
+
+HREF_PIECES = st.sampled_from(["/", "//", "x", "y.html", "?", "#", "?q=1", "#f", ".", "..", "./", "../", ";p", "\t",
+                               "\n", "[", "]", "é", "%20", "http://", "https://", "mailto:", "javascript:", "e.org",
+                               ":", "@", " "])
+BASES = st.sampled_from(["https://page.example.org/dir/p.html", "http://example.org", "https://example.org/a/",
+                         "https://example.org/a/./b", "https://exa mple.org/é/", "ftp://example.org/", ""])
+
+
+@given(base=BASES, hrefs=st.lists(st.lists(HREF_PIECES, max_size=5).map("".join), max_size=8))
+@settings(max_examples=500, deadline=None)
+def test_resolve_links_is_urljoin_for_any_mix_of_hrefs(base, hrefs):
+    # The inline paths, the per-href fallback and urljoin must give the same links, whatever else is on the page.
+    assert resolve_links(base, hrefs) == _reference_links(base, hrefs)
 
 
 def test_lang_from_content_language_meta():

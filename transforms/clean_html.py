@@ -156,6 +156,11 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def unescape(text: str) -> str:
+    """The inverse of `_escape` (every `&` of escaped text starts one of its three entities)."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def blocks_to_html(blocks: list[str]) -> str:
     if not blocks:
         return ""
@@ -173,7 +178,7 @@ def html_to_blocks(div_html: str) -> list[str]:
     blocks = inner.split("</div><div>")
     if "&" not in inner:
         return blocks
-    return [html_escaping.unescape(block) if "&" in block else block for block in blocks]
+    return [unescape(block) if "&" in block else block for block in blocks]
 
 
 def collapse_whitespace(text: str) -> str:

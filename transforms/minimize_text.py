@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import codecs
 import functools
-import html as html_escaping
 import re
 import sys
 import threading
@@ -44,7 +43,7 @@ import unicodedata
 
 import apache_beam as beam
 
-from transforms.clean_html import blocks_to_html, html_to_blocks
+from transforms.clean_html import blocks_to_html, html_to_blocks, unescape
 from transforms.document import Document
 from transforms.stage import apply_stage
 
@@ -76,9 +75,28 @@ def _character_class(ranges, symbols: str) -> str:
     return "".join(parts)
 
 
+# Spans without combining marks (CJK ideographs, Hangul syllables,
+# surrogates, private use, the unassigned planes 4-13): passed over, they cut
+# the scan for marks, which every worker process makes at import, by 6x.
+# `test_minimize_text` checks it against the scan of every code point.
+SPANS_WITHOUT_MARKS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3), (0xD800, 0xF8FF), (0x20000, 0xDFFFF),
+                       (0xF0000, 0x10FFFF))
+
+
+def _marks(spans_without_marks=SPANS_WITHOUT_MARKS) -> list[str]:
+    """The combining marks (categories Mn and Me) from U+0300 on."""
+    marks = []
+    start = 0x300
+    for low, high in (*spans_without_marks, (sys.maxunicode + 1, sys.maxunicode + 1)):
+        marks.extend(character for character in map(chr, range(start, low))
+                     if unicodedata.category(character) in ("Mn", "Me"))
+        start = max(start, high + 1)
+    return marks
+
+
+@functools.lru_cache(maxsize=1)
 def _word_internal_characters() -> str:
-    marks = [chr(code) for code in range(0x300, sys.maxunicode + 1) if unicodedata.category(chr(code)) in ("Mn", "Me")]
-    return "".join(sorted(WORD_INTERNAL)) + "".join(marks)
+    return "".join(sorted(WORD_INTERNAL)) + "".join(_marks())
 
 
 ALL_KEPT_RANGES = tuple(span for spans in KEPT_RANGES.values() for span in spans)
@@ -543,7 +561,7 @@ def minimize_document(doc: Document, scripts=None) -> Document:
         inner = div_html[len("<div>"):-len("</div>")]
         text = inner.replace("</div><div>", _NEWLINE)
         if "&" in text:
-            text = html_escaping.unescape(text)
+            text = unescape(text)
         blocks = _minimize_joined(text, inner.count("</div><div>") + 1, lambda: html_to_blocks(div_html), rules)
     else:
         blocks = []
