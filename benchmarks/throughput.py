@@ -23,11 +23,13 @@ Sections (all by default):
 - size: raw HTML bytes over written bytes with the default codec, from the
   run report (`report.json`), and what the written records are made of.
 
-The generated corpus remixes the developer corpus's pages: real markup, and
-in each page the letters of the text (outside tags and entities) permuted by
-a permutation drawn for that record, so that text statistics are kept while
-no two records share text; 0.6% of the records are exact duplicates of an
-earlier one under another URL. Files are gzipped per record, written with
+The generated corpus remixes the developer corpus's pages (its exact
+duplicates taken once), round after round in a new order: real markup, and
+the letters of the text (outside tags and entities) permuted by a
+permutation drawn for the round, so that the records of a round share their
+vocabulary as a crawl's pages do (and so its compressibility), while no two
+records share text; 0.6% of the records are exact duplicates of an earlier
+one under another URL. Files are gzipped per record, written with
 `pipeline.sample.warc_bytes`, and cached in `--work` for the same options.
 
 The machine is shared and noisy: only ratios of alternatives measured side
@@ -125,9 +127,8 @@ def _permutation_table(rng: random.Random) -> dict[int, str]:
     return table
 
 
-def remix(html: str, rng: random.Random) -> str:
-    """`html` with the letters of its text permuted; tags and entities stay as they are."""
-    table = _permutation_table(rng)
+def remix(html: str, table: dict[int, str]) -> str:
+    """`html` with the letters of its text permuted by `table` (`_permutation_table`); tags and entities stay."""
     parts = _MARKUP.split(html)
     parts[0::2] = [part.translate(table) for part in parts[0::2]]
     return "".join(parts)
@@ -144,7 +145,7 @@ def generate_corpus(pages: list[Page], mb: float, out_dir: Path, files: int, see
 
     manifest_path = out_dir / "manifest.json"
     wanted = {"mb": mb, "files": files, "seed": seed, "pages": len(pages),
-              "page_bytes": sum(len(page.payload) for page in pages), "version": 1}
+              "page_bytes": sum(len(page.payload) for page in pages), "version": 2}
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("wanted") == wanted and all((out_dir / name).exists() for name in manifest["files"]):
@@ -155,8 +156,10 @@ def generate_corpus(pages: list[Page], mb: float, out_dir: Path, files: int, see
     rng = random.Random(seed)
     target = int(mb * 1_000_000)
     per_file = target / files
+    pages = list({page.payload: page for page in reversed(pages)}.values())[::-1]
     texts = [page.payload.decode("utf-8", "replace") for page in pages]
     order = list(range(len(pages)))
+    taken = 0  # pages remixed so far
     start = time.perf_counter()
     written_files, captures, file_bytes = [], [], 0
     total_bytes = records = duplicates = 0
@@ -172,8 +175,12 @@ def generate_corpus(pages: list[Page], mb: float, out_dir: Path, files: int, see
         captures, file_bytes = [], 0
 
     while total_bytes < target:
-        if records % len(order) == 0:
+        if taken % len(order) == 0:
+            # A new round: a new order, and a new permutation for all its pages. With one per
+            # record instead, every record would have a vocabulary of its own, which no crawl
+            # has: the corpus would compress 16.7x instead of 20.1x like the developer corpus.
             rng.shuffle(order)
+            permutation = _permutation_table(random.Random(seed * 1_000_003 + taken))
         minute = records % (60 * 24 * 28)
         date = f"2026-02-{1 + minute // 1440:02d}T{minute // 60 % 24:02d}:{minute % 60:02d}:00Z"
         if bodies and rng.random() < DUPLICATE_SHARE:
@@ -181,8 +188,9 @@ def generate_corpus(pages: list[Page], mb: float, out_dir: Path, files: int, see
             url = f"{original_url}&mirror={records}"
             duplicates += 1
         else:
-            index = order[records % len(order)]
-            body = remix(texts[index], random.Random(seed * 1_000_003 + records)).encode("utf-8")
+            index = order[taken % len(order)]
+            taken += 1
+            body = remix(texts[index], permutation).encode("utf-8")
             url = _remix_url(pages[index].url, records)
             bodies.append((url, body))
             if len(bodies) > 200:
