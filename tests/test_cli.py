@@ -238,3 +238,22 @@ def test_bad_input_stderr_holds_nothing_but_the_error(case, tmp_path):
     assert "Traceback" not in result.stderr
     lines = _error_lines(result.stderr)
     assert len(lines) == 1 and lines[0].startswith("python -m pipeline: error: "), result.stderr
+
+
+def test_viewed_once_options_behave_as_beams_views():
+    import pickle
+
+    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
+
+    from pipeline.cli import ViewedOnceOptions
+
+    options = ViewedOnceOptions(["--runner=DirectRunner", "--direct_num_workers=2"])
+    standard = options.view_as(StandardOptions)
+    assert options.view_as(StandardOptions) is standard
+    standard.runner = "SomeRunner"
+    # A change through one view is seen by every view and by the options, as with Beam's own views.
+    assert options.view_as(StandardOptions).runner == "SomeRunner"
+    assert options.get_all_options()["runner"] == "SomeRunner"
+    assert options.view_as(DirectOptions).direct_num_workers == 2
+    copy = pickle.loads(pickle.dumps(options))
+    assert copy.get_all_options() == options.get_all_options()
