@@ -34,29 +34,40 @@ def to_json_line(record) -> str:
     return json.dumps(dataclasses.asdict(record), ensure_ascii=False, sort_keys=True)
 
 
-def write_json_lines(lines: list[str], path: str) -> str:
+def write_json_lines(named_lines: tuple, output_dir: str) -> str:
+    """Writes (name, lines) to `output_dir/NAME-00000-of-00001.jsonl`, sorted, leaving out `None`s; returns the path."""
+    name, lines = named_lines
+    path = FileSystems.join(output_dir, f"{name}-00000-of-00001.jsonl")
     with FileSystems.create(path) as handle:
-        handle.write("".join(f"{line}\n" for line in sorted(lines)).encode("utf-8"))
+        handle.write("".join(f"{line}\n" for line in sorted(line for line in lines if line is not None)).encode("utf-8"))
     return path
 
 
 class WriteJsonLines(beam.PTransform):
-    """Writes records as sorted JSON lines to `output_dir/NAME-00000-of-00001.jsonl`.
+    """Writes named PCollections of records as sorted JSON lines, each to `output_dir/NAME-00000-of-00001.jsonl`.
 
-    Sorted so that the file is the same on every build; these records are
-    small and few (one per skipped, duplicate or failed response).
+    Sorted so that a file is the same on every build; these records are
+    small and few (one per skipped, duplicate or failed response). One
+    GroupByKey serves every file (a `None` line per name makes the files of
+    empty collections); outputs the paths.
     """
 
-    def __init__(self, output_dir: str, name: str):
+    def __init__(self, output_dir: str):
         super().__init__()
-        self._path = FileSystems.join(output_dir, f"{name}-00000-of-00001.jsonl")
+        self._output_dir = output_dir
 
-    def expand(self, records):
+    def expand(self, named):
+        pipeline = next(iter(named.values())).pipeline
+        keyed = [
+            records | f"ToJson-{name}" >> beam.Map(lambda record, name=name: (name, to_json_line(record)))
+            for name, records in named.items()
+        ]
+        every_name = pipeline | "Names" >> beam.Create([(name, None) for name in named])
         return (
-            records
-            | "ToJson" >> beam.Map(to_json_line)
-            | "All" >> beam.combiners.ToList()
-            | "Write" >> beam.Map(write_json_lines, self._path)
+            [*keyed, every_name]
+            | "AllLines" >> beam.Flatten()
+            | "ByFile" >> beam.GroupByKey()
+            | "Write" >> beam.Map(write_json_lines, self._output_dir)
         )
 
 
@@ -86,10 +97,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
-    side_files = [
-        records | f"Write-{name}" >> WriteJsonLines(settings.output, name)
-        for name, records in zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates))
-    ]
+    side_files = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates))) | "SideFiles" >> WriteJsonLines(
+        settings.output)
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),
@@ -103,6 +112,6 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
     output_digests = (
         [written[DIGESTS]]
-        + [path | f"Digest-{index}" >> beam.Map(digest_file) for index, path in enumerate(side_files + [report])]
+        + [paths | f"Digest-{name}" >> beam.Map(digest_file) for name, paths in (("side", side_files), ("report", report))]
     ) | "AllOutputs" >> beam.Flatten()
     return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, settings.build_identity())
