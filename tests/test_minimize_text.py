@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from transforms.clean_html import blocks_to_html
 from transforms.document import Document
-from transforms.minimize_text import KEPT_SYMBOLS, MinimizeText, minimize_block, minimize_blocks, minimize_document
+from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, MinimizeText, codepage_is_exact, minimize_block,
+                                     minimize_blocks, minimize_document)
 
 # Written out from the documented rule, independently of the module's ranges.
 KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"
@@ -116,3 +117,20 @@ def test_the_spans_passed_over_hold_no_combining_marks():
     from transforms.minimize_text import _marks
 
     assert _marks() == _marks(spans_without_marks=())
+
+
+CODE_PAGE_TEXT = st.text(alphabet=st.sampled_from(sorted(
+    set("".join(page.characters for page in CODE_PAGES)) | set(" \n\t\u00a0\u0301\u4e2d\u00bd\u2026"))), max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(CODE_PAGE_TEXT, max_size=6))
+def test_the_code_page_path_is_the_rules_as_written(block_list):
+    # Text of the code pages' characters takes the fast path (with a few others, the marked one):
+    # spaces at the ends of blocks, separators and replacements (`½`, `…`) must come out as the rules say.
+    assert minimize_blocks(block_list) == [m for m in map(minimize_block, block_list) if m]
+
+
+@pytest.mark.parametrize("page", CODE_PAGES, ids=lambda page: page.name)
+def test_every_pair_of_a_code_pages_characters_minimizes_as_the_rules_say(page):
+    assert codepage_is_exact(page)

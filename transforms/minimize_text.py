@@ -223,17 +223,15 @@ class CodePage:
 
     def _finish(self, data: bytes, decoding) -> list[str]:
         # Only kept characters, spaces and separators are left: collapse the
-        # spaces, drop those next to a separator, split.
+        # spaces, split, strip the lines (stripping each is faster than
+        # replacing the spaces next to separators in the whole text).
         if b"  " in data:
             data = _SPACE_RUNS.sub(b" ", data)
-        if b" \x01" in data or b"\x01 " in data:
-            data = data.replace(b" \x01", b"\x01").replace(b"\x01 ", b"\x01")
-        data = data.strip(b" ")
         result = data.decode("ascii") if decoding is None else codecs.charmap_decode(data, "strict", decoding)[0]
         for character, replacement in self._replacements:
             if character in result:
                 result = result.replace(character, replacement)
-        return result.split(SEPARATOR)
+        return [line.strip(" ") for line in result.split(SEPARATOR)]
 
     def ascii_lines(self, text: str) -> list[str]:
         """`lines` for ASCII text (the first half of every code page is the same)."""
