@@ -292,8 +292,12 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
     # urljoin for its characters, an empty query or fragment, or a dot
     # segment.
     joined = "\x00" + "\x00".join([href for href in unique if href[0] in "/h"]) + "\x00"
-    plain = (_FAST_JOIN and joined.isascii() and "?#" not in joined and "?\x00" not in joined
-             and "#\x00" not in joined and not any(character in joined for character in _JOIN_UNSAFE_CHARACTERS))
+    # Searching for one character is many times faster than for two: the
+    # two-character checks only run where their first character occurs.
+    plain = (_FAST_JOIN and joined.isascii()
+             and ("?" not in joined or ("?#" not in joined and "?\x00" not in joined))
+             and ("#" not in joined or "#\x00" not in joined)
+             and not any(character in joined for character in _JOIN_UNSAFE_CHARACTERS))
 
     def other(href: str) -> str | None:
         if href[0] == "#":
@@ -308,7 +312,7 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
                 return None
         return absolute or None  # _REJECT is ""
 
-    if plain and parts is not None and "/." not in joined:
+    if plain and parts is not None and _DOT_SEGMENT.search(joined) is None:
         # The commonest hrefs inline: a path from the root, an absolute
         # http(s) URL with a host.
         origin = parts[1]
@@ -325,6 +329,8 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
     return list(dict.fromkeys(filter(None, resolved)))
 
 
+# `"/." in text` searches at half the speed of this.
+_DOT_SEGMENT = re.compile(r"/\.")
 _NO_HOST = frozenset(("", "/", "?", "#"))
 
 
