@@ -97,8 +97,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
-    side_files = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates))) | "SideFiles" >> WriteJsonLines(
-        settings.output)
+    side_files = (dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
+                  | "SideFiles" >> WriteJsonLines(settings.output))
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),
