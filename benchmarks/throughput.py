@@ -145,7 +145,7 @@ def generate_corpus(pages: list[Page], mb: float, out_dir: Path, files: int, see
 
     manifest_path = out_dir / "manifest.json"
     wanted = {"mb": mb, "files": files, "seed": seed, "pages": len(pages),
-              "page_bytes": sum(len(page.payload) for page in pages), "version": 2}
+              "page_bytes": sum(len(page.payload) for page in pages), "version": 3}
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("wanted") == wanted and all((out_dir / name).exists() for name in manifest["files"]):
@@ -156,7 +156,10 @@ def generate_corpus(pages: list[Page], mb: float, out_dir: Path, files: int, see
     rng = random.Random(seed)
     target = int(mb * 1_000_000)
     per_file = target / files
-    pages = list({page.payload: page for page in reversed(pages)}.values())[::-1]
+    first_of_payload = {}
+    for page in pages:
+        first_of_payload.setdefault(page.payload, page)
+    pages = list(first_of_payload.values())
     texts = [page.payload.decode("utf-8", "replace") for page in pages]
     order = list(range(len(pages)))
     taken = 0  # pages remixed so far
