@@ -670,15 +670,6 @@ def decode_leftover_entities(text: str) -> str:
     return text
 
 
-def extract_metadata(tree: LexborHTMLParser, url: str) -> tuple[str, list[str], str, dict[str, str]]:
-    """Rule 1 alone: (title, links, lang, meta) of a parsed page."""
-    root = tree.root
-    metadata = _Metadata()
-    if root is not None:
-        _collect_metadata(root, metadata)
-    return metadata.finish(url, root)
-
-
 class CleanHtml(beam.PTransform):
     """Applies `HtmlCleaner` to every document; failures go to `dead_letter`."""
 
