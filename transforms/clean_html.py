@@ -29,13 +29,13 @@ The rules, in the order they apply:
 The output holds only `<div>` and text; the `text` field has the same blocks,
 one per line.
 
-How it runs (the work is pushed into lexbor): one `traverse()` of the
-document decides per element by its tag id, collecting the metadata, the
-elements to drop, the inline elements and the links; the CSS engine is
-asked once, for the hiding attributes and the user's selectors. Then the
-dropped subtrees are removed, inline elements are unwrapped, adjacent text
-nodes are merged and lexbor's `text()` returns the blocks. No node inside a
-dropped subtree is collected, so none is touched after it was freed.
+How it runs: lexbor parses the page; one walk in C over its tree
+(`_lexbor_walk.c`) collects the metadata and writes the blocks, deciding per
+element by its tag id and its attributes, with `_is_hidden` asked about the
+candidates for rule 2 and the user's selectors matched once by lexbor's CSS
+engine. The tree is read, not modified: the blocks are what removing,
+unwrapping, merging adjacent text nodes and lexbor's `text()` would give
+(`tests/test_clean_html.py` checks the walk against those operations).
 """
 
 from __future__ import annotations
@@ -46,8 +46,14 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
+import selectolax.lexbor
 from selectolax.lexbor import LexborCSSSelector, LexborHTMLParser
 
+try:
+    from transforms import _lexbor_walk
+except ImportError as error:  # pragma: no cover - depends on how the package was installed
+    raise ImportError("transforms._lexbor_walk (C) is not built: install the project with "
+                      "`python -m pip install -e .`, or run `python setup.py build_ext --inplace`") from error
 from transforms.document import Document
 from transforms.isolation import ChildProcess
 from transforms.stage import apply_stage
@@ -75,11 +81,6 @@ INLINE_TAGS = (
     "tt", "u", "var", "wbr",
 )
 
-INLINE_TAG_SET = frozenset(INLINE_TAGS)
-
-# Candidates for hiding, confirmed by `_is_hidden` (CSS cannot match `\s*`).
-HIDING_SELECTOR = ('[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript, '
-                   'annotation')
 HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # React's streamed server rendering sends each late part of the page in a
 # `<div hidden id="S:1a">` (a number in hex) that its script moves into
@@ -117,26 +118,21 @@ def _tag_id(name: str) -> int:
     return next(iter(_tag_ids((name,))))
 
 
-DROP_TAG_IDS = _tag_ids(DROP_TAGS)
-INLINE_TAG_IDS = _tag_ids(INLINE_TAGS)
-_A, _AREA, _ABBR, _TITLE, _BASE, _META, _LINK = (
-    _tag_id(name) for name in ("a", "area", "abbr", "title", "base", "meta", "link"))
-_COMMENT = next(node.tag_id for node in LexborHTMLParser("<p><!----></p>").body.traverse() if node.is_comment_node)
-# What the traversal does with an element, by tag id; other elements are
-# block boundaries (_BLOCK) and need nothing.
-_DROP, _INLINE, _ANCHOR, _ABBREVIATION, _AREA_LINK, _TITLE_META, _BASE_META, _META_META, _LINK_META, _BLOCK = range(10)
-# Added to the kind of a tag that some hidden element of the page has.
-_MAYBE_HIDDEN = 16
-_KINDS = {tag_id: _DROP for tag_id in DROP_TAG_IDS}
-_KINDS.update({tag_id: _INLINE for tag_id in INLINE_TAG_IDS})
-_KINDS.update({_A: _ANCHOR, _ABBR: _ABBREVIATION, _AREA: _AREA_LINK, _TITLE: _TITLE_META, _BASE: _BASE_META,
-               _META: _META_META, _LINK: _LINK_META})
-# Comments are invisible and no boundary: they go, so that the text around
-# them stays one block.
-_KINDS[_COMMENT] = _DROP
-# Kinds that are metadata; title, base, meta and link are dropped too.
-_METADATA_KINDS = frozenset({_ANCHOR, _AREA_LINK, _TITLE_META, _BASE_META, _META_META, _LINK_META})
-_END = -1  # a dropped subtree that lasts to the end of the body
+
+
+def _kind_table() -> bytes:
+    """What the walk does with an element, by tag id; elements not listed are block boundaries."""
+    kinds = {tag_id: _lexbor_walk.KIND_DROP for tag_id in _tag_ids(DROP_TAGS)}
+    kinds.update({tag_id: _lexbor_walk.KIND_INLINE for tag_id in _tag_ids(INLINE_TAGS)})
+    kinds.update({_tag_id(name): kind for name, kind in (
+        ("a", _lexbor_walk.KIND_ANCHOR), ("abbr", _lexbor_walk.KIND_ABBREVIATION), ("area", _lexbor_walk.KIND_AREA),
+        # Metadata; title, base, meta and link are dropped too.
+        ("title", _lexbor_walk.KIND_TITLE), ("base", _lexbor_walk.KIND_BASE), ("meta", _lexbor_walk.KIND_META),
+        ("link", _lexbor_walk.KIND_LINK))})
+    table = bytearray(max(kinds) + 1)  # 0 is KIND_BLOCK
+    for tag_id, kind in kinds.items():
+        table[tag_id] = kind
+    return bytes(table)
 
 
 @dataclass(frozen=True)
@@ -212,60 +208,44 @@ def validate_selectors(selectors: tuple[str, ...]) -> None:
             raise ValueError(f"invalid CSS selector {selector!r}: {error}") from error
 
 
-class _Metadata:
-    """What the traversal collects for rule 1, resolved by `finish`."""
-
-    __slots__ = ("title", "base_href", "hrefs", "metas", "canonical_href")
-
-    def __init__(self):
-        self.title = None
-        self.base_href = None
-        self.hrefs = []
-        self.metas = []
-        self.canonical_href = None
-
-    def add(self, kind: int, node) -> None:
-        if kind == _ANCHOR or kind == _AREA_LINK:
-            href = node.attrs.get("href")
-            if href:
-                self.hrefs.append(href)
-        elif kind == _TITLE_META:
-            if self.title is None:
-                self.title = collapse_whitespace(node.text())
-        elif kind == _META_META:
-            attributes = node.attributes
-            if "content" in attributes:
-                self.metas.append(attributes)
-        elif kind == _BASE_META:
-            if self.base_href is None and "href" in node.attrs:
-                self.base_href = node.attrs.get("href") or ""
-        elif kind == _LINK_META:
-            if self.canonical_href is None:
-                attributes = node.attributes
-                rel = attributes.get("rel")
-                if rel is not None and "href" in attributes and rel.isascii() and rel.lower() == "canonical":
-                    self.canonical_href = attributes.get("href") or ""
-
-    def finish(self, url: str, root) -> tuple[str, list[str], str, dict[str, str]]:
-        base = urljoin(url, self.base_href.strip()) if self.base_href is not None else url
-        links = resolve_links(base, self.hrefs)
-        lang = ""
-        if root is not None:
-            attributes = root.attributes
-            lang = (attributes.get("lang") or attributes.get("xml:lang") or "").strip()
-        meta = {}
-        for attributes in self.metas:
-            name = (attributes.get("name") or attributes.get("property") or attributes.get("http-equiv") or "").strip().lower()
-            content = collapse_whitespace(attributes.get("content") or "")
-            if not content:
-                continue
-            if name == "content-language" and not lang:
-                lang = content.split(",")[0].strip()
-            elif name in META_NAMES and name not in meta:
-                meta[name] = content
-        if self.canonical_href is not None:
-            meta["canonical"] = urljoin(base, self.canonical_href.strip())
-        return self.title or "", links, lang.lower(), meta
+def _metadata(url: str, root, hrefs: list[str], events: list) -> tuple[str, list[str], str, dict[str, str]]:
+    """Rule 1, from what the walk collected: the hrefs of `a` and `area`, the first title's text and the
+    attributes of every base, meta and link, in document order."""
+    title = ""
+    base_href = canonical_href = None
+    metas = []
+    for kind, value in events:
+        if kind == _lexbor_walk.KIND_META:
+            if "content" in value:
+                metas.append(value)
+        elif kind == _lexbor_walk.KIND_LINK:
+            if canonical_href is None:
+                rel = value.get("rel")
+                if rel is not None and "href" in value and rel.isascii() and rel.lower() == "canonical":
+                    canonical_href = value["href"] or ""
+        elif kind == _lexbor_walk.KIND_TITLE:
+            title = collapse_whitespace(value)
+        elif base_href is None and "href" in value:
+            base_href = value["href"] or ""
+    base = urljoin(url, base_href.strip()) if base_href is not None else url
+    links = resolve_links(base, hrefs)
+    lang = ""
+    if root is not None:
+        attributes = root.attributes
+        lang = (attributes.get("lang") or attributes.get("xml:lang") or "").strip()
+    meta = {}
+    for attributes in metas:
+        name = (attributes.get("name") or attributes.get("property") or attributes.get("http-equiv") or "").strip().lower()
+        content = collapse_whitespace(attributes.get("content") or "")
+        if not content:
+            continue
+        if name == "content-language" and not lang:
+            lang = content.split(",")[0].strip()
+        elif name in META_NAMES and name not in meta:
+            meta[name] = content
+    if canonical_href is not None:
+        meta["canonical"] = urljoin(base, canonical_href.strip())
+    return title, links, lang.lower(), meta
 
 
 # An href with any of these takes urljoin: urlsplit removes tabs and
@@ -418,58 +398,25 @@ class HtmlCleaner:
         self.drop_selectors = tuple(drop_selectors)
         validate_selectors(self.drop_selectors)
         self._user_selector = ", ".join(self.drop_selectors)
-        self._selector = f"{HIDING_SELECTOR}, {self._user_selector}" if self._user_selector else HIDING_SELECTOR
 
     def clean(self, page: bytes | str, url: str = "") -> CleanedPage:
         tree = LexborHTMLParser(page)
         root = tree.root
+        if root is None:
+            return CleanedPage([], *_metadata(url, None, [], []))
         body = tree.body
-        metadata = _Metadata()
-        if body is None:
-            if root is not None:
-                _collect_metadata(root, metadata)
-            return CleanedPage([], *metadata.finish(url, root))
-        body_id = body.mem_id
-        hidden = self._hidden(body)
-        parts = None
-        # The root's children in document order: metadata from all of them,
-        # the cleaning rules in the body.
-        for child in root.iter():
-            if child.mem_id == body_id:
-                parts = _collect_body(child, hidden, metadata)
-            else:
-                _collect_metadata(child, metadata)
-        title, links, lang, meta = metadata.finish(url, root)
-        if parts is None:
-            return CleanedPage([], title, links, lang, meta)
-        dropped, inline, anchors, abbreviations = parts
-        if dropped and dropped[0] is None:
-            # The body itself is hidden.
-            return CleanedPage([], title, links, lang, meta)
-        # Dropped subtrees are disjoint and nothing collected lies inside
-        # one, so no node below is touched after its removal.
-        for node in dropped:
-            node.decompose()
-        for abbr, expansion in abbreviations:
-            abbr.insert_child(f" ({expansion})")
-        _separate_adjacent_links(anchors)
-        for node in inline:
-            node.unwrap(delete_empty=True)
-        body.merge_text_nodes()
-        text = body.text(separator=BOUNDARY, skip_empty=True)
-        if "&" in text:
-            text = decode_leftover_entities(text)
-        return CleanedPage(split_blocks(text), title, links, lang, meta)
-
-    def _hidden(self, body) -> dict[int, int]:
-        """The elements that rule 2 hides (by attribute or by the user's selectors): mem_id -> tag id."""
-        user_selector = self._user_selector
-        hidden = {}
-        for node in css(body, self._selector):
-            mem_id = node.mem_id
-            if mem_id not in hidden and (_is_hidden(node) or (user_selector and node.css_matches(user_selector))):
-                hidden[mem_id] = node.tag_id
-        return hidden
+        user_hidden = None
+        if self._user_selector and body is not None:
+            user_hidden = {node.mem_id for node in css(body, self._user_selector)}
+        # `tree` holds the document while the walk reads it.
+        text, hrefs, events = _lexbor_walk.walk(root.mem_id, body.mem_id if body is not None else 0, user_hidden)
+        if not text:
+            blocks = []  # no body, a hidden one, or no text
+        else:
+            decoded = decode_leftover_entities(text) if "&" in text else text
+            # Decoding may make whitespace or empty blocks (`&amp;nbsp;`).
+            blocks = text.split(BOUNDARY) if decoded is text else split_blocks(decoded)
+        return CleanedPage(blocks, *_metadata(url, root, hrefs, events))
 
     def __call__(self, doc: Document) -> Document:
         return with_cleaned_page(doc, self.clean(doc.payload, doc.url))
@@ -516,141 +463,30 @@ class GuardedCleaner:
         return with_cleaned_page(doc, self._child(doc.payload, doc.url))
 
 
-def _collect_metadata(top, metadata: _Metadata) -> None:
-    kinds = _KINDS
-    metadata_kinds = _METADATA_KINDS
-    for node in top.traverse():
-        kind = kinds.get(node.tag_id)
-        if kind in metadata_kinds:
-            metadata.add(kind, node)
-
-
-def _collect_body(body, hidden: dict[int, int], metadata: _Metadata):
-    """One pass over the body: metadata, and what rules 2-4 act on.
-
-    Returns the roots of dropped subtrees, the inline elements, the links
-    and the abbreviations with their expansion, none of them inside a
-    dropped subtree; the first dropped root is None when the body itself is
-    hidden.
-    """
-    kinds = _KINDS
-    if hidden:
-        # Only elements of the hidden elements' tags are looked up.
-        kinds = dict(kinds)
-        for tag_id in set(hidden.values()):
-            kinds[tag_id] = kinds.get(tag_id, _BLOCK) + _MAYBE_HIDDEN
-    kind_of = kinds.get
-    metadata_kinds = _METADATA_KINDS
-    hrefs = metadata.hrefs
-    body_id = body.mem_id
-    dropped = []
-    inline = []
-    anchors = []
-    abbreviations = []
-    skip_to = 0  # while in a dropped subtree: the mem_id of the node after it
-    for node in body.traverse():
-        kind = kind_of(node.tag_id)
-        if skip_to:
-            if skip_to == _END or node.mem_id != skip_to:
-                if kind is not None:
-                    kind &= 15
-                    if kind == _ANCHOR:
-                        href = node.attrs.get("href")
-                        if href:
-                            hrefs.append(href)
-                    elif kind in metadata_kinds:
-                        metadata.add(kind, node)
-                continue
-            skip_to = 0
-        if kind is None:
-            continue
-        if kind >= _MAYBE_HIDDEN:
-            kind -= _MAYBE_HIDDEN
-            if node.mem_id in hidden:
-                if kind in metadata_kinds:
-                    metadata.add(kind, node)
-                if node.mem_id == body_id:
-                    return [None], [], [], []
-                dropped.append(node)
-                if node.first_child is not None:
-                    skip_to = _element_after(node, body_id)
-                continue
-            if kind == _BLOCK:
-                continue
-        if kind == _INLINE:
-            inline.append(node)
-            continue
-        if kind == _ANCHOR:
-            href = node.attrs.get("href")
-            if href:
-                hrefs.append(href)
-            inline.append(node)
-            anchors.append(node)
-            continue
-        if kind == _DROP:
-            dropped.append(node)
-            # A comment or an empty element has no subtree to pass over.
-            if node.first_child is not None:
-                skip_to = _element_after(node, body_id)
-        elif kind == _ABBREVIATION:
-            inline.append(node)
-            title = node.attrs.get("title")
-            if title:
-                expansion = collapse_whitespace(title)
-                if expansion:
-                    abbreviations.append((node, expansion))
-        elif kind != _AREA_LINK:
-            # title, base, meta, link: metadata, then dropped.
-            metadata.add(kind, node)
-            dropped.append(node)
-            if node.first_child is not None:
-                skip_to = _element_after(node, body_id)
-        else:
-            metadata.add(kind, node)
-    return dropped, inline, anchors, abbreviations
-
-
-def _element_after(node, stop_id: int) -> int:
-    """The mem_id of the first non-text node after `node`'s subtree, in document order, within `stop_id`'s."""
-    while True:
-        sibling = node.next
-        while sibling is not None:
-            # traverse() yields every node but text nodes.
-            if not sibling.is_text_node:
-                return sibling.mem_id
-            sibling = sibling.next
-        node = node.parent
-        if node is None or node.mem_id == stop_id:
-            return _END
-
-
-def _separate_adjacent_links(anchors) -> None:
-    # A menu of links written without spaces (`<a>Home</a><a>News</a>`) shows
-    # as separate items; unwrapped, it would become one word. Only a link
-    # that directly follows another element gets a space, so markup inside a
-    # word (`<b>%</b>165`, `При<b>в</b>ет`) stays glued.
-    inline_ids = INLINE_TAG_IDS
-    for link in anchors:
-        previous = link.prev
-        # Empty elements show nothing to keep apart (`le<a></a><a></a>ave`).
-        if (previous is not None and previous.is_element_node and previous.tag_id in inline_ids
-                and previous.first_child is not None and link.first_child is not None):
-            link.insert_before(" ")
-
-
-def _is_hidden(node) -> bool:
-    attributes = node.attributes
+def _is_hidden(tag: str | None, attributes: dict[str, str | None], text: str | None) -> bool:
+    """Rule 2 for an element that the walk found a candidate, as the CSS selector `[hidden],
+    [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript, annotation`
+    would find them (CSS cannot match `\\s*`). `tag` is given for noscript and annotation, and
+    `text` for noscript."""
     if "hidden" in attributes and not REACT_SEGMENT.fullmatch(attributes.get("id") or ""):
         return True
     if (attributes.get("aria-hidden") or "").strip().lower() == "true":
         return True
     if HIDDEN_STYLE.search(attributes.get("style") or ""):
         return True
-    tag = node.tag
     if tag == "noscript":
-        text = node.text()
         return "<" in text or len("".join(text.split())) < NOSCRIPT_MIN_CHARACTERS
     return tag == "annotation"
+
+
+def _bind_walk() -> None:
+    probe = LexborHTMLParser("<p>webcorpus probe</p>")
+    text_node = probe.body.css_first("p").first_child
+    _lexbor_walk.bind(selectolax.lexbor.__file__, _kind_table(), _tag_id("noscript"), _is_hidden,
+                      text_node.mem_id, b"webcorpus probe")
+
+
+_bind_walk()
 
 
 def _decode_entity(match) -> str:

@@ -1,0 +1,661 @@
+/* CleanHtml's walk over a parsed page, in C (see transforms/clean_html.py for the rules).
+ *
+ * One pass in document order over the tree that selectolax parsed. It collects the metadata
+ * (links, title, base, meta, link) and writes the text of the cleaned page: dropped and hidden
+ * subtrees are passed over, inline elements are transparent, and every other node is a block
+ * boundary. The tree is not modified. The result is what removing, unwrapping, merging the
+ * adjacent text nodes and `text(separator=BOUNDARY)` would give, with each block's whitespace
+ * collapsed as Python's `str.split` does and empty blocks left out.
+ *
+ * selectolax ships lexbor inside its own extension module, without headers. The few functions
+ * used here are exported by that module; `bind` looks them up by name, and checks the one
+ * structure field read directly (a text node's data) against a probe page.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct lxb_node lxb_node;
+typedef struct lxb_attr lxb_attr;
+typedef struct {
+    const unsigned char *data;
+    size_t length;
+} lexbor_str;
+
+static lxb_node *(*node_first_child)(lxb_node *);
+static lxb_node *(*node_next)(lxb_node *);
+static lxb_node *(*node_parent)(lxb_node *);
+static unsigned int (*node_type)(lxb_node *);
+static uintptr_t (*node_tag_id)(lxb_node *);
+static lxb_attr *(*element_first_attribute)(lxb_node *);
+static lxb_attr *(*element_next_attribute)(lxb_attr *);
+static const unsigned char *(*attr_qualified_name)(lxb_attr *, size_t *);
+static const unsigned char *(*attr_value)(lxb_attr *, size_t *);
+static const unsigned char *(*element_qualified_name)(lxb_node *, size_t *);
+
+/* lexbor's node types. */
+enum { TYPE_ELEMENT = 1, TYPE_TEXT = 3, TYPE_COMMENT = 8 };
+
+/* What the walk does with an element, by tag id (the table comes from clean_html.py). */
+enum { KIND_BLOCK, KIND_DROP, KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION, KIND_AREA, KIND_TITLE, KIND_BASE,
+       KIND_META, KIND_LINK, KIND_COUNT };
+
+static size_t text_data_offset;
+static unsigned char *kinds;
+static Py_ssize_t kinds_length;
+static uintptr_t noscript_id;
+static PyObject *is_hidden_callback;
+static int bound;
+
+static const char BOUNDARY = '\0';
+
+typedef struct {
+    char *data;
+    size_t length, capacity;
+} Buffer;
+
+static int buffer_append(Buffer *buffer, const void *data, size_t length) {
+    if (buffer->length + length > buffer->capacity) {
+        size_t capacity = buffer->capacity ? buffer->capacity : 4096;
+        while (capacity < buffer->length + length)
+            capacity *= 2;
+        char *grown = PyMem_Realloc(buffer->data, capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        buffer->data = grown;
+        buffer->capacity = capacity;
+    }
+    memcpy(buffer->data + buffer->length, data, length);
+    buffer->length += length;
+    return 0;
+}
+
+/* An open element. `clean`: its children follow the cleaning rules (inside the body, not in a
+ * dropped subtree); otherwise they are only looked at for metadata. */
+typedef struct {
+    lxb_node *node;
+    unsigned char clean;
+    unsigned char transparent;      /* an inline element: no block boundary */
+    unsigned char has_kept_child;   /* a child that was not dropped */
+    unsigned char previous_is_shown_inline; /* the last kept child is an inline element with content */
+    unsigned char link_space_pending;       /* a link after a shown inline element: a space before its content */
+    PyObject *expansion;            /* abbr's title, whitespace collapsed */
+} Frame;
+
+typedef struct {
+    Buffer run;     /* the raw text of the current block */
+    Buffer out;     /* the finished blocks, collapsed, BOUNDARY between them */
+    int has_block;
+    Frame *frames;
+    size_t depth, capacity;
+    lxb_node *body;
+    int body_hidden;
+    int title_seen;
+    PyObject *user_hidden;
+    PyObject *hrefs;
+    PyObject *events;
+} Walk;
+
+static const lexbor_str *text_data(lxb_node *node) {
+    return (const lexbor_str *)((const char *)node + text_data_offset);
+}
+
+static int ascii_equal_ignoring_case(const unsigned char *data, size_t length, const char *lower) {
+    size_t expected = strlen(lower);
+    if (length != expected)
+        return 0;
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = data[i];
+        if (c >= 'A' && c <= 'Z')
+            c += 'a' - 'A';
+        if (c != (unsigned char)lower[i])
+            return 0;
+    }
+    return 1;
+}
+
+static int ascii_contains_ignoring_case(const unsigned char *data, size_t length, const char *lower) {
+    size_t needle = strlen(lower);
+    for (size_t start = 0; start + needle <= length; start++)
+        if (ascii_equal_ignoring_case(data + start, needle, lower))
+            return 1;
+    return 0;
+}
+
+static PyObject *decode(const unsigned char *data, size_t length) {
+    return PyUnicode_DecodeUTF8((const char *)data, (Py_ssize_t)length, "replace");
+}
+
+/* The attribute whose qualified name is `name` (ASCII case ignored), as selectolax's `attrs` finds it. */
+static lxb_attr *attribute(lxb_node *element, const char *name) {
+    for (lxb_attr *attr = element_first_attribute(element); attr != NULL; attr = element_next_attribute(attr)) {
+        size_t length = 0;
+        const unsigned char *qualified = attr_qualified_name(attr, &length);
+        if (qualified != NULL && ascii_equal_ignoring_case(qualified, length, name))
+            return attr;
+    }
+    return NULL;
+}
+
+/* selectolax's `attributes`: qualified name -> value, None for an attribute without one. */
+static PyObject *attributes_dict(lxb_node *element) {
+    PyObject *attributes = PyDict_New();
+    if (attributes == NULL)
+        return NULL;
+    for (lxb_attr *attr = element_first_attribute(element); attr != NULL; attr = element_next_attribute(attr)) {
+        size_t name_length = 0, value_length = 0;
+        const unsigned char *name = attr_qualified_name(attr, &name_length);
+        const unsigned char *value = attr_value(attr, &value_length);
+        PyObject *key = decode(name != NULL ? name : (const unsigned char *)"", name != NULL ? name_length : 0);
+        PyObject *item = value != NULL ? decode(value, value_length) : Py_NewRef(Py_None);
+        if (key == NULL || item == NULL || PyDict_SetItem(attributes, key, item) < 0) {
+            Py_XDECREF(key);
+            Py_XDECREF(item);
+            Py_DECREF(attributes);
+            return NULL;
+        }
+        Py_DECREF(key);
+        Py_DECREF(item);
+    }
+    return attributes;
+}
+
+/* The text of the text nodes below `top`, as selectolax's `text()`. */
+static PyObject *subtree_text(lxb_node *top) {
+    Buffer text = {0};
+    lxb_node *node = node_first_child(top);
+    while (node != NULL) {
+        if (node_type(node) == TYPE_TEXT) {
+            const lexbor_str *data = text_data(node);
+            if (data->data != NULL && buffer_append(&text, data->data, data->length) < 0) {
+                PyMem_Free(text.data);
+                return NULL;
+            }
+        }
+        lxb_node *child = node_first_child(node);
+        if (child != NULL) {
+            node = child;
+            continue;
+        }
+        while (node != top && node_next(node) == NULL)
+            node = node_parent(node);
+        node = node == top ? NULL : node_next(node);
+    }
+    PyObject *result = decode((const unsigned char *)(text.data ? text.data : ""), text.length);
+    PyMem_Free(text.data);
+    return result;
+}
+
+/* Bytes by what they may start: 1 an ASCII whitespace character, 2 a longer one (`str.isspace`:
+ * U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000). */
+static unsigned char byte_class[256];
+
+static void fill_byte_class(void) {
+    for (int c = '\t'; c <= '\r'; c++)
+        byte_class[c] = 1;
+    for (int c = 0x1c; c <= ' '; c++)
+        byte_class[c] = 1;
+    byte_class[0xC2] = byte_class[0xE1] = byte_class[0xE2] = byte_class[0xE3] = 2;
+}
+
+/* The length of the whitespace character that starts at `p`, else 0. */
+static size_t whitespace_length(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = p[0];
+    if (byte_class[c] != 2)
+        return byte_class[c];
+    size_t left = (size_t)(end - p);
+    if (c == 0xC2)
+        return left >= 2 && (p[1] == 0x85 || p[1] == 0xA0) ? 2 : 0;
+    if (left < 3)
+        return 0;
+    if (c == 0xE1)
+        return p[1] == 0x9A && p[2] == 0x80 ? 3 : 0;
+    if (c == 0xE3)
+        return p[1] == 0x80 && p[2] == 0x80 ? 3 : 0;
+    if (p[1] == 0x80)
+        return (p[2] >= 0x80 && p[2] <= 0x8A) || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF ? 3 : 0;
+    return p[1] == 0x81 && p[2] == 0x9F ? 3 : 0;
+}
+
+/* A block boundary: the current block, whitespace collapsed, goes to the output unless empty. */
+static int end_block(Walk *walk) {
+    const unsigned char *p = (const unsigned char *)walk->run.data;
+    const unsigned char *end = p + walk->run.length;
+    int started = 0;
+    while (p < end) {
+        size_t width = whitespace_length(p, end);
+        if (width) {
+            p += width;
+            continue;
+        }
+        const unsigned char *word = p++;
+        for (;;) {
+            while (p < end && !byte_class[*p])
+                p++;
+            if (p == end || whitespace_length(p, end))
+                break;
+            p++;
+        }
+        /* One space between words, BOUNDARY before a block's first. */
+        if ((started || walk->has_block) && buffer_append(&walk->out, started ? " " : &BOUNDARY, 1) < 0)
+            return -1;
+        started = walk->has_block = 1;
+        if (buffer_append(&walk->out, word, (size_t)(p - word)) < 0)
+            return -1;
+    }
+    walk->run.length = 0;
+    return 0;
+}
+
+/* `parent` gets a child that stays: a pending link space goes before it. */
+static int keep_child(Walk *walk, Frame *parent) {
+    if (parent->link_space_pending && !parent->has_kept_child && buffer_append(&walk->run, " ", 1) < 0)
+        return -1;
+    parent->has_kept_child = 1;
+    return 0;
+}
+
+static int add_href(Walk *walk, lxb_node *element) {
+    lxb_attr *href = attribute(element, "href");
+    if (href == NULL)
+        return 0;
+    size_t length = 0;
+    const unsigned char *value = attr_value(href, &length);
+    if (value == NULL || length == 0)
+        return 0;
+    PyObject *text = decode(value, length);
+    if (text == NULL)
+        return -1;
+    int status = PyList_Append(walk->hrefs, text);
+    Py_DECREF(text);
+    return status;
+}
+
+static int add_event(Walk *walk, int kind, PyObject *value) {
+    if (value == NULL)
+        return -1;
+    PyObject *event = Py_BuildValue("(iN)", kind, value);
+    if (event == NULL)
+        return -1;
+    int status = PyList_Append(walk->events, event);
+    Py_DECREF(event);
+    return status;
+}
+
+static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
+    switch (kind) {
+    case KIND_ANCHOR:
+    case KIND_AREA:
+        return add_href(walk, element);
+    case KIND_TITLE:
+        if (walk->title_seen)
+            return 0;
+        walk->title_seen = 1;
+        return add_event(walk, kind, subtree_text(element));
+    case KIND_BASE:
+    case KIND_META:
+    case KIND_LINK:
+        return add_event(walk, kind, attributes_dict(element));
+    default:
+        return 0;
+    }
+}
+
+/* Rule 2: whether the element is hidden. The candidates are what the CSS selector
+ * `[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript,
+ * annotation` matches; clean_html's `_is_hidden` decides on them. 1, 0, or -1 on error. */
+static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
+    if (walk->user_hidden != Py_None) {
+        PyObject *key = PyLong_FromVoidPtr(element);
+        if (key == NULL)
+            return -1;
+        int found = PySet_Contains(walk->user_hidden, key);
+        Py_DECREF(key);
+        if (found)
+            return found;
+    }
+    /* MathML's annotation has no tag id of its own in lexbor: it is known by its name. */
+    const char *tag = NULL;
+    if (tag_id == noscript_id) {
+        tag = "noscript";
+    } else if (tag_id >= (uintptr_t)kinds_length) {
+        size_t length = 0;
+        const unsigned char *name = element_qualified_name(element, &length);
+        if (name != NULL && ascii_equal_ignoring_case(name, length, "annotation"))
+            tag = "annotation";
+    }
+    int candidate = tag != NULL;
+    for (lxb_attr *attr = element_first_attribute(element); attr != NULL && !candidate;
+         attr = element_next_attribute(attr)) {
+        size_t length = 0, value_length = 0;
+        const unsigned char *name = attr_qualified_name(attr, &length);
+        if (name == NULL)
+            continue;
+        if (ascii_equal_ignoring_case(name, length, "hidden")) {
+            candidate = 1;
+        } else if (ascii_equal_ignoring_case(name, length, "aria-hidden")) {
+            const unsigned char *value = attr_value(attr, &value_length);
+            candidate = value != NULL && ascii_equal_ignoring_case(value, value_length, "true");
+        } else if (ascii_equal_ignoring_case(name, length, "style")) {
+            const unsigned char *value = attr_value(attr, &value_length);
+            candidate = value != NULL && (ascii_contains_ignoring_case(value, value_length, "display")
+                                          || ascii_contains_ignoring_case(value, value_length, "visibility"));
+        }
+    }
+    if (!candidate)
+        return 0;
+    PyObject *attributes = attributes_dict(element);
+    if (attributes == NULL)
+        return -1;
+    PyObject *text = tag_id == noscript_id ? subtree_text(element) : Py_NewRef(Py_None);
+    if (text == NULL) {
+        Py_DECREF(attributes);
+        return -1;
+    }
+    PyObject *answer = PyObject_CallFunction(is_hidden_callback, "zOO", tag, attributes, text);
+    Py_DECREF(attributes);
+    Py_DECREF(text);
+    if (answer == NULL)
+        return -1;
+    int result = PyObject_IsTrue(answer);
+    Py_DECREF(answer);
+    return result;
+}
+
+/* Rule 3: abbr's title, whitespace collapsed; NULL without error when there is none. */
+static PyObject *expansion(lxb_node *element) {
+    lxb_attr *title = attribute(element, "title");
+    size_t length = 0;
+    const unsigned char *value = title != NULL ? attr_value(title, &length) : NULL;
+    if (value == NULL || length == 0)
+        return NULL;
+    PyObject *text = decode(value, length);
+    if (text == NULL)
+        return NULL;
+    PyObject *words = PyUnicode_Split(text, NULL, -1);
+    Py_DECREF(text);
+    if (words == NULL)
+        return NULL;
+    PyObject *collapsed = NULL;
+    if (PyList_GET_SIZE(words) > 0) {
+        PyObject *space = PyUnicode_FromString(" ");
+        if (space != NULL) {
+            collapsed = PyUnicode_Join(space, words);
+            Py_DECREF(space);
+        }
+    }
+    Py_DECREF(words);
+    return collapsed;
+}
+
+static int push(Walk *walk, Frame frame) {
+    if (walk->depth == walk->capacity) {
+        size_t capacity = walk->capacity ? walk->capacity * 2 : 64;
+        Frame *grown = PyMem_Realloc(walk->frames, capacity * sizeof(Frame));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        walk->frames = grown;
+        walk->capacity = capacity;
+    }
+    walk->frames[walk->depth++] = frame;
+    return 0;
+}
+
+/* An element's end: the abbreviation's expansion, or a block boundary. */
+static int leave(Walk *walk, Frame *frame, Frame *parent) {
+    if (!frame->clean)
+        return 0;
+    if (!frame->transparent) {
+        parent->previous_is_shown_inline = 0;
+        return end_block(walk);
+    }
+    if (frame->expansion != NULL) {
+        Py_ssize_t length = 0;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(frame->expansion, &length);
+        if (utf8 == NULL || buffer_append(&walk->run, " (", 2) < 0 || buffer_append(&walk->run, utf8, length) < 0
+            || buffer_append(&walk->run, ")", 1) < 0)
+            return -1;
+    }
+    parent->previous_is_shown_inline = frame->has_kept_child || frame->expansion != NULL;
+    Py_CLEAR(frame->expansion);
+    return 0;
+}
+
+/* A node's start. Returns 1 when its children are to be walked (its frame is pushed), 0 when
+ * not, -1 on error. */
+static int enter(Walk *walk, lxb_node *node) {
+    Frame *parent = &walk->frames[walk->depth - 1];
+    unsigned int type = node_type(node);
+    if (type == TYPE_TEXT) {
+        if (!parent->clean)
+            return 0;
+        const lexbor_str *data = text_data(node);
+        if (keep_child(walk, parent) < 0
+            || (data->data != NULL && buffer_append(&walk->run, data->data, data->length) < 0))
+            return -1;
+        parent->previous_is_shown_inline = 0;
+        return 0;
+    }
+    if (type == TYPE_COMMENT)
+        return 0;
+    if (type != TYPE_ELEMENT) {
+        /* A processing instruction stays in the tree, and separates blocks. */
+        if (parent->clean) {
+            parent->previous_is_shown_inline = 0;
+            if (keep_child(walk, parent) < 0 || end_block(walk) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    uintptr_t tag_id = node_tag_id(node);
+    int kind = tag_id < (uintptr_t)kinds_length ? kinds[tag_id] : KIND_BLOCK;
+    if (collect_metadata(walk, node, kind) < 0)
+        return -1;
+    Frame frame = {node, 0, 0, 0, 0, 0, NULL};
+    if (node == walk->body) {
+        int is_hidden = hidden(walk, node, tag_id);
+        if (is_hidden < 0)
+            return -1;
+        if (is_hidden) {
+            /* Nothing of a hidden body is read, not even its metadata. */
+            walk->body_hidden = 1;
+            return 0;
+        }
+        frame.clean = 1;
+    } else if (parent->clean) {
+        int is_hidden = hidden(walk, node, tag_id);
+        if (is_hidden < 0)
+            return -1;
+        if (!is_hidden && kind != KIND_DROP && kind != KIND_TITLE && kind != KIND_BASE && kind != KIND_META
+            && kind != KIND_LINK) {
+            frame.clean = 1;
+            frame.transparent = kind == KIND_INLINE || kind == KIND_ANCHOR || kind == KIND_ABBREVIATION;
+            frame.link_space_pending = kind == KIND_ANCHOR && parent->previous_is_shown_inline;
+            if (keep_child(walk, parent) < 0)
+                return -1;
+            if (!frame.transparent && end_block(walk) < 0)
+                return -1;
+            if (kind == KIND_ABBREVIATION) {
+                frame.expansion = expansion(node);
+                if (frame.expansion == NULL && PyErr_Occurred())
+                    return -1;
+            }
+        }
+    }
+    if (node_first_child(node) != NULL) {
+        if (push(walk, frame) < 0) {
+            Py_XDECREF(frame.expansion);
+            return -1;
+        }
+        return 1;
+    }
+    return leave(walk, &frame, parent);
+}
+
+static int walk_tree(Walk *walk, lxb_node *root) {
+    if (push(walk, (Frame){root, 0, 0, 0, 0, 0, NULL}) < 0)
+        return -1;
+    lxb_node *node = node_first_child(root);
+    for (;;) {
+        if (node == NULL) {
+            if (walk->depth == 1)
+                return 0;
+            Frame *frame = &walk->frames[--walk->depth];
+            if (leave(walk, frame, &walk->frames[walk->depth - 1]) < 0)
+                return -1;
+            node = node_next(frame->node);
+            continue;
+        }
+        int descend = enter(walk, node);
+        if (descend < 0)
+            return -1;
+        node = descend ? node_first_child(node) : node_next(node);
+    }
+}
+
+static PyObject *walk(PyObject *module, PyObject *args) {
+    unsigned long long root, body;
+    PyObject *user_hidden;
+    if (!PyArg_ParseTuple(args, "KKO:walk", &root, &body, &user_hidden))
+        return NULL;
+    if (!bound) {
+        PyErr_SetString(PyExc_RuntimeError, "_lexbor_walk.bind() has not been called");
+        return NULL;
+    }
+    if (user_hidden != Py_None && !PyAnySet_Check(user_hidden)) {
+        PyErr_SetString(PyExc_TypeError, "user_hidden must be a set of mem_ids or None");
+        return NULL;
+    }
+    Walk state = {0};
+    state.body = (lxb_node *)(uintptr_t)body;
+    state.user_hidden = user_hidden;
+    state.hrefs = PyList_New(0);
+    state.events = PyList_New(0);
+    PyObject *result = NULL;
+    if (state.hrefs != NULL && state.events != NULL && walk_tree(&state, (lxb_node *)(uintptr_t)root) == 0) {
+        PyObject *text = NULL;
+        if (state.body == NULL || state.body_hidden)
+            text = Py_NewRef(Py_None);
+        else
+            text = decode((const unsigned char *)(state.out.data ? state.out.data : ""), state.out.length);
+        if (text != NULL)
+            result = Py_BuildValue("(NOO)", text, state.hrefs, state.events);
+    }
+    for (size_t i = 0; i < state.depth; i++)
+        Py_XDECREF(state.frames[i].expansion);
+    PyMem_Free(state.frames);
+    PyMem_Free(state.run.data);
+    PyMem_Free(state.out.data);
+    Py_XDECREF(state.hrefs);
+    Py_XDECREF(state.events);
+    return result;
+}
+
+static void *symbol(void *library, const char *name) {
+    void *address = dlsym(library, name);
+    if (address == NULL)
+        PyErr_Format(PyExc_ImportError, "selectolax's lexbor module does not export %s", name);
+    return address;
+}
+
+static PyObject *bind(PyObject *module, PyObject *args) {
+    const char *path;
+    PyObject *kind_table, *callback;
+    unsigned long long noscript, probe_text;
+    const char *probe_data;
+    Py_ssize_t probe_length;
+    if (!PyArg_ParseTuple(args, "sSKOKy#:bind", &path, &kind_table, &noscript, &callback, &probe_text,
+                          &probe_data, &probe_length))
+        return NULL;
+    void *library = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (library == NULL)
+        library = dlopen(path, RTLD_NOW);
+    if (library == NULL)
+        return PyErr_Format(PyExc_ImportError, "cannot open %s: %s", path, dlerror());
+#define BIND(variable, name)                          \
+    if ((*(void **)&variable = symbol(library, name)) == NULL) \
+        return NULL;
+    BIND(node_first_child, "lxb_dom_node_first_child_noi")
+    BIND(node_next, "lxb_dom_node_next_noi")
+    BIND(node_parent, "lxb_dom_node_parent_noi")
+    BIND(node_type, "lxb_dom_node_type_noi")
+    BIND(node_tag_id, "lxb_dom_node_tag_id_noi")
+    BIND(element_first_attribute, "lxb_dom_element_first_attribute_noi")
+    BIND(element_next_attribute, "lxb_dom_element_next_attribute_noi")
+    BIND(attr_qualified_name, "lxb_dom_attr_qualified_name")
+    BIND(attr_value, "lxb_dom_attr_value_noi")
+    BIND(element_qualified_name, "lxb_dom_element_qualified_name")
+#undef BIND
+    /* A text node is lexbor's lxb_dom_character_data_t: the node, then its data. */
+    lxb_node *text = (lxb_node *)(uintptr_t)probe_text;
+    if (node_type(text) != TYPE_TEXT)
+        return PyErr_Format(PyExc_ImportError, "lexbor's node types differ from those this module was written for");
+    text_data_offset = 0;
+    for (size_t offset = sizeof(void *); offset <= 256; offset += sizeof(void *)) {
+        const lexbor_str *data = (const lexbor_str *)((const char *)text + offset);
+        if (data->length == (size_t)probe_length && data->data != NULL
+            && memcmp(data->data, probe_data, probe_length) == 0) {
+            text_data_offset = offset;
+            break;
+        }
+    }
+    if (text_data_offset == 0)
+        return PyErr_Format(PyExc_ImportError, "cannot find a text node's data in lexbor's structures");
+    Py_ssize_t length = PyBytes_GET_SIZE(kind_table);
+    unsigned char *table = PyMem_Malloc(length ? length : 1);
+    if (table == NULL)
+        return PyErr_NoMemory();
+    memcpy(table, PyBytes_AS_STRING(kind_table), length);
+    for (Py_ssize_t i = 0; i < length; i++)
+        if (table[i] >= KIND_COUNT) {
+            PyMem_Free(table);
+            return PyErr_Format(PyExc_ValueError, "kind %d of tag id %zd is unknown", table[i], i);
+        }
+    PyMem_Free(kinds);
+    kinds = table;
+    kinds_length = length;
+    noscript_id = (uintptr_t)noscript;
+    Py_XSETREF(is_hidden_callback, Py_NewRef(callback));
+    bound = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"bind", bind, METH_VARARGS,
+     "bind(library_path, kinds, noscript_id, is_hidden, probe_text_mem_id, probe_text_bytes)\n"
+     "Looks up lexbor's functions in selectolax's module and sets the rules' tables."},
+    {"walk", walk, METH_VARARGS,
+     "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, hrefs, events)\n"
+     "The cleaned text (blocks separated by NUL), the hrefs of a and area in document order, and the\n"
+     "(kind, value) of the first title (its text) and of every base, meta and link (their attributes)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lexbor_walk", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__lexbor_walk(void) {
+    fill_byte_class();
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    static const struct {
+        const char *name;
+        int value;
+    } constants[] = {
+        {"KIND_BLOCK", KIND_BLOCK}, {"KIND_DROP", KIND_DROP}, {"KIND_INLINE", KIND_INLINE},
+        {"KIND_ANCHOR", KIND_ANCHOR}, {"KIND_ABBREVIATION", KIND_ABBREVIATION}, {"KIND_AREA", KIND_AREA},
+        {"KIND_TITLE", KIND_TITLE}, {"KIND_BASE", KIND_BASE}, {"KIND_META", KIND_META}, {"KIND_LINK", KIND_LINK},
+    };
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+        if (PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    return m;
+}
