@@ -56,6 +56,7 @@ typedef struct {
     size_t length, capacity;
 } Buffer;
 
+/* Appends `length` bytes of `data`; with `data` NULL, makes room for them (the caller writes them). */
 static int buffer_append(Buffer *buffer, const void *data, size_t length) {
     if (buffer->length + length > buffer->capacity) {
         size_t capacity = buffer->capacity ? buffer->capacity : 4096;
@@ -69,7 +70,8 @@ static int buffer_append(Buffer *buffer, const void *data, size_t length) {
         buffer->data = grown;
         buffer->capacity = capacity;
     }
-    memcpy(buffer->data + buffer->length, data, length);
+    if (data != NULL)
+        memcpy(buffer->data + buffer->length, data, length);
     buffer->length += length;
     return 0;
 }
@@ -225,29 +227,33 @@ static size_t whitespace_length(const unsigned char *p, const unsigned char *end
 static int end_block(Walk *walk) {
     const unsigned char *p = (const unsigned char *)walk->run.data;
     const unsigned char *end = p + walk->run.length;
-    int started = 0;
+    walk->run.length = 0;
+    /* The block, BOUNDARY before it, fits in the run's length plus one. */
+    if (buffer_append(&walk->out, NULL, (size_t)(end - p) + 1) < 0)
+        return -1;
+    unsigned char *out = (unsigned char *)walk->out.data + walk->out.length - ((size_t)(end - p) + 1);
+    /* 0: before the block's first word; 1: in a word; 2: after a word, in whitespace. */
+    int state = 0;
     while (p < end) {
-        size_t width = whitespace_length(p, end);
+        unsigned char c = *p;
+        size_t width = byte_class[c] ? whitespace_length(p, end) : 0;
         if (width) {
+            state = state ? 2 : 0;
             p += width;
             continue;
         }
-        const unsigned char *word = p++;
-        for (;;) {
-            while (p < end && !byte_class[*p])
-                p++;
-            if (p == end || whitespace_length(p, end))
-                break;
-            p++;
+        if (state != 1) {
+            if (state == 2)
+                *out++ = ' ';
+            else if (walk->has_block)
+                *out++ = (unsigned char)BOUNDARY;
+            state = 1;
+            walk->has_block = 1;
         }
-        /* One space between words, BOUNDARY before a block's first. */
-        if ((started || walk->has_block) && buffer_append(&walk->out, started ? " " : &BOUNDARY, 1) < 0)
-            return -1;
-        started = walk->has_block = 1;
-        if (buffer_append(&walk->out, word, (size_t)(p - word)) < 0)
-            return -1;
+        *out++ = c;
+        p++;
     }
-    walk->run.length = 0;
+    walk->out.length = (size_t)(out - (unsigned char *)walk->out.data);
     return 0;
 }
 
