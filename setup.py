@@ -19,10 +19,14 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
     package_data={"pipeline": ["data/*.warc.gz"]},
-    # CleanHtml's walk over lexbor's tree (transforms/clean_html.py); it calls the lexbor that
-    # selectolax's own module carries, found at run time, so it needs no lexbor headers.
-    ext_modules=[Extension("transforms._lexbor_walk", ["transforms/_lexbor_walk.c"], libraries=["dl"],
-                           extra_compile_args=["-O2", "-std=c11"])],
+    ext_modules=[
+        # CleanHtml's walk over lexbor's tree (transforms/clean_html.py); it calls the lexbor that
+        # selectolax's own module carries, found at run time, so it needs no lexbor headers.
+        Extension("transforms._lexbor_walk", ["transforms/_lexbor_walk.c"], libraries=["dl"],
+                  extra_compile_args=["-O2", "-std=c11"]),
+        # MinimizeText's code pages (transforms/minimize_text.py) in one pass.
+        Extension("transforms._code_page", ["transforms/_code_page.c"], extra_compile_args=["-O2", "-std=c11"]),
+    ],
     install_requires=requirements(),
     # `python -m pipeline.compression` draws a chart and measures lz4 too.
     extras_require={

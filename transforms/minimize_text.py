@@ -34,6 +34,7 @@ takes the rules as written, block by block.
 
 from __future__ import annotations
 
+import array
 import codecs
 import functools
 import re
@@ -43,6 +44,7 @@ import unicodedata
 
 import apache_beam as beam
 
+from transforms import _code_page
 from transforms.clean_html import blocks_to_html, html_to_blocks, unescape
 from transforms.document import Document
 from transforms.stage import apply_stage
@@ -195,6 +197,11 @@ class CodePage:
                 self._replacements.append((character, result))
         self.table = bytes(table)
         self._delete = bytes(delete)
+        # The same, by code point, for `_code_page.translate`.
+        by_code_point = array.array("H", [_code_page.NOT_IN_PAGE]) * 0x10000
+        for byte, character in enumerate(characters):
+            by_code_point[ord(character)] = _code_page.DELETED if byte in delete else table[byte]
+        self._by_code_point = by_code_point.tobytes()
         # For text with other characters too: they are encoded as MARK,
         # which this table keeps, and their blocks take the rules as written.
         table[ord(MARK)] = ord(MARK)
@@ -210,32 +217,27 @@ class CodePage:
         """The minimized non-empty lines of `text`, or None if it has other characters."""
         if not self.usable:
             return None
-        try:
-            data = codecs.charmap_encode(text, "strict", self._encoding)[0]
-        except UnicodeEncodeError:
+        # Encoded, translated and its spaces collapsed in one pass.
+        data = _code_page.translate(text, self._by_code_point)
+        if data is None:
             return None
-        return [line for line in self._finish(data.translate(self.table, self._delete), self.characters) if line]
+        return [line for line in self._finish(data, None if text.isascii() else self.characters) if line]
 
     def marked_lines(self, text: str) -> list[str]:
         """The minimized lines of `text`, empty ones included; those with other characters hold MARK."""
         data = codecs.charmap_encode(text, _MARKING, self._encoding)[0]
-        return self._finish(data.translate(self._marking_table, self._delete), self.characters)
+        return self._finish(_SPACE_RUNS.sub(b" ", data.translate(self._marking_table, self._delete)), self.characters)
 
     def _finish(self, data: bytes, decoding) -> list[str]:
-        # Only kept characters, spaces and separators are left: collapse the
-        # spaces, split, strip the lines (stripping each is faster than
-        # replacing the spaces next to separators in the whole text).
-        if b"  " in data:
-            data = _SPACE_RUNS.sub(b" ", data)
+        # Only kept characters, single spaces and separators are left: split,
+        # strip the lines (stripping each is faster than replacing the spaces
+        # next to separators in the whole text).
         result = data.decode("ascii") if decoding is None else codecs.charmap_decode(data, "strict", decoding)[0]
         for character, replacement in self._replacements:
             if character in result:
                 result = result.replace(character, replacement)
         return [line.strip(" ") for line in result.split(SEPARATOR)]
 
-    def ascii_lines(self, text: str) -> list[str]:
-        """`lines` for ASCII text (the first half of every code page is the same)."""
-        return [line for line in self._finish(text.encode("ascii").translate(self.table), None) if line]
 
 
 def _context_free(character: str) -> bool:
@@ -250,7 +252,7 @@ def _context_free(character: str) -> bool:
     )
 
 
-def _code_page(name: str, legacy_codec: str, extra: str, rules=None) -> CodePage:
+def _from_legacy_code_page(name: str, legacy_codec: str, extra: str, rules=None) -> CodePage:
     """ASCII plus the upper half of a legacy code page, its unassigned bytes filled from `extra`."""
     upper = []
     spare = iter(extra)
@@ -273,14 +275,15 @@ CODE_PAGE_SOURCES = (
     ("cyrillic", "cp1251", "\u2212"),
     ("central-european", "cp1250", "\u2192\u2190\u200b\u2212\ufeff"),
 )
-CODE_PAGES = tuple(_code_page(*source) for source in CODE_PAGE_SOURCES)
+CODE_PAGES = tuple(_from_legacy_code_page(*source) for source in CODE_PAGE_SOURCES)
 _ASCII_PAGE = CODE_PAGES[0]
 
 
 def _fast_lines(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> list[str] | None:
     """The minimized non-empty lines of `text`, or None when it needs the rules as written."""
     if text.isascii():
-        return pages[0].ascii_lines(text)
+        # The first half of every code page is the same.
+        return pages[0].lines(text)
     for page in pages:
         lines = page.lines(text)
         if lines is not None:
@@ -447,7 +450,7 @@ class ScriptRules:
                                  and chr(code).lower() != chr(code)
                                  and not kept_re.fullmatch(chr(code).lower().translate(self.deleted)))
         self._case_kept = re.compile(f"[{re.escape(self.case_kept)}]") if self.case_kept else None
-        self.code_pages = tuple(_code_page(*source, rules=self.apply_rules) for source in CODE_PAGE_SOURCES)
+        self.code_pages = tuple(_from_legacy_code_page(*source, rules=self.apply_rules) for source in CODE_PAGE_SOURCES)
 
     def _lower(self, text: str) -> str:
         if self._case_kept is None or self._case_kept.search(text) is None:
