@@ -24,6 +24,8 @@ setup(
         # selectolax's own module carries, found at run time, so it needs no lexbor headers.
         Extension("transforms._lexbor_walk", ["transforms/_lexbor_walk.c"], libraries=["dl"],
                   extra_compile_args=["-O2", "-std=c11"]),
+        # resolve_links's common case (transforms/clean_html.py).
+        Extension("transforms._links", ["transforms/_links.c"], extra_compile_args=["-O2", "-std=c11"]),
         # MinimizeText's code pages (transforms/minimize_text.py) in one pass.
         Extension("transforms._code_page", ["transforms/_code_page.c"], extra_compile_args=["-O2", "-std=c11"]),
     ],

@@ -157,6 +157,20 @@ def test_links_resolve_against_base_href():
     assert page.links == ["https://cdn.example.org/base/x.html", "https://cdn.example.org/y"]
 
 
+def test_the_first_of_each_counts_title_base_canonical_and_meta():
+    html = ('<html><head><title>First</title><title>Second</title><base target="_top"><base href="/b1/">'
+            '<base href="/b2/"><link rel="stylesheet" href="/s.css"><link rel="canonical"><link rel=" canonical" '
+            'href="/spaced"><link rel="CANONICAL" href="/c1"><link rel="canonical" href="/c2">'
+            '<meta name="description"><meta name="description" content="  "><meta name="description" content="d1">'
+            '<meta name="description" content="d2"><meta http-equiv="content-language" content="ru, en"></head>'
+            '<body><title>Third</title><a href="x">x</a></body></html>')
+    page = HtmlCleaner().clean(html, "https://e.org/dir/p")
+    assert page.title == "First"
+    assert page.links == ["https://e.org/b1/x"]
+    assert page.meta == {"description": "d1", "canonical": "https://e.org/c1"}
+    assert page.lang == "ru"
+
+
 def test_relative_base_href_resolves_against_the_page_url():
     html = '<html><head><base href="/sub/"></head><body><a href="x.html">x</a></body></html>'
     assert HtmlCleaner().clean(html, "https://page.example.org/dir/p").links == ["https://page.example.org/sub/x.html"]

@@ -96,7 +96,7 @@ typedef struct {
     size_t depth, capacity;
     lxb_node *body;
     int body_hidden;
-    int title_seen;
+    int title_seen, base_seen, canonical_seen;
     PyObject *user_hidden;
     PyObject *hrefs;
     PyObject *events;
@@ -141,6 +141,13 @@ static lxb_attr *attribute(lxb_node *element, const char *name) {
             return attr;
     }
     return NULL;
+}
+
+/* An attribute's value as text; "" for an attribute without one. */
+static PyObject *attribute_text(lxb_attr *attr) {
+    size_t length = 0;
+    const unsigned char *value = attr_value(attr, &length);
+    return decode(value != NULL ? value : (const unsigned char *)"", value != NULL ? length : 0);
 }
 
 /* selectolax's `attributes`: qualified name -> value, None for an attribute without one. */
@@ -235,8 +242,7 @@ static int end_block(Walk *walk) {
     /* 0: before the block's first word; 1: in a word; 2: after a word, in whitespace. */
     int state = 0;
     while (p < end) {
-        unsigned char c = *p;
-        size_t width = byte_class[c] ? whitespace_length(p, end) : 0;
+        size_t width = byte_class[*p] ? whitespace_length(p, end) : 0;
         if (width) {
             state = state ? 2 : 0;
             p += width;
@@ -250,8 +256,10 @@ static int end_block(Walk *walk) {
             state = 1;
             walk->has_block = 1;
         }
-        *out++ = c;
-        p++;
+        /* This byte, and the plain ones after it. */
+        do
+            *out++ = *p++;
+        while (p < end && !byte_class[*p]);
     }
     walk->out.length = (size_t)(out - (unsigned char *)walk->out.data);
     return 0;
@@ -292,7 +300,9 @@ static int add_event(Walk *walk, int kind, PyObject *value) {
     return status;
 }
 
+/* Rule 1: the links and what `_metadata` needs of title, base, link and meta. */
 static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
+    lxb_attr *href;
     switch (kind) {
     case KIND_ANCHOR:
     case KIND_AREA:
@@ -303,9 +313,25 @@ static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
         walk->title_seen = 1;
         return add_event(walk, kind, subtree_text(element));
     case KIND_BASE:
+        /* The first base with an href: the href. */
+        if (walk->base_seen || (href = attribute(element, "href")) == NULL)
+            return 0;
+        walk->base_seen = 1;
+        return add_event(walk, kind, attribute_text(href));
+    case KIND_LINK: {
+        /* The first link rel="canonical" (ASCII case ignored) with an href: the href. */
+        lxb_attr *rel = attribute(element, "rel");
+        size_t length = 0;
+        const unsigned char *value = rel != NULL ? attr_value(rel, &length) : NULL;
+        if (walk->canonical_seen || value == NULL || !ascii_equal_ignoring_case(value, length, "canonical")
+            || (href = attribute(element, "href")) == NULL)
+            return 0;
+        walk->canonical_seen = 1;
+        return add_event(walk, kind, attribute_text(href));
+    }
     case KIND_META:
-    case KIND_LINK:
-        return add_event(walk, kind, attributes_dict(element));
+        /* A meta with content: its attributes. */
+        return attribute(element, "content") == NULL ? 0 : add_event(walk, kind, attributes_dict(element));
     default:
         return 0;
     }
@@ -339,7 +365,8 @@ static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
          attr = element_next_attribute(attr)) {
         size_t length = 0, value_length = 0;
         const unsigned char *name = attr_qualified_name(attr, &length);
-        if (name == NULL)
+        /* Most attributes differ from these three in length. */
+        if (name == NULL || (length != 5 && length != 6 && length != 11))
             continue;
         if (ascii_equal_ignoring_case(name, length, "hidden")) {
             candidate = 1;
@@ -639,7 +666,8 @@ static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, hrefs, events)\n"
      "The cleaned text (blocks separated by NUL), the hrefs of a and area in document order, and the\n"
-     "(kind, value) of the first title (its text) and of every base, meta and link (their attributes)."},
+     "(kind, value) of the first title (its text), the first base with an href and the first canonical\n"
+     "link (their hrefs), and every meta with content (its attributes)."},
     {NULL, NULL, 0, NULL},
 };
 

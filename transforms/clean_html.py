@@ -50,9 +50,9 @@ import selectolax.lexbor
 from selectolax.lexbor import LexborCSSSelector, LexborHTMLParser
 
 try:
-    from transforms import _lexbor_walk
+    from transforms import _lexbor_walk, _links
 except ImportError as error:  # pragma: no cover - depends on how the package was installed
-    raise ImportError("transforms._lexbor_walk (C) is not built: install the project with "
+    raise ImportError("transforms' C modules are not built: install the project with "
                       "`python -m pip install -e .`, or run `python setup.py build_ext --inplace`") from error
 from transforms.document import Document
 from transforms.isolation import ChildProcess
@@ -209,24 +209,20 @@ def validate_selectors(selectors: tuple[str, ...]) -> None:
 
 
 def _metadata(url: str, root, hrefs: list[str], events: list) -> tuple[str, list[str], str, dict[str, str]]:
-    """Rule 1, from what the walk collected: the hrefs of `a` and `area`, the first title's text and the
-    attributes of every base, meta and link, in document order."""
+    """Rule 1, from what the walk collected: the hrefs of `a` and `area`, the first title's text, the href
+    of the first base and of the first canonical link, and the attributes of every meta with content."""
     title = ""
     base_href = canonical_href = None
     metas = []
     for kind, value in events:
         if kind == _lexbor_walk.KIND_META:
-            if "content" in value:
-                metas.append(value)
-        elif kind == _lexbor_walk.KIND_LINK:
-            if canonical_href is None:
-                rel = value.get("rel")
-                if rel is not None and "href" in value and rel.isascii() and rel.lower() == "canonical":
-                    canonical_href = value["href"] or ""
+            metas.append(value)
         elif kind == _lexbor_walk.KIND_TITLE:
             title = collapse_whitespace(value)
-        elif base_href is None and "href" in value:
-            base_href = value["href"] or ""
+        elif kind == _lexbor_walk.KIND_BASE:
+            base_href = value
+        else:
+            canonical_href = value
     base = urljoin(url, base_href.strip()) if base_href is not None else url
     links = resolve_links(base, hrefs)
     lang = ""
@@ -293,25 +289,14 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
         return absolute or None  # _REJECT is ""
 
     if plain and parts is not None and _DOT_SEGMENT.search(joined) is None:
-        # The commonest hrefs inline: a path from the root, an absolute
-        # http(s) URL with a host.
-        origin = parts[1]
-        no_host = _NO_HOST
-        resolved = [
-            origin + href if href[0] == "/" and href[1:2] != "/"
-            else href if (href[8:9] not in no_host and href[:8] == "https://")
-            or (href[7:8] not in no_host and href[:7] == "http://")
-            else other(href)
-            for href in unique
-        ]
-    else:
-        resolved = [other(href) for href in unique]
-    return list(dict.fromkeys(filter(None, resolved)))
+        # The commonest hrefs inline (in C): a path from the root, an
+        # absolute http(s) URL with a host.
+        return _links.resolve_inline(parts[1], list(unique), other)
+    return list(dict.fromkeys(filter(None, map(other, unique))))
 
 
 # `"/." in text` searches at half the speed of this.
 _DOT_SEGMENT = re.compile(r"/\.")
-_NO_HOST = frozenset(("", "/", "?", "#"))
 
 
 def _base_parts(base: str) -> tuple[str, str, str, str] | None:
