@@ -81,7 +81,7 @@ def reference(page: str, selectors: tuple[str, ...] = ()) -> tuple[list[str], li
 def walked(page: str, selectors: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     tree = LexborHTMLParser(page)
     user_hidden = {node.mem_id for node in tree.body.css(", ".join(selectors))} if selectors else None
-    hrefs = _lexbor_walk.walk(tree.root.mem_id, tree.body.mem_id, user_hidden)[1]
+    hrefs = _lexbor_walk.walk(tree.root.mem_id, tree.body.mem_id, user_hidden)[2]
     return HtmlCleaner(selectors).clean(page).blocks, hrefs
 
 

@@ -97,6 +97,7 @@ typedef struct {
     lxb_node *body;
     int body_hidden;
     int title_seen, base_seen, canonical_seen;
+    int may_hold_entities; /* the text has `&`, 2-32 letters, digits or `#`, then `;` */
     PyObject *user_hidden;
     PyObject *hrefs;
     PyObject *events;
@@ -200,7 +201,7 @@ static PyObject *subtree_text(lxb_node *top) {
 }
 
 /* Bytes by what they may start: 1 an ASCII whitespace character, 2 a longer one (`str.isspace`:
- * U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000). */
+ * U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), 3 an entity. */
 static unsigned char byte_class[256];
 
 static void fill_byte_class(void) {
@@ -209,13 +210,14 @@ static void fill_byte_class(void) {
     for (int c = 0x1c; c <= ' '; c++)
         byte_class[c] = 1;
     byte_class[0xC2] = byte_class[0xE1] = byte_class[0xE2] = byte_class[0xE3] = 2;
+    byte_class['&'] = 3;
 }
 
 /* The length of the whitespace character that starts at `p`, else 0. */
 static size_t whitespace_length(const unsigned char *p, const unsigned char *end) {
     unsigned char c = p[0];
     if (byte_class[c] != 2)
-        return byte_class[c];
+        return byte_class[c] == 1;
     size_t left = (size_t)(end - p);
     if (c == 0xC2)
         return left >= 2 && (p[1] == 0x85 || p[1] == 0xA0) ? 2 : 0;
@@ -228,6 +230,14 @@ static size_t whitespace_length(const unsigned char *p, const unsigned char *end
     if (p[1] == 0x80)
         return (p[2] >= 0x80 && p[2] <= 0x8A) || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF ? 3 : 0;
     return p[1] == 0x81 && p[2] == 0x9F ? 3 : 0;
+}
+
+/* Whether an entity may start at `p` (an `&`): what `decode_leftover_entities` would decode is among these. */
+static int entity_like(const unsigned char *p, const unsigned char *end) {
+    const unsigned char *q = p + 1;
+    while (q < end && q - p <= 33 && (Py_ISALNUM(*q) || *q == '#'))
+        q++;
+    return q < end && *q == ';' && q - p >= 3;
 }
 
 /* A block boundary: the current block, whitespace collapsed, goes to the output unless empty. */
@@ -256,6 +266,8 @@ static int end_block(Walk *walk) {
             state = 1;
             walk->has_block = 1;
         }
+        if (*p == '&' && !walk->may_hold_entities)
+            walk->may_hold_entities = entity_like(p, end);
         /* This byte, and the plain ones after it. */
         do
             *out++ = *p++;
@@ -578,7 +590,8 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         else
             text = decode((const unsigned char *)(state.out.data ? state.out.data : ""), state.out.length);
         if (text != NULL)
-            result = Py_BuildValue("(NOO)", text, state.hrefs, state.events);
+            result = Py_BuildValue("(NOOO)", text, state.may_hold_entities ? Py_True : Py_False, state.hrefs,
+                                   state.events);
     }
     for (size_t i = 0; i < state.depth; i++)
         Py_XDECREF(state.frames[i].expansion);
@@ -664,8 +677,8 @@ static PyMethodDef methods[] = {
      "bind(library_path, kinds, noscript_id, is_hidden, probe_text_mem_id, probe_text_bytes)\n"
      "Looks up lexbor's functions in selectolax's module and sets the rules' tables."},
     {"walk", walk, METH_VARARGS,
-     "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, hrefs, events)\n"
-     "The cleaned text (blocks separated by NUL), the hrefs of a and area in document order, and the\n"
+     "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, may_hold_entities, hrefs, events)\n"
+     "The cleaned text (blocks separated by NUL), whether it may hold entities to decode, the hrefs of a and area in document order, and the\n"
      "(kind, value) of the first title (its text), the first base with an href and the first canonical\n"
      "link (their hrefs), and every meta with content (its attributes)."},
     {NULL, NULL, 0, NULL},

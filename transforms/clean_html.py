@@ -394,11 +394,12 @@ class HtmlCleaner:
         if self._user_selector and body is not None:
             user_hidden = {node.mem_id for node in css(body, self._user_selector)}
         # `tree` holds the document while the walk reads it.
-        text, hrefs, events = _lexbor_walk.walk(root.mem_id, body.mem_id if body is not None else 0, user_hidden)
+        text, may_hold_entities, hrefs, events = _lexbor_walk.walk(
+            root.mem_id, body.mem_id if body is not None else 0, user_hidden)
         if not text:
             blocks = []  # no body, a hidden one, or no text
         else:
-            decoded = decode_leftover_entities(text) if "&" in text else text
+            decoded = decode_leftover_entities(text) if may_hold_entities else text
             # Decoding may make whitespace or empty blocks (`&amp;nbsp;`).
             blocks = text.split(BOUNDARY) if decoded is text else split_blocks(decoded)
         return CleanedPage(blocks, *_metadata(url, root, hrefs, events))
