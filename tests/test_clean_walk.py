@@ -87,7 +87,7 @@ def walked(page: str, selectors: tuple[str, ...] = ()) -> tuple[list[str], list[
 
 TEXTS = st.sampled_from([
     "word", "При", "вет", " ", "  ", "\n", "\t", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "\u1680", "\x85",
-    "&amp;", "&amp;amp;", "&amp;nbsp;", "&lt;b&gt;", "AT&T;", "a&b", "&#x41;", "\u00ad", "é", "日本",
+    "&amp;", "&amp;amp;", "&amp;nbsp;", "&amp;lt;", "&amp;#9;", "&lt;b&gt;", "AT&T;", "a&b", "&#x41;", "\u00ad", "é", "日本",
 ])
 ATTRIBUTES = st.sampled_from([
     "", " hidden", ' hidden id="S:1a"', ' hidden id="S:XY"', ' aria-hidden="true"', ' aria-hidden="TRUE"',
@@ -137,7 +137,7 @@ def test_the_walk_gives_what_the_tree_operations_give(page, selectors):
     "<p>a<![CDATA[x]]>b</p>", "<p><math><mi>a</mi><![CDATA[x]]><mi>b</mi></math>c<?pi?>d<!-- -->e</p>",
     "<body hidden><a href=/in>x</a></body>",
     "<p>\xa0 a \u3000 b\u200b \x1c</p>",
-    "<p>&amp;amp; &amp;nbsp;</p>",
+    "<p>&amp;amp; &amp;nbsp;</p>", "<p>x&amp;lt;y &amp;#9;z</p>",
 ])
 def test_tricky_pages(page):
     assert walked(page) == reference(page)
