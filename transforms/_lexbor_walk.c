@@ -460,16 +460,17 @@ static int leave(Walk *walk, Frame *frame, Frame *parent) {
         parent->previous_is_shown_inline = 0;
         return end_block(walk);
     }
+    int status = 0;
     if (frame->expansion != NULL) {
         Py_ssize_t length = 0;
         const char *utf8 = PyUnicode_AsUTF8AndSize(frame->expansion, &length);
         if (utf8 == NULL || buffer_append(&walk->run, " (", 2) < 0 || buffer_append(&walk->run, utf8, length) < 0
             || buffer_append(&walk->run, ")", 1) < 0)
-            return -1;
+            status = -1;
     }
     parent->previous_is_shown_inline = frame->has_kept_child || frame->expansion != NULL;
     Py_CLEAR(frame->expansion);
-    return 0;
+    return status;
 }
 
 /* A node's start. Returns 1 when its children are to be walked (its frame is pushed), 0 when

@@ -28,8 +28,9 @@ of the characters of a `CodePage` (ASCII plus 128 others: the Western,
 Cyrillic and Central European sets of common web text) takes a fast path
 instead: for such characters the five rules act on each character alone,
 whatever its neighbours, so they are precomputed per character and applied
-with `bytes.translate`. Every other text (combining marks, CJK, emoji...)
-takes the rules as written, block by block.
+by one table lookup per character, in C (`_code_page.translate`). Every
+other text (combining marks, CJK, emoji...) takes the rules as written,
+block by block.
 """
 
 from __future__ import annotations
