@@ -258,45 +258,42 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
     Each is `urljoin(base, href)` with the scheme checked by `urlsplit`; the
     common hrefs are joined by `_fast_join`, which gives the same answers.
     """
+    parts = _base_parts(base) if _FAST_JOIN else None
+    if parts is not None:
+        # Most pages have no href starting with `/` or `h` that needs urljoin
+        # for its characters, an empty query or fragment, or a dot segment:
+        # their commonest hrefs (a path from the root, an absolute http(s)
+        # URL with a host) are joined inline, in C.
+        resolved = _links.resolve_plain(parts[1], hrefs, lambda href: _other_link(base, parts, href, href[0] in "/h"))
+        if resolved is not None:
+            return resolved
     unique = dict.fromkeys(map(str.strip, hrefs))
     unique.pop("", None)
-    if not unique:
-        return []
-    parts = _base_parts(base) if _FAST_JOIN else None
-    # Checked at once for the hrefs that may take the inline paths below
-    # (those starting with `/` or `h`): most pages have none that needs
-    # urljoin for its characters, an empty query or fragment, or a dot
-    # segment.
-    joined = "\x00" + "\x00".join([href for href in unique if href[0] in "/h"]) + "\x00"
+    # Checked at once for the hrefs that `_fast_join` may take as safe.
     # Searching for one character is many times faster than for two: the
     # two-character checks only run where their first character occurs.
+    joined = "\x00" + "\x00".join([href for href in unique if href[0] in "/h"]) + "\x00"
     plain = (_FAST_JOIN and joined.isascii()
              and ("?" not in joined or ("?#" not in joined and "?\x00" not in joined))
              and ("#" not in joined or "#\x00" not in joined)
              and not any(character in joined for character in _JOIN_UNSAFE_CHARACTERS))
+    resolved = (_other_link(base, parts, href, plain and href[0] in "/h") for href in unique)
+    return list(dict.fromkeys(filter(None, resolved)))
 
-    def other(href: str) -> str | None:
-        if href[0] == "#":
-            return None
-        absolute = _fast_join(parts, href, plain and href[0] in "/h") if _FAST_JOIN else None
-        if absolute is None:
-            try:
-                absolute = urljoin(base, href)
-                if urlsplit(absolute).scheme not in LINK_SCHEMES:
-                    return None
-            except ValueError:
+
+def _other_link(base: str, parts, href: str, safe: bool) -> str | None:
+    """`href` (stripped, not empty) resolved against `base`, or None; `safe`: see `_fast_join`."""
+    if href[0] == "#":
+        return None
+    absolute = _fast_join(parts, href, safe) if _FAST_JOIN else None
+    if absolute is None:
+        try:
+            absolute = urljoin(base, href)
+            if urlsplit(absolute).scheme not in LINK_SCHEMES:
                 return None
-        return absolute or None  # _REJECT is ""
-
-    if plain and parts is not None and _DOT_SEGMENT.search(joined) is None:
-        # The commonest hrefs inline (in C): a path from the root, an
-        # absolute http(s) URL with a host.
-        return _links.resolve_inline(parts[1], list(unique), other)
-    return list(dict.fromkeys(filter(None, map(other, unique))))
-
-
-# `"/." in text` searches at half the speed of this.
-_DOT_SEGMENT = re.compile(r"/\.")
+        except ValueError:
+            return None
+    return absolute or None  # _REJECT is ""
 
 
 def _base_parts(base: str) -> tuple[str, str, str, str] | None:
