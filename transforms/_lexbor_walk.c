@@ -639,7 +639,9 @@ static PyObject *bind(PyObject *module, PyObject *args) {
     BIND(attr_value, "lxb_dom_attr_value_noi")
     BIND(element_qualified_name, "lxb_dom_element_qualified_name")
 #undef BIND
-    /* A text node is lexbor's lxb_dom_character_data_t: the node, then its data. */
+    /* A text node is lexbor's lxb_dom_character_data_t: the node, then its data. The probe's
+     * length is one that none of the node's fields before the data holds (pointers, tag and
+     * namespace ids, its type), so that no other pointer is followed. */
     lxb_node *text = (lxb_node *)(uintptr_t)probe_text;
     if (node_type(text) != TYPE_TEXT)
         return PyErr_Format(PyExc_ImportError, "lexbor's node types differ from those this module was written for");
@@ -679,9 +681,10 @@ static PyMethodDef methods[] = {
      "Looks up lexbor's functions in selectolax's module and sets the rules' tables."},
     {"walk", walk, METH_VARARGS,
      "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, may_hold_entities, hrefs, events)\n"
-     "The cleaned text (blocks separated by NUL), whether it may hold entities to decode, the hrefs of a and area in document order, and the\n"
-     "(kind, value) of the first title (its text), the first base with an href and the first canonical\n"
-     "link (their hrefs), and every meta with content (its attributes)."},
+     "The cleaned text (blocks separated by NUL), whether it may hold entities to decode, the hrefs\n"
+     "of a and area in document order, and the (kind, value) of the first title (its text), the first\n"
+     "base with an href and the first canonical link (their hrefs), and every meta with content (its\n"
+     "attributes)."},
     {NULL, NULL, 0, NULL},
 };
 

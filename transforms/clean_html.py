@@ -463,10 +463,11 @@ def _is_hidden(tag: str | None, attributes: dict[str, str | None], text: str | N
 
 
 def _bind_walk() -> None:
-    probe = LexborHTMLParser("<p>webcorpus probe</p>")
+    probe_text = "webcorpus: the probe text of CleanHtml's walk"
+    probe = LexborHTMLParser(f"<p>{probe_text}</p>")
     text_node = probe.body.css_first("p").first_child
     _lexbor_walk.bind(selectolax.lexbor.__file__, _kind_table(), _tag_id("noscript"), _is_hidden,
-                      text_node.mem_id, b"webcorpus probe")
+                      text_node.mem_id, probe_text.encode())
 
 
 _bind_walk()
