@@ -277,7 +277,6 @@ CODE_PAGE_SOURCES = (
     ("central-european", "cp1250", "\u2192\u2190\u200b\u2212\ufeff"),
 )
 CODE_PAGES = tuple(_from_legacy_code_page(*source) for source in CODE_PAGE_SOURCES)
-_ASCII_PAGE = CODE_PAGES[0]
 
 
 def _fast_lines(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> list[str] | None:
