@@ -514,12 +514,13 @@ static int enter(Walk *walk, lxb_node *node) {
             return 0;
         }
         frame.clean = 1;
-    } else if (parent->clean) {
+    } else if (parent->clean && kind != KIND_DROP && kind != KIND_TITLE && kind != KIND_BASE && kind != KIND_META
+               && kind != KIND_LINK) {
+        /* Only an element that its tag keeps is asked whether it is hidden. */
         int is_hidden = hidden(walk, node, tag_id);
         if (is_hidden < 0)
             return -1;
-        if (!is_hidden && kind != KIND_DROP && kind != KIND_TITLE && kind != KIND_BASE && kind != KIND_META
-            && kind != KIND_LINK) {
+        if (!is_hidden) {
             frame.clean = 1;
             frame.transparent = kind == KIND_INLINE || kind == KIND_ANCHOR || kind == KIND_ABBREVIATION;
             frame.link_space_pending = kind == KIND_ANCHOR && parent->previous_is_shown_inline;
