@@ -118,8 +118,6 @@ def _tag_id(name: str) -> int:
     return next(iter(_tag_ids((name,))))
 
 
-
-
 def _kind_table() -> bytes:
     """What the walk does with an element, by tag id; elements not listed are block boundaries."""
     kinds = {tag_id: _lexbor_walk.KIND_DROP for tag_id in _tag_ids(DROP_TAGS)}

@@ -196,7 +196,6 @@ class CodePage:
                 singles.add(result)
             else:
                 self._replacements.append((character, result))
-        self.table = bytes(table)
         self._delete = bytes(delete)
         # The same, by code point, for `_code_page.translate`.
         by_code_point = array.array("H", [_code_page.NOT_IN_PAGE]) * 0x10000
