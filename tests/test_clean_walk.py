@@ -9,9 +9,6 @@ same blocks and links for any page.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -143,20 +140,10 @@ def test_tricky_pages(page):
     assert walked(page) == reference(page)
 
 
-def test_the_developer_corpus():
-    corpus = os.environ.get("WEBCORPUS_CORPUS")
-    if not corpus or not (Path(corpus) / "warc").is_dir():
-        pytest.skip("WEBCORPUS_CORPUS does not name the developer corpus (its warc/ folder)")
-    from transforms.charset import decode_document
-    from transforms.document import Document
-    from transforms.read_warc import read_warc
-    paths = sorted((Path(corpus) / "warc").glob("*.warc.gz"))
-    pages = 0
-    for path in paths:
-        for outcome in read_warc(lambda: open(path, "rb"), str(path)):
-            if isinstance(outcome, Document):
-                page = decode_document(outcome).payload.decode("utf-8")
-                if LexborHTMLParser(page).body is not None:
-                    assert walked(page) == reference(page), outcome.url
-                    pages += 1
-    assert pages > 900
+def test_the_developer_corpus(corpus_dir):
+    from benchmarks.throughput import load_pages
+
+    pages = [page for page in load_pages(corpus_dir) if LexborHTMLParser(page.payload).body is not None]
+    for page in pages:
+        assert walked(page.payload) == reference(page.payload), page.url
+    assert len(pages) > 900
