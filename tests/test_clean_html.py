@@ -61,6 +61,15 @@ def test_several_drop_selectors():
     assert blocks(html, "div.a", ".b") == ["C"]
 
 
+def test_drop_selector_drops_only_what_it_matches_not_what_holds_a_match():
+    # selectolax's css_matches() is true for a node whose subtree holds a match: an element that
+    # might be hidden (here: a style that shows it, a long noscript) must not go for what it holds.
+    noscript = "Read the whole story without JavaScript. " * 20
+    html = (f'<div style="display:block"><p class="warning">Cookies</p><p>Keep this</p></div>'
+            f'<noscript><p class="warning">x</p><p>{noscript}</p></noscript>')
+    assert blocks(html, ".warning") == ["Keep this", noscript.strip()]
+
+
 def test_nested_matches_are_dropped_once():
     html = '<div class="x">outer <div class="x">inner <span style="display:none">h</span></div></div><p>kept</p>'
     assert blocks(html, ".x") == ["kept"]
