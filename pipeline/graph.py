@@ -1,6 +1,7 @@
 """The webcorpus graph: ReadWarc -> Charset -> CleanHtml -> MinimizeText -> HashDedup -> CompressWrite.
 
-Beside the corpus, the output directory gets `report.json`, and one JSON
+Beside the corpus, the output directory gets `report.json`, `report.html`
+(the same report to look at, with a page inspector), and one JSON
 line per record in `dead-letter-*.jsonl` (records a stage could not
 process, with stage and reason), `skipped-*.jsonl` (records left out on
 purpose, by kind) and `duplicates-*.jsonl` (every dropped duplicate with its
@@ -23,6 +24,7 @@ from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, hash_document
 from transforms.minimize_text import MinimizeText
 from transforms.read_warc import INPUT_FILES, ReadWarc
+from transforms.report_page import WriteReportPage
 from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_read,
                                tally_skip, tally_written)
 from transforms.stage import DEAD_LETTER
@@ -110,8 +112,13 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         written["paths"] | "TallyWritten" >> beam.Map(tally_written),
     ]
     report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
+    report_page = {
+        "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,
+    } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
+                                        settings.scripts)
     output_digests = (
         [written[DIGESTS]]
-        + [paths | f"Digest-{name}" >> beam.Map(digest_file) for name, paths in (("side", side_files), ("report", report))]
+        + [paths | f"Digest-{name}" >> beam.Map(digest_file)
+           for name, paths in (("side", side_files), ("report", report), ("report-page", report_page))]
     ) | "AllOutputs" >> beam.Flatten()
     return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, settings.build_identity())

@@ -15,6 +15,7 @@ from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERV
 from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.read_warc import DEFAULT_RANGE_BYTES
+from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"
@@ -32,6 +33,8 @@ class CorpusSettings:
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
+    # Kept pages shown in report.html's page inspector.
+    report_sample: int = DEFAULT_SAMPLE_SIZE
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -45,6 +48,8 @@ class CorpusSettings:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
         if self.range_bytes <= 0:
             raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
+        if self.report_sample < 0:
+            raise ValueError(f"--report-sample must be 0 or more, not {self.report_sample}")
         if not self.page_timeout > 0:
             raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
 
@@ -120,6 +125,11 @@ def make_parser() -> argparse.ArgumentParser:
              f"than this, or crashes the parser, goes to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
     )
     parser.add_argument(
+        "--report-sample", type=int, default=None, metavar="PAGES",
+        help=f"Kept pages that report.html's page inspector shows, original beside kept text: the same sample on "
+             f"every build (default {DEFAULT_SAMPLE_SIZE}; 0 for none).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -133,7 +143,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "scripts": "--scripts"}
+               "scripts": "--scripts", "report_sample": "--report-sample"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -150,6 +160,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         page_timeout=options["page_timeout"],
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
+        report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -188,6 +199,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
+            report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
         )

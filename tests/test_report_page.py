@@ -1,0 +1,198 @@
+"""report.html: the run report to look at, with its page inspector."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given, settings, strategies as st
+from selectolax.lexbor import LexborHTMLParser
+
+from pipeline import cli
+from pipeline.sample import Capture, sample_captures, warc_bytes
+from tests.helpers import page, read_bytes
+from transforms.hash_dedup import Fingerprint
+from transforms.manifest import MANIFEST_NAME
+from transforms.report_page import (DROPPED_ATTRIBUTE, FETCHING_ATTRIBUTES, REPORT_PAGE_NAME, SmallestDistinctHashes, inspect_page,
+                                    marked_original)
+
+# Where the browser test leaves its screenshot (CI keeps it as an artifact).
+ARTIFACTS = Path(os.environ.get("WEBCORPUS_ARTIFACTS", Path(__file__).parent.parent / "artifacts"))
+# Requests that Chromium makes on its own (time, sign-in, updates), whatever the page.
+BROWSER_OWN_HOSTS = re.compile(r"(^|\.)(google\.com|gstatic\.com|googleapis\.com|gvt1\.com)(:\d+)?$")
+
+FETCHING_PAGE = page(
+    '<p>Visible <b>text</b> here</p>'
+    '<div style="display:none">hidden panel</div>'
+    '<div class="ad">an advert</div>'
+    '<img src="http://example.org/a.png" srcset="http://example.org/b.png 2x" alt="a picture">'
+    '<iframe src="http://example.org/frame"></iframe>'
+    '<video poster="http://example.org/p.jpg"><source src="http://example.org/v.mp4"></video>'
+    '<form action="http://example.org/post"><input value="x"></form>'
+    '<a href="http://example.org/next">next page</a>'
+    '<div style="background:url(http://example.org/bg.png)">styled</div>',
+    head='<link rel="stylesheet" href="http://example.org/s.css"><script src="http://example.org/s.js"></script>'
+         '<style>@import "http://example.org/i.css"; body{background-image:url("http://example.org/x.png")}</style>'
+         '<meta http-equiv="refresh" content="0; url=http://example.org/">',
+)
+
+
+def fingerprint(content_hash: str, url: str, date: str = "2026-01-01T00:00:00Z") -> Fingerprint:
+    return Fingerprint(date, url, f"<urn:{url}>", "a.warc.gz", 0, 0, content_hash, "0:x")
+
+
+def test_the_original_fetches_and_runs_nothing():
+    marked = marked_original(FETCHING_PAGE)
+    tree = LexborHTMLParser(marked)
+    assert tree.css("script, link, iframe, base") == []
+    for node in tree.root.traverse():
+        assert not set(node.attributes) & set(FETCHING_ATTRIBUTES) and node.attributes.get("href") is None
+        assert "http-equiv" not in node.attributes or node.attributes.get("content", "").startswith("default-src")
+    # What is left of CSS that fetches is inert.
+    assert not re.search(r"(?<!blocked-)url\s*\(|@import", marked, re.IGNORECASE)
+    # The policy comes before any of the page's markup.
+    assert marked.startswith('<meta http-equiv="Content-Security-Policy"')
+    assert tree.css_first("a").attributes.get("data-href") == "http://example.org/next"
+
+
+def test_what_clean_html_drops_is_marked_and_what_it_keeps_is_not():
+    marked = LexborHTMLParser(marked_original(FETCHING_PAGE, drop_selectors=("div.ad",)))
+    reasons = {node.text(strip=True) or node.tag: node.attributes[DROPPED_ATTRIBUTE]
+               for node in marked.css(f"[{DROPPED_ATTRIBUTE}]")}
+    assert reasons["hidden panel"] == "hidden"
+    assert reasons["an advert"] == "selector"
+    assert reasons["input"] == "input"
+    assert marked.css_first("p").attributes.get(DROPPED_ATTRIBUTE) is None
+    # A hidden element is shown, highlighted, so that it can be seen.
+    assert "display" not in (marked.css_first(f"[{DROPPED_ATTRIBUTE}=hidden]").attributes.get("style") or "")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.integers(0, 5)), min_size=0, max_size=40),
+       st.integers(1, 5), st.randoms())
+def test_the_sample_is_the_smallest_hashes_whatever_the_order_and_the_merges(entries, size, random):
+    fingerprints = [fingerprint(content_hash, f"https://{content_hash}.example/{n}") for content_hash, n in entries]
+    expected = [min(f for f in fingerprints if f.content_hash == key)
+                for key in sorted({f.content_hash for f in fingerprints})[:size]]
+    combine = SmallestDistinctHashes(size)
+    random.shuffle(fingerprints)
+    cut = random.randint(0, len(fingerprints))
+    parts = []
+    for chunk in (fingerprints[:cut], fingerprints[cut:]):
+        accumulator = combine.create_accumulator()
+        for item in chunk:
+            accumulator = combine.add_input(accumulator, item)
+        assert len(accumulator) <= size
+        parts.append(accumulator)
+    assert combine.extract_output(combine.merge_accumulators(parts)) == expected
+
+
+def test_the_sample_in_a_pipeline_is_each_contents_survivor():
+    fingerprints = [fingerprint("b", "https://b.example/late", "2026-02-01T00:00:00Z"),
+                    fingerprint("b", "https://b.example/early"), fingerprint("c", "https://c.example/"),
+                    fingerprint("a", "https://a.example/")]
+    with TestPipeline() as pipeline:
+        chosen = (pipeline | beam.Create(fingerprints)
+                  | beam.CombineGlobally(SmallestDistinctHashes(2)) | beam.Map(lambda sample: [f.url for f in sample]))
+        assert_that(chosen, equal_to([["https://a.example/", "https://b.example/early"]]))
+
+
+def test_a_sampled_page_is_read_again_and_cleaned_with_the_builds_settings(write_warc):
+    path = write_warc([Capture("https://example.org/p", FETCHING_PAGE.encode("utf-8"))])
+    offset = next(outcome.source_offset for outcome in read_bytes(path.read_bytes())
+                  if getattr(outcome, "http_status", None) == 200)
+    sampled = Fingerprint("", "https://example.org/p", "", str(path), offset, 0, "", "")
+    inspected = inspect_page(sampled, ("div.ad",), None)
+    assert inspected.note == ""
+    assert "visible text here" in inspected.kept_blocks
+    assert "an advert" not in " ".join(inspected.kept_blocks)
+    assert DROPPED_ATTRIBUTE in inspected.original
+    missing = inspect_page(Fingerprint("", "u", "", str(path), offset + 1, 0, "", ""), (), None)
+    assert missing.note and missing.kept_blocks == ()
+
+
+@pytest.fixture
+def built_report(tmp_path) -> Path:
+    source = tmp_path / "in" / "pages.warc.gz"
+    source.parent.mkdir()
+    captures = sample_captures() + [Capture("https://fetching.example.org/", FETCHING_PAGE.encode("utf-8"))]
+    source.write_bytes(warc_bytes(captures, filename=source.name))
+    output = tmp_path / "out"
+    assert cli.main(["--input", str(source), "--output", str(output), "--quiet", "--report-sample", "50"]) == 0
+    return output
+
+
+def test_every_build_writes_report_html_listed_in_the_manifest(built_report):
+    manifest = json.loads((built_report / MANIFEST_NAME).read_text())
+    assert REPORT_PAGE_NAME in {entry["path"] for entry in manifest["outputs"]}
+    text = (built_report / REPORT_PAGE_NAME).read_text()
+    report = json.loads((built_report / "report.json").read_text())
+    inspected = json.loads(re.search(r'id="inspected">(.*?)</script>', text, re.DOTALL).group(1).replace("<\\/", "</"))
+    assert len(inspected) == report["records"]["kept"]
+    assert "https://fetching.example.org/" in {entry["url"] for entry in inspected}
+    for kind in report["skipped"]:
+        if kind != "non-response":
+            assert f"<td>{kind}</td>" in text
+
+
+class _RecordingProxy(http.server.BaseHTTPRequestHandler):
+    requests: list[str] = []
+
+    def _record(self):
+        self.requests.append(self.path)
+        self.send_response(404)
+        self.end_headers()
+
+    do_GET = do_POST = do_HEAD = do_CONNECT = _record
+
+    def log_message(self, *args):
+        pass
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request(built_report, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium here: `apt-get install chromium` (.ci/run installs it) to open report.html in it")
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RecordingProxy)
+    _RecordingProxy.requests = []
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screenshot = ARTIFACTS / "report-page.png"
+    common = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              f"--user-data-dir={tmp_path / 'profile'}", f"--proxy-server=http://127.0.0.1:{proxy.server_port}",
+              "--proxy-bypass-list=<-loopback>", "--enable-logging=stderr", "--v=0", "--window-size=1400,1800",
+              "--virtual-time-budget=5000"]
+    url = (built_report / REPORT_PAGE_NAME).as_uri()
+    try:
+        dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+        shot = subprocess.run([*common, f"--screenshot={screenshot}", url], capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        proxy.shutdown()
+    assert dom.returncode == 0 and shot.returncode == 0, dom.stderr[-2000:] + shot.stderr[-2000:]
+    console = [line for line in (dom.stderr + shot.stderr).splitlines() if ":CONSOLE" in line]
+    assert console == []
+    page_requests = [request for request in _RecordingProxy.requests
+                     if not BROWSER_OWN_HOSTS.search(re.sub(r"^[a-z]+://", "", request).split("/", 1)[0])]
+    assert page_requests == []
+    rendered = LexborHTMLParser(dom.stdout)
+    assert rendered.body.attributes.get("data-ready") == "true"
+    assert len(rendered.css("#pages li")) >= 1 and rendered.css_first("#pages li.current") is not None
+    assert rendered.css_first("#kept p") is not None
+    assert len(rendered.css("#glance svg rect")) >= 4
+    assert screenshot.stat().st_size > 20_000
