@@ -30,9 +30,9 @@ setup(
         Extension("transforms._code_page", ["transforms/_code_page.c"], extra_compile_args=["-O2", "-std=c11"]),
     ],
     install_requires=requirements(),
-    # `python -m pipeline.compression` draws a chart and measures lz4 too.
+    # `python -m pipeline.compression` draws its chart with matplotlib.
     extras_require={
-        "study": ["matplotlib>=3.8,<4", "lz4>=4.3,<5"],
+        "study": ["matplotlib>=3.8,<4"],
         "dask": ["dask[distributed]>=2024.4.2"],
     },
     entry_points={"console_scripts": ["webcorpus=pipeline.cli:main"]},

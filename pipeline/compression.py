@@ -62,18 +62,16 @@ KIB = 1024
 MIB = 1024 * KIB
 MB = 1000 * 1000
 
-# The levels studied per codec; None for a codec without levels. fastavro
-# passes zstandard's level through as is, so the fast negative levels work;
-# level 0 is left out because fastavro reads it as "no level" (zstd's
-# default, 3). fastavro's lz4 codec writes lz4 blocks at lz4's one level.
+# The levels studied per codec: only what the pipeline writes (`--codec`
+# and `--level`, checked by `resolve_level`), so that every setting on the
+# chart and its front can be chosen. None for a codec without levels.
 LEVELS: dict[str, tuple[int | None, ...]] = {
     "null": (None,),
     "deflate": tuple(range(0, 10)),
     "snappy": (None,),
-    "zstandard": (-5, -1, 1, 3, 9, 19),
+    "zstandard": (1, 3, 6, 9, 12, 15, 19, 22),
     "xz": tuple(range(0, 10)),
     "bzip2": tuple(range(1, 10)),
-    "lz4": (None,),
 }
 QUICK_LEVELS: dict[str, tuple[int | None, ...]] = {
     "null": (None,),
@@ -82,7 +80,6 @@ QUICK_LEVELS: dict[str, tuple[int | None, ...]] = {
     "zstandard": (3,),
     "xz": (0,),
     "bzip2": (1,),
-    "lz4": (None,),
 }
 BLOCK_SIZES = (16 * KIB, 256 * KIB, MIB, 4 * MIB)
 QUICK_BLOCK_SIZES = (16 * KIB, MIB)
@@ -98,7 +95,7 @@ DEFAULT_SAMPLE_MB = 8.0
 DEFAULT_SINGLE_RUN_OVER_SECONDS = 0.5
 
 # Versions that decide the sizes and speeds, for the report.
-LIBRARIES = ("fastavro", "backports.zstd", "cramjam", "lz4")
+LIBRARIES = ("fastavro", "backports.zstd", "cramjam")
 
 
 @dataclass(frozen=True)
@@ -544,6 +541,43 @@ class ChartPoint:
     on_decompress_front: bool
 
 
+# Where a label may stand against its point, in points, tried in this order.
+LABEL_OFFSETS = tuple((dx, dy) for dy in (2, -8, 9, -15, 16, -22, 23, -29, 30, -36) for dx in (3, -3))
+
+
+def place_labels(axes, labels: list[tuple[str, float, float]]) -> list:
+    """Annotates each (text, x, y) at the first offset where it overlaps no label placed before it
+    (nor its own point's neighbours' labels); returns the annotations. The axes' limits must be final."""
+    renderer = axes.figure.canvas.get_renderer()
+    placed, taken = [], []
+    for text, x, y in labels:
+        for dx, dy in LABEL_OFFSETS:
+            annotation = axes.annotate(text, (x, y), fontsize=6, xytext=(dx, dy), textcoords="offset points",
+                                       ha="left" if dx > 0 else "right")
+            box = annotation.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in taken):
+                break
+            annotation.remove()
+        else:
+            # Nowhere free: the first place, so that the label is there at all.
+            dx, dy = LABEL_OFFSETS[0]
+            annotation = axes.annotate(text, (x, y), fontsize=6, xytext=(dx, dy), textcoords="offset points")
+            box = annotation.get_window_extent(renderer)
+        placed.append(annotation)
+        taken.append(box)
+    return placed
+
+
+def chart_unavailable() -> str | None:
+    """Why the chart cannot be drawn here (its optional extra is missing), or None."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return ("matplotlib is not installed, so compression.png is not drawn; compression.json and the tables are "
+                "(pip install 'matplotlib>=3.8,<4', or the project's extra: pip install -e '.[study]')")
+    return None
+
+
 def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
     """Draws size against compression and against decompression CPU time,
     one point per setting at the default block size, the Pareto front joined
@@ -570,9 +604,6 @@ def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
             mine = [point for point in points if point.codec == codec]
             axes.scatter([getattr(point, seconds) for point in mine], [point.written_mb for point in mine],
                          color=f"C{index}", label=codec, s=28, zorder=3)
-        for point in points:
-            axes.annotate(point.name, (getattr(point, seconds), point.written_mb), fontsize=6,
-                          xytext=(3, 2), textcoords="offset points")
         front = sorted((getattr(point, seconds), point.written_mb) for point in points if getattr(point, on_front))
         axes.step([x for x, _ in front], [y for _, y in front], where="post", color="black", linewidth=1,
                   linestyle="--", label="Pareto front", zorder=2)
@@ -587,6 +618,9 @@ def draw_chart(report: dict, path: Path) -> list[ChartPoint]:
         axes.set_title(f"Size against {title} time, block size {_size_label(report['default_block_size'])}")
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(fontsize=8)
+        # Where a label fits depends on the final limits of the axes.
+        axes.autoscale_view()
+        place_labels(axes, [(point.name, getattr(point, seconds), point.written_mb) for point in points])
     figure.savefig(path, dpi=110)
     return points
 
@@ -655,6 +689,9 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
+    no_chart = chart_unavailable()
+    if no_chart:
+        print(no_chart, file=sys.stderr)
     try:
         corpus = load_records(args.input)
     except UsageError as error:
@@ -675,9 +712,10 @@ def main(argv: list[str] | None = None) -> int:
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     (output / REPORT_JSON).write_text(json.dumps(report, indent=2) + "\n")
-    draw_chart(report, output / REPORT_CHART)
+    if not no_chart:
+        draw_chart(report, output / REPORT_CHART)
     print(format_tables(report))
-    print(f"\n{REPORT_JSON} and {REPORT_CHART} are in {output}")
+    print(f"\n{REPORT_JSON}{'' if no_chart else f' and {REPORT_CHART}'} are in {output}")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import random
+import sys
 
 import fastavro
 import pytest
@@ -14,7 +14,7 @@ from pipeline import compression
 from pipeline.compression import (LEVELS, QUICK_BLOCK_SIZES, CodecSetting, RoundTripError, load_records, measure,
                                   pareto_front, parse_size, sample_records, study_settings, write_avro)
 from pipeline.sample import sample_captures
-from transforms.compress_write import DEFAULT_SYNC_INTERVAL
+from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 QUICK_SETTINGS = study_settings(LEVELS, QUICK_BLOCK_SIZES, quick=True)
@@ -100,14 +100,44 @@ def test_records_that_do_not_read_back_are_an_error(warc_records):
         measure(records, [CodecSetting("null", None, DEFAULT_SYNC_INTERVAL)], repeats=1)
 
 
-def test_fastavro_passes_negative_zstandard_levels_through(warc_records):
-    words = [f"word{index}" for index in range(3000)]
-    rng = random.Random(8)
-    text = " ".join(rng.choice(words) for _ in range(60_000))
-    records = [dict(warc_records[0], html=text, text=text)]
-    fast, default = (len(write_avro(records, CodecSetting("zstandard", level, DEFAULT_SYNC_INTERVAL)))
-                     for level in (-5, 3))
-    assert fast > default
+def test_the_study_measures_only_what_the_pipeline_can_write():
+    for codec, levels in LEVELS.items():
+        for level in levels:
+            assert resolve_level(codec, level) == level, (codec, level)
+    assert set(LEVELS) == set(CODECS)
+
+
+def test_without_matplotlib_the_study_says_so_first_and_writes_the_json_and_tables(sample_warc, tmp_path, capsys,
+                                                                                    monkeypatch):
+    # None in sys.modules makes `import matplotlib` raise ImportError.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    output = tmp_path / "report"
+    assert compression.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "1",
+                             "--codecs", "null,deflate"]) == 0
+    captured = capsys.readouterr()
+    first_line = captured.err.splitlines()[0]
+    assert "matplotlib is not installed" in first_line and "pip install" in first_line
+    assert (output / "compression.json").is_file() and not (output / "compression.png").exists()
+    assert "Size (MB)" in captured.out
+
+
+def test_chart_labels_do_not_overlap():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(6, 4))
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    # Settings close together, as the levels of one codec lie on the chart.
+    labels = [(f"deflate {level}", 1.0 + level * 0.01, 5.0 - level * 0.01) for level in range(6)]
+    axes.scatter([x for _, x, _ in labels], [y for *_, y in labels])
+    axes.set_xlim(0.5, 1.5)
+    axes.set_ylim(4.0, 6.0)
+    placed = compression.place_labels(axes, labels)
+    renderer = figure.canvas.get_renderer()
+    boxes = [annotation.get_window_extent(renderer) for annotation in placed]
+    assert len(boxes) == len(labels)
+    assert not any(first.overlaps(second) for index, first in enumerate(boxes) for second in boxes[index + 1:])
 
 
 def test_a_sample_is_evenly_spaced_and_keeps_order(warc_records):
