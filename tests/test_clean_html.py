@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.sample import ENGLISH_ARTICLE, RUSSIAN_ARTICLE
+from tests.helpers import page
 from urllib.parse import urljoin, urlsplit
 
 from transforms.clean_html import CleanHtml, HtmlCleaner, blocks_to_html, html_to_blocks, resolve_links
@@ -227,6 +228,15 @@ BASES = st.sampled_from(["https://page.example.org/dir/p.html", "http://example.
 def test_resolve_links_is_urljoin_for_any_mix_of_hrefs(base, hrefs):
     # The inline paths, the per-href fallback and urljoin must give the same links, whatever else is on the page.
     assert resolve_links(base, hrefs) == _reference_links(base, hrefs)
+
+
+def test_meta_values_and_the_title_escaped_twice_are_decoded_as_the_text_is():
+    cleaned = HtmlCleaner().clean(page(
+        "<p>Trump&amp;#039;s call &amp;hellip;</p>", title="Q&amp;amp;A",
+        head='<meta name="description" content="Trump&amp;#039;s call &amp;hellip; AT&amp;T;">'))
+    assert cleaned.blocks == ["Trump's call \u2026"]
+    assert cleaned.meta["description"] == "Trump's call \u2026 AT&T;"
+    assert cleaned.title == "Q&A"
 
 
 def test_lang_from_content_language_meta():

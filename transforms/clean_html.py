@@ -216,7 +216,7 @@ def _metadata(url: str, root, hrefs: list[str], events: list) -> tuple[str, list
         if kind == _lexbor_walk.KIND_META:
             metas.append(value)
         elif kind == _lexbor_walk.KIND_TITLE:
-            title = collapse_whitespace(value)
+            title = decode_leftover_entities(collapse_whitespace(value))
         elif kind == _lexbor_walk.KIND_BASE:
             base_href = value
         else:
@@ -230,7 +230,8 @@ def _metadata(url: str, root, hrefs: list[str], events: list) -> tuple[str, list
     meta = {}
     for attributes in metas:
         name = (attributes.get("name") or attributes.get("property") or attributes.get("http-equiv") or "").strip().lower()
-        content = collapse_whitespace(attributes.get("content") or "")
+        # As in the text, what the page escaped twice (`Trump&amp;#039;s`) is decoded once more.
+        content = decode_leftover_entities(collapse_whitespace(attributes.get("content") or ""))
         if not content:
             continue
         if name == "content-language" and not lang:
