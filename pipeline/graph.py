@@ -76,7 +76,7 @@ class WriteJsonLines(beam.PTransform):
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
-    With `progress_dir`, the readers leave progress notes there (see `pipeline.progress`).
+    With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     """
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir)
     decoded = read.documents | "Charset" >> DecodeCharset()
@@ -93,7 +93,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         "survivors": deduplicated.survivors,
         "duplicates": deduplicated.duplicates,
     } | "CompressWrite" >> CompressWrite(settings.output, settings.codec, settings.level, settings.sync_interval,
-                                         sync_marker_for(settings.build_identity()))
+                                         sync_marker_for(settings.build_identity()), progress_dir)
 
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()

@@ -1,8 +1,15 @@
-"""Progress of a local run on stderr: records and bytes read, rate, time left.
+"""Progress of a local run on stderr: the phase, records and bytes read, rate, time left.
 
-`ProgressDisplay`, in a thread of the command, sums the readers' notes
-(`transforms.progress`). On a terminal the line updates in place; otherwise
-a line is printed every `LINE_SECONDS`.
+`ProgressDisplay`, in a thread of the command, sums the readers' and the
+shard writers' notes (`transforms.progress`). On a terminal the line updates
+in place; otherwise a line is printed every `LINE_SECONDS`.
+
+A run reads, then deduplicates, then writes its shards. The time left is for
+the whole run, and is only shown once it means something: while reading,
+after `ESTIMATE_AFTER_SHARE` of the input and `ESTIMATE_AFTER_SECONDS` of
+reading, as the reading left at the rate since the first bytes were read plus `AFTER_READING_SHARE` of the reading
+time for the phases after it; while writing, from the rate of the shards
+written so far.
 """
 
 from __future__ import annotations
@@ -10,11 +17,17 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
-from transforms.progress import read_notes
+from transforms.progress import read_notes, read_shard_notes
 
 REFRESH_SECONDS = 0.5
 LINE_SECONDS = 5.0
+ESTIMATE_AFTER_SHARE = 0.05
+ESTIMATE_AFTER_SECONDS = 3.0
+# Deduplicating and writing take about a fifth of a run of the dev corpus,
+# a quarter of its reading time.
+AFTER_READING_SHARE = 0.25
 
 
 def format_duration(seconds: float) -> str:
@@ -22,12 +35,51 @@ def format_duration(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def progress_line(bytes_read: int, records: int, total_bytes: int, elapsed: float) -> str:
-    rate = bytes_read / elapsed if elapsed > 0 else 0.0
-    share = min(bytes_read / total_bytes, 1.0) if total_bytes else 1.0
-    left = (total_bytes - bytes_read) / rate if rate > 0 else None
-    return (f"{records:,} records, {bytes_read / 1e6:,.1f} of {total_bytes / 1e6:,.1f} MB read ({share:.0%}), "
-            f"{rate / 1e6:.1f} MB/s, {'time left ' + format_duration(left) if left is not None else 'starting'}")
+@dataclass(frozen=True)
+class Progress:
+    """What the notes say, and when the display saw the phases change (seconds since the start)."""
+
+    bytes_read: int
+    records: int
+    total_bytes: int
+    elapsed: float
+    shards_written: int = 0
+    shards: int = 0
+    # When the first bytes were seen read: what comes before (imports, the graph, workers starting) is no
+    # part of the reading rate.
+    reading_started: float = 0.0
+    reading_ended: float | None = None
+    writing_started: float | None = None
+
+
+def _left(seconds: float | None) -> str:
+    return f", about {format_duration(seconds)} left" if seconds is not None and seconds >= 0 else ""
+
+
+def progress_line(progress: Progress) -> str:
+    records = f"{progress.records:,} records"
+    if progress.reading_ended is None:
+        elapsed = progress.elapsed - progress.reading_started
+        rate = progress.bytes_read / elapsed if elapsed > 0 else 0.0
+        share = min(progress.bytes_read / progress.total_bytes, 1.0) if progress.total_bytes else 1.0
+        left = None
+        if rate > 0 and share >= ESTIMATE_AFTER_SHARE and elapsed >= ESTIMATE_AFTER_SECONDS:
+            left = (progress.total_bytes - progress.bytes_read) / rate + progress.total_bytes / rate * AFTER_READING_SHARE
+        return (f"reading: {records}, {progress.bytes_read / 1e6:,.1f} of {progress.total_bytes / 1e6:,.1f} MB "
+                f"({share:.0%}), {rate / 1e6:.1f} MB/s{_left(left)}")
+    if progress.writing_started is None:
+        left = progress.reading_ended * (1 + AFTER_READING_SHARE) - progress.elapsed
+        return f"deduplicating: {records} read in {format_duration(progress.reading_ended)}{_left(left)}"
+    writing = progress.elapsed - progress.writing_started
+    left = None
+    if progress.shards_written and writing > 0:
+        left = writing / progress.shards_written * (progress.shards - progress.shards_written)
+    return f"writing: {progress.shards_written:,} of {progress.shards:,} shards, {records} read{_left(left)}"
+
+
+def final_line(progress: Progress) -> str:
+    return (f"done: {progress.records:,} records, {progress.bytes_read / 1e6:,.1f} MB read, "
+            f"{progress.shards_written:,} shards written in {format_duration(progress.elapsed)}")
 
 
 class ProgressDisplay:
@@ -41,19 +93,37 @@ class ProgressDisplay:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._start = time.monotonic()
         self._in_place = self._stream.isatty()
+        self._interval = REFRESH_SECONDS if self._in_place else LINE_SECONDS
+        self._reading_started: float | None = None
+        self._reading_ended: float | None = None
+        self._writing_started: float | None = None
 
     def __enter__(self) -> "ProgressDisplay":
         self._thread.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, error_type, *exc_info) -> None:
         self._stop.set()
         self._thread.join()
-        self._show(final=True)
+        self._show(final=True, complete=error_type is None)
 
-    def _show(self, final: bool = False) -> None:
+    def _progress(self) -> Progress:
         bytes_read, records = read_notes(self._directory)
-        line = progress_line(bytes_read, records, self._total, time.monotonic() - self._start)
+        shards_written, shards = read_shard_notes(self._directory)
+        elapsed = time.monotonic() - self._start
+        if self._reading_started is None and bytes_read:
+            self._reading_started = max(elapsed - self._interval, 0.0)
+        if self._reading_ended is None and (bytes_read >= self._total or shards_written):
+            self._reading_ended = elapsed
+        if self._writing_started is None and shards_written:
+            # The first shard is seen written: writing started about a refresh before.
+            self._writing_started = max(elapsed - self._interval, self._reading_ended)
+        return Progress(bytes_read, records, self._total, elapsed, shards_written, shards,
+                        self._reading_started or 0.0, self._reading_ended, self._writing_started)
+
+    def _show(self, final: bool = False, complete: bool = False) -> None:
+        progress = self._progress()
+        line = final_line(progress) if complete else progress_line(progress)
         if self._in_place:
             self._stream.write(f"\r\x1b[K{line}" + ("\n" if final else ""))
         else:
@@ -61,6 +131,5 @@ class ProgressDisplay:
         self._stream.flush()
 
     def _run(self) -> None:
-        interval = REFRESH_SECONDS if self._in_place else LINE_SECONDS
-        while not self._stop.wait(interval):
+        while not self._stop.wait(self._interval):
             self._show()

@@ -48,6 +48,7 @@ from apache_beam.transforms.window import GlobalWindows
 from transforms.document import Document
 from transforms.hash_dedup import HASH_ALGORITHM, Fingerprint
 from transforms.manifest import digest_file
+from transforms.progress import note_shard_written
 from transforms.report import tally_record
 from transforms.stage import counter
 
@@ -231,12 +232,14 @@ class StageDocuments(beam.DoFn):
 class WriteShard(beam.DoFn):
     """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
 
-    def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes):
+    def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes,
+                 progress_dir: str | None = None):
         self._staging_dir = staging_dir
         self._codec = codec
         self._level = level
         self._sync_interval = sync_interval
         self._sync_marker = sync_marker
+        self._progress_dir = progress_dir
 
     def setup(self):
         self._written = counter("compress_write", "records")
@@ -267,6 +270,8 @@ class WriteShard(beam.DoFn):
                 records += 1
             writer.flush()
         self._written.inc(records)
+        if self._progress_dir is not None:
+            note_shard_written(self._progress_dir, path, len(shard_order))
         yield path
         yield beam.pvalue.TaggedOutput(TALLIES, tally)
         yield beam.pvalue.TaggedOutput(DIGESTS, digest_file(path, records))
@@ -294,8 +299,9 @@ class CompressWrite(beam.PTransform):
     """
 
     def __init__(self, output_dir: str, codec: str = DEFAULT_CODEC, level: int | None = None,
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b""):
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None):
         super().__init__()
+        self._progress_dir = progress_dir
         self._output_dir = output_dir
         self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
         self._codec = codec
@@ -319,7 +325,8 @@ class CompressWrite(beam.PTransform):
                 lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.warc_record_id)),
         } | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
-            WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker),
+            WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,
+                       self._progress_dir),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (
