@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,18 @@ from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"
+
+
+def absolute_pattern(pattern: str) -> str:
+    """A local path or glob made absolute (and `~` expanded); a URL (`gs://...`) as it is.
+
+    So a build records where its inputs are, not where they were typed from:
+    the same files give the same corpus from any directory, and `--rebuild`
+    finds them from anywhere.
+    """
+    if "://" in pattern:
+        return pattern
+    return os.path.abspath(os.path.expanduser(pattern))
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,7 @@ class CorpusSettings:
     quiet: bool = field(default=False, compare=False)
 
     def __post_init__(self):
+        object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
         validate_selectors(self.drop_selectors)
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))

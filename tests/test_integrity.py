@@ -89,6 +89,19 @@ def test_rebuild_from_a_manifest_is_identical(sample_inputs, tmp_path, capsys):
     assert file_bytes(output) == file_bytes(tmp_path / "again")
 
 
+def test_a_build_from_relative_paths_rebuilds_from_any_directory(sample_inputs, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    output = build(["in/*.warc.gz"], Path("out"))
+    manifest = json.loads((output / MANIFEST_NAME).read_text())
+    assert manifest["options"]["inputs"] == [str(tmp_path / "in" / "*.warc.gz")]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert cli.main(["--rebuild", str(tmp_path / "out" / MANIFEST_NAME), "--output", "again"]) == 0
+    assert "byte-identical" in capsys.readouterr().out
+    assert file_bytes(tmp_path / "out") == file_bytes(elsewhere / "again")
+
+
 def test_rebuild_refuses_changed_inputs_and_conflicting_options(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out")
     with pytest.raises(SystemExit) as conflict:
