@@ -12,7 +12,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.graph import SIDE_OUTPUTS, build_corpus
-from pipeline.options import CorpusSettings, load_manifest, parse_settings
+from pipeline.options import CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.manifest import MANIFEST_NAME, digest_file
@@ -187,11 +187,11 @@ def main(argv: list[str] | None = None) -> int:
             check_inputs_unchanged(manifest)
         report = run(settings)
     except UsageError as error:
-        print(f"python -m pipeline: error: {error}", file=sys.stderr)
+        print(f"{program_name()}: error: {error}", file=sys.stderr)
         return 2
     except BuildFailed as error:
         logging.getLogger(__name__).debug("build failed", exc_info=True)
-        print(f"python -m pipeline: the build failed: {error}\nNothing was published in {settings.output}; "
+        print(f"{program_name()}: the build failed: {error}\nNothing was published in {settings.output}; "
               f"its {REPORT_NAME} says the build failed.", file=sys.stderr)
         return 1
     print(format_report(report))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -85,9 +86,14 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def program_name() -> str:
+    """How the user called the command: the `webcorpus` console script, or `python -m pipeline`."""
+    return "webcorpus" if os.path.basename(sys.argv[0]) == "webcorpus" else "python -m pipeline"
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
-        prog="python -m pipeline",
+        prog=program_name(),
         description=(
             "Turn WARC files into a clean, deduplicated, compressed Avro corpus. "
             "Options not listed here are passed to Apache Beam (for example --runner, "

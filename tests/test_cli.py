@@ -257,3 +257,14 @@ def test_viewed_once_options_behave_as_beams_views():
     assert options.view_as(DirectOptions).direct_num_workers == 2
     copy = pickle.loads(pickle.dumps(options))
     assert copy.get_all_options() == options.get_all_options()
+
+
+def test_the_webcorpus_console_script_is_the_pipeline_under_its_own_name(tmp_path):
+    script = Path(sys.executable).parent / "webcorpus"
+    if not script.exists():
+        pytest.skip(f"no {script}: `python -m pip install -e .` installs the console script")
+    shown = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: webcorpus ")
+    wrong = subprocess.run([str(script), "--codec", "lz4", "--output", str(tmp_path / "out")], capture_output=True,
+                           text=True, timeout=120)
+    assert wrong.returncode == 2 and wrong.stderr.startswith("webcorpus: error:")
