@@ -52,6 +52,13 @@ class Progress:
     writing_started: float | None = None
 
 
+def format_size(size: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:,.1f} {unit}"
+    return f"{size:,.0f} bytes"
+
+
 def _left(seconds: float | None) -> str:
     return f", about {format_duration(seconds)} left" if seconds is not None and seconds >= 0 else ""
 
@@ -65,8 +72,8 @@ def progress_line(progress: Progress) -> str:
         left = None
         if rate > 0 and share >= ESTIMATE_AFTER_SHARE and elapsed >= ESTIMATE_AFTER_SECONDS:
             left = (progress.total_bytes - progress.bytes_read) / rate + progress.total_bytes / rate * AFTER_READING_SHARE
-        return (f"reading: {records}, {progress.bytes_read / 1e6:,.1f} of {progress.total_bytes / 1e6:,.1f} MB "
-                f"({share:.0%}), {rate / 1e6:.1f} MB/s{_left(left)}")
+        return (f"reading: {records}, {format_size(progress.bytes_read)} of {format_size(progress.total_bytes)} "
+                f"({share:.0%}), {format_size(rate)}/s{_left(left)}")
     if progress.writing_started is None:
         left = progress.reading_ended * (1 + AFTER_READING_SHARE) - progress.elapsed
         return f"deduplicating: {records} read in {format_duration(progress.reading_ended)}{_left(left)}"
@@ -78,7 +85,7 @@ def progress_line(progress: Progress) -> str:
 
 
 def final_line(progress: Progress) -> str:
-    return (f"done: {progress.records:,} records, {progress.bytes_read / 1e6:,.1f} MB read, "
+    return (f"done: {progress.records:,} records, {format_size(progress.bytes_read)} read, "
             f"{progress.shards_written:,} shards written in {format_duration(progress.elapsed)}")
 
 

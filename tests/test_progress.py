@@ -29,7 +29,8 @@ def test_shard_notes_count_the_shards_written(tmp_path):
 def test_while_reading_the_line_gives_share_rate_and_time_left_for_the_whole_run():
     line = progress_line(Progress(bytes_read=25_000_000, records=1234, total_bytes=100_000_000, elapsed=10.0))
     # 30 s of reading left, and a quarter of the 40 s of reading for deduplicating and writing.
-    assert line == "reading: 1,234 records, 25.0 of 100.0 MB (25%), 2.5 MB/s, about 0:00:40 left"
+    assert line == "reading: 1,234 records, 25.0 MB of 100.0 MB (25%), 2.5 MB/s, about 0:00:40 left"
+    assert progress_line(Progress(900, 2, 20_500, 0.0)).startswith("reading: 2 records, 900 bytes of 20.5 KB (4%)")
 
 
 def test_no_time_left_is_shown_before_it_means_something():
