@@ -14,6 +14,7 @@ from pathlib import Path
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
+from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
@@ -30,6 +31,8 @@ class CorpusSettings:
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     range_bytes: int = DEFAULT_RANGE_BYTES
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
+    # Decoded payload bytes past which a page is a `too-large` skip.
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
     beam_args: tuple[str, ...] = field(default=(), compare=False)
@@ -47,6 +50,8 @@ class CorpusSettings:
             raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
         if not self.page_timeout > 0:
             raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
+        if self.max_page_bytes <= 0:
+            raise ValueError(f"--max-page-bytes must be positive, not {self.max_page_bytes}")
 
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
@@ -120,6 +125,11 @@ def make_parser() -> argparse.ArgumentParser:
              f"than this, or crashes the parser, goes to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
     )
     parser.add_argument(
+        "--max-page-bytes", type=int, default=None, metavar="BYTES",
+        help="A page whose payload decodes (transfer coding and Content-Encoding removed) to more bytes than this "
+             f"is skipped as too-large without being read further (default {DEFAULT_MAX_PAGE_BYTES}).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -133,7 +143,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "scripts": "--scripts"}
+               "max_page_bytes": "--max-page-bytes", "scripts": "--scripts"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -148,6 +158,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         sync_interval=options["sync_interval"],
         range_bytes=options["range_bytes"],
         page_timeout=options["page_timeout"],
+        # Manifests from before --max-page-bytes were built without a bound; the default is the nearest.
+        max_page_bytes=options.get("max_page_bytes", DEFAULT_MAX_PAGE_BYTES),
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         beam_args=beam_args,
@@ -187,6 +199,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
+            max_page_bytes=DEFAULT_MAX_PAGE_BYTES if known.max_page_bytes is None else known.max_page_bytes,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
