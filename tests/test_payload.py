@@ -239,3 +239,35 @@ def test_an_empty_html_or_untyped_response_is_empty(content_type):
     outcome = outcome_of(Capture("https://en.example.org/empty", b"", content_type=content_type))
     assert isinstance(outcome, Skip)
     assert outcome.kind == "empty"
+
+
+# --- the option ------------------------------------------------------------------------------------
+
+def test_max_page_bytes_is_an_option_of_the_build(tmp_path):
+    from pipeline.options import parse_settings, settings_from_manifest
+    from tests.test_cli import json_lines, run_main
+
+    warc = tmp_path / "pages.warc.gz"
+    small = Capture("https://en.example.org/small", page("<p>short</p>").encode())
+    warc.write_bytes(warc_bytes([small, Capture("https://en.example.org/long", PAGE, gzipped=True)]))
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(warc), "--output", str(output), "--quiet",
+                                "--max-page-bytes", str(len(PAGE) - 1)])
+    assert code == 0, stderr
+    skipped = [line for line in json_lines(output, "skipped") if line["kind"] == "too-large"]
+    assert [line["url"] for line in skipped] == ["https://en.example.org/long"]
+    settings = parse_settings(["--input", str(warc), "--max-page-bytes", "1000"])
+    assert settings.build_identity()["max_page_bytes"] == 1000
+    manifest = {"options": dict(settings.build_identity())}
+    assert settings_from_manifest(manifest, "o", (), "m", True).max_page_bytes == 1000
+    del manifest["options"]["max_page_bytes"]  # a manifest from before the option
+    assert settings_from_manifest(manifest, "o", (), "m", True).max_page_bytes == 32 * MiB
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_max_page_bytes_that_is_not_positive_is_a_usage_error(value):
+    from tests.test_cli import run_main
+
+    code, _, stderr = run_main(["--max-page-bytes", value])
+    assert code == 2
+    assert "--max-page-bytes must be positive" in stderr

@@ -3,9 +3,9 @@
 `read_payload` reads the HTTP body of a WARC response record from its raw
 stream, piece by piece: it removes chunked transfer coding, then decodes
 `Content-Encoding` gzip, deflate or br, and stops as soon as the decoded
-bytes exceed the bound. Memory stays at the bound plus one piece whatever
-the record holds (a 5 KB gzip body that inflates to gigabytes, a chunk that
-claims 2^64 bytes).
+bytes exceed the bound. Memory stays within twice the bound (the pieces,
+then the payload made of them) whatever the record holds: a 5 KB gzip body
+that inflates to gigabytes, a chunk that claims 2^64 bytes.
 
 What crawls store, and what comes of it:
 
@@ -17,11 +17,11 @@ What crawls store, and what comes of it:
 * A body whose first bytes do not decode as its Content-Encoding was sent
   without it (servers that label plain HTML gzip): it is taken as it is;
   deflate is tried as zlib, then as raw deflate.
-* Chunk framing that breaks after the first chunk (a size line that is not
-  one, a chunk not followed by CRLF), or a compressed stream that breaks
-  after some output, is `MalformedPayload`, raised with how far decoding got:
-  the bytes after the break cannot be told apart from the page, so the
-  payload is not guessed at.
+* Chunk framing that breaks once it has begun (a size line that is not one,
+  a size over 2 GiB, a chunk not followed by CRLF), or a compressed stream
+  that breaks after some output, is `MalformedPayload`, raised with where it
+  broke and how far decoding got: the bytes after the break cannot be told
+  apart from the page, so the payload is not guessed at.
 
 Only brotli's public API is used (`Decompressor.process` with
 `output_buffer_limit`, `can_accept_more_data`, `is_finished`: brotli 1.2 and
