@@ -78,7 +78,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     """
-    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir)
+    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts)

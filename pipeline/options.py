@@ -16,6 +16,7 @@ from pathlib import Path
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
+from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
@@ -45,6 +46,8 @@ class CorpusSettings:
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     range_bytes: int = DEFAULT_RANGE_BYTES
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
+    # Decoded payload bytes past which a page is a `too-large` skip.
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
     # Kept pages shown in report.html's page inspector.
@@ -67,6 +70,8 @@ class CorpusSettings:
             raise ValueError(f"--report-sample must be 0 or more, not {self.report_sample}")
         if not self.page_timeout > 0:
             raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
+        if self.max_page_bytes <= 0:
+            raise ValueError(f"--max-page-bytes must be positive, not {self.max_page_bytes}")
 
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
@@ -150,6 +155,11 @@ def make_parser() -> argparse.ArgumentParser:
              f"every build (default {DEFAULT_SAMPLE_SIZE}; 0 for none).",
     )
     parser.add_argument(
+        "--max-page-bytes", type=int, default=None, metavar="BYTES",
+        help="A page whose payload decodes (transfer coding and Content-Encoding removed) to more bytes than this "
+             f"is skipped as too-large without being read further (default {DEFAULT_MAX_PAGE_BYTES}).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -163,7 +173,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "scripts": "--scripts", "report_sample": "--report-sample"}
+               "max_page_bytes": "--max-page-bytes", "scripts": "--scripts", "report_sample": "--report-sample"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -178,6 +188,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         sync_interval=options["sync_interval"],
         range_bytes=options["range_bytes"],
         page_timeout=options["page_timeout"],
+        # Manifests from before --max-page-bytes were built without a bound; the default is the nearest.
+        max_page_bytes=options.get("max_page_bytes", DEFAULT_MAX_PAGE_BYTES),
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
@@ -218,6 +230,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
+            max_page_bytes=DEFAULT_MAX_PAGE_BYTES if known.max_page_bytes is None else known.max_page_bytes,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             beam_args=tuple(beam_args),

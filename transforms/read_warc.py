@@ -3,7 +3,8 @@
 Every record of a file comes out as exactly one of:
 
 * a `Document`: an HTTP 200 response whose payload is HTML, with chunked
-  transfer coding and content-encoding removed (warcio does both);
+  transfer coding and content-encoding removed (`transforms.payload`, which
+  reads at most `max_page_bytes` of it);
 * a `Skip` of a kind in `SKIP_KINDS`: records a text corpus does not want;
 * a `DeadLetter`: a record (or the rest of a file) that could not be read.
 
@@ -30,6 +31,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.manifest import digest_file
+from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, PayloadTooLarge, read_payload
 from transforms.progress import ProgressNotes
 from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
@@ -45,7 +47,8 @@ SKIP_KINDS = {
     "error-status": "an HTTP status other than 200 and 3xx",
     "non-html": "a Content-Type other than HTML, or a payload that is not HTML",
     "truncated": "the crawler cut the payload (WARC-Truncated)",
-    "empty": "an HTML response with no payload",
+    "empty": "an HTML response (or one with no Content-Type) with no payload",
+    "too-large": "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
 }
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -98,11 +101,9 @@ def looks_like_html(payload: bytes) -> bool:
     return any(head.startswith(start) and head[len(start):len(start) + 1] in (b" ", b">", b"") for start in HTML_STARTS)
 
 
-def html_verdict(content_type: str, payload: bytes) -> str | None:
-    """None when the payload is HTML, else why it is not."""
+def payload_verdict(content_type: str, payload: bytes) -> str | None:
+    """None when a payload of an HTML (or unnamed) Content-Type is HTML, else why it is not."""
     declared = media_type(content_type)
-    if declared and declared not in HTML_TYPES:
-        return f"Content-Type {declared}"
     if looks_binary(payload):
         return f"binary payload labelled {declared or 'with no Content-Type'}"
     if not declared and not looks_like_html(payload):
@@ -110,65 +111,80 @@ def html_verdict(content_type: str, payload: bytes) -> str | None:
     return None
 
 
-def _classify(record, payload: bytes, source_file: str, offset: int) -> Document | Skip:
+def _classify(record) -> tuple[str, str] | None:
+    """The skip kind and detail that a record's headers decide, or None when its payload must tell."""
+    headers = record.rec_headers
+    if record.rec_type == "revisit":
+        return "revisit", headers.get_header("WARC-Profile", "")
+    if record.rec_type != "response":
+        return "non-response", record.rec_type
+    if record.http_headers is None:
+        return "non-http", headers.get_header("Content-Type", "")
+    truncated = headers.get_header("WARC-Truncated")
+    if truncated:
+        return "truncated", truncated
+    status = int(record.http_headers.get_statuscode())
+    if 300 <= status < 400:
+        return "redirect", str(status)
+    if status != 200:
+        return "error-status", str(status)
+    declared = media_type(record.http_headers.get_header("Content-Type", "") or "")
+    if declared and declared not in HTML_TYPES:
+        return "non-html", f"Content-Type {declared}"
+    return None
+
+
+def _read_record(iterator: ArchiveIterator, record, source_file: str,
+                 max_page_bytes: int) -> Document | Skip | DeadLetter:
     headers = record.rec_headers
     record_id = headers.get_header("WARC-Record-ID", "")
     url = headers.get_header("WARC-Target-URI", "")
-
-    def skip(kind: str, detail: str = "") -> Skip:
-        return Skip(kind, source_file, offset, record.rec_type, record_id, url, detail)
-
-    if record.rec_type == "revisit":
-        return skip("revisit", headers.get_header("WARC-Profile", ""))
-    if record.rec_type != "response":
-        return skip("non-response", record.rec_type)
-    if record.http_headers is None:
-        return skip("non-http", headers.get_header("Content-Type", ""))
-    truncated = headers.get_header("WARC-Truncated")
-    if truncated:
-        return skip("truncated", truncated)
-    status = int(record.http_headers.get_statuscode())
-    if 300 <= status < 400:
-        return skip("redirect", str(status))
-    if status != 200:
-        return skip("error-status", str(status))
-    content_type = record.http_headers.get_header("Content-Type", "") or ""
-    if not payload:
-        return skip("empty")
-    not_html = html_verdict(content_type, payload)
-    if not_html:
-        return skip("non-html", not_html)
-    return Document(
-        url=url,
-        warc_record_id=record_id,
-        warc_date=headers.get_header("WARC-Date", ""),
-        source_file=source_file,
-        source_offset=offset,
-        http_status=status,
-        content_type=content_type,
-        payload=payload,
-        raw_bytes=len(payload),
-    )
-
-
-def _read_record(iterator: ArchiveIterator, record, source_file: str) -> Document | Skip | DeadLetter:
-    payload = record.content_stream().read() if record.rec_type == "response" else b""
+    payload, failure = b"", None
+    # Decided from the headers first: what is skipped is never read, only
+    # drained (by `get_record_offset`, in pieces).
+    try:
+        verdict = _classify(record)
+    except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
+        verdict, failure = None, f"unreadable record: {describe_error(error)}"
+    if verdict is None and failure is None:
+        http = record.http_headers
+        try:
+            payload = read_payload(record.raw_stream, http.get_header("Transfer-Encoding", "") or "",
+                                   http.get_header("Content-Encoding", "") or "", max_page_bytes)
+        except PayloadTooLarge as error:
+            verdict = "too-large", str(error)
+        except MalformedPayload as error:
+            failure = str(error)
     offset = iterator.get_record_offset()
-    headers = record.rec_headers
 
     def dead(reason: str) -> DeadLetter:
-        return DeadLetter(STAGE, reason, source_file, offset, headers.get_header("WARC-Record-ID", ""),
-                          headers.get_header("WARC-Target-URI", ""))
+        return DeadLetter(STAGE, reason, source_file, offset, record_id, url)
 
     # The stream of a record cut short (a file that ends inside it) just
     # ends; warcio raises nothing, but the record's block is incomplete.
     missing = getattr(record.raw_stream, "limit", 0)
     if missing > 0:
         return dead(f"truncated: the file ends {missing} bytes before the end of this record")
-    try:
-        return _classify(record, payload, source_file, offset)
-    except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
-        return dead(f"unreadable record: {describe_error(error)}")
+    if failure is not None:
+        return dead(failure)
+    content_type = "" if verdict else record.http_headers.get_header("Content-Type", "") or ""
+    if verdict is None and not payload:
+        verdict = "empty", ""
+    elif verdict is None and (not_html := payload_verdict(content_type, payload)):
+        verdict = "non-html", not_html
+    if verdict is not None:
+        return Skip(verdict[0], source_file, offset, record.rec_type, record_id, url, verdict[1])
+    return Document(
+        url=url,
+        warc_record_id=record_id,
+        warc_date=headers.get_header("WARC-Date", ""),
+        source_file=source_file,
+        source_offset=offset,
+        http_status=200,
+        content_type=content_type,
+        payload=payload,
+        raw_bytes=len(payload),
+    )
 
 
 @dataclass
@@ -191,7 +207,8 @@ class DamagedData(Exception):
         self.after_good_record = after_good_record
 
 
-def _iterate(stream: BinaryIO, source_file: str, progress: _Progress) -> Iterator[Document | Skip | DeadLetter]:
+def _iterate(stream: BinaryIO, source_file: str, progress: _Progress,
+             max_page_bytes: int) -> Iterator[Document | Skip | DeadLetter]:
     # warcio is lenient where a corpus must not be: it reads ARC and garbage
     # as records, skips a line it cannot parse with only a warning, and reads
     # a record without Content-Length into the next ones.
@@ -205,7 +222,7 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress) -> Iterato
         if record.rec_headers.get_header("Content-Length") is None:
             raise DamagedData("a WARC record without Content-Length")
         warnings = iterator.err_count
-        outcome = _read_record(iterator, record, source_file)
+        outcome = _read_record(iterator, record, source_file, max_page_bytes)
         # warcio's offsets go wrong on garbled input (even negative): never backwards.
         progress.next_offset = max(progress.next_offset, iterator.offset)
         progress.emitted += 1
@@ -337,8 +354,8 @@ def _ends_inside_a_member(open_file: Callable[[], BinaryIO], offset: int) -> boo
     return True
 
 
-def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
-              end: int | None = None) -> Iterator[Document | Skip | DeadLetter]:
+def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0, end: int | None = None,
+              max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
 
     With `start` and `end`, reads the records that start in that byte range
@@ -349,7 +366,8 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     Damage inside a file (a corrupt gzip member, a garbled record) costs only
     the damaged part: reading resumes at the next record that starts intact,
     and one `DeadLetter` says how many bytes were skipped and how many
-    records were recovered after them.
+    records were recovered after them. A page whose payload decodes to more
+    than `max_page_bytes` is a `too-large` skip.
     """
     layout = _layout(open_file)
     whole_file_gzip = layout == "file"
@@ -368,7 +386,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
                 else:
                     raw.seek(progress.next_offset)
                     stream = raw
-                yield from _iterate(stream, source_file, progress)
+                yield from _iterate(stream, source_file, progress, max_page_bytes)
             failure = None
         except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
             failure = error
@@ -469,8 +487,9 @@ class ReadWarcRange(beam.DoFn):
     With a `progress_dir` (local runs), it leaves notes of how far it got.
     """
 
-    def __init__(self, progress_dir: str | None = None):
+    def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
         self._progress_dir = progress_dir
+        self._max_page_bytes = max_page_bytes
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -482,7 +501,7 @@ class ReadWarcRange(beam.DoFn):
         path = unit.path
         notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
         read = 0
-        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end):
+        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end, self._max_page_bytes):
             self._records.inc()
             read += 1
             if notes is not None:
@@ -513,10 +532,12 @@ class ReadAllWarc(beam.PTransform):
     shuffle here.
     """
 
-    def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None):
+    def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
         super().__init__()
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
+        self._max_page_bytes = max_page_bytes
 
     def expand(self, patterns):
         return (
@@ -524,7 +545,7 @@ class ReadAllWarc(beam.PTransform):
             | "Match" >> fileio.MatchAll()
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir)).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
+            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes)).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
         )
 
 
@@ -532,11 +553,13 @@ class ReadWarc(beam.PTransform):
     """Reads the WARC files matched by the given file patterns."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
-                 progress_dir: str | None = None):
+                 progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
+        self._max_page_bytes = max_page_bytes
 
     def expand(self, pbegin):
-        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir)
+        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir,
+                                                                                  self._max_page_bytes)
