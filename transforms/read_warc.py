@@ -46,6 +46,8 @@ SKIP_KINDS = {
     "non-html": "a Content-Type other than HTML, or a payload that is not HTML",
     "truncated": "the crawler cut the payload (WARC-Truncated)",
     "empty": "an HTML response with no payload",
+    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
+    "no-text": "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
 }
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
