@@ -57,7 +57,6 @@ HASH_ALGORITHM = "sha256"
 DOCUMENTS = "documents"
 SKIPPED = "skipped"
 NO_TEXT = "no-text"
-DUPLICATES = "duplicates"
 SURVIVORS = "survivors"
 SURVIVOR_OF_HASH = "survivor_of_hash"
 
@@ -256,12 +255,12 @@ class NoteSurvivors(beam.DoFn):
     """Per hash: the notes of survivors that stand for others, and (tagged) each such survivor by its hash."""
 
     def process(self, keyed_contents):
-        content_hash_, contents = keyed_contents
+        digest, contents = keyed_contents
         for captures in contents:
             note = survivor_note(captures)
             if note is not None:
                 yield note
-                yield beam.pvalue.TaggedOutput(SURVIVOR_OF_HASH, (content_hash_, captures.first[0]))
+                yield beam.pvalue.TaggedOutput(SURVIVOR_OF_HASH, (digest, captures.first[0]))
 
 
 class FindDuplicates(beam.DoFn):
