@@ -50,7 +50,7 @@ from transforms.charset import decode_document
 from transforms.clean_html import HtmlCleaner
 from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, PARSED_SCHEMA, avro_record
 from transforms.document import Document
-from transforms.hash_dedup import Fingerprint, hash_document, resolve_group
+from transforms.hash_dedup import Fingerprint, deduplicate, has_text, hash_document
 from transforms.minimize_text import minimize_document
 from transforms.read_corpus import corpus_files, iter_corpus
 from transforms.read_warc import open_uncompressed, read_warc
@@ -341,8 +341,9 @@ def corpus_documents(warc_paths: Iterable[str]) -> list[Document]:
     (input files in the given order, each file's documents in file order),
     from its stage functions run in process: a document a stage fails on is
     left out (the pipeline's dead letters), duplicates are left out, and
-    survivors list their duplicates, by HashDedup's own rule."""
-    stages = (decode_document, HtmlCleaner(), minimize_document, hash_document)
+    survivors list their duplicates, by HashDedup's own rule; a document
+    without text is left out (the pipeline's no-text skips)."""
+    stages = (decode_document, HtmlCleaner(), minimize_document)
     documents = []
     for path in warc_paths:
         for outcome in read_warc(lambda path=path: open_uncompressed(path), path):
@@ -353,26 +354,19 @@ def corpus_documents(warc_paths: Iterable[str]) -> list[Document]:
                     outcome = stage(outcome)
             except Exception:  # noqa: BLE001 - the pipeline sends such a document to the dead letters
                 continue
-            documents.append(outcome)
+            if has_text(outcome):
+                documents.append(hash_document(outcome))
 
-    groups: dict[tuple[str, str], list[Fingerprint]] = {}
-    for document in documents:
-        fingerprint = Fingerprint.of(document)
-        groups.setdefault((fingerprint.content_hash, fingerprint.content_check), []).append(fingerprint)
-    notes, dropped = {}, set()
-    for group in groups.values():
-        note, duplicates = resolve_group(sorted(group))
-        if note is not None:
-            notes[note.source_file, note.warc_record_id] = note
-        dropped.update((duplicate.source_file, duplicate.warc_record_id) for duplicate in duplicates)
-
+    notes, duplicates = deduplicate(Fingerprint.of(document) for document in documents)
+    notes = {(note.source_file, note.source_offset): note for note in notes}
+    dropped = {(duplicate.source_file, duplicate.source_offset) for duplicate in duplicates}
     survivors = []
     for document in documents:
-        key = (document.source_file, document.warc_record_id)
+        key = (document.source_file, document.source_offset)
         if key in dropped:
             continue
         if key in notes:
-            document = document.replace(duplicate_count=len(notes[key].duplicate_urls),
+            document = document.replace(duplicate_count=notes[key].duplicate_count,
                                         duplicate_urls=list(notes[key].duplicate_urls),
                                         duplicate_record_ids=list(notes[key].duplicate_record_ids))
         survivors.append(document)

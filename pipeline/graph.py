@@ -4,8 +4,9 @@ Beside the corpus, the output directory gets `report.json`, `report.html`
 (the same report to look at, with a page inspector), and one JSON
 line per record in `dead-letter-*.jsonl` (records a stage could not
 process, with stage and reason), `skipped-*.jsonl` (records left out on
-purpose, by kind) and `duplicates-*.jsonl` (every dropped duplicate with its
-survivor).
+purpose, by kind: ReadWarc's, and the pages without text that HashDedup's
+hashing step leaves out) and `duplicates-*.jsonl` (every dropped duplicate with
+its survivor).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
 from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.manifest import WriteManifest, digest_file
-from transforms.hash_dedup import HashDedup, hash_document
+from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.minimize_text import MinimizeText
 from transforms.read_warc import INPUT_FILES, ReadWarc
 from transforms.report_page import WriteReportPage
 from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_read,
-                               tally_skip, tally_written)
+                               tally_skip, tally_skip_of_document, tally_written)
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
@@ -82,11 +83,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts)
-    staged = (
-        minimized.documents
-        | "Hash" >> beam.Map(hash_document)
-        | "Stage" >> StageAndFingerprint(settings.output)
-    )
+    hashed = minimized.documents | "Hash" >> HashDocuments()
+    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output)
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
     written = {
         "staged": staged.staged,
@@ -98,7 +96,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
-    listed_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
+    listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
+    listed_skips = (listed_read_skips, hashed.skipped) | "AllListedSkips" >> beam.Flatten()
     side_files = (dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
                   | "SideFiles" >> WriteJsonLines(settings.output))
 
@@ -106,6 +105,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         read.documents | "TallyRead" >> beam.Map(tally_read),
         minimized.documents | "TallyMostlyDropped" >> beam.FlatMap(tally_mostly_dropped),
         read.skipped | "TallySkipped" >> beam.Map(tally_skip),
+        hashed.skipped | "TallyNoText" >> beam.Map(tally_skip_of_document),
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
         written[TALLIES],
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),
@@ -115,7 +115,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     report_page = {
         "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
-                                        settings.scripts)
+                                        settings.scripts, settings.max_page_bytes)
     output_digests = (
         [written[DIGESTS]]
         + [paths | f"Digest-{name}" >> beam.Map(digest_file)

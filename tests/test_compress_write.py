@@ -23,9 +23,9 @@ VARIANTS = [("deflate", 0), ("deflate", 9), ("snappy", None), ("zstandard", None
             ("xz", 0), ("xz", 9), ("bzip2", 1), ("bzip2", 9), ("null", None)]
 
 
-def doc(html: str, url: str, source_file: str, date: str = "2026-01-15T10:00:00Z") -> Document:
+def doc(html: str, url: str, source_file: str, date: str = "2026-01-15T10:00:00Z", offset: int = 0) -> Document:
     return Document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date=date, source_file=source_file,
-                    source_offset=len(url), http_status=200, content_type="text/html; charset=utf-8",
+                    source_offset=offset, http_status=200, content_type="text/html; charset=utf-8",
                     charset="utf-8", charset_source="http-header", title=f"Title of {url}",
                     links=[url + "/next"], lang="en", meta={"description": "d"}, html=html,
                     text=html.replace("<div>", "").replace("</div>", "\n").strip(), raw_bytes=3 * len(html),
@@ -40,14 +40,14 @@ def _chunk(seed: int, size: int = 100_000) -> str:
 
 def repetitive(k: int) -> Document:
     # Repeats 300 kB apart: only a large window (xz -9, bzip2 -9) finds them.
-    return doc(_chunk(k % 3) + f"<div>{k}</div>", f"https://big.example.org/{k}", "big.warc.gz")
+    return doc(_chunk(k % 3) + f"<div>{k}</div>", f"https://big.example.org/{k}", "big.warc.gz", offset=k)
 
 
 SMALL = [
-    doc("<div>hello world</div>", "https://a.example.org/1", "a.warc.gz", "2026-01-15T10:00:00Z"),
-    doc("<div>привет мир</div>", "https://a.example.org/2", "a.warc.gz", "2026-01-15T10:01:00Z"),
-    doc("<div>hello world</div>", "https://b.example.org/copy", "b.warc.gz", "2026-01-16T10:00:00Z"),
-    doc("<div>other</div>", "https://b.example.org/3", "b.warc.gz", "2026-01-15T10:00:00Z"),
+    doc("<div>hello world</div>", "https://a.example.org/1", "a.warc.gz", "2026-01-15T10:00:00Z", offset=0),
+    doc("<div>привет мир</div>", "https://a.example.org/2", "a.warc.gz", "2026-01-15T10:01:00Z", offset=1),
+    doc("<div>hello world</div>", "https://b.example.org/copy", "b.warc.gz", "2026-01-16T10:00:00Z", offset=0),
+    doc("<div>other</div>", "https://b.example.org/3", "b.warc.gz", "2026-01-15T10:00:00Z", offset=1),
 ]
 BIG_COUNT = 6
 

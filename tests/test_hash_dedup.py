@@ -1,25 +1,42 @@
-"""HashDedup: one survivor per content, chosen the same way whatever the order."""
+"""HashDedup: one survivor per content, chosen the same way whatever the order, with bounded state per content."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import json
+import pickle
+import tracemalloc
 
 import apache_beam as beam
+import fastavro
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.document import Document
-from transforms.hash_dedup import (Duplicate, Fingerprint, HashDedup, KeepOneSurvivor, Survivor, content_hash,
-                                   hash_document, resolve_group)
+from pipeline import cli
+from pipeline.sample import Capture, warc_bytes
+from tests.helpers import page
+from transforms.document import Document, Skip
+from transforms.hash_dedup import (DUPLICATE_LIST_CAP, NO_TEXT, Duplicate, Fingerprint, HashDedup, HashDocuments,
+                                   KeepOneSurvivor, Survivor, content_hash, deduplicate, duplicate_of, hash_document,
+                                   survivor_note)
+from transforms.read_warc import SKIP_KINDS
+
+
+def place(url: str, date: str) -> int:
+    """An offset of its own for each capture (two captures are never read at one place)."""
+    return int(hashlib.sha256(f"{url} {date}".encode("utf-8")).hexdigest()[:8], 16)
 
 
 def doc(html: str, url: str, date: str = "2026-01-15T10:00:00Z", record_id: str | None = None,
-        source_file: str = "test.warc.gz") -> Document:
+        source_file: str = "test.warc.gz", offset: int | None = None) -> Document:
     return Document(url=url, warc_record_id=record_id or f"<urn:uuid:{url}|{date}>", warc_date=date,
-                    source_file=source_file, source_offset=len(url), http_status=200, content_type="text/html",
-                    html=html, text=html)
+                    source_file=source_file, source_offset=place(url, date) if offset is None else offset,
+                    http_status=200, content_type="text/html", html=html, text=html)
 
 
 def fingerprint(html: str, url: str, date: str = "2026-01-15T10:00:00Z", record_id: str | None = None,
@@ -40,6 +57,7 @@ def test_fingerprint_carries_what_dedup_needs():
     f = Fingerprint.of(d)
     assert (f.url, f.warc_record_id, f.warc_date, f.source_file, f.source_offset, f.content_hash) == \
         (d.url, d.warc_record_id, d.warc_date, d.source_file, d.source_offset, content_hash("<div>x</div>"))
+    assert f.identity == (d.source_file, d.source_range, d.source_offset)
     assert Fingerprint.of(hash_document(doc("<div>x</div>", "https://b.example.org/"))).content_check == \
         f.content_check
     assert Fingerprint.of(hash_document(doc("<div>y</div>", "https://a.example.org/"))).content_check != \
@@ -48,85 +66,100 @@ def test_fingerprint_carries_what_dedup_needs():
 
 def duplicate_fields(d: Duplicate) -> tuple:
     return (d.url, d.warc_record_id, d.warc_date, d.source_file, d.source_offset, d.content_hash, d.survivor_url,
-            d.survivor_record_id)
+            d.survivor_record_id, d.survivor_source_file, d.survivor_source_offset)
 
 
-def combine(items: list[Fingerprint], splits=()) -> list[list[Fingerprint]]:
-    """Runs KeepOneSurvivor as a runner may: add into several accumulators, then merge them."""
+def accumulate(items, splits=()) -> dict:
+    """KeepOneSurvivor's accumulator as a runner may build it: several accumulators, then merged."""
     fn = KeepOneSurvivor()
-    bounds = [0, *sorted(set(splits)), len(items)]
-    accumulators = []
-    for low, high in zip(bounds, bounds[1:]):
-        accumulator = fn.create_accumulator()
-        for item in items[low:high]:
-            accumulator = fn.add_input(accumulator, item)
-        accumulators.append(accumulator)
-    return fn.extract_output(fn.merge_accumulators(accumulators))
+    starts = set(splits)
+    accumulators = [fn.create_accumulator()]
+    for index, item in enumerate(items):  # one at a time: `items` may be a generator
+        if index in starts:
+            accumulators.append(fn.create_accumulator())
+        accumulators[-1] = fn.add_input(accumulators[-1], item)
+    return fn.merge_accumulators(accumulators)
 
 
-def order(f: Fingerprint):
-    return (f.warc_date, f.url, f.warc_record_id)
+def combine(items, splits=()) -> list:
+    return KeepOneSurvivor().extract_output(accumulate(items, splits))
 
 
 CAPTURE = st.tuples(st.sampled_from(["<div>a</div>", "<div>b</div>", "<div>c</div>"]),
                     st.sampled_from(["2026-01-15T10:00:00Z", "2026-01-15T09:00:00Z", "2025-12-31T23:59:59Z"]),
-                    st.sampled_from(["https://x.example.org/", "https://a.example.org/", "https://m.example.org/p"]))
+                    st.sampled_from(["https://x.example.org/", "https://a.example.org/", "https://m.example.org/p"]),
+                    st.sampled_from(["<urn:uuid:1>", "<urn:uuid:2>"]))
 
 
 @settings(max_examples=300, deadline=None)
 @given(captures=st.lists(CAPTURE, min_size=1, max_size=10), data=st.data())
 def test_survivor_is_the_same_whatever_the_order_and_merging(captures, data):
-    items = [fingerprint(html, url, date, record_id=f"<urn:uuid:{index:04d}>")
-             for index, (html, date, url) in enumerate(captures)]
-    check_of = {html: fingerprint(html, "https://z.example.org/").content_check for html, _, _ in captures}
+    # Record ids repeat (two to choose from): the capture's identity (here its offset) tells them apart.
+    items = [fingerprint(html, url, date, record_id, offset=index)
+             for index, (html, date, url, record_id) in enumerate(captures)]
     shuffled = data.draw(st.permutations(items))
     splits = data.draw(st.lists(st.integers(0, len(items)), max_size=3))
     groups = combine(shuffled, splits)
     expected = {}
     for item in items:
         expected.setdefault(item.content_check, []).append(item)
-    assert sorted(group[0].content_check for group in groups) == sorted(expected)
+    assert sorted(group.first[0].content_check for group in groups) == sorted(expected)
     for group in groups:
-        want = sorted(expected[group[0].content_check], key=order)
-        assert [f.warc_record_id for f in group] == [f.warc_record_id for f in want]
-    assert set(check_of.values()) == set(expected)
+        want = sorted(expected[group.first[0].content_check],
+                      key=lambda f: (f.warc_date, f.url, f.warc_record_id, f.identity))
+        assert group.first == want and group.count == len(want)
 
 
-def test_survivor_order_earliest_date_then_url_then_record_id():
+def test_survivor_order_earliest_date_then_url_then_record_id_then_identity():
     html = "<div>same</div>"
     late = fingerprint(html, "https://a.example.org/", "2026-02-01T00:00:00Z", "<urn:uuid:1>")
     early_b = fingerprint(html, "https://b.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:2>")
     early_a_9 = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:9>")
-    early_a_3 = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:3>")
-    [group] = combine([late, early_b, early_a_9, early_a_3], [2])
-    assert [f.warc_record_id for f in group] == ["<urn:uuid:3>", "<urn:uuid:9>", "<urn:uuid:2>", "<urn:uuid:1>"]
+    early_a_3_later_file = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:3>",
+                                       source_file="z.warc.gz", offset=0)
+    early_a_3_later_offset = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:3>",
+                                         source_file="a.warc.gz", offset=900)
+    early_a_3 = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:3>",
+                            source_file="a.warc.gz", offset=100)
+    [group] = combine([late, early_b, early_a_3_later_file, early_a_9, early_a_3_later_offset, early_a_3], [2, 4])
+    assert group.first == [early_a_3, early_a_3_later_offset, early_a_3_later_file, early_a_9, early_b, late]
 
 
-def test_resolve_group_lists_the_duplicates_and_maps_them_to_the_survivor():
+def test_survivor_note_and_duplicates_name_the_survivor_by_where_it_was_read():
     html = "<div>same</div>"
-    first = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", source_file="one.warc.gz")
+    first = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", source_file="one.warc.gz", offset=10)
     second = fingerprint(html, "https://b.example.org/", "2026-01-02T00:00:00Z", source_file="two.warc.gz")
     third = fingerprint(html, "https://c.example.org/", "2026-01-03T00:00:00Z", source_file="one.warc.gz")
     [group] = combine([third, first, second])
-    note, duplicates = resolve_group(group)
-    assert isinstance(note, Survivor)
-    assert (note.source_file, note.warc_record_id, tuple(note.duplicate_urls), tuple(note.duplicate_record_ids)) == \
-        ("one.warc.gz", first.warc_record_id, (second.url, third.url), (second.warc_record_id, third.warc_record_id))
-    assert all(isinstance(d, Duplicate) for d in duplicates)
-    assert [duplicate_fields(d) for d in duplicates] == [
+    note = survivor_note(group)
+    assert note == Survivor("one.warc.gz", 0, 10, first.warc_record_id, 2, (second.url, third.url),
+                            (second.warc_record_id, third.warc_record_id))
+    assert duplicate_of(first, first) is None
+    assert [duplicate_fields(duplicate_of(f, first)) for f in (second, third)] == [
         (f.url, f.warc_record_id, f.warc_date, f.source_file, f.source_offset, content_hash(html), first.url,
-         first.warc_record_id) for f in (second, third)]
+         first.warc_record_id, "one.warc.gz", 10) for f in (second, third)]
 
 
-def test_a_group_of_one_has_no_note_and_no_duplicates():
-    assert resolve_group([fingerprint("<div>alone</div>", "https://a.example.org/")]) == (None, [])
+def test_a_capture_that_shares_its_record_id_with_its_survivor_is_still_its_duplicate():
+    html = "<div>same</div>"
+    survivor = fingerprint(html, "https://a.example.org/", record_id="<urn:uuid:1>", offset=10)
+    copy = fingerprint(html, "https://a.example.org/", record_id="<urn:uuid:1>", offset=500)
+    notes, duplicates = deduplicate([copy, survivor])
+    assert [(n.source_offset, n.duplicate_count) for n in notes] == [(10, 1)]
+    assert [(d.source_offset, d.survivor_source_offset) for d in duplicates] == [(500, 10)]
+
+
+def test_a_content_of_one_capture_has_no_note_and_no_duplicates():
+    alone = fingerprint("<div>alone</div>", "https://a.example.org/")
+    [group] = combine([alone])
+    assert survivor_note(group) is None
+    assert deduplicate([alone]) == ([], [])
 
 
 def test_a_hash_collision_never_drops_a_document():
     # Two different contents under one hash (set by hand: SHA-256 collisions cannot be made).
     def colliding(html, url, date):
-        d = doc(html, url, date).replace(content_hash="f" * 64)
-        return Fingerprint.of(d)
+        return Fingerprint.of(doc(html, url, date).replace(content_hash="f" * 64))
 
     one = colliding("<div>one</div>", "https://a.example.org/", "2026-01-01T00:00:00Z")
     two = colliding("<div>two</div>", "https://b.example.org/", "2026-01-02T00:00:00Z")
@@ -134,10 +167,10 @@ def test_a_hash_collision_never_drops_a_document():
     for splits in ([], [1], [2], [1, 2]):
         for items in ([one, two, copy], [copy, two, one], [two, one, copy]):
             groups = combine(items, splits)
-            assert sorted([f.url for f in group] for group in groups) == \
-                [[one.url], [two.url, copy.url]]
-            dropped = [d.url for group in groups for d in resolve_group(group)[1]]
-            assert dropped == [copy.url]
+            assert sorted([f.url for f in group.first] for group in groups) == [[one.url], [two.url, copy.url]]
+    notes, duplicates = deduplicate([one, two, copy])
+    assert [(n.warc_record_id, n.duplicate_urls) for n in notes] == [(two.warc_record_id, (copy.url,))]
+    assert [(d.url, d.survivor_url) for d in duplicates] == [(copy.url, two.url)]
 
 
 def test_hash_dedup_transform():
@@ -146,17 +179,229 @@ def test_hash_dedup_transform():
         fingerprint("<div>x</div>", "https://origin.example.org/x", "2026-01-15T10:00:00Z"),
         fingerprint("<div>x</div>", "https://late.example.org/x", "2026-01-16T00:00:00Z"),
         fingerprint("<div>y</div>", "https://origin.example.org/y", "2026-01-15T10:00:00Z"),
-        fingerprint("", "https://empty.example.org/", "2026-01-15T10:00:00Z"),
     ]
     x_hash = content_hash("<div>x</div>")
+    origin = items[1]
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create(items) | HashDedup()
         # Only survivors that stand for others get a note.
-        assert_that(result.survivors | "Notes" >> beam.Map(
-            lambda n: (n.source_file, n.warc_record_id, tuple(n.duplicate_urls), tuple(n.duplicate_record_ids))),
-            equal_to([("test.warc.gz", items[1].warc_record_id, (items[0].url, items[2].url),
-                       (items[0].warc_record_id, items[2].warc_record_id))]), label="survivors")
+        assert_that(result.survivors, equal_to([
+            Survivor("test.warc.gz", 0, origin.source_offset, origin.warc_record_id, 2, (items[0].url, items[2].url),
+                     (items[0].warc_record_id, items[2].warc_record_id))]), label="survivors")
+        assert_that(result.duplicates | "Dups" >> beam.Map(duplicate_fields), equal_to([
+            (items[i].url, items[i].warc_record_id, items[i].warc_date, "test.warc.gz", items[i].source_offset, x_hash,
+             origin.url, origin.warc_record_id, "test.warc.gz", origin.source_offset) for i in (0, 2)]),
+            label="duplicates")
+
+
+# Pages without text -----------------------------------------------------------------------------
+
+def test_a_document_without_text_is_skipped_not_hashed():
+    empty = doc("", "https://js-only.example.org/", offset=7)
+    foreign = doc("", "https://zh.example.org/", offset=9).replace(dropped_letter_share=1.0)
+    text = doc("<div>words</div>", "https://a.example.org/")
+    assert NO_TEXT in SKIP_KINDS
+    with TestPipeline() as pipeline:
+        result = pipeline | beam.Create([empty, foreign, text]) | HashDocuments()
+        assert_that(result.documents | beam.Map(lambda d: (d.url, d.content_hash)),
+                    equal_to([(text.url, content_hash(text.html))]), label="documents")
+        assert_that(result.skipped, equal_to([
+            Skip(NO_TEXT, "test.warc.gz", 7, "response", empty.warc_record_id, empty.url, ""),
+            Skip(NO_TEXT, "test.warc.gz", 9, "response", foreign.warc_record_id, foreign.url,
+                 "its letters are all in scripts not kept (--scripts)")]), label="skipped")
+
+
+# Hot keys: a content captured very many times -----------------------------------------------------
+
+def many_captures(count: int, html: str = "<div>boilerplate</div>"):
+    """`count` captures of one content, made one at a time (so that only what the combiner keeps stays)."""
+    check = fingerprint(html, "https://x.example.org/")
+    for index in range(count):
+        # Every seventh capture is earlier than all before it: the kept ones keep changing.
+        yield Fingerprint("2026-01-01T00:00:00Z" if index % 7 == 0 else "2026-01-15T00:00:00Z",
+                          f"https://example.org/{count - index:07d}", "<urn:uuid:0>", "crawl.warc.gz", index, 0,
+                          check.content_hash, check.content_check)
+
+
+def test_a_hot_key_of_200_000_captures_keeps_state_of_one_size():
+    # What a runner holds and shuffles for the key: the accumulator, as pickled, at every 50,000 captures.
+    fn = KeepOneSurvivor()
+    accumulator, sizes = fn.create_accumulator(), []
+    for index, item in enumerate(many_captures(200_000), 1):
+        accumulator = fn.add_input(accumulator, item)
+        if index % 50_000 == 0:
+            sizes.append(len(pickle.dumps(accumulator)))
+    assert max(sizes) < 1.05 * min(sizes) and max(sizes) < 100_000, sizes
+    [captures] = fn.extract_output(accumulator)
+    assert (captures.count, len(captures.first)) == (200_000, DUPLICATE_LIST_CAP + 1)
+
+
+def combiner_peak(count: int) -> int:
+    tracemalloc.start()
+    try:
+        accumulate(many_captures(count), splits=[count // 4, count // 2])
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_hot_key_needs_no_more_memory_for_four_times_the_captures():
+    # Traced memory slows Python down: 12,500 and 50,000 captures keep the test short.
+    small, big = combiner_peak(12_500), combiner_peak(50_000)
+    assert big < 1.2 * small and big < 1_000_000, (small, big)
+
+
+def test_a_hot_key_keeps_the_first_in_survivor_order_and_counts_all():
+    items = list(many_captures(3 * DUPLICATE_LIST_CAP))
+    [group] = combine(items, splits=[50, 170])
+    assert group.count == len(items)
+    assert group.first == sorted(items)[:DUPLICATE_LIST_CAP + 1]
+
+
+def test_a_survivor_lists_the_first_duplicates_and_the_duplicates_output_maps_them_all():
+    items = list(many_captures(DUPLICATE_LIST_CAP + 150))
+    ordered = sorted(items)
+    survivor = ordered[0]
+    with TestPipeline() as pipeline:
+        result = pipeline | beam.Create(items) | HashDedup()
+        assert_that(result.survivors, equal_to([
+            Survivor(survivor.source_file, 0, survivor.source_offset, survivor.warc_record_id, len(items) - 1,
+                     tuple(f.url for f in ordered[1:DUPLICATE_LIST_CAP + 1]),
+                     tuple(f.warc_record_id for f in ordered[1:DUPLICATE_LIST_CAP + 1]))]), label="survivors")
         assert_that(result.duplicates | "Dups" >> beam.Map(
-            lambda d: (d.url, d.warc_record_id, d.content_hash, d.survivor_url, d.survivor_record_id)),
-            equal_to([(items[i].url, items[i].warc_record_id, x_hash, items[1].url, items[1].warc_record_id)
-                      for i in (0, 2)]), label="duplicates")
+            lambda d: (d.source_file, d.source_offset, d.survivor_source_file, d.survivor_source_offset)),
+            equal_to([(f.source_file, f.source_offset, survivor.source_file, survivor.source_offset)
+                      for f in ordered[1:]]), label="duplicates")
+
+
+# End to end: record ids that repeat, pages without text, a long duplicate list ---------------------
+
+def html(text: str) -> bytes:
+    return page(f"<p>{text}</p>").encode("utf-8")
+
+
+# The same URL at the same time, stored twice: one record id for both.
+TWICE = Capture("https://twice.example.org/", html("The same page twice"))
+# A copy whose URL and date, so its record id, another page of the file has too.
+ORIGINAL = Capture("https://origin.example.org/", html("Copied text"), date="2026-01-14T00:00:00Z")
+COPY = Capture("https://copy.example.org/", ORIGINAL.body)
+OTHER = Capture(COPY.url, html("A page of its own"))
+# One crawl, as .warc and as .warc.gz.
+CRAWL = [Capture("https://a.example.org/", html("First page")),
+         Capture("https://b.example.org/", html("Second page")),
+         Capture("https://mirror.example.org/", html("First page"), date="2026-01-15T11:00:00Z")]
+NO_TEXT_PAGES = [
+    Capture("https://app.example.org/", page("<script>render()</script><div id='root'></div>").encode()),
+    Capture("https://frames.example.org/", b"<html><frameset><frame src='a.html'></frameset></html>"),
+    Capture("https://app2.example.org/", page("<noscript></noscript><script>go()</script>").encode()),
+]
+TEXT_PAGE = Capture("https://text.example.org/", html("Words to keep"))
+MANY = html("One page copied many times")
+MANY_ORIGIN = Capture("https://many.example.org/", MANY, date="2026-01-14T00:00:00Z")
+MANY_COPIES = [Capture(f"https://copy-{index:03d}.example.org/", MANY) for index in range(DUPLICATE_LIST_CAP + 5)]
+FILES = {
+    "twice.warc.gz": ([TWICE, Capture(TWICE.url, TWICE.body)], "record"),
+    "reused.warc.gz": ([ORIGINAL, COPY, OTHER], "record"),
+    "crawl.warc": (CRAWL, "none"),
+    "crawl.warc.gz": (CRAWL, "record"),
+    "no-text.warc.gz": ([*NO_TEXT_PAGES, TEXT_PAGE], "record"),
+    "many.warc.gz": ([MANY_ORIGIN, *MANY_COPIES], "record"),
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict:
+    """One build of all FILES: records, duplicates and skips by file name, and the report."""
+    inputs = tmp_path_factory.mktemp("in")
+    for name, (captures, compression) in FILES.items():
+        (inputs / name).write_bytes(warc_bytes(captures, compression=compression, filename=name))
+    output = tmp_path_factory.mktemp("out")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(["--input", str(inputs / "*.warc*"), "--output", str(output), "--quiet"]) == 0
+    records = []
+    for shard in sorted(output.glob("corpus-*.avro")):
+        with shard.open("rb") as handle:
+            records.extend(fastavro.reader(handle))
+
+    def by_file(rows, prefix=""):
+        grouped = {name: [] for name in FILES}
+        for row in rows:
+            grouped[row[f"{prefix}source_file"].rsplit("/", 1)[-1]].append(row)
+        return grouped
+
+    def lines(name):
+        return [json.loads(line) for path in sorted(output.glob(f"{name}-*.jsonl"))
+                for line in path.read_text("utf-8").splitlines()]
+
+    report = json.loads((output / "report.json").read_text())
+    return {"records": by_file(records), "duplicates": by_file(lines("duplicates")),
+            "skipped": by_file(lines("skipped")), "report": report,
+            "files": {path.rsplit("/", 1)[-1]: counts for path, counts in report["files"].items()}}
+
+
+def where(row: dict, prefix: str = "") -> tuple:
+    return (row[f"{prefix}source_file"].rsplit("/", 1)[-1], row[f"{prefix}source_offset"])
+
+
+def test_every_capture_is_accounted_for(built):
+    assert built["report"]["records"]["balanced"]
+    for name, (captures, _) in FILES.items():
+        counts = built["files"][name]
+        # A warcinfo, and a request, a response and a metadata record per capture.
+        assert counts["read"] == 1 + 3 * len(captures)
+        assert counts["read"] == counts["kept"] + counts["duplicates"] + counts["skipped"] + counts["dead_letter"]
+        # Every response is in exactly one place: the corpus, the duplicates or the skipped file.
+        places = [where(row) for kind in ("records", "duplicates", "skipped") for row in built[kind][name]]
+        assert len(places) == len(set(places)) == len(captures), name
+
+
+def test_a_survivor_and_its_duplicate_that_share_a_record_id(built):
+    assert TWICE.record_id == Capture(TWICE.url, TWICE.body).record_id
+    [kept] = built["records"]["twice.warc.gz"]
+    [duplicate] = built["duplicates"]["twice.warc.gz"]
+    assert kept["warc_record_id"] == duplicate["warc_record_id"] == TWICE.record_id
+    assert (kept["duplicate_count"], kept["duplicate_record_ids"]) == (1, [TWICE.record_id])
+    assert where(kept) < where(duplicate)
+    assert where(duplicate, "survivor_") == where(kept)
+
+
+def test_a_different_page_that_reuses_a_dropped_duplicates_record_id(built):
+    assert COPY.record_id == OTHER.record_id
+    records = built["records"]["reused.warc.gz"]
+    assert sorted((r["url"], r["text"]) for r in records) == [(COPY.url, "a page of its own"),
+                                                              (ORIGINAL.url, "copied text")]
+    [duplicate] = built["duplicates"]["reused.warc.gz"]
+    assert (duplicate["url"], duplicate["survivor_url"]) == (COPY.url, ORIGINAL.url)
+    assert where(duplicate, "survivor_") == where(next(r for r in records if r["url"] == ORIGINAL.url))
+
+
+def test_the_same_crawl_as_warc_and_warc_gz(built):
+    # Same date, URL and record id: the capture read first (file, then offset) survives.
+    assert built["records"]["crawl.warc.gz"] == []
+    assert len(built["duplicates"]["crawl.warc"]) == 1 and len(built["duplicates"]["crawl.warc.gz"]) == 3
+    kept = {r["url"]: r for r in built["records"]["crawl.warc"]}
+    assert sorted(kept) == ["https://a.example.org/", "https://b.example.org/"]
+    assert kept["https://a.example.org/"]["duplicate_urls"] == ["https://a.example.org/",
+                                                                  "https://mirror.example.org/",
+                                                                  "https://mirror.example.org/"]
+    for duplicate in built["duplicates"]["crawl.warc"] + built["duplicates"]["crawl.warc.gz"]:
+        survivor = kept[duplicate["survivor_url"]]
+        assert where(duplicate, "survivor_") == where(survivor)
+        assert duplicate["survivor_record_id"] == survivor["warc_record_id"]
+
+
+def test_pages_without_text_are_skipped_not_merged(built):
+    assert [r["url"] for r in built["records"]["no-text.warc.gz"]] == [TEXT_PAGE.url]
+    assert built["duplicates"]["no-text.warc.gz"] == []
+    assert sorted(s["url"] for s in built["skipped"]["no-text.warc.gz"] if s["kind"] == NO_TEXT) == sorted(
+        capture.url for capture in NO_TEXT_PAGES)
+    assert built["report"]["skipped"][NO_TEXT] == len(NO_TEXT_PAGES)
+    assert built["files"]["no-text.warc.gz"]["skipped"] == built["files"]["no-text.warc.gz"]["read"] - 1
+
+
+def test_a_long_duplicate_list_is_capped_in_the_record(built):
+    [kept] = built["records"]["many.warc.gz"]
+    assert kept["url"] == MANY_ORIGIN.url
+    assert kept["duplicate_count"] == len(MANY_COPIES) == len(built["duplicates"]["many.warc.gz"])
+    assert kept["duplicate_urls"] == [copy.url for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]
+    assert kept["duplicate_record_ids"] == [copy.record_id for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]

@@ -15,7 +15,7 @@ from transforms.document import DeadLetter, Document, Skip
 from transforms.hash_dedup import Duplicate
 from transforms.report import (OUTCOMES, SumTallies, WriteReport, build_report, format_report, read_report,
                                tally_dead_letter, tally_duplicate, tally_read, tally_record, tally_skip,
-                               tally_written)
+                               tally_skip_of_document, tally_written)
 
 
 def document(source_file: str, index: int) -> Document:
@@ -50,14 +50,16 @@ def run_tallies(outcomes: dict[str, list[str]]) -> Counter:
     """Tallies as the pipeline makes them, for each file's list of record fates.
 
     Fates: kept, duplicate, skip:KIND, dead-read (a record ReadWarc could not read), dead:STAGE (a read
-    document that a later stage failed on).
+    document that a later stage failed on), no-text (a read document without text).
     """
     total = Counter()
     for source_file, fates in outcomes.items():
         for index, fate in enumerate(fates):
-            if fate in ("kept", "duplicate") or fate.startswith("dead:"):
+            if fate in ("kept", "duplicate", "no-text") or fate.startswith("dead:"):
                 total.update(tally_read(document(source_file, index)))
-            if fate == "kept":
+            if fate == "no-text":
+                total.update(tally_skip_of_document(skip(source_file, "no-text")))
+            elif fate == "kept":
                 total.update(tally_record(kept_record(source_file, 100 + index, 40, 30)))
             elif fate == "duplicate":
                 total.update(tally_duplicate(duplicate(source_file)))
@@ -95,7 +97,7 @@ def test_build_report_counts_every_record_once():
     json.dumps(report)  # it is written as JSON
 
 
-FATES = st.one_of(st.sampled_from(["kept", "duplicate", "dead-read", "dead:charset", "dead:clean_html"]),
+FATES = st.one_of(st.sampled_from(["kept", "duplicate", "no-text", "dead-read", "dead:charset", "dead:clean_html"]),
                   st.sampled_from(["non-response", "redirect", "non-html", "empty"]).map(lambda k: f"skip:{k}"))
 
 
@@ -129,6 +131,15 @@ def test_a_record_that_went_nowhere_unbalances_the_report():
     assert report["records"]["read"] == 10 and report["records"]["balanced"] is False
     balance = next(line for line in format_report(report).splitlines() if "read = kept" in line)
     assert balance.split()[-1] == "NO"
+
+
+def test_a_document_without_text_is_read_once_and_skipped():
+    tally = run_tallies({"/in/a.warc.gz": ["kept", "no-text", "no-text"]})
+    report = build_report(tally, {})
+    assert report["records"] == {"read": 3, "kept": 1, "duplicates": 0, "skipped": 2, "dead_letter": 0,
+                                 "balanced": True}
+    assert report["skipped"] == {"no-text": 2}
+    assert report["files"]["/in/a.warc.gz"]["skipped"] == 2
 
 
 def test_read_errors_are_listed_with_their_file():

@@ -46,7 +46,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
-from transforms.hash_dedup import HASH_ALGORITHM, Fingerprint
+from transforms.hash_dedup import DUPLICATE_LIST_CAP, HASH_ALGORITHM, Fingerprint
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
@@ -113,8 +113,9 @@ CORPUS_SCHEMA = {
         _string("text", "The same blocks as plain text, one per line."),
         _string("content_hash", f"{HASH_ALGORITHM} of `html` in UTF-8, lowercase hex."),
         {"name": "duplicate_count", "type": "int", "doc": "Number of other captures with the same content."},
-        _strings("duplicate_urls", "URLs of those captures, in survivor order."),
-        _strings("duplicate_record_ids", "WARC-Record-IDs of those captures, in the same order."),
+        _strings("duplicate_urls", f"URLs of the first {DUPLICATE_LIST_CAP} of those captures, in survivor order "
+                                   "(the duplicates file lists them all)."),
+        _strings("duplicate_record_ids", "WARC-Record-IDs of the same captures, in the same order."),
         _long("raw_bytes", "Bytes of the HTTP payload after transfer and content decoding."),
         _long("cleaned_bytes", "Bytes of the div-only HTML after CleanHtml."),
         _long("minimized_bytes", "Bytes of `html` after MinimizeText."),
@@ -247,7 +248,8 @@ class WriteShard(beam.DoFn):
     def process(self, grouped, shard_order):
         unit, parts = grouped
         (staged_path,) = parts[STAGED]
-        notes = {note.warc_record_id: note for note in parts["survivors"]}
+        # Within a unit, a capture is known by its offset: record ids repeat in the wild.
+        notes = {note.source_offset: note for note in parts["survivors"]}
         dropped = set(parts["duplicates"])
         path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(unit), len(shard_order)))
         tally = Counter()
@@ -258,12 +260,12 @@ class WriteShard(beam.DoFn):
                 sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
             )
             for record in fastavro.reader(staged):
-                record_id = record["warc_record_id"]
-                if record_id in dropped:
+                offset = record["source_offset"]
+                if offset in dropped:
                     continue
-                note = notes.get(record_id)
+                note = notes.get(offset)
                 if note is not None:
-                    record.update(duplicate_count=len(note.duplicate_urls), duplicate_urls=list(note.duplicate_urls),
+                    record.update(duplicate_count=note.duplicate_count, duplicate_urls=list(note.duplicate_urls),
                                   duplicate_record_ids=list(note.duplicate_record_ids))
                 writer.write(record)
                 tally.update(tally_record(record))
@@ -322,7 +324,7 @@ class CompressWrite(beam.PTransform):
             "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
                 lambda note: ((note.source_file, note.source_range), note)),
             "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
-                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.warc_record_id)),
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset)),
         } | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,

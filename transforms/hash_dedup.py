@@ -5,33 +5,66 @@ Every document gets `content_hash`, the SHA-256 (hex) of its minimized
 is not a practical concern (the birthday bound for 10^10 documents is about
 10^-57).
 
+A page whose `html` is empty (no visible text: a JavaScript-only page, a
+frameset, an unclosed `<title>` that swallows the page, a page whose letters
+are all in scripts not kept) is not a duplicate of every other such page:
+`HashDocuments` skips it as `no-text` instead of giving it a hash.
+
 Documents themselves never cross the shuffle: each is staged by the worker
 that read it (see `compress_write.StageDocuments`), and only its small
-`Fingerprint` is combined by hash. A fingerprint carries a second, unrelated
-digest of the content (BLAKE2b-128) and its length, and only fingerprints
-that agree on all three are merged, so a SHA-256 collision alone can never
-drop a document.
+`Fingerprint` goes on. A fingerprint carries a second, unrelated digest of
+the content (BLAKE2b-128) and its length, and only fingerprints that agree on
+all three are merged, so a SHA-256 collision alone can never drop a document.
 
-The survivor of a group is the capture with the earliest `warc_date`, then
-the smallest `url`, then the smallest `warc_record_id`: the same whatever the
-order in which records arrive or the number of workers. It carries
-`duplicate_count` and the duplicates' URLs and record ids (in the same
-order); the `duplicates` output maps every dropped record to its survivor.
+A capture is known by where it was read, its `identity` (source file, byte
+range, offset), never by its WARC-Record-ID alone: files in the wild repeat
+record ids, inside one file and across files.
+
+The survivor of a content is the capture with the earliest `warc_date`, then
+the smallest `url`, then the smallest `warc_record_id`, then the smallest
+identity: the same whatever the order in which records arrive or the number
+of workers. Nothing per content grows with its number of captures, so a
+content captured millions of times (boilerplate pages) is no hot key:
+
+1. `KeepOneSurvivor` combines per hash, keeping for each content only its
+   count and its first `DUPLICATE_LIST_CAP + 1` captures in survivor order.
+2. The survivor of each content with duplicates stands in a side input
+   looked up by hash (`AsMultiMap`, fetched by key where the runner can),
+   and every fingerprint is compared with its content's survivor one by one:
+   the `duplicates` output, which maps every dropped capture to its survivor,
+   is made element-wise on any worker.
+
+The survivor's record lists the first `DUPLICATE_LIST_CAP` duplicates' URLs
+and record ids (in survivor order), and `duplicate_count` says how many there
+were in all.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import heapq
+import itertools
 from dataclasses import dataclass
+from typing import Iterable, NamedTuple
 
 import apache_beam as beam
 
-from transforms.document import Document
+from transforms.document import Document, Skip
 from transforms.stage import counter
 
 HASH_ALGORITHM = "sha256"
-DUPLICATES = "duplicates"
+DOCUMENTS = "documents"
+SKIPPED = "skipped"
+NO_TEXT = "no-text"
 SURVIVORS = "survivors"
+SURVIVOR_OF_HASH = "survivor_of_hash"
+
+# A survivor's record lists at most this many of its duplicates (the first in
+# survivor order); `duplicate_count` counts them all, and the duplicates file
+# maps every one. Enough for a reader to see what a page was copied as, and a
+# bound on the size of a record whatever the crawl.
+DUPLICATE_LIST_CAP = 100
 
 
 def content_hash(div_html: str) -> str:
@@ -47,7 +80,17 @@ def hash_document(doc: Document) -> Document:
     return doc.replace(content_hash=content_hash(doc.html))
 
 
-@dataclass(frozen=True, order=True)
+def has_text(doc: Document) -> bool:
+    return doc.html != ""
+
+
+def no_text_skip(doc: Document) -> Skip:
+    """The skip of a document that MinimizeText left without text."""
+    detail = "its letters are all in scripts not kept (--scripts)" if doc.dropped_letter_share > 0 else ""
+    return Skip(NO_TEXT, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, detail)
+
+
+@dataclass(frozen=True, order=True, slots=True)
 class Fingerprint:
     """What HashDedup needs of a document; ordered by the survivor rule."""
 
@@ -65,6 +108,11 @@ class Fingerprint:
         return cls(doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset,
                    doc.source_range, doc.content_hash, content_check(doc.html))
 
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        """Where the capture was read: what tells it from every other capture."""
+        return (self.source_file, self.source_range, self.source_offset)
+
 
 @dataclass(frozen=True)
 class Duplicate:
@@ -79,6 +127,8 @@ class Duplicate:
     content_hash: str
     survivor_url: str
     survivor_record_id: str
+    survivor_source_file: str
+    survivor_source_offset: int
 
 
 @dataclass(frozen=True)
@@ -87,69 +137,160 @@ class Survivor:
 
     source_file: str
     source_range: int
+    source_offset: int
     warc_record_id: str
+    duplicate_count: int
     duplicate_urls: tuple[str, ...]
     duplicate_record_ids: tuple[str, ...]
 
 
+@dataclass
+class Captures:
+    """A content's captures as far as the survivor rule needs them: how many, and the first in survivor order."""
+
+    count: int
+    first: list[Fingerprint]
+
+    def add(self, fingerprint: Fingerprint) -> None:
+        self.count += 1
+        if len(self.first) <= DUPLICATE_LIST_CAP:
+            bisect.insort(self.first, fingerprint)
+        elif fingerprint < self.first[-1]:
+            bisect.insort(self.first, fingerprint)
+            self.first.pop()
+
+    @classmethod
+    def merged(cls, parts: list["Captures"]) -> "Captures":
+        first = list(itertools.islice(heapq.merge(*(part.first for part in parts)), DUPLICATE_LIST_CAP + 1))
+        return cls(sum(part.count for part in parts), first)
+
+
 class KeepOneSurvivor(beam.CombineFn):
-    """Per hash: for each distinct content, its survivor first, then its duplicates in order."""
+    """Per hash: for each distinct content (`content_check`), its `Captures`, sorted by content check."""
 
     def create_accumulator(self):
         return {}
 
-    def add_input(self, groups, fingerprint):
-        groups.setdefault(fingerprint.content_check, []).append(fingerprint)
-        return groups
+    def add_input(self, contents, fingerprint):
+        captures = contents.get(fingerprint.content_check)
+        if captures is None:
+            contents[fingerprint.content_check] = Captures(1, [fingerprint])
+        else:
+            captures.add(fingerprint)
+        return contents
 
     def merge_accumulators(self, accumulators):
-        merged = {}
-        for groups in accumulators:
-            for check, fingerprints in groups.items():
-                merged.setdefault(check, []).extend(fingerprints)
-        return merged
+        parts: dict[str, list[Captures]] = {}
+        for contents in accumulators:
+            for check, captures in contents.items():
+                parts.setdefault(check, []).append(captures)
+        return {check: Captures.merged(each) for check, each in parts.items()}
 
-    def extract_output(self, groups):
-        return [sorted(fingerprints) for _, fingerprints in sorted(groups.items())]
-
-
-def resolve_group(group: list[Fingerprint]) -> tuple[Survivor | None, list[Duplicate]]:
-    """The survivor's note (None when it has no duplicates) and the dropped captures."""
-    survivor, dropped = group[0], group[1:]
-    if not dropped:
-        return None, []
-    note = Survivor(survivor.source_file, survivor.source_range, survivor.warc_record_id,
-                    tuple(doc.url for doc in dropped), tuple(doc.warc_record_id for doc in dropped))
-    duplicates = [
-        Duplicate(doc.url, doc.warc_record_id, doc.warc_date, doc.source_file, doc.source_offset, doc.source_range,
-                  survivor.content_hash, survivor.url, survivor.warc_record_id)
-        for doc in dropped
-    ]
-    return note, duplicates
+    def extract_output(self, contents):
+        return [captures for _, captures in sorted(contents.items())]
 
 
-class ResolveGroups(beam.DoFn):
+def survivor_note(captures: Captures) -> Survivor | None:
+    """What the survivor's record must list; None when it stands for no other capture."""
+    if captures.count == 1:
+        return None
+    survivor, listed = captures.first[0], captures.first[1:]
+    return Survivor(survivor.source_file, survivor.source_range, survivor.source_offset, survivor.warc_record_id,
+                    captures.count - 1, tuple(f.url for f in listed), tuple(f.warc_record_id for f in listed))
+
+
+def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate | None:
+    """The duplicate record of a capture whose content `survivor` stands for; None for the survivor itself."""
+    if fingerprint.identity == survivor.identity:
+        return None
+    return Duplicate(fingerprint.url, fingerprint.warc_record_id, fingerprint.warc_date, fingerprint.source_file,
+                     fingerprint.source_offset, fingerprint.source_range, survivor.content_hash, survivor.url,
+                     survivor.warc_record_id, survivor.source_file, survivor.source_offset)
+
+
+def deduplicate(fingerprints: Iterable[Fingerprint]) -> tuple[list[Survivor], list[Duplicate]]:
+    """HashDedup in one process, with the transform's own parts: the survivors' notes and the duplicates."""
+    fingerprints = list(fingerprints)
+    combiner = KeepOneSurvivor()
+    by_hash: dict[str, dict] = {}
+    for fingerprint in fingerprints:
+        by_hash[fingerprint.content_hash] = combiner.add_input(
+            by_hash.get(fingerprint.content_hash) or combiner.create_accumulator(), fingerprint)
+    notes, survivors = [], {}
+    for contents in by_hash.values():
+        for captures in combiner.extract_output(contents):
+            note = survivor_note(captures)
+            if note is not None:
+                notes.append(note)
+                survivors[captures.first[0].content_hash, captures.first[0].content_check] = captures.first[0]
+    duplicates = []
+    for fingerprint in fingerprints:
+        survivor = survivors.get((fingerprint.content_hash, fingerprint.content_check))
+        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
+        if duplicate is not None:
+            duplicates.append(duplicate)
+    return notes, duplicates
+
+
+class HashOrSkip(beam.DoFn):
+    def setup(self):
+        self._no_text = counter("hash_dedup", NO_TEXT)
+
+    def process(self, doc: Document):
+        if has_text(doc):
+            yield hash_document(doc)
+        else:
+            self._no_text.inc()
+            yield beam.pvalue.TaggedOutput(SKIPPED, no_text_skip(doc))
+
+
+class HashDocuments(beam.PTransform):
+    """Gives documents their `content_hash`; outputs `documents` and `skipped` (`no-text` skips)."""
+
+    def expand(self, docs):
+        return docs | beam.ParDo(HashOrSkip()).with_outputs(SKIPPED, main=DOCUMENTS)
+
+
+class NoteSurvivors(beam.DoFn):
+    """Per hash: the notes of survivors that stand for others, and (tagged) each such survivor by its hash."""
+
+    def process(self, keyed_contents):
+        digest, contents = keyed_contents
+        for captures in contents:
+            note = survivor_note(captures)
+            if note is not None:
+                yield note
+                yield beam.pvalue.TaggedOutput(SURVIVOR_OF_HASH, (digest, captures.first[0]))
+
+
+class FindDuplicates(beam.DoFn):
     def setup(self):
         self._duplicates = counter("hash_dedup", "duplicates")
 
-    def process(self, keyed_groups):
-        _, groups = keyed_groups
-        for group in groups:
-            note, duplicates = resolve_group(group)
-            self._duplicates.inc(len(duplicates))
-            if note is not None:
-                yield note
-            for duplicate in duplicates:
-                yield beam.pvalue.TaggedOutput(DUPLICATES, duplicate)
+    def process(self, fingerprint, survivors_by_hash):
+        for survivor in survivors_by_hash[fingerprint.content_hash]:
+            if survivor.content_check == fingerprint.content_check:
+                duplicate = duplicate_of(fingerprint, survivor)
+                if duplicate is not None:
+                    self._duplicates.inc()
+                    yield duplicate
+
+
+class Deduplicated(NamedTuple):
+    survivors: beam.PCollection
+    duplicates: beam.PCollection
 
 
 class HashDedup(beam.PTransform):
-    """Fingerprints in; outputs `survivors` (those that have duplicates) and `duplicates`."""
+    """Fingerprints in; outputs `survivors` (notes of those that have duplicates) and `duplicates`."""
 
     def expand(self, fingerprints):
-        return (
+        noted = (
             fingerprints
             | "KeyByHash" >> beam.Map(lambda fingerprint: (fingerprint.content_hash, fingerprint))
             | "KeepOneSurvivor" >> beam.CombinePerKey(KeepOneSurvivor())
-            | "Resolve" >> beam.ParDo(ResolveGroups()).with_outputs(DUPLICATES, main=SURVIVORS)
+            | "NoteSurvivors" >> beam.ParDo(NoteSurvivors()).with_outputs(SURVIVOR_OF_HASH, main=SURVIVORS)
         )
+        duplicates = fingerprints | "FindDuplicates" >> beam.ParDo(
+            FindDuplicates(), survivors_by_hash=beam.pvalue.AsMultiMap(noted[SURVIVOR_OF_HASH]))
+        return Deduplicated(noted[SURVIVORS], duplicates)

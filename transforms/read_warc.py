@@ -49,6 +49,8 @@ SKIP_KINDS = {
     "truncated": "the crawler cut the payload (WARC-Truncated)",
     "empty": "an HTML response (or one with no Content-Type) with no payload",
     "too-large": "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
+    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
+    "no-text": "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
 }
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

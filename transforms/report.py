@@ -43,7 +43,13 @@ def tally_read(doc: Document) -> Counter:
 
 
 def tally_skip(skip: Skip) -> Counter:
+    """A record ReadWarc skipped: read, and skipped."""
     return _tally(skip.source_file, "read", "skipped", f"skipped:{skip.kind}")
+
+
+def tally_skip_of_document(skip: Skip) -> Counter:
+    """A document skipped after reading (`no-text`): already counted as read by `tally_read`."""
+    return _tally(skip.source_file, "skipped", f"skipped:{skip.kind}")
 
 
 def tally_dead_letter(dead: DeadLetter) -> Counter:

@@ -37,6 +37,7 @@ from transforms.charset import decode_document
 from transforms.clean_html import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, _is_hidden as is_hidden, css
 from transforms.document import Document
 from transforms.minimize_text import minimize_blocks
+from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
 from transforms.report import BYTE_STAGES, OUTCOMES
 
@@ -187,11 +188,11 @@ class InspectedPage:
     note: str = ""
 
 
-def _document_at(path: str, offset: int) -> Document | None:
+def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None:
     # Searching from one byte before finds a record that starts at `offset`
     # itself; a file gzipped as a whole is read from its start.
     for start in dict.fromkeys((max(offset - 1, 0), 0)):
-        for outcome in read_warc(lambda: open_uncompressed(path), path, start):
+        for outcome in read_warc(lambda: open_uncompressed(path), path, start, max_page_bytes=max_page_bytes):
             if outcome.source_offset == offset and isinstance(outcome, Document):
                 return outcome
             if outcome.source_offset > offset:
@@ -199,11 +200,12 @@ def _document_at(path: str, offset: int) -> Document | None:
     return None
 
 
-def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts) -> InspectedPage:
+def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> InspectedPage:
     """A sampled page read again from its WARC file, cleaned again, and its original marked."""
     where = dict(url=fingerprint.url, source_file=fingerprint.source_file, source_offset=fingerprint.source_offset)
     try:
-        doc = _document_at(fingerprint.source_file, fingerprint.source_offset)
+        doc = _document_at(fingerprint.source_file, fingerprint.source_offset, max_page_bytes)
     except Exception as error:  # noqa: BLE001 - the inspector shows why, the build is not at stake
         return InspectedPage(**where, charset="", kept_blocks=(), original="", note=f"cannot read it again: {error}")
     if doc is None:
@@ -437,11 +439,11 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
 
 
 def write_report_page(report_path: str, samples: list, skips: list, dead_letters: list, output_dir: str,
-                      drop_selectors: tuple[str, ...], scripts) -> str:
+                      drop_selectors: tuple[str, ...], scripts, max_page_bytes: int) -> str:
     """Writes `output_dir/report.html`; returns its path."""
     with FileSystems.open(report_path) as handle:
         report = json.loads(handle.read())
-    pages = [inspect_page(fingerprint, drop_selectors, scripts) for fingerprint in samples]
+    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes) for fingerprint in samples]
     by_kind = {kind: [json.loads(record) for *_, record in sorted(chosen)] for kind, chosen in skips}
     dead = [json.loads(record) for *_, record in sorted(dead_letters)]
     path = FileSystems.join(output_dir, REPORT_PAGE_NAME)
@@ -459,8 +461,9 @@ class WriteReportPage(beam.PTransform):
     """
 
     def __init__(self, output_dir: str, sample_size: int = DEFAULT_SAMPLE_SIZE, drop_selectors: tuple[str, ...] = (),
-                 scripts=None):
+                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
         super().__init__()
+        self._max_page_bytes = max_page_bytes
         self._output_dir = output_dir
         self._sample_size = sample_size
         self._drop_selectors = tuple(drop_selectors)
@@ -480,4 +483,4 @@ class WriteReportPage(beam.PTransform):
         )
         return inputs["report"] | "Write" >> beam.Map(
             write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
-            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts)
+            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes)
