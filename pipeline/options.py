@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
-from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
+from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
+                                   validate_selectors)
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 
@@ -30,6 +31,8 @@ class CorpusSettings:
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     range_bytes: int = DEFAULT_RANGE_BYTES
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
+    # MiB a page may take in CleanHtml's child process.
+    page_memory: int = DEFAULT_PAGE_MEMORY_MIB
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
     beam_args: tuple[str, ...] = field(default=(), compare=False)
@@ -47,6 +50,8 @@ class CorpusSettings:
             raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
         if not self.page_timeout > 0:
             raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
+        if self.page_memory <= 0:
+            raise ValueError(f"--page-memory must be positive, not {self.page_memory}")
 
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
@@ -116,8 +121,14 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--page-timeout", type=float, default=None, metavar="SECONDS",
-        help=f"Pages with over {ISOLATE_ABOVE_TAGS:,} tags are cleaned in a child process; one that takes longer "
-             f"than this, or crashes the parser, goes to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
+        help="Pages that could be slow or large to parse (many tags, attributes or unclosed elements, or over "
+             f"{ISOLATE_ABOVE_BYTES >> 20} MiB) are cleaned in a child process; one that takes longer than this, or crashes the parser, goes "
+             f"to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
+    )
+    parser.add_argument(
+        "--page-memory", type=int, default=None, metavar="MIB", dest="page_memory",
+        help="Memory a page may take in that child process, beyond the child's own; a page that needs more goes "
+             f"to the dead letter, 'over the memory limit of N MiB' (default {DEFAULT_PAGE_MEMORY_MIB}).",
     )
     parser.add_argument(
         "--quiet", action="store_true",
@@ -133,7 +144,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "scripts": "--scripts"}
+               "page_memory": "--page-memory", "scripts": "--scripts"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -148,6 +159,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         sync_interval=options["sync_interval"],
         range_bytes=options["range_bytes"],
         page_timeout=options["page_timeout"],
+        # Manifests from before --page-memory were built without a memory limit; the default holds them.
+        page_memory=options.get("page_memory", DEFAULT_PAGE_MEMORY_MIB),
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         beam_args=beam_args,
@@ -187,6 +200,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
+            page_memory=DEFAULT_PAGE_MEMORY_MIB if known.page_memory is None else known.page_memory,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
