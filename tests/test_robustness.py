@@ -279,6 +279,8 @@ SLOW_TO_PARSE = {
     "formatting": unclosed_formatting(1_000),
     "formatting-with-text": b"<body>" + b"".join(b"<p><b id=%d>a line of text" % n for n in range(1_000)),
     "formatting-with-stray-end-tags": b"<body>" + b"".join(b"<p><b id=%d>x</z></z>" % n for n in range(1_000)),
+    "formatting-padded-with-text": b"<body>" + b"".join(b"<p><b id=%d>" % n + b"a longer line of text, " * 2
+                                                        for n in range(2_500)),
     # Quadratic in an element's distinct attributes: 20,000 take 2 s, 200,000 98 s.
     "attributes": distinct_attributes(20_000),
     "bare-attributes": distinct_attributes(20_000, value=b""),

@@ -104,8 +104,9 @@ LINK_SCHEMES = frozenset({"http", "https"})
 # See `isolation_reason`.
 ISOLATE_ABOVE_TAGS = 25_000
 ISOLATE_ABOVE_BYTES = 4 * 1024 * 1024
-CHECK_FORMATTING_ABOVE_TAGS = 1_500
+CHECK_DENSITY_ABOVE_TAGS = 1_500
 DENSE_BYTES_PER_TAG = 24
+CHECK_UNCLOSED_ABOVE_TAGS = 4_000
 ISOLATE_ABOVE_REOPENINGS = 8_000_000
 SPARSE_CHECK_ABOVE_BYTES = 64 * 1024
 SPARSE_BYTES_PER_TAG = 1024
@@ -438,15 +439,20 @@ def isolation_reason(payload: bytes) -> str | None:
     - Unclosed formatting elements (`<b id=1>`, `<font color=...>`: the HTML standard's list of active
       formatting elements, which holds at most 3 identical ones but any number with distinct attributes)
       are reopened inside every block that follows: `<p><b id=N>x` repeated 2,000 times makes 2 million
-      elements and takes 730 MiB, 12,000 times over 20 GiB. The elements left open are estimated by the
-      tags less twice the end tags (`</`); open ones times tags over `ISOLATE_ABOVE_REOPENINGS` (the most
-      on the dev corpus is 11.7 million, two pages over 8 million), or markup denser than
-      `DENSE_BYTES_PER_TAG` (tags with almost no text: the dev corpus's densest page with over 1,500
-      tags has 14.6 bytes a tag, the repeated `<p><b id=N>x` 6.5), go to the child.
+      elements and takes 730 MiB, 12,000 times over 20 GiB. Markup denser than `DENSE_BYTES_PER_TAG`
+      with over `CHECK_DENSITY_ABOVE_TAGS` tags (the dev corpus's densest such page has 14.6 bytes a
+      tag, the repeated `<p><b id=N>x` 6.5) goes to the child; so does a page with over
+      `CHECK_UNCLOSED_ABOVE_TAGS` tags whose elements left open, estimated by the tags less twice the
+      end tags (`</`), times its tags exceed `ISOLATE_ABOVE_REOPENINGS` (the most on the dev corpus is
+      11.7 million, two pages over 8 million). Counting `</` costs as much as counting `<`, so the pages
+      with fewer tags are not asked. What this misses: formatting elements padded with text to 24 bytes
+      a tag in a page of 1,500 to 4,000 tags (at most about 2,000 of them: 730 MiB), and, above that,
+      padded ones whose end tags are made up by stray ones (`</z>`).
     - An element's attributes: lexbor compares each new attribute's name with the element's others,
       quadratic in their count (20,000 distinct ones take 2 s, 200,000 take 98 s). A page with few tags
       for its size (over `SPARSE_BYTES_PER_TAG`) and more than `ISOLATE_ABOVE_SEPARATORS` characters
-      that can start an attribute goes to the child.
+      that can start an attribute goes to the child. What this misses: such an element in a page with
+      more tags than a 1,024th of its bytes (tags added to hide it).
     - Size: memory is about 15 bytes a byte of page; pages over `ISOLATE_ABOVE_BYTES` (the dev corpus's
       biggest is 1 MiB) go to the child, whose memory limit holds them.
     """
@@ -456,11 +462,10 @@ def isolation_reason(payload: bytes) -> str | None:
     tags = payload.count(b"<")
     if tags > ISOLATE_ABOVE_TAGS:
         return f"over {ISOLATE_ABOVE_TAGS:,} tags"
-    if tags > CHECK_FORMATTING_ABOVE_TAGS:
-        if size < DENSE_BYTES_PER_TAG * tags:
-            return f"under {DENSE_BYTES_PER_TAG} bytes a tag"
-        if (tags - 2 * payload.count(b"</")) * tags > ISOLATE_ABOVE_REOPENINGS:
-            return "many unclosed elements"
+    if tags > CHECK_DENSITY_ABOVE_TAGS and size < DENSE_BYTES_PER_TAG * tags:
+        return f"under {DENSE_BYTES_PER_TAG} bytes a tag"
+    if tags > CHECK_UNCLOSED_ABOVE_TAGS and (tags - 2 * payload.count(b"</")) * tags > ISOLATE_ABOVE_REOPENINGS:
+        return "many unclosed elements"
     if size > SPARSE_CHECK_ABOVE_BYTES and size > SPARSE_BYTES_PER_TAG * tags:
         if size - len(payload.translate(None, ATTRIBUTE_SEPARATORS)) > ISOLATE_ABOVE_SEPARATORS:
             return "long tags"
