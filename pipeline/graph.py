@@ -81,7 +81,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     """
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes)
     decoded = read.documents | "Charset" >> DecodeCharset()
-    cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout)
+    cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
+                                                                    settings.page_memory)
     minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts)
     hashed = minimized.documents | "Hash" >> HashDocuments()
     staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output)

@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
-from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
+from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
+                                   validate_selectors)
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import DEFAULT_RANGE_BYTES
@@ -48,6 +49,8 @@ class CorpusSettings:
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
     # Decoded payload bytes past which a page is a `too-large` skip.
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    # MiB a page may take in CleanHtml's child process.
+    page_memory: int = DEFAULT_PAGE_MEMORY_MIB
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
     # Kept pages shown in report.html's page inspector.
@@ -72,6 +75,8 @@ class CorpusSettings:
             raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
         if self.max_page_bytes <= 0:
             raise ValueError(f"--max-page-bytes must be positive, not {self.max_page_bytes}")
+        if self.page_memory <= 0:
+            raise ValueError(f"--page-memory must be positive, not {self.page_memory}")
 
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
@@ -146,8 +151,14 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--page-timeout", type=float, default=None, metavar="SECONDS",
-        help=f"Pages with over {ISOLATE_ABOVE_TAGS:,} tags are cleaned in a child process; one that takes longer "
-             f"than this, or crashes the parser, goes to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
+        help="Pages that could be slow or large to parse (many tags, attributes or unclosed elements, or over "
+             f"{ISOLATE_ABOVE_BYTES >> 20} MiB) are cleaned in a child process; one that takes longer than this, or crashes the parser, goes "
+             f"to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
+    )
+    parser.add_argument(
+        "--page-memory", type=int, default=None, metavar="MIB", dest="page_memory",
+        help="Memory a page may take in that child process, beyond the child's own; a page that needs more goes "
+             f"to the dead letter, 'over the memory limit of N MiB' (default {DEFAULT_PAGE_MEMORY_MIB}).",
     )
     parser.add_argument(
         "--report-sample", type=int, default=None, metavar="PAGES",
@@ -173,7 +184,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "max_page_bytes": "--max-page-bytes", "scripts": "--scripts", "report_sample": "--report-sample"}
+               "max_page_bytes": "--max-page-bytes", "page_memory": "--page-memory", "scripts": "--scripts",
+               "report_sample": "--report-sample"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -190,6 +202,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         page_timeout=options["page_timeout"],
         # Manifests from before --max-page-bytes were built without a bound; the default is the nearest.
         max_page_bytes=options.get("max_page_bytes", DEFAULT_MAX_PAGE_BYTES),
+        # Manifests from before --page-memory were built without a memory limit; the default holds them.
+        page_memory=options.get("page_memory", DEFAULT_PAGE_MEMORY_MIB),
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
@@ -231,6 +245,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
             max_page_bytes=DEFAULT_MAX_PAGE_BYTES if known.max_page_bytes is None else known.max_page_bytes,
+            page_memory=DEFAULT_PAGE_MEMORY_MIB if known.page_memory is None else known.page_memory,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             beam_args=tuple(beam_args),

@@ -144,10 +144,33 @@ def test_ascii_only_page_keeps_its_declared_charset():
 
 
 @pytest.mark.parametrize("label,codec", [("iso-8859-1", "cp1252"), ("gb2312", "gb18030"), ("shift_jis", "cp932"),
-                                         ("UTF8", "utf-8"), ("no-such-thing", None), ("", None)])
+                                         ("UTF8", "utf-8"), (" koi8-r\t", "koi8-r"), ("iso-8859-8-i", "iso8859-8"),
+                                         ("big5", "big5hkscs"), ("x-mac-cyrillic", "mac-cyrillic"),
+                                         ("no-such-thing", None), ("", None), ("utf-7", None), ("utf-32", None),
+                                         ("base64", None), ("unicode_escape", None), ("cp037", None)])
 def test_codec_for_label(label, codec):
     expected = codecs.lookup(codec).name if codec else None
     assert codec_for_label(label) == expected
+
+
+UTF7_MARKUP = b"<p>+ADw-a href=+ACI-https://evil.example/+ACI-+AD4-click+ADw-/a+AD4- in C++</p>"
+
+
+@pytest.mark.parametrize("label", ["utf-7", "UTF-7", "utf-32", "base64", "unicode_escape", "rot13", "cp037"])
+def test_a_label_outside_the_whatwg_list_is_no_label(label):
+    text, charset, source = decoded(UTF7_MARKUP, f"text/html; charset={label}")
+    assert text == UTF7_MARKUP.decode("ascii")  # no `<a href>`, and C++ stays
+    assert (charset, source) == ("utf-8", "detected")
+    page = f'<meta charset="{label}">'.encode() + UTF7_MARKUP
+    assert decoded(page) == (page.decode("ascii"), "utf-8", "detected")
+
+
+@pytest.mark.parametrize("label", ["iso-2022-kr", "csISO2022KR", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext"])
+def test_a_replacement_encoding_makes_the_page_one_replacement_character(label):
+    # ISO-2022-KR: ESC $ ) C, then Korean between shift-out and shift-in.
+    payload = b"\x1b$)C<p>\x0e0!\x0f ~{<:Ky~}</p>"
+    assert decoded(payload, f"text/html; charset={label}") == ("\ufffd", "replacement", "http-header")
+    assert decoded(b"", f"text/html; charset={label}") == ("", "replacement", "http-header")
 
 
 # --- invalid bytes ---------------------------------------------------------------------------

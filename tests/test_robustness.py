@@ -211,14 +211,15 @@ PATHOLOGICAL = {
 }
 
 
-def clean_through_stage(payloads: dict[str, bytes], page_timeout: float) -> dict[str, list]:
-    """The CleanHtml stage's outputs (its DoFn, run directly) for pages given by name."""
+def clean_through_stage(payloads: dict[str, bytes], page_timeout: float, **memory) -> dict[str, list]:
+    """The CleanHtml stage's outputs (its DoFn, run directly) for pages given by name; `memory`: the
+    `page_memory_mib` of the GuardedCleaner, if not its default."""
     from apache_beam.pvalue import TaggedOutput
 
     from transforms.clean_html import GuardedCleaner, HtmlCleaner
     from transforms.stage import DocumentStage
 
-    stage = DocumentStage("clean_html", GuardedCleaner(HtmlCleaner(), page_timeout))
+    stage = DocumentStage("clean_html", GuardedCleaner(HtmlCleaner(), page_timeout, **memory))
     stage.setup()
     results = {"documents": [], "dead": []}
     for name, payload in payloads.items():
@@ -248,3 +249,78 @@ def test_a_page_that_takes_too_long_goes_to_the_dead_letter_alone():
     (dead,) = results["dead"]
     assert dead.warc_record_id == "deep" and dead.stage == "clean_html"
     assert dead.reason == "PageTimeout: took longer than 2 s"
+
+
+def unclosed_formatting(pairs: int) -> bytes:
+    """lexbor reopens every unclosed `<b>` (distinct attributes: none is dropped as a repeat) in each
+    block that follows: pairs**2 / 2 elements (2,000 pairs: 2 million, 730 MiB)."""
+    return b"<body>" + b"".join(b"<p><b id=%d>x" % number for number in range(pairs))
+
+
+def distinct_attributes(count: int, separator: bytes = b" ", value: bytes = b"=x") -> bytes:
+    """One element with `count` attributes of distinct names, which lexbor compares pairwise."""
+    return b"<html><body><div " + separator.join(b"a%d%s" % (number, value) for number in range(count)) + b">t</div>"
+
+
+def test_a_page_over_the_memory_limit_goes_to_the_dead_letter_alone():
+    # In the worker's process, the first page takes 730 MiB and the second over 1 GiB; in the child, each
+    # stops at the limit.
+    pages = {"formatting": unclosed_formatting(2_000), "fine": b"<p>fine page</p>",
+             "big": b"<p>word</p>" * 2_000_000, "after": b"<p>a page after them</p>"}
+    results = clean_through_stage(pages, page_timeout=60, page_memory_mib=256)
+    assert [doc.warc_record_id for doc in results["documents"]] == ["fine", "after"]
+    assert {dead.warc_record_id: dead.reason for dead in results["dead"]} == {
+        "formatting": "PageOverMemory: over the memory limit of 256 MiB",
+        "big": "PageOverMemory: over the memory limit of 256 MiB"}
+
+
+SLOW_TO_PARSE = {
+    # Quadratic in the unclosed formatting elements: 1,000 pairs take 190 MiB, 12,000 over 20 GiB.
+    "formatting": unclosed_formatting(1_000),
+    "formatting-with-text": b"<body>" + b"".join(b"<p><b id=%d>a line of text" % n for n in range(1_000)),
+    "formatting-with-stray-end-tags": b"<body>" + b"".join(b"<p><b id=%d>x</z></z>" % n for n in range(1_000)),
+    "formatting-padded-with-text": b"<body>" + b"".join(b"<p><b id=%d>" % n + b"a longer line of text, " * 2
+                                                        for n in range(2_500)),
+    # Quadratic in an element's distinct attributes: 20,000 take 2 s, 200,000 98 s.
+    "attributes": distinct_attributes(20_000),
+    "bare-attributes": distinct_attributes(20_000, value=b""),
+    "slash-separated-attributes": distinct_attributes(20_000, separator=b"/", value=b""),
+    "quote-separated-attributes": distinct_attributes(20_000, separator=b"", value=b'=""'),
+    "big": b"<p>" + b"word " * 1_000_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLOW_TO_PARSE))
+def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(name, monkeypatch):
+    import transforms.clean_html
+    from transforms.clean_html import CleanedPage, GuardedCleaner, HtmlCleaner
+
+    isolated = []
+
+    class RecordingChild:
+        def __init__(self, function, timeout, *memory_limit):
+            pass
+
+        def __call__(self, page, url):
+            isolated.append(url)
+            return CleanedPage(["cleaned in the child"])
+
+    monkeypatch.setattr(transforms.clean_html, "ChildProcess", RecordingChild)
+    cleaner = GuardedCleaner(HtmlCleaner())
+    doc = Document(url=f"http://example.org/{name}", warc_record_id=name, warc_date="", source_file="t",
+                   source_offset=0, http_status=200, content_type="text/html", payload=SLOW_TO_PARSE[name])
+    assert cleaner(doc).html == "<div>cleaned in the child</div>"
+    assert isolated == [doc.url]
+    ordinary = doc.replace(payload=b"<p>an ordinary page</p>" * 200)
+    assert cleaner(ordinary).html.count("an ordinary page") == 200
+    assert isolated == [doc.url]
+
+
+def test_page_memory_is_an_option_of_the_build():
+    from pipeline.options import parse_settings
+
+    settings = parse_settings(["--page-memory", "512"])
+    assert settings.page_memory == 512 and settings.build_identity()["page_memory"] == 512
+    assert parse_settings([]).page_memory == 2048
+    with pytest.raises(SystemExit):
+        parse_settings(["--page-memory", "0"])

@@ -1,17 +1,26 @@
-"""Running a function in a child process, with a time limit.
+"""Running a function in a child process, with a time and a memory limit.
 
 The HTML parser is native code: a Python thread cannot interrupt it, and a
 crash in it would take the whole worker down. lexbor is also quadratic on
-deep nesting (here, 100,000 nested `<div>`s take about 90 s to parse). So
-CleanHtml sends the pages that could be slow (see `clean_html`) to a child
-process: a page that takes longer than the limit, or kills the child, costs
-that page alone, which goes to the dead letter, and a fresh child serves the
+deep nesting (here, 100,000 nested `<div>`s take about 90 s to parse), on
+an element's attributes and on unclosed formatting elements (see
+`clean_html.isolation_reason`). So CleanHtml sends the pages that could be
+slow or large to a child process: a page that takes longer than the time
+limit, more memory than the memory limit, or kills the child, costs that
+page alone, which goes to the dead letter, and a fresh child serves the
 next one.
+
+The memory limit caps the child's address space (`RLIMIT_AS`) at what it
+holds once started (Python, Beam, selectolax: about 400 MiB of address
+space) plus the limit; lexbor reports the allocation that fails as a parse
+error, Python as a MemoryError, and the child, which may be left
+fragmented, ends after either.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import resource
 from typing import Any, Callable
 
 # Beam workers run gRPC threads: forking them is unsafe, spawning is not.
@@ -30,7 +39,26 @@ class ChildCrashed(Exception):
     """The child process died while running the function."""
 
 
-def _serve(connection, function: Callable) -> None:
+class PageOverMemory(Exception):
+    """The function needed more memory than the child's limit."""
+
+
+def _address_space(field: str = "VmSize") -> int:
+    """This process's address space (`VmSize`) or its peak (`VmPeak`), in bytes."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+def _serve(connection, function: Callable, memory_limit: int | None) -> None:
+    if memory_limit is not None:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        ceiling = _address_space() + memory_limit
+        if hard != resource.RLIM_INFINITY:
+            ceiling = min(ceiling, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
     connection.send(READY)
     while True:
         try:
@@ -38,23 +66,32 @@ def _serve(connection, function: Callable) -> None:
         except EOFError:
             return
         try:
-            connection.send((True, function(*args)))
+            outcome = (True, function(*args))
         except Exception as error:  # noqa: BLE001 - the parent re-raises it
-            connection.send((False, error))
+            # lexbor turns a failed allocation into "Can't parse HTML.": a
+            # failure after the page took over half the limit is taken for one.
+            if memory_limit is not None and (isinstance(error, MemoryError)
+                                             or _address_space("VmPeak") > ceiling - memory_limit // 2):
+                connection.send((False, PageOverMemory(f"over the memory limit of {memory_limit >> 20} MiB")))
+                return
+            outcome = (False, error)
+        connection.send(outcome)
 
 
 class ChildProcess:
-    """Calls `function` in a child process, at most `timeout` seconds a call."""
+    """Calls `function` in a child process, at most `timeout` seconds and `memory_limit` bytes (of address
+    space beyond the child's own at its start; None: no limit) a call."""
 
-    def __init__(self, function: Callable, timeout: float):
+    def __init__(self, function: Callable, timeout: float, memory_limit: int | None = None):
         self._function = function
         self._timeout = timeout
+        self._memory_limit = memory_limit
         self._process = None
         self._connection = None
 
     def _start(self) -> None:
         self._connection, child_end = CONTEXT.Pipe()
-        self._process = CONTEXT.Process(target=_serve, args=(child_end, self._function), daemon=True)
+        self._process = CONTEXT.Process(target=_serve, args=(child_end, self._function, self._memory_limit), daemon=True)
         self._process.start()
         child_end.close()
         if not self._connection.poll(START_TIMEOUT) or self._connection.recv() != READY:
@@ -76,6 +113,8 @@ class ChildProcess:
             self.close()
             raise ChildCrashed(f"the parser's process died (exit code {code})") from None
         if not succeeded:
+            if isinstance(value, PageOverMemory):
+                self.close()  # the child ends after it
             raise value
         return value
 
