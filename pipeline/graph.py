@@ -22,9 +22,9 @@ from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndF
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, hash_document
 from transforms.minimize_text import MinimizeText
-from transforms.read_warc import INPUT_FILES, ReadWarc
-from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_read,
-                               tally_skip, tally_written)
+from transforms.read_warc import INPUT_FILES, NOTES, ReadWarc
+from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_note,
+                               tally_read, tally_skip, tally_written)
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
@@ -104,6 +104,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         read.documents | "TallyRead" >> beam.Map(tally_read),
         minimized.documents | "TallyMostlyDropped" >> beam.FlatMap(tally_mostly_dropped),
         read.skipped | "TallySkipped" >> beam.Map(tally_skip),
+        read[NOTES] | "TallyReadNotes" >> beam.Map(tally_note),
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
         written[TALLIES],
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),

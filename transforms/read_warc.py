@@ -667,27 +667,37 @@ class WarcRange:
     start: int = 0
     end: int | None = None
     file_size: int = 0
+    # How many times the input patterns matched the file (it is read once).
+    times_matched: int = 1
 
     @property
     def size(self) -> int:
         return (self.file_size if self.end is None else self.end) - self.start
 
 
-def split_warc(path: str, size: int, range_bytes: int, layout: str) -> list[WarcRange]:
+def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
     """Byte ranges of a file; only files gzipped per record can start reading mid-file."""
     if layout != "record" or size <= range_bytes:
-        return [WarcRange(path, file_size=size)]
-    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size)
+        return [WarcRange(path, file_size=size, times_matched=times_matched)]
+    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched)
             for start in range(0, size, range_bytes)]
+
+
+def once_per_file(path_and_matches) -> tuple:
+    """(the file's metadata, how many times it was matched) from (path, every match of it)."""
+    path, matches = path_and_matches
+    matches = list(matches)
+    return matches[0], len(matches)
 
 
 class SplitWarc(beam.DoFn):
     def __init__(self, range_bytes: int):
         self._range_bytes = range_bytes
 
-    def process(self, file):
+    def process(self, file_and_times_matched):
+        file, times_matched = file_and_times_matched
         layout = _layout(lambda: open_uncompressed(file.path))
-        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout)
+        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
 
 
 class ReadWarcRange(beam.DoFn):
@@ -709,7 +719,13 @@ class ReadWarcRange(beam.DoFn):
         path = unit.path
         notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
         read = 0
-        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end):
+        warnings: list[ReadNote] = []
+        if unit.start == 0 and unit.times_matched > 1:
+            warnings.append(ReadNote(path, None, f"matched {unit.times_matched} times by the input patterns; "
+                                                 "read once"))
+        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end, warnings.append):
+            yield from (beam.pvalue.TaggedOutput(NOTES, warning) for warning in warnings)
+            warnings.clear()
             self._records.inc()
             read += 1
             if notes is not None:
@@ -724,6 +740,7 @@ class ReadWarcRange(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
+        yield from (beam.pvalue.TaggedOutput(NOTES, warning) for warning in warnings)
         if notes is not None:
             notes.update(unit.size, read, force=True)
         if unit.start == 0:
@@ -733,11 +750,13 @@ class ReadWarcRange(beam.DoFn):
 class ReadAllWarc(beam.PTransform):
     """Reads the WARC files matched by each file pattern of a PCollection.
 
-    Outputs `documents`, `skipped`, `dead_letter` and `input_files` (the
-    size and SHA-256 of each file read, for the build manifest). Files are
-    cut into ranges of `range_bytes` (as Beam's file sources split theirs),
-    and the ranges, not records, are spread over workers: no page crosses a
-    shuffle here.
+    Outputs `documents`, `skipped`, `dead_letter`, `notes` (`ReadNote`s:
+    warcio's warnings, files matched more than once) and `input_files` (the
+    size and SHA-256 of each file read, for the build manifest). A file that
+    several patterns match (or one pattern given twice) is read once. Files
+    are cut into ranges of `range_bytes` (as Beam's file sources split
+    theirs), and the ranges, not records, are spread over workers: no page
+    crosses a shuffle here.
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None):
@@ -749,9 +768,13 @@ class ReadAllWarc(beam.PTransform):
         return (
             patterns
             | "Match" >> fileio.MatchAll()
+            | "ByPath" >> beam.Map(lambda file: (file.path, file))
+            | "SamePath" >> beam.GroupByKey()
+            | "OncePerFile" >> beam.Map(once_per_file)
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir)).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
+            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir)).with_outputs(
+                SKIPPED, DEAD_LETTER, NOTES, INPUT_FILES, main=DOCUMENTS)
         )
 
 
