@@ -181,3 +181,10 @@ def test_a_long_run_of_blank_lines_after_a_record_is_a_dead_letter_with_its_byte
     # The record's own end of block (CRLF CRLF) is blank lines too.
     assert letter.skipped_bytes == blank + 4 and "blank lines" in letter.reason
     assert outcomes.index(letter) == 2  # right after the record it follows
+
+
+def test_warcio_log_warnings_are_notes_too(caplog):
+    spaced = Capture("https://en.example.org/a page", PAGES[0].body, date=PAGES[0].date)
+    _, notes = read_all(response(spaced))
+    assert [note.text for note in notes] == ["Replacing spaces in invalid WARC-Target-URI: https://en.example.org/a page"]
+    assert caplog.records == []

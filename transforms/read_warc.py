@@ -23,6 +23,7 @@ payload that stops decompressing) costs no record; it becomes a `ReadNote`
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 import threading
 import zlib
@@ -34,7 +35,7 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from warcio import archiveiterator, bufferedreaders, digestverifyingreader
+from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
@@ -215,15 +216,16 @@ class _WarningSink:
         pass
 
 
-class _ThreadStderr:
-    """What warcio's modules see as `sys`; they write their warnings to `sys.stderr`.
+class _ThreadStderr(logging.Filter):
+    """What warcio's modules see as `sys`; they write their warnings to `sys.stderr` (and log some).
 
-    While a thread reads a record (`capture`), what warcio writes goes to that
-    thread's sink, so warnings are told apart by file and record and never
-    printed; on other threads, and outside `capture`, stderr is stderr.
+    While a thread reads a record (`capture`), what warcio writes or logs goes
+    to that thread's sink, so warnings are told apart by file and record and
+    never printed; on other threads, and outside `capture`, stderr is stderr.
     """
 
     def __init__(self):
+        super().__init__()
         self._local = threading.local()
 
     def __getattr__(self, name):
@@ -232,6 +234,13 @@ class _ThreadStderr:
     @property
     def stderr(self):
         return getattr(self._local, "sink", None) or sys.stderr
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = getattr(self._local, "sink", None)
+        if sink is None:
+            return True
+        sink.write(record.getMessage())
+        return False
 
     @contextmanager
     def capture(self, note: Callable[[ReadNote], None], source_file: str, offset: int):
@@ -248,6 +257,7 @@ class _ThreadStderr:
 _WARCIO_SYS = _ThreadStderr()
 for _module in (archiveiterator, bufferedreaders, digestverifyingreader):
     _module.sys = _WARCIO_SYS
+recordloader.logger.addFilter(_WARCIO_SYS)
 
 
 def _skip_blank_bytes(reader) -> int:
