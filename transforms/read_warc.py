@@ -27,7 +27,6 @@ import logging
 import sys
 import threading
 import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
@@ -202,7 +201,7 @@ class ReadNote:
 
 
 class _WarningSink:
-    """Collects what is written to it, one warning per write."""
+    """Collects what is written to it, one warning per write, until it hands them on as notes."""
 
     def __init__(self):
         self.warnings: list[str] = []
@@ -215,13 +214,19 @@ class _WarningSink:
     def flush(self) -> None:
         pass
 
+    def hand_on(self, note: Callable[[ReadNote], None], source_file: str, offset: int) -> None:
+        for text in self.warnings:
+            note(ReadNote(source_file, offset, text))
+        self.warnings.clear()
+
 
 class _ThreadStderr(logging.Filter):
     """What warcio's modules see as `sys`; they write their warnings to `sys.stderr` (and log some).
 
-    While a thread reads a record (`capture`), what warcio writes or logs goes
-    to that thread's sink, so warnings are told apart by file and record and
-    never printed; on other threads, and outside `capture`, stderr is stderr.
+    While a thread reads a record (between two `redirect`s), what warcio
+    writes or logs goes to that thread's sink, so warnings are told apart by
+    file and record and never printed; on other threads, and outside, stderr
+    is stderr.
     """
 
     def __init__(self):
@@ -242,16 +247,11 @@ class _ThreadStderr(logging.Filter):
         sink.write(record.getMessage())
         return False
 
-    @contextmanager
-    def capture(self, note: Callable[[ReadNote], None], source_file: str, offset: int):
-        sink, previous = _WarningSink(), getattr(self._local, "sink", None)
+    def redirect(self, sink: _WarningSink | None) -> _WarningSink | None:
+        """Sends this thread's warnings to `sink` (None: to stderr); returns where they went before."""
+        previous = getattr(self._local, "sink", None)
         self._local.sink = sink
-        try:
-            yield
-        finally:
-            self._local.sink = previous
-            for text in sink.warnings:
-                note(ReadNote(source_file, offset, text))
+        return previous
 
 
 _WARCIO_SYS = _ThreadStderr()
@@ -270,7 +270,8 @@ def _skip_blank_bytes(reader) -> int:
         buffered = reader.buff
         start = buffered.tell()
         rest = buffered.read()
-        kept = len(rest.lstrip(b"\r\n"))
+        # (translate finds a buffer of nothing but line ends faster than lstrip)
+        kept = len(rest.lstrip(b"\r\n")) if rest.translate(None, b"\r\n") else 0
         skipped += len(rest) - kept
         if kept:
             buffered.seek(start + len(rest) - kept)
@@ -349,23 +350,30 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
     # a record without Content-Length into the next ones.
     iterator = _RecordIterator(stream)
     records = iter(iterator)
+    sink = _WarningSink()
     while True:
-        with _WARCIO_SYS.capture(note, source_file, progress.next_offset):
+        # Warnings are redirected while warcio reads, never across a yield:
+        # another generator may read another file on this thread meanwhile.
+        record_offset = progress.next_offset
+        previous = _WARCIO_SYS.redirect(sink)
+        try:
             record = next(records, None)
-        if record is None:
-            return
-        # Until the record is read, the iterator's offset is where it starts.
-        record_offset = iterator.offset
-        if progress.end is not None and record_offset >= progress.end:
-            return
-        if record.format != "warc":
-            raise DamagedData(f"not a WARC record (read as {record.format})")
-        declared_length = record.rec_headers.get_header("Content-Length")
-        if declared_length is None:
-            raise DamagedData("a WARC record without Content-Length")
-        warnings = iterator.err_count
-        with _WARCIO_SYS.capture(note, source_file, record_offset):
+            if record is None:
+                return
+            # Until the record is read, the iterator's offset is where it starts.
+            record_offset = iterator.offset
+            if progress.end is not None and record_offset >= progress.end:
+                return
+            if record.format != "warc":
+                raise DamagedData(f"not a WARC record (read as {record.format})")
+            declared_length = record.rec_headers.get_header("Content-Length")
+            if declared_length is None:
+                raise DamagedData("a WARC record without Content-Length")
+            warnings = iterator.err_count
             outcome = _read_record(iterator, record, source_file)
+        finally:
+            _WARCIO_SYS.redirect(previous)
+            sink.hand_on(note, source_file, record_offset)
         not_followed_by_blank_line = iterator.err_count > warnings
         if not_followed_by_blank_line and progress.layout != "record":
             # A Content-Length too big (or counted with CRLF in a file whose
