@@ -22,7 +22,6 @@ payload that stops decompressing) costs no record; it becomes a `ReadNote`
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import sys
 import threading
@@ -395,11 +394,12 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
         if missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size:
             # The file goes on after the gzip member that ends inside this record.
             split = not _member_starts_record(records_file, iterator.offset)
-            outcome = dataclasses.replace(outcome, reason=(
+            outcome = DeadLetter(STAGE, (
                 f"split across gzip members: this record's gzip member ends {missing} bytes before the end of the "
                 "record (by its Content-Length), and the next member holds its rest" if split else
                 f"truncated: this record's gzip member ends {missing} bytes before the end of the record "
-                "(by its Content-Length), and the next member starts another record"))
+                "(by its Content-Length), and the next member starts another record"), source_file, record_offset,
+                record.rec_headers.get_header("WARC-Record-ID", ""), record.rec_headers.get_header("WARC-Target-URI", ""))
         yield outcome
         if iterator.blank_run > BLANK_RUN_LIMIT:
             yield DeadLetter(STAGE, f"{iterator.blank_run} bytes of blank lines after this record "
@@ -573,7 +573,8 @@ def _print_note(note: ReadNote) -> None:
 
 def _file_size(open_file: Callable[[], BinaryIO]) -> int:
     with open_file() as raw:
-        return raw.seek(0, 2)
+        raw.seek(0, 2)
+        return raw.tell()
 
 
 def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
