@@ -188,3 +188,15 @@ def test_warcio_log_warnings_are_notes_too(caplog):
     _, notes = read_all(response(spaced))
     assert [note.text for note in notes] == ["Replacing spaces in invalid WARC-Target-URI: https://en.example.org/a page"]
     assert caplog.records == []
+
+
+def test_the_notes_of_a_file_are_bounded(tmp_path):
+    # Every record has a space in its target URI: one warning each.
+    spaced = [Capture(f"https://en.example.org/page {n}", PAGES[0].body, date=PAGES[0].date) for n in range(150)]
+    path = tmp_path / "spaced.warc"
+    path.write_bytes(b"".join(response(capture) for capture in spaced))
+    code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, err
+    notes = json.loads((tmp_path / "out" / "report.json").read_text())["files"][str(path)]["notes"]
+    assert len(notes) == 101
+    assert "50 more notes in the range from offset 0, not listed" in notes

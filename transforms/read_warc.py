@@ -94,6 +94,8 @@ RESYNC_PROBE = 4096
 BLANK_RUN_LIMIT = 1 << 16
 # The longest line read after a record where a blank line should be: longer lines are damage anyway.
 TRAILING_LINE_LIMIT = 1 << 16
+# Notes listed for one range of a file; the rest are counted in one more note.
+NOTES_PER_RANGE = 100
 
 
 def media_type(content_type: str) -> str:
@@ -739,12 +741,21 @@ class ReadWarcRange(beam.DoFn):
         notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
         read = 0
         warnings: list[ReadNote] = []
+        noted = 0
+
+        def listed_notes():
+            nonlocal noted
+            for warning in warnings:
+                noted += 1
+                if noted <= NOTES_PER_RANGE:
+                    yield beam.pvalue.TaggedOutput(NOTES, warning)
+            warnings.clear()
+
         if unit.start == 0 and unit.times_matched > 1:
             warnings.append(ReadNote(path, None, f"matched {unit.times_matched} times by the input patterns; "
                                                  "read once"))
         for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end, warnings.append):
-            yield from (beam.pvalue.TaggedOutput(NOTES, warning) for warning in warnings)
-            warnings.clear()
+            yield from listed_notes()
             self._records.inc()
             read += 1
             if notes is not None:
@@ -759,7 +770,10 @@ class ReadWarcRange(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
-        yield from (beam.pvalue.TaggedOutput(NOTES, warning) for warning in warnings)
+        yield from listed_notes()
+        if noted > NOTES_PER_RANGE:
+            yield beam.pvalue.TaggedOutput(NOTES, ReadNote(
+                path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {unit.start}, not listed"))
         if notes is not None:
             notes.update(unit.size, read, force=True)
         if unit.start == 0:

@@ -5,7 +5,9 @@ are summed by one CombineGlobally (so the report never holds documents) and
 written as `DIR/report.json`. `format_report` renders it as a table.
 
 The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
-total and for each input file.
+total and for each input file. Each file also lists its read `errors` (dead
+letters of the reader) and `notes` (what the reader noticed that costs no
+record: warcio's warnings, a file matched by more than one input pattern).
 """
 
 from __future__ import annotations
