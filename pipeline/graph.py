@@ -24,10 +24,10 @@ from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndF
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.minimize_text import MinimizeText
-from transforms.read_warc import INPUT_FILES, ReadWarc
+from transforms.read_warc import INPUT_FILES, NOTES, ReadWarc
+from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_note,
+                               tally_read, tally_skip, tally_skip_of_document, tally_written)
 from transforms.report_page import WriteReportPage
-from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_read,
-                               tally_skip, tally_skip_of_document, tally_written)
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
@@ -107,6 +107,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         minimized.documents | "TallyMostlyDropped" >> beam.FlatMap(tally_mostly_dropped),
         read.skipped | "TallySkipped" >> beam.Map(tally_skip),
         hashed.skipped | "TallyNoText" >> beam.Map(tally_skip_of_document),
+        read[NOTES] | "TallyReadNotes" >> beam.Map(tally_note),
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
         written[TALLIES],
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),

@@ -15,10 +15,17 @@ a whole, or not compressed. warcio reads the first and the last; a whole-file
 gzip stream (told apart by its first member holding more than one record)
 is read through a streaming gzip decoder, and its offsets then count
 uncompressed bytes.
+
+What warcio warns about on stderr (a record not followed by a blank line, a
+payload that stops decompressing) costs no record; it becomes a `ReadNote`
+(file, offset, text) for the report, and nothing is printed.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
+import threading
 import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
@@ -27,6 +34,7 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
@@ -37,6 +45,7 @@ from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
 SKIPPED = "skipped"
 INPUT_FILES = "input_files"
+NOTES = "notes"
 STAGE = "read_warc"
 
 SKIP_KINDS = {
@@ -86,6 +95,12 @@ RESYNC_CHUNK = 1 << 20
 DEFAULT_RANGE_BYTES = 64 << 20
 # Bytes of a candidate gzip member to decompress when looking for `WARC/`.
 RESYNC_PROBE = 4096
+# Blank lines between two records beyond this many bytes are a dead letter (they are skipped all the same).
+BLANK_RUN_LIMIT = 1 << 16
+# The longest line read after a record where a blank line should be: longer lines are damage anyway.
+TRAILING_LINE_LIMIT = 1 << 16
+# Notes listed for one range of a file; the rest are counted in one more note.
+NOTES_PER_RANGE = 100
 
 
 def media_type(content_type: str) -> str:
@@ -189,6 +204,136 @@ def _read_record(iterator: ArchiveIterator, record, source_file: str,
     )
 
 
+@dataclass(frozen=True)
+class ReadNote:
+    """Something a reader noticed that costs no record: a warning of warcio's, a file matched twice.
+
+    `source_offset` is the record the warning came with (None: the whole file).
+    """
+
+    source_file: str
+    source_offset: int | None
+    text: str
+
+    def line(self) -> str:
+        return self.text if self.source_offset is None else f"offset {self.source_offset}: {self.text}"
+
+
+class _WarningSink:
+    """Collects what is written to it, one warning per write, until it hands them on as notes."""
+
+    def __init__(self):
+        self.warnings: list[str] = []
+
+    def write(self, text: str) -> int:
+        if text.strip():
+            self.warnings.append(" ".join(text.split()))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def hand_on(self, note: Callable[[ReadNote], None], source_file: str, offset: int) -> None:
+        for text in self.warnings:
+            note(ReadNote(source_file, offset, text))
+        self.warnings.clear()
+
+
+class _ThreadStderr(logging.Filter):
+    """What warcio's modules see as `sys`; they write their warnings to `sys.stderr` (and log some).
+
+    While a thread reads a record (between two `redirect`s), what warcio
+    writes or logs goes to that thread's sink, so warnings are told apart by
+    file and record and never printed; on other threads, and outside, stderr
+    is stderr.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._local = threading.local()
+
+    def __getattr__(self, name):
+        return getattr(sys, name)
+
+    @property
+    def stderr(self):
+        return getattr(self._local, "sink", None) or sys.stderr
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = getattr(self._local, "sink", None)
+        if sink is None:
+            return True
+        sink.write(record.getMessage())
+        return False
+
+    def redirect(self, sink: _WarningSink | None) -> _WarningSink | None:
+        """Sends this thread's warnings to `sink` (None: to stderr); returns where they went before."""
+        previous = getattr(self._local, "sink", None)
+        self._local.sink = sink
+        return previous
+
+
+_WARCIO_SYS = _ThreadStderr()
+for _module in (archiveiterator, bufferedreaders, digestverifyingreader):
+    _module.sys = _WARCIO_SYS
+recordloader.logger.addFilter(_WARCIO_SYS)
+
+
+def _skip_blank_bytes(reader) -> int:
+    """Skips CR and LF bytes at the reader's position a buffer at a time (warcio reads them a line at a time)."""
+    skipped = 0
+    while True:
+        reader._fillbuff()
+        if reader.empty():
+            return skipped
+        buffered = reader.buff
+        start = buffered.tell()
+        rest = buffered.read()
+        # (translate finds a buffer of nothing but line ends faster than lstrip)
+        kept = len(rest.lstrip(b"\r\n")) if rest.translate(None, b"\r\n") else 0
+        skipped += len(rest) - kept
+        if kept:
+            buffered.seek(start + len(rest) - kept)
+            return skipped
+
+
+class _RecordIterator(ArchiveIterator):
+    """warcio's ArchiveIterator, with the blank lines after a record skipped in linear time.
+
+    warcio reads them one line at a time (2 GiB of newlines: 9 minutes) and a
+    line that should be blank whole, however long. `blank_run` is the bytes of
+    blank lines that followed the last record read; `garbage_at`, where the
+    last line that should have been blank and was not starts.
+    """
+
+    blank_run = 0
+    garbage_at = 0
+
+    def _consume_blanklines(self):
+        # As warcio's: the first line after a record is consumed even if it is
+        # not blank (with a warning and an error count), and the first
+        # non-blank line after it is the next record's first line.
+        empty_size = 0
+        first_line = True
+        while True:
+            if not first_line:
+                empty_size += _skip_blank_bytes(self.reader)
+            line = self.reader.readline(TRAILING_LINE_LIMIT)
+            if not line:
+                self.blank_run = empty_size
+                return None, empty_size
+            if line.strip() and not first_line:
+                self.blank_run = empty_size
+                return line, empty_size
+            empty_size += len(line)
+            if line.strip():
+                err_offset = self.fh.tell() - self.reader.rem_length() - empty_size
+                _WARCIO_SYS.stderr.write(self.INC_RECORD.format(err_offset, line))
+                self.garbage_at = err_offset
+                self.err_count += 1
+            first_line = False
+
+
 @dataclass
 class _Progress:
     """How far reading a file got: records yielded, and where the last good record ended."""
@@ -197,40 +342,95 @@ class _Progress:
     next_offset: int = 0
     # Records that start at or after this offset belong to the next range.
     end: int | None = None
+    layout: str = "none"
+    # The stored size of a file gzipped per record: a member that ends inside its record is split, not cut, before it.
+    file_size: int | None = None
 
 
 class DamagedData(Exception):
     """Bytes where a WARC record should be that are not one."""
 
-    def __init__(self, message: str, after_good_record: bool = False):
+    def __init__(self, message: str, after_good_record: bool = False, resume_at: int | None = None,
+                 damaged_at: int | None = None):
         super().__init__(message)
         # Garbage after an intact record: the next record may start right
         # after it, so resynchronizing starts there, not one byte later.
         self.after_good_record = after_good_record
+        # Where the damage starts, when that is before where reading stopped.
+        self.damaged_at = damaged_at
+        # Where the next record is known to start (the damage is already reported).
+        self.resume_at = resume_at
 
 
-def _iterate(stream: BinaryIO, source_file: str, progress: _Progress,
-             max_page_bytes: int) -> Iterator[Document | Skip | DeadLetter]:
+def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_file: Callable[[], BinaryIO],
+             note: Callable[[ReadNote], None], max_page_bytes: int) -> Iterator[Document | Skip | DeadLetter]:
     # warcio is lenient where a corpus must not be: it reads ARC and garbage
     # as records, skips a line it cannot parse with only a warning, and reads
     # a record without Content-Length into the next ones.
-    iterator = ArchiveIterator(stream)
-    for record in iterator:
-        # Until the record is read, the iterator's offset is where it starts.
-        if progress.end is not None and iterator.offset >= progress.end:
-            return
-        if record.format != "warc":
-            raise DamagedData(f"not a WARC record (read as {record.format})")
-        if record.rec_headers.get_header("Content-Length") is None:
-            raise DamagedData("a WARC record without Content-Length")
-        warnings = iterator.err_count
-        outcome = _read_record(iterator, record, source_file, max_page_bytes)
+    iterator = _RecordIterator(stream)
+    records = iter(iterator)
+    sink = _WarningSink()
+    while True:
+        # Warnings are redirected while warcio reads, never across a yield:
+        # another generator may read another file on this thread meanwhile.
+        record_offset = progress.next_offset
+        previous = _WARCIO_SYS.redirect(sink)
+        try:
+            record = next(records, None)
+            if record is None:
+                return
+            # Until the record is read, the iterator's offset is where it starts.
+            record_offset = iterator.offset
+            if progress.end is not None and record_offset >= progress.end:
+                return
+            if record.format != "warc":
+                raise DamagedData(f"not a WARC record (read as {record.format})")
+            declared_length = record.rec_headers.get_header("Content-Length")
+            if declared_length is None:
+                raise DamagedData("a WARC record without Content-Length")
+            warnings = iterator.err_count
+            outcome = _read_record(iterator, record, source_file, max_page_bytes)
+        finally:
+            _WARCIO_SYS.redirect(previous)
+            sink.hand_on(note, source_file, record_offset)
+        not_followed_by_blank_line = iterator.err_count > warnings
+        if not_followed_by_blank_line and progress.layout != "record":
+            # A Content-Length too big (or counted with CRLF in a file whose
+            # lines now end in LF) runs into the next record: find it there.
+            inside = find_next_record(records_file, record_offset + 1, False, stop=iterator.offset)
+            if inside is not None:
+                progress.next_offset = inside
+                progress.emitted += 1
+                yield DeadLetter(STAGE, f"Content-Length {declared_length} runs past the end of this record: "
+                                 f"the next record starts inside it, at offset {inside}", source_file, record_offset,
+                                 record.rec_headers.get_header("WARC-Record-ID", ""),
+                                 record.rec_headers.get_header("WARC-Target-URI", ""))
+                raise DamagedData("a Content-Length too big", resume_at=inside)
         # warcio's offsets go wrong on garbled input (even negative): never backwards.
         progress.next_offset = max(progress.next_offset, iterator.offset)
         progress.emitted += 1
+        missing = getattr(record.raw_stream, "limit", 0)
+        split = False
+        if missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size:
+            # The file goes on after the gzip member that ends inside this record.
+            split = not _member_starts_record(records_file, iterator.offset)
+            outcome = DeadLetter(STAGE, (
+                f"split across gzip members: this record's gzip member ends {missing} bytes before the end of the "
+                "record (by its Content-Length), and the next member holds its rest" if split else
+                f"truncated: this record's gzip member ends {missing} bytes before the end of the record "
+                "(by its Content-Length), and the next member starts another record"), source_file, record_offset,
+                record.rec_headers.get_header("WARC-Record-ID", ""), record.rec_headers.get_header("WARC-Target-URI", ""))
         yield outcome
-        if iterator.err_count > warnings:
-            raise DamagedData("bytes that are not a WARC record after this record", after_good_record=True)
+        if iterator.blank_run > BLANK_RUN_LIMIT:
+            yield DeadLetter(STAGE, f"{iterator.blank_run} bytes of blank lines after this record "
+                             f"(more than {BLANK_RUN_LIMIT}), skipped", source_file, record_offset, "", "",
+                             skipped_bytes=iterator.blank_run)
+        if split:
+            raise DamagedData("the rest of a record split across gzip members", after_good_record=True)
+        if not_followed_by_blank_line:
+            # (In a file gzipped per record, warcio's offset of the garbage is not one of the file.)
+            raise DamagedData("bytes that are not a WARC record after this record", after_good_record=True,
+                              damaged_at=None if progress.layout == "record" else iterator.garbage_at)
 
 
 def _starts_warc_member(data: bytes) -> bool:
@@ -241,6 +441,12 @@ def _starts_warc_member(data: bytes) -> bool:
     return head.startswith(b"WARC/")
 
 
+def _member_starts_record(open_file: Callable[[], BinaryIO], offset: int) -> bool:
+    with open_file() as raw:
+        raw.seek(offset)
+        return _starts_warc_member(raw.read(RESYNC_PROBE))
+
+
 def starts_like_warc(open_file: Callable[[], BinaryIO]) -> bool:
     """Whether a file begins with a WARC record (gzipped or not)."""
     with open_file() as raw:
@@ -248,27 +454,36 @@ def starts_like_warc(open_file: Callable[[], BinaryIO]) -> bool:
     return head.startswith(b"WARC/") or (head.startswith(GZIP_MAGIC) and _starts_warc_member(head))
 
 
-def find_next_record(open_file: Callable[[], BinaryIO], start: int, gzipped: bool) -> int | None:
-    """The offset of the first intact-looking record at or after `start`, or None.
+def find_next_record(open_file: Callable[[], BinaryIO], start: int, gzipped: bool,
+                     stop: int | None = None) -> int | None:
+    """The offset of the first intact-looking record at or after `start` (and before `stop`), or None.
 
     In a gzipped file that is a gzip member whose data starts with `WARC/`;
-    in an uncompressed one, a `WARC/1.` line.
+    in an uncompressed one (or the decompressed stream of a whole-file gzip),
+    a `WARC/1.` line. The search reads the file once, a chunk at a time.
     """
     marker = GZIP_MAGIC if gzipped else b"\nWARC/1."
+    # An uncompressed record starts after a newline, or at the start of the file:
+    # the byte before `start` is searched too, so a record at `start` is found.
+    lead = 0 if gzipped else 1
     with open_file() as raw:
-        raw.seek(start)
-        carried, base = b"", start
+        raw.seek(max(start - lead, 0))
+        carried, base = (b"\n", -1) if start < lead else (b"", start - lead)
         while True:
-            chunk = raw.read(RESYNC_CHUNK)
+            try:
+                chunk = raw.read(RESYNC_CHUNK)
+            except (CutStream, zlib.error):  # a whole-file gzip stream that ends or breaks here
+                chunk = b""
             data = carried + chunk
             found = data.find(marker)
             while found >= 0 and (len(data) - found >= RESYNC_PROBE or not chunk):
-                if not gzipped:
-                    return base + found + 1
-                if _starts_warc_member(data[found:found + RESYNC_PROBE]):
-                    return base + found
+                offset = base + found + lead
+                if stop is not None and offset >= stop:
+                    return None
+                if not gzipped or _starts_warc_member(data[found:found + RESYNC_PROBE]):
+                    return offset
                 found = data.find(marker, found + 1)
-            if not chunk:
+            if not chunk or (stop is not None and base + len(data) >= stop + RESYNC_PROBE):
                 return None
             keep = max(len(data) - RESYNC_PROBE, 0) if found < 0 else found
             carried, base = data[keep:], base + keep
@@ -318,6 +533,22 @@ class _GunzipStream:
     def tell(self) -> int:
         return self._position
 
+    def seek(self, offset: int) -> None:
+        """Moves forward to `offset` of the decompressed stream (the decompressor cannot go back)."""
+        while self._position < offset and self.read(min(RESYNC_CHUNK, offset - self._position)):
+            pass
+
+    def __enter__(self) -> "_GunzipStream":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._raw.close()
+
+
+def _decompressed(open_file: Callable[[], BinaryIO]) -> Callable[[], _GunzipStream]:
+    """Opens the decompressed stream of a whole-file gzip, as `open_file` opens the file."""
+    return lambda: _GunzipStream(open_file())
+
 
 def _layout(open_file: Callable[[], BinaryIO]) -> str:
     """`record` (a gzip member per record), `file` (one gzip stream) or `none`.
@@ -356,7 +587,18 @@ def _ends_inside_a_member(open_file: Callable[[], BinaryIO], offset: int) -> boo
     return True
 
 
-def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0, end: int | None = None,
+def _print_note(note: ReadNote) -> None:
+    print(f"{note.source_file}: {note.line()}", file=sys.stderr)
+
+
+def _file_size(open_file: Callable[[], BinaryIO]) -> int:
+    with open_file() as raw:
+        raw.seek(0, 2)
+        return raw.tell()
+
+
+def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
+              end: int | None = None, on_note: Callable[[ReadNote], None] = _print_note,
               max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
 
@@ -366,14 +608,18 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     past `end`. Reading every range of a file reads every record once.
 
     Damage inside a file (a corrupt gzip member, a garbled record) costs only
-    the damaged part: reading resumes at the next record that starts intact,
-    and one `DeadLetter` says how many bytes were skipped and how many
-    records were recovered after them. A page whose payload decodes to more
-    than `max_page_bytes` is a `too-large` skip.
+    the damaged part: reading resumes at the next record that starts intact
+    (in a whole-file gzip, in its decompressed stream), and one `DeadLetter`
+    says how many bytes were skipped and how many records were recovered
+    after them. warcio's warnings go to `on_note` (by default, to stderr with
+    the file's name). A page whose payload decodes to more than
+    `max_page_bytes` is a `too-large` skip.
     """
     layout = _layout(open_file)
     whole_file_gzip = layout == "file"
-    progress = _Progress(next_offset=start, end=end)
+    records_file = _decompressed(open_file) if whole_file_gzip else open_file
+    progress = _Progress(next_offset=start, end=end, layout=layout,
+                         file_size=_file_size(open_file) if layout == "record" else None)
     if start:
         progress.next_offset = find_next_record(open_file, start, layout == "record")
         if progress.next_offset is None or (end is not None and progress.next_offset >= end):
@@ -382,13 +628,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     while True:
         segment_start = progress.next_offset
         try:
-            with open_file() as raw:
-                if whole_file_gzip:
-                    stream = _GunzipStream(raw)
-                else:
-                    raw.seek(progress.next_offset)
-                    stream = raw
-                yield from _iterate(stream, source_file, progress, max_page_bytes)
+            with records_file() as stream:
+                stream.seek(progress.next_offset)
+                yield from _iterate(stream, source_file, progress, records_file, on_note, max_page_bytes)
             failure = None
         except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
             failure = error
@@ -399,10 +641,13 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
             if not whole_file_gzip and end is None:
                 yield from _check_tail(open_file, source_file, progress.next_offset)
             return
+        if getattr(failure, "resume_at", None) is not None:
+            progress.next_offset = failure.resume_at
+            continue
         search_from = progress.next_offset + (0 if getattr(failure, "after_good_record", False) else 1)
         # Each attempt starts past the last one, so garbled offsets cannot loop.
         search_from = max(search_from, segment_start + 1)
-        resume = None if whole_file_gzip else find_next_record(open_file, search_from, layout == "record")
+        resume = find_next_record(records_file, search_from, layout == "record")
         if resume is None:
             yield _unreadable_rest(open_file, source_file, progress, failure, layout)
             return
@@ -410,7 +655,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
             # The next range starts reading there.
             yield _damage_report(source_file, progress.next_offset, resume, failure, progress.emitted, recovered=0)
             return
-        damage = (progress.next_offset, resume, failure, progress.emitted)
+        damaged_at = getattr(failure, "damaged_at", None)
+        damaged_at = progress.next_offset if damaged_at is None else min(damaged_at, progress.next_offset)
+        damage = (damaged_at, resume, failure, progress.emitted)
         progress.next_offset = resume
 
 
@@ -460,27 +707,37 @@ class WarcRange:
     start: int = 0
     end: int | None = None
     file_size: int = 0
+    # How many times the input patterns matched the file (it is read once).
+    times_matched: int = 1
 
     @property
     def size(self) -> int:
         return (self.file_size if self.end is None else self.end) - self.start
 
 
-def split_warc(path: str, size: int, range_bytes: int, layout: str) -> list[WarcRange]:
+def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
     """Byte ranges of a file; only files gzipped per record can start reading mid-file."""
     if layout != "record" or size <= range_bytes:
-        return [WarcRange(path, file_size=size)]
-    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size)
+        return [WarcRange(path, file_size=size, times_matched=times_matched)]
+    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched)
             for start in range(0, size, range_bytes)]
+
+
+def once_per_file(path_and_matches) -> tuple:
+    """(the file's metadata, how many times it was matched) from (path, every match of it)."""
+    path, matches = path_and_matches
+    matches = list(matches)
+    return matches[0], len(matches)
 
 
 class SplitWarc(beam.DoFn):
     def __init__(self, range_bytes: int):
         self._range_bytes = range_bytes
 
-    def process(self, file):
+    def process(self, file_and_times_matched):
+        file, times_matched = file_and_times_matched
         layout = _layout(lambda: open_uncompressed(file.path))
-        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout)
+        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
 
 
 class ReadWarcRange(beam.DoFn):
@@ -503,7 +760,23 @@ class ReadWarcRange(beam.DoFn):
         path = unit.path
         notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
         read = 0
-        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end, self._max_page_bytes):
+        warnings: list[ReadNote] = []
+        noted = 0
+
+        def listed_notes():
+            nonlocal noted
+            for warning in warnings:
+                noted += 1
+                if noted <= NOTES_PER_RANGE:
+                    yield beam.pvalue.TaggedOutput(NOTES, warning)
+            warnings.clear()
+
+        if unit.start == 0 and unit.times_matched > 1:
+            warnings.append(ReadNote(path, None, f"matched {unit.times_matched} times by the input patterns; "
+                                                 "read once"))
+        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end, warnings.append,
+                                 self._max_page_bytes):
+            yield from listed_notes()
             self._records.inc()
             read += 1
             if notes is not None:
@@ -518,6 +791,10 @@ class ReadWarcRange(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
+        yield from listed_notes()
+        if noted > NOTES_PER_RANGE:
+            yield beam.pvalue.TaggedOutput(NOTES, ReadNote(
+                path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {unit.start}, not listed"))
         if notes is not None:
             notes.update(unit.size, read, force=True)
         if unit.start == 0:
@@ -527,11 +804,13 @@ class ReadWarcRange(beam.DoFn):
 class ReadAllWarc(beam.PTransform):
     """Reads the WARC files matched by each file pattern of a PCollection.
 
-    Outputs `documents`, `skipped`, `dead_letter` and `input_files` (the
-    size and SHA-256 of each file read, for the build manifest). Files are
-    cut into ranges of `range_bytes` (as Beam's file sources split theirs),
-    and the ranges, not records, are spread over workers: no page crosses a
-    shuffle here.
+    Outputs `documents`, `skipped`, `dead_letter`, `notes` (`ReadNote`s:
+    warcio's warnings, files matched more than once) and `input_files` (the
+    size and SHA-256 of each file read, for the build manifest). A file that
+    several patterns match (or one pattern given twice) is read once. Files
+    are cut into ranges of `range_bytes` (as Beam's file sources split
+    theirs), and the ranges, not records, are spread over workers: no page
+    crosses a shuffle here.
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
@@ -545,9 +824,13 @@ class ReadAllWarc(beam.PTransform):
         return (
             patterns
             | "Match" >> fileio.MatchAll()
+            | "ByPath" >> beam.Map(lambda file: (file.path, file))
+            | "SamePath" >> beam.GroupByKey()
+            | "OncePerFile" >> beam.Map(once_per_file)
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes)).with_outputs(SKIPPED, DEAD_LETTER, INPUT_FILES, main=DOCUMENTS)
+            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes)).with_outputs(
+                SKIPPED, DEAD_LETTER, NOTES, INPUT_FILES, main=DOCUMENTS)
         )
 
 

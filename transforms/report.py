@@ -5,7 +5,9 @@ are summed by one CombineGlobally (so the report never holds documents) and
 written as `DIR/report.json`. `format_report` renders it as a table.
 
 The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
-total and for each input file.
+total and for each input file. Each file also lists its read `errors` (dead
+letters of the reader) and `notes` (what the reader noticed that costs no
+record: warcio's warnings, a file matched by more than one input pattern).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from transforms.document import DeadLetter, Document, Skip
 from transforms.hash_dedup import Duplicate
 from transforms.minimize_text import MOSTLY_DROPPED_SHARE
 from transforms.read_warc import STAGE as READ_STAGE
+from transforms.read_warc import ReadNote
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
@@ -63,6 +66,11 @@ def tally_dead_letter(dead: DeadLetter) -> Counter:
     return tally
 
 
+def tally_note(note: ReadNote) -> Counter:
+    """A note of the reader's (a warning of warcio's, a file matched twice), listed with its file; not a record."""
+    return Counter({("note", note.source_file, note.line()): 1})
+
+
 def tally_record(record: dict) -> Counter:
     """What a record written to the corpus adds (`record` as in the Avro file)."""
     return _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
@@ -92,14 +100,15 @@ def build_report(tally: Counter, options: dict) -> dict:
     counts = {name: totals.get(name, 0) for name in ("read",) + OUTCOMES}
     files: dict[str, dict] = {}
     for key, value in tally.items():
-        if key[0] in ("file", "error"):
-            per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + OUTCOMES}, errors=[]))
+        if key[0] in ("file", "error", "note"):
+            per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + OUTCOMES}, errors=[], notes=[]))
             if key[0] == "file":
                 per_file[key[2]] = value
             else:
-                per_file["errors"].append(key[2])
+                per_file[f"{key[0]}s"].append(key[2])
     for per_file in files.values():
         per_file["errors"].sort()
+        per_file["notes"].sort()
 
     def by_prefix(prefix: str) -> dict[str, int]:
         return dict(sorted((name[len(prefix):], value) for name, value in totals.items() if name.startswith(prefix)))
@@ -155,6 +164,7 @@ def format_report(report: dict) -> str:
             name = path.rsplit("/", 1)[-1]
             lines.append(f"  {name[:43]:<44}" + "".join(f"{counts[key]:>12,}" for key in ("read",) + OUTCOMES))
             lines.extend(f"    error at {error}" for error in counts["errors"])
+            lines.extend(f"    note: {note}" for note in counts["notes"])
     return "\n".join(lines)
 
 

@@ -192,7 +192,9 @@ def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None
     # Searching from one byte before finds a record that starts at `offset`
     # itself; a file gzipped as a whole is read from its start.
     for start in dict.fromkeys((max(offset - 1, 0), 0)):
-        for outcome in read_warc(lambda: open_uncompressed(path), path, start, max_page_bytes=max_page_bytes):
+        # What reading it notes was noted when the build read it.
+        for outcome in read_warc(lambda: open_uncompressed(path), path, start, on_note=lambda note: None,
+                                 max_page_bytes=max_page_bytes):
             if outcome.source_offset == offset and isinstance(outcome, Document):
                 return outcome
             if outcome.source_offset > offset:

@@ -1,0 +1,103 @@
+"""The test files of other WARC readers (`WEBCORPUS_PEER_WARCS`): read, accounted for, never lost.
+
+Many are broken on purpose. Every HTTP 200 HTML response that warcio reads
+in them must come out of ReadWarc as a document or as a dead letter (of its
+own, or of the stretch of the file it lies in); a build over all of them
+exits 0 with balanced accounting; a lone file that is not a WARC is exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.test_cli import run_main
+from transforms.document import DeadLetter, Document, Skip
+from transforms.read_warc import HTML_TYPES, media_type, open_uncompressed, read_warc, starts_like_warc
+
+PEER_ENV = "WEBCORPUS_PEER_WARCS"
+
+
+@pytest.fixture(scope="module")
+def peer_files() -> list[Path]:
+    value = os.environ.get(PEER_ENV)
+    if not value:
+        pytest.skip(f"{PEER_ENV} is not set: point it at the directory of other WARC readers' test files "
+                    "(shared/peer-warcs) to run these tests")
+    files = sorted(path for path in Path(value).iterdir() if path.is_file() and path.name != "README.md")
+    if not files:
+        pytest.fail(f"{PEER_ENV}={value} holds no files")
+    return files
+
+
+def warcio_html_200(path: Path) -> list[tuple[int, str, str]]:
+    """(offset, record id, URL) of each HTTP 200 HTML response warcio reads in a file, up to where it gives up."""
+    found = []
+    with open(path, "rb") as handle:
+        iterator = ArchiveIterator(handle)
+        try:
+            for record in iterator:
+                headers = record.http_headers
+                if (record.rec_type == "response" and headers is not None and headers.get_statuscode() == "200"
+                        and media_type(headers.get_header("Content-Type", "") or "") in HTML_TYPES):
+                    found.append((iterator.get_record_offset(), record.rec_headers.get_header("WARC-Record-ID", ""),
+                                  record.rec_headers.get_header("WARC-Target-URI", "")))
+        except Exception:  # noqa: BLE001 - warcio gives up on some of these files: what it read so far counts
+            pass
+    return found
+
+
+def accounted_for(response: tuple[int, str, str], outcomes: list) -> bool:
+    offset, record_id, url = response
+    for outcome in outcomes:
+        if isinstance(outcome, Document) and (outcome.warc_record_id, outcome.url) == (record_id, url):
+            return True
+        if isinstance(outcome, DeadLetter):
+            if outcome.warc_record_id and (outcome.warc_record_id, outcome.url) == (record_id, url):
+                return True
+            # A dead letter of a stretch of the file: the skipped bytes, or all the rest.
+            stretch_end = (float("inf") if "to the end of the file" in outcome.reason or "truncated" in outcome.reason
+                           else outcome.source_offset + outcome.skipped_bytes)
+            if not outcome.warc_record_id and outcome.source_offset <= offset < stretch_end:
+                return True
+    return False
+
+
+def test_every_html_response_warcio_reads_is_a_document_or_a_dead_letter(peer_files):
+    lost = {}
+    for path in peer_files:
+        outcomes = list(read_warc(lambda path=path: open_uncompressed(str(path)), str(path), on_note=lambda note: None))
+        assert all(isinstance(outcome, (Document, Skip, DeadLetter)) for outcome in outcomes)
+        assert outcomes, f"{path.name}: no outcome at all"
+        missing = [response for response in warcio_html_200(path) if not accounted_for(response, outcomes)]
+        if missing:
+            lost[path.name] = missing
+    assert lost == {}
+
+
+def test_a_build_over_every_peer_file_balances(peer_files, tmp_path):
+    directory = peer_files[0].parent
+    # Two patterns that match every file; `*.gz` and `*.warc.gz` alone would overlap.
+    code, _, err = run_main(["--input", str(directory / "jwat__*"), "--input", str(directory / "warcio__*"),
+                             "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, err
+    assert err == ""
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["records"]["balanced"]
+    assert sorted(report["files"]) == [str(path) for path in peer_files]
+    for path in peer_files:
+        counts = report["files"][str(path)]
+        assert counts["read"] > 0 and counts["read"] == sum(
+            counts[name] for name in ("kept", "duplicates", "skipped", "dead_letter")), path.name
+
+
+def test_a_lone_peer_file_that_is_not_a_warc_is_exit_2(peer_files, tmp_path):
+    not_warc = [path for path in peer_files if not starts_like_warc(lambda path=path: open(path, "rb"))]
+    assert not_warc
+    for path in not_warc:
+        code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / path.name), "--quiet"])
+        assert code == 2 and "is not a WARC file" in err, path.name
