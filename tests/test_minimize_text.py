@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.clean_html import blocks_to_html
+from transforms.blocks import blocks_to_html
 from transforms.document import Document
 from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, MinimizeText, codepage_is_exact, minimize_block,
                                      minimize_blocks, minimize_document)

@@ -28,8 +28,9 @@ of the characters of a `CodePage` (ASCII plus 128 others: the Western,
 Cyrillic and Central European sets of common web text) takes a fast path
 instead: for such characters the five rules act on each character alone,
 whatever its neighbours, so they are precomputed per character and applied
-by one table lookup per character, in C (`_code_page.translate`). Every
-other text (combining marks, CJK, emoji...) takes the rules as written,
+by one table lookup per character, in C (`_code_page.translate`; its
+pure-Python path, `codecs.charmap_encode` and `bytes.translate`, gives the
+same bytes: see transforms/native.py). Every other text (combining marks, CJK, emoji...) takes the rules as written,
 block by block.
 """
 
@@ -45,8 +46,8 @@ import unicodedata
 
 import apache_beam as beam
 
-from transforms import _code_page
-from transforms.clean_html import blocks_to_html, html_to_blocks, unescape
+from transforms import native
+from transforms.blocks import blocks_to_html, html_to_blocks, unescape
 from transforms.document import Document
 from transforms.stage import apply_stage
 
@@ -157,6 +158,8 @@ SEPARATOR = "\x01"
 # then takes the rules as written too).
 MARK = "\x02"
 _SPACE_RUNS = re.compile(b"  +")
+# `CodePage.lines` in one pass, or None for its pure-Python path.
+_code_page = native.load("_code_page")
 _MARKING = "webcorpus-minimize-mark"
 codecs.register_error(_MARKING, lambda error: (MARK, error.end))
 
@@ -196,12 +199,14 @@ class CodePage:
                 singles.add(result)
             else:
                 self._replacements.append((character, result))
+        self._table = bytes(table)
         self._delete = bytes(delete)
-        # The same, by code point, for `_code_page.translate`.
-        by_code_point = array.array("H", [_code_page.NOT_IN_PAGE]) * 0x10000
-        for byte, character in enumerate(characters):
-            by_code_point[ord(character)] = _code_page.DELETED if byte in delete else table[byte]
-        self._by_code_point = by_code_point.tobytes()
+        if _code_page is not None:
+            # The same, by code point, for `_code_page.translate`.
+            by_code_point = array.array("H", [_code_page.NOT_IN_PAGE]) * 0x10000
+            for byte, character in enumerate(characters):
+                by_code_point[ord(character)] = _code_page.DELETED if byte in delete else table[byte]
+            self._by_code_point = by_code_point.tobytes()
         # For text with other characters too: they are encoded as MARK,
         # which this table keeps, and their blocks take the rules as written.
         table[ord(MARK)] = ord(MARK)
@@ -217,10 +222,17 @@ class CodePage:
         """The minimized non-empty lines of `text`, or None if it has other characters."""
         if not self.usable:
             return None
-        # Encoded, translated and its spaces collapsed in one pass.
-        data = _code_page.translate(text, self._by_code_point)
-        if data is None:
-            return None
+        if _code_page is None:
+            try:
+                data = codecs.charmap_encode(text, "strict", self._encoding)[0]
+            except UnicodeEncodeError:
+                return None
+            data = _SPACE_RUNS.sub(b" ", data.translate(self._table, self._delete))
+        else:
+            # Encoded, translated and its spaces collapsed in one pass.
+            data = _code_page.translate(text, self._by_code_point)
+            if data is None:
+                return None
         return [line for line in self._finish(data, None if text.isascii() else self.characters) if line]
 
     def marked_lines(self, text: str) -> list[str]:
