@@ -41,7 +41,7 @@ def _import_all() -> dict:
         except ImportError as error:
             failures.append(f"{name} ({' '.join(str(error).split())})")
     if failures:
-        _LOG.warning("webcorpus: C accelerators not built or not importable, their pure-Python paths run instead: %s",
+        _LOG.warning("C accelerators of webcorpus not built or not importable, their pure-Python paths run instead: %s",
                      "; ".join(failures))
     return modules
 
@@ -61,7 +61,7 @@ def load(name: str):
 def refuse(name: str, reason: str) -> None:
     """The C module `name` is not to be used (it failed a check): one warning line, and its pure path runs."""
     _IN_USE.discard(name)
-    _LOG.warning("webcorpus: the C accelerator transforms.%s is not used, its pure-Python path runs instead: %s",
+    _LOG.warning("the C accelerator transforms.%s of webcorpus is not used, its pure-Python path runs instead: %s",
                  name, " ".join(reason.split()))
 
 
