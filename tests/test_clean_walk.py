@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(clean_html._WALK is None, reason="the C walk is 
 
 
 def walks(page: str, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
-    """(text, hrefs, events) of each path: the C walk's text split into its blocks, the other's as CleanHtml splits it."""
+    """(blocks before entity decoding, whether the body is hidden or absent, hrefs, events) of each walk."""
     found = []
     for walk in ("c", "python"):
         tree = LexborHTMLParser(page)
@@ -39,7 +39,7 @@ def walks(page: str, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
 
 
 def cleaned(page: str, selectors: tuple[str, ...] = ()):
-    """The CleanedPage of each path, the C modules of the links too."""
+    """The CleanedPage with the C walk and links, and with neither."""
     accelerated = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(clean_html, "_WALK", None)

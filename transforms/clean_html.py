@@ -34,8 +34,11 @@ How it runs: lexbor parses the page; one walk in C over its tree
 element by its tag id and its attributes, with `_is_hidden` asked about the
 candidates for rule 2 and the user's selectors matched once by lexbor's CSS
 engine. The tree is read, not modified: the blocks are what removing,
-unwrapping, merging adjacent text nodes and lexbor's `text()` would give
-(`tests/test_clean_html.py` checks the walk against those operations).
+unwrapping, merging adjacent text nodes and lexbor's `text()` would give.
+Without the C module (not built, refused at bind, or `WEBCORPUS_PURE_PYTHON=1`:
+transforms/native.py), `_tree_walk` carries out those operations, the
+pure-Python path; `tests/test_clean_walk.py` checks that both give the same
+pages.
 """
 
 from __future__ import annotations
