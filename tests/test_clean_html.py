@@ -15,7 +15,8 @@ from pipeline.sample import ENGLISH_ARTICLE, RUSSIAN_ARTICLE
 from tests.helpers import page
 from urllib.parse import urljoin, urlsplit
 
-from transforms.clean_html import CleanHtml, HtmlCleaner, blocks_to_html, html_to_blocks, resolve_links
+from transforms.blocks import blocks_to_html, html_to_blocks
+from transforms.clean_html import CleanHtml, HtmlCleaner, resolve_links
 from transforms.document import Document
 
 DIV_ONLY = re.compile(r"^(<div>[^<>]*</div>)*$")

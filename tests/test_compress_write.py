@@ -178,3 +178,48 @@ def test_schema_fields_are_document_fields():
     assert set(CODECS) == {"deflate", "snappy", "zstandard", "xz", "bzip2", "null"}
     assert set(SCHEMA_FIELDS) <= set(Document.__dataclass_fields__)
     assert [field["name"] for field in CORPUS_SCHEMA["fields"]] == list(SCHEMA_FIELDS)
+
+
+def test_only_compress_write_relies_on_fastavros_private_modules():
+    import ast
+
+    relying = set()
+    for path in sorted((Path(__file__).resolve().parents[1]).glob("*/*.py")):
+        if path.parts[-2] not in ("transforms", "pipeline"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(name.startswith("fastavro._") for name in names):
+                relying.add(f"{path.parts[-2]}/{path.name}")
+    assert relying == {"transforms/compress_write.py"}
+
+
+def test_fastavro_still_takes_block_writers_as_compress_write_relies(tmp_path):
+    """What compress_write relies on: `fastavro._write.BLOCK_WRITERS` maps a codec to the writer of its
+    blocks, `writer(out, block_bytes, level)`, and fastavro's writer calls it with the level."""
+    import lzma
+
+    import fastavro._write
+
+    from transforms.compress_write import _xz_block
+
+    assert fastavro._write.BLOCK_WRITERS["xz"] is _xz_block
+    schema = {"type": "record", "name": "R", "fields": [{"name": "x", "type": "string"}]}
+    path = tmp_path / "x.avro"
+    with open(path, "wb") as handle:
+        fastavro.writer(handle, schema, [{"x": "abc" * 1000}], codec="xz", codec_compression_level=0)
+    with open(path, "rb") as handle:
+        [block] = list(fastavro.block_reader(handle))
+    with open(path, "rb") as handle:
+        data = handle.read()
+    payload = lzma.compress(fastavro_encoded(schema, {"x": "abc" * 1000}), preset=0)
+    assert payload in data and block.num_records == 1
+
+
+def fastavro_encoded(schema, record) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), record)
+    return out.getvalue()

@@ -12,10 +12,10 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.clean_html import blocks_to_html
+from transforms.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, MinimizeText, codepage_is_exact, minimize_block,
-                                     minimize_blocks, minimize_document)
+from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, MinimizeText, codepage_is_exact, dropped_letter_share,
+                                     minimize_block, minimize_blocks, minimize_document, parse_scripts)
 
 # Written out from the documented rule, independently of the module's ranges.
 KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"
@@ -134,3 +134,21 @@ def test_the_code_page_path_is_the_rules_as_written(block_list):
 @pytest.mark.parametrize("page", CODE_PAGES, ids=lambda page: page.name)
 def test_every_pair_of_a_code_pages_characters_minimizes_as_the_rules_say(page):
     assert codepage_is_exact(page)
+
+
+def test_the_share_of_dropped_letters_counts_only_letters_as_kept():
+    # `҂` (a Cyrillic sign, kept) is no letter: the three Greek letters are all the letters.
+    assert minimize_block("Καλ ҂") == "҂"
+    assert dropped_letter_share("Καλ ҂", "҂") == 1.0
+
+
+def test_dropped_letters_follow_the_scripts_whatever_was_asked_before():
+    # More choices than the rules kept in memory, asked in turn: each answer is its own choice's.
+    # `µ` becomes Greek under NFKC; `a` is Latin.
+    choices = [(latin, greek, other) for other in ("cyrillic", "hebrew", "arabic", "thai")
+               for latin in (False, True) for greek in (False, True)]
+    for _ in range(4):
+        for latin, greek, other in choices:
+            scripts = parse_scripts([other] + ["latin"] * latin + ["greek"] * greek)
+            expected = (2 - latin - greek) / 2
+            assert dropped_letter_share("µ a", minimize_block("µ a", scripts), scripts) == expected, scripts

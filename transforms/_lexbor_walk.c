@@ -351,7 +351,7 @@ static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
 
 /* Rule 2: whether the element is hidden. The candidates are what the CSS selector
  * `[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript,
- * annotation` matches; clean_html's `_is_hidden` decides on them. 1, 0, or -1 on error. */
+ * annotation` matches; clean_html's `is_hidden` decides on them. 1, 0, or -1 on error. */
 static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
     if (walk->user_hidden != Py_None) {
         PyObject *key = PyLong_FromVoidPtr(element);

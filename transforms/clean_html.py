@@ -31,11 +31,14 @@ one per line.
 
 How it runs: lexbor parses the page; one walk in C over its tree
 (`_lexbor_walk.c`) collects the metadata and writes the blocks, deciding per
-element by its tag id and its attributes, with `_is_hidden` asked about the
+element by its tag id and its attributes, with `is_hidden` asked about the
 candidates for rule 2 and the user's selectors matched once by lexbor's CSS
 engine. The tree is read, not modified: the blocks are what removing,
-unwrapping, merging adjacent text nodes and lexbor's `text()` would give
-(`tests/test_clean_html.py` checks the walk against those operations).
+unwrapping, merging adjacent text nodes and lexbor's `text()` would give.
+Without the C module (not built, refused at bind, or `WEBCORPUS_PURE_PYTHON=1`:
+transforms/native.py), `_tree_walk` carries out those operations, the
+pure-Python path; `tests/test_clean_walk.py` checks that both give the same
+pages.
 """
 
 from __future__ import annotations
@@ -49,11 +52,8 @@ from urllib.parse import urljoin, urlsplit
 import selectolax.lexbor
 from selectolax.lexbor import LexborCSSSelector, LexborHTMLParser
 
-try:
-    from transforms import _lexbor_walk, _links
-except ImportError as error:  # pragma: no cover - depends on how the package was installed
-    raise ImportError("transforms' C modules are not built: install the project with "
-                      "`python -m pip install -e .`, or run `python setup.py build_ext --inplace`") from error
+from transforms import native
+from transforms.blocks import BOUNDARY, blocks_to_html
 from transforms.document import Document
 from transforms.isolation import ChildProcess
 from transforms.stage import apply_stage
@@ -116,9 +116,17 @@ ISOLATE_ABOVE_SEPARATORS = 20_000
 DEFAULT_PAGE_TIMEOUT = 30.0
 # The memory a page may take in the child process, beyond the child's own.
 DEFAULT_PAGE_MEMORY_MIB = 2048
-# A character that never occurs in parsed text (lexbor turns NUL into U+FFFD)
-# marks the boundary between text nodes.
-BOUNDARY = "\x00"
+
+
+# What the walk does with an element, by tag id; 0, a block boundary, for
+# tags not listed. The C walk has the same numbers (checked when it binds).
+KIND_BLOCK, KIND_DROP, KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION, KIND_AREA, KIND_TITLE, KIND_BASE, KIND_META, \
+    KIND_LINK = range(10)
+_KIND_NAMES = ("KIND_BLOCK", "KIND_DROP", "KIND_INLINE", "KIND_ANCHOR", "KIND_ABBREVIATION", "KIND_AREA", "KIND_TITLE",
+               "KIND_BASE", "KIND_META", "KIND_LINK")
+# Rule 2's candidates: `is_hidden` decides on them.
+HIDING_CANDIDATES = ('[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript, '
+                     'annotation')
 
 
 def _tag_ids(names) -> frozenset[int]:
@@ -132,13 +140,12 @@ def _tag_id(name: str) -> int:
 
 def _kind_table() -> bytes:
     """What the walk does with an element, by tag id; elements not listed are block boundaries."""
-    kinds = {tag_id: _lexbor_walk.KIND_DROP for tag_id in _tag_ids(DROP_TAGS)}
-    kinds.update({tag_id: _lexbor_walk.KIND_INLINE for tag_id in _tag_ids(INLINE_TAGS)})
+    kinds = {tag_id: KIND_DROP for tag_id in _tag_ids(DROP_TAGS)}
+    kinds.update({tag_id: KIND_INLINE for tag_id in _tag_ids(INLINE_TAGS)})
     kinds.update({_tag_id(name): kind for name, kind in (
-        ("a", _lexbor_walk.KIND_ANCHOR), ("abbr", _lexbor_walk.KIND_ABBREVIATION), ("area", _lexbor_walk.KIND_AREA),
+        ("a", KIND_ANCHOR), ("abbr", KIND_ABBREVIATION), ("area", KIND_AREA),
         # Metadata; title, base, meta and link are dropped too.
-        ("title", _lexbor_walk.KIND_TITLE), ("base", _lexbor_walk.KIND_BASE), ("meta", _lexbor_walk.KIND_META),
-        ("link", _lexbor_walk.KIND_LINK))})
+        ("title", KIND_TITLE), ("base", KIND_BASE), ("meta", KIND_META), ("link", KIND_LINK))})
     table = bytearray(max(kinds) + 1)  # 0 is KIND_BLOCK
     for tag_id, kind in kinds.items():
         table[tag_id] = kind
@@ -156,35 +163,6 @@ class CleanedPage:
     @property
     def html(self) -> str:
         return blocks_to_html(self.blocks)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def unescape(text: str) -> str:
-    """The inverse of `_escape` (every `&` of escaped text starts one of its three entities)."""
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
-def blocks_to_html(blocks: list[str]) -> str:
-    if not blocks:
-        return ""
-    joined = BOUNDARY.join(blocks)
-    if joined.count(BOUNDARY) == len(blocks) - 1:
-        return "<div>" + _escape(joined).replace(BOUNDARY, "</div><div>") + "</div>"
-    return "".join(f"<div>{_escape(block)}</div>" for block in blocks)
-
-
-def html_to_blocks(div_html: str) -> list[str]:
-    """The blocks of `blocks_to_html`'s output, unescaped."""
-    if not div_html:
-        return []
-    inner = div_html[len("<div>"):-len("</div>")]
-    blocks = inner.split("</div><div>")
-    if "&" not in inner:
-        return blocks
-    return [unescape(block) if "&" in block else block for block in blocks]
 
 
 def collapse_whitespace(text: str) -> str:
@@ -225,11 +203,11 @@ def _metadata(url: str, root, hrefs: list[str], events: list) -> tuple[str, list
     base_href = canonical_href = None
     metas = []
     for kind, value in events:
-        if kind == _lexbor_walk.KIND_META:
+        if kind == KIND_META:
             metas.append(value)
-        elif kind == _lexbor_walk.KIND_TITLE:
+        elif kind == KIND_TITLE:
             title = decode_leftover_entities(collapse_whitespace(value))
-        elif kind == _lexbor_walk.KIND_BASE:
+        elif kind == KIND_BASE:
             base_href = value
         else:
             canonical_href = value
@@ -270,11 +248,12 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
     common hrefs are joined by `_fast_join`, which gives the same answers.
     """
     parts = _base_parts(base) if _FAST_JOIN else None
-    if parts is not None:
+    if parts is not None and _links is not None:
         # Most pages have no href starting with `/` or `h` that needs urljoin
         # for its characters, an empty query or fragment, or a dot segment:
         # their commonest hrefs (a path from the root, an absolute http(s)
-        # URL with a host) are joined inline, in C.
+        # URL with a host) are joined inline, in C; the lines below give the
+        # same answers.
         resolved = _links.resolve_plain(parts[1], hrefs, lambda href: _other_link(base, parts, href, href[0] in "/h"))
         if resolved is not None:
             return resolved
@@ -401,8 +380,12 @@ class HtmlCleaner:
         user_hidden = None
         if self._user_selector and body is not None:
             user_hidden = {node.mem_id for node in css(body, self._user_selector)}
+        if _WALK is None:
+            text, hrefs, events = _tree_walk(root, body, user_hidden)
+            blocks = split_blocks(decode_leftover_entities(text) if text and "&" in text else text or "")
+            return CleanedPage(blocks, *_metadata(url, root, hrefs, events))
         # `tree` holds the document while the walk reads it.
-        text, may_hold_entities, hrefs, events = _lexbor_walk.walk(
+        text, may_hold_entities, hrefs, events = _WALK.walk(
             root.mem_id, body.mem_id if body is not None else 0, user_hidden)
         if not text:
             blocks = []  # no body, a hidden one, or no text
@@ -500,7 +483,7 @@ class GuardedCleaner:
         return with_cleaned_page(doc, self._child(doc.payload, doc.url))
 
 
-def _is_hidden(tag: str | None, attributes: dict[str, str | None], text: str | None) -> bool:
+def is_hidden(tag: str | None, attributes: dict[str, str | None], text: str | None) -> bool:
     """Rule 2 for an element that the walk found a candidate, as the CSS selector `[hidden],
     [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript, annotation`
     would find them (CSS cannot match `\\s*`). `tag` is given for noscript and annotation, and
@@ -516,15 +499,119 @@ def _is_hidden(tag: str | None, attributes: dict[str, str | None], text: str | N
     return tag == "annotation"
 
 
-def _bind_walk() -> None:
-    probe_text = "webcorpus: the probe text of CleanHtml's walk"
-    probe = LexborHTMLParser(f"<p>{probe_text}</p>")
-    text_node = probe.body.css_first("p").first_child
-    _lexbor_walk.bind(selectolax.lexbor.__file__, _kind_table(), _tag_id("noscript"), _is_hidden,
-                      text_node.mem_id, probe_text.encode())
+def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, list[str], list]:
+    """The pure-Python path of the C walk, with lexbor's tree operations; the same (text, hrefs, events).
+
+    It removes the dropped and hidden subtrees, adds the abbreviations'
+    expansions and the spaces between adjacent links, unwraps the inline
+    elements, merges the adjacent text nodes and asks lexbor for the text,
+    BOUNDARY between text nodes (None for a hidden body or none). The tree
+    is changed.
+    """
+    hidden = set(user_hidden) if user_hidden else set()
+    if body is not None:
+        for node in css(body, HIDING_CANDIDATES):
+            tag = node.tag
+            if is_hidden(tag if tag in ("noscript", "annotation") else None, node.attributes,
+                          node.text() if tag == "noscript" else None):
+                hidden.add(node.mem_id)
+    body_shown = body is not None and body.mem_id not in hidden
+    hrefs, events = [], []
+    kinds = _KINDS
+    kinds_length = len(kinds)
+    firsts = set()  # of title, base and the canonical link
+    for top in root.iter():
+        if body is not None and top.mem_id == body.mem_id and not body_shown:
+            continue  # nothing of a hidden body is read, not even its metadata
+        for node in top.traverse():
+            tag_id = node.tag_id
+            kind = kinds[tag_id] if tag_id < kinds_length else KIND_BLOCK
+            if kind < KIND_ANCHOR or kind == KIND_ABBREVIATION:
+                continue
+            attributes = node.attributes
+            if kind == KIND_ANCHOR or kind == KIND_AREA:
+                href = attributes.get("href")
+                if href:
+                    hrefs.append(href)
+            elif kind == KIND_META:
+                if "content" in attributes:
+                    events.append((kind, attributes))
+            elif kind in firsts:
+                continue
+            elif kind == KIND_TITLE:
+                firsts.add(kind)
+                events.append((kind, node.text()))
+            elif "href" in attributes and (kind == KIND_BASE or _is_canonical(attributes.get("rel"))):
+                firsts.add(kind)
+                events.append((kind, attributes["href"] or ""))
+    if not body_shown:
+        return None, hrefs, events
+    dropped, inline, anchors, abbreviations = [], [], [], []
+    # The body's elements in document order, not below a dropped one.
+    pending = [body.iter(include_text=False)]
+    while pending:
+        node = next(pending[-1], None)
+        if node is None:
+            pending.pop()
+            continue
+        tag_id = node.tag_id
+        kind = kinds[tag_id] if tag_id < kinds_length else KIND_BLOCK
+        if node.is_comment_node or kind == KIND_DROP or KIND_TITLE <= kind or node.mem_id in hidden:
+            dropped.append(node)
+            continue
+        if kind == KIND_INLINE or kind == KIND_ANCHOR or kind == KIND_ABBREVIATION:
+            inline.append(node)
+            if kind == KIND_ANCHOR:
+                anchors.append(node)
+            elif kind == KIND_ABBREVIATION:
+                expansion = collapse_whitespace(node.attributes.get("title") or "")
+                if expansion:
+                    abbreviations.append((node, expansion))
+        pending.append(node.iter(include_text=False))
+    for node in dropped:
+        node.decompose()
+    for abbreviation, expansion in abbreviations:
+        abbreviation.insert_child(f" ({expansion})")
+    for link in anchors:
+        # A link right after a shown inline element (both with content).
+        previous = link.prev
+        if (previous is not None and previous.is_element_node and previous.first_child is not None
+                and link.first_child is not None and previous.tag_id < kinds_length
+                and kinds[previous.tag_id] in (KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION)):
+            link.insert_before(" ")
+    for node in inline:
+        node.unwrap(delete_empty=True)
+    body.merge_text_nodes()
+    return body.text(separator=BOUNDARY, skip_empty=True), hrefs, events
 
 
-_bind_walk()
+def _is_canonical(rel: str | None) -> bool:
+    return rel is not None and rel.isascii() and rel.lower() == "canonical"
+
+
+def _bind_walk():
+    """The C walk, bound to selectolax's lexbor; None, with one warning, when it cannot be."""
+    walk = native.load("_lexbor_walk")
+    if walk is None:
+        return None
+    try:
+        differing = [name for value, name in enumerate(_KIND_NAMES) if getattr(walk, name, None) != value]
+        if differing:
+            raise ImportError(f"its {', '.join(differing)} differ from clean_html's")
+        probe_text = "webcorpus: the probe text of CleanHtml's walk"
+        probe = LexborHTMLParser(f"<p>{probe_text}</p>")
+        text_node = probe.body.css_first("p").first_child
+        walk.bind(selectolax.lexbor.__file__, _KINDS, _tag_id("noscript"), is_hidden, text_node.mem_id,
+                  probe_text.encode())
+    except (ImportError, ValueError, RuntimeError) as error:
+        native.refuse("_lexbor_walk", f"it cannot bind to selectolax's lexbor ({error})")
+        return None
+    return walk
+
+
+_KINDS = _kind_table()
+_WALK = _bind_walk()
+_links = native.load("_links")
 
 
 def _decode_entity(match) -> str:

@@ -158,6 +158,11 @@ def _bzip2_block(out, block_bytes, level):
     _write_block(out, bz2.compress(block_bytes, 9 if level is None else level))
 
 
+# fastavro's xz and bzip2 writers ignore the level; fastavro has no public
+# way to give a codec another writer. This module alone relies on its private
+# `fastavro._write.BLOCK_WRITERS`, a dict from codec name to
+# `writer(out, block_bytes, level)` that both its compiled and its pure-Python
+# writer look up; `test_compress_write` checks that it still is.
 fastavro_write.BLOCK_WRITERS["xz"] = _xz_block
 fastavro_write.BLOCK_WRITERS["bzip2"] = _bzip2_block
 

@@ -18,6 +18,8 @@ from importlib import metadata
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
+from transforms import native
+
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 # Packages whose behaviour shapes the corpus bytes.
@@ -53,6 +55,8 @@ def software_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
     versions["lexbor"] = f"{lexbor.LEXBOR_VERSION_MAJOR}.{lexbor.LEXBOR_VERSION_MINOR}"
+    # Which path of the C accelerators ran: it does not shape the corpus (both give the same bytes).
+    versions["accelerator"] = native.accelerator()
     return versions
 
 

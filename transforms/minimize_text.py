@@ -28,8 +28,9 @@ of the characters of a `CodePage` (ASCII plus 128 others: the Western,
 Cyrillic and Central European sets of common web text) takes a fast path
 instead: for such characters the five rules act on each character alone,
 whatever its neighbours, so they are precomputed per character and applied
-by one table lookup per character, in C (`_code_page.translate`). Every
-other text (combining marks, CJK, emoji...) takes the rules as written,
+by one table lookup per character, in C (`_code_page.translate`; its
+pure-Python path, `codecs.charmap_encode` and `bytes.translate`, gives the
+same bytes: see transforms/native.py). Every other text (combining marks, CJK, emoji...) takes the rules as written,
 block by block.
 """
 
@@ -45,8 +46,8 @@ import unicodedata
 
 import apache_beam as beam
 
-from transforms import _code_page
-from transforms.clean_html import blocks_to_html, html_to_blocks, unescape
+from transforms import native
+from transforms.blocks import blocks_to_html, html_to_blocks, unescape
 from transforms.document import Document
 from transforms.stage import apply_stage
 
@@ -102,50 +103,9 @@ def _word_internal_characters() -> str:
     return "".join(sorted(WORD_INTERNAL)) + "".join(_marks())
 
 
-ALL_KEPT_RANGES = tuple(span for spans in KEPT_RANGES.values() for span in spans)
-DROPPED = re.compile(f"[^{_character_class(ALL_KEPT_RANGES, KEPT_SYMBOLS)}]+")
-DELETED = str.maketrans({character: None for character in _word_internal_characters()} | FOLDS)
-
-
-def _case_kept_letters() -> str:
-    """Kept letters whose lowercase form is not kept (`Ɓ`, whose `ɓ` is outside the ranges): they keep their case."""
-    kept = re.compile(f"[{_character_class(ALL_KEPT_RANGES, KEPT_SYMBOLS)}]*")
-    letters = (chr(code) for low, high in ALL_KEPT_RANGES for code in range(ord(low), ord(high) + 1))
-    return "".join(letter for letter in letters
-                   if kept.fullmatch(letter) and not kept.fullmatch(letter.lower().translate(DELETED)))
-
-
-CASE_KEPT = _case_kept_letters()
-_CASE_KEPT = re.compile(f"[{re.escape(CASE_KEPT)}]") if CASE_KEPT else None
-
-
-def _lower(text: str) -> str:
-    if _CASE_KEPT is None or _CASE_KEPT.search(text) is None:
-        return text.lower()
-    # Character by character: only the Greek sigma lowercases by context,
-    # and Greek is not kept either way.
-    return "".join(character if character in CASE_KEPT else character.lower() for character in text)
-
-
-def _apply_rules(text: str) -> str:
-    """Rules 1-5 without collapsing the spaces."""
-    # Lowercasing before the deletions of rule 2 gives the same text, and
-    # rule 2 then also deletes the combining dot that lowercasing `İ` makes
-    # (`İstanbul` -> `istanbul`).
-    text = _lower(unicodedata.normalize("NFKC", text)).translate(DELETED)
-    return DROPPED.sub(" ", text)
-
-
 def minimize_block(block: str, scripts=None) -> str:
     """The rules as written, for one block; `scripts` as in `minimize_blocks`."""
-    rules = script_rules(scripts)
-    if rules is not None:
-        return rules.minimize_block(block)
-    return " ".join(_apply_rules(block).split())
-
-
-def _minimize_default(block: str) -> str:
-    return " ".join(_apply_rules(block).split())
+    return script_rules(scripts).minimize_block(block)
 
 
 # Blocks are minimized a page at a time, joined by newlines; on the fast
@@ -157,6 +117,8 @@ SEPARATOR = "\x01"
 # then takes the rules as written too).
 MARK = "\x02"
 _SPACE_RUNS = re.compile(b"  +")
+# `CodePage.lines` in one pass, or None for its pure-Python path.
+_code_page = native.load("_code_page")
 _MARKING = "webcorpus-minimize-mark"
 codecs.register_error(_MARKING, lambda error: (MARK, error.end))
 
@@ -171,10 +133,9 @@ class CodePage:
     checks every pair of characters of a code page against the rules.
     """
 
-    def __init__(self, name: str, characters: str, rules=None):
-        # `rules`: rules 1-5 without collapsing spaces, for a choice of
-        # scripts other than the default (`ScriptRules.apply_rules`).
-        rules = rules or _apply_rules
+    def __init__(self, name: str, characters: str, rules):
+        # `rules`: rules 1-5 without collapsing spaces (`ScriptRules.apply_rules`).
+        self.rules = rules
         if len(characters) != 256 or len(set(characters)) != 256 or characters[:128] != "".join(map(chr, range(128))):
             raise ValueError(f"code page {name}: ASCII then 128 distinct characters")
         self.name = name
@@ -196,12 +157,14 @@ class CodePage:
                 singles.add(result)
             else:
                 self._replacements.append((character, result))
+        self._table = bytes(table)
         self._delete = bytes(delete)
-        # The same, by code point, for `_code_page.translate`.
-        by_code_point = array.array("H", [_code_page.NOT_IN_PAGE]) * 0x10000
-        for byte, character in enumerate(characters):
-            by_code_point[ord(character)] = _code_page.DELETED if byte in delete else table[byte]
-        self._by_code_point = by_code_point.tobytes()
+        if _code_page is not None:
+            # The same, by code point, for `_code_page.translate`.
+            by_code_point = array.array("H", [_code_page.NOT_IN_PAGE]) * 0x10000
+            for byte, character in enumerate(characters):
+                by_code_point[ord(character)] = _code_page.DELETED if byte in delete else table[byte]
+            self._by_code_point = by_code_point.tobytes()
         # For text with other characters too: they are encoded as MARK,
         # which this table keeps, and their blocks take the rules as written.
         table[ord(MARK)] = ord(MARK)
@@ -217,10 +180,17 @@ class CodePage:
         """The minimized non-empty lines of `text`, or None if it has other characters."""
         if not self.usable:
             return None
-        # Encoded, translated and its spaces collapsed in one pass.
-        data = _code_page.translate(text, self._by_code_point)
-        if data is None:
-            return None
+        if _code_page is None:
+            try:
+                data = codecs.charmap_encode(text, "strict", self._encoding)[0]
+            except UnicodeEncodeError:
+                return None
+            data = _SPACE_RUNS.sub(b" ", data.translate(self._table, self._delete))
+        else:
+            # Encoded, translated and its spaces collapsed in one pass.
+            data = _code_page.translate(text, self._by_code_point)
+            if data is None:
+                return None
         return [line for line in self._finish(data, None if text.isascii() else self.characters) if line]
 
     def marked_lines(self, text: str) -> list[str]:
@@ -252,7 +222,7 @@ def _context_free(character: str) -> bool:
     )
 
 
-def _from_legacy_code_page(name: str, legacy_codec: str, extra: str, rules=None) -> CodePage:
+def _from_legacy_code_page(name: str, legacy_codec: str, extra: str, rules) -> CodePage:
     """ASCII plus the upper half of a legacy code page, its unassigned bytes filled from `extra`."""
     upper = []
     spare = iter(extra)
@@ -275,10 +245,7 @@ CODE_PAGE_SOURCES = (
     ("cyrillic", "cp1251", "\u2212"),
     ("central-european", "cp1250", "\u2192\u2190\u200b\u2212\ufeff"),
 )
-CODE_PAGES = tuple(_from_legacy_code_page(*source) for source in CODE_PAGE_SOURCES)
-
-
-def _fast_lines(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> list[str] | None:
+def _fast_lines(text: str, pages: tuple[CodePage, ...]) -> list[str] | None:
     """The minimized non-empty lines of `text`, or None when it needs the rules as written."""
     if text.isascii():
         # The first half of every code page is the same.
@@ -290,7 +257,7 @@ def _fast_lines(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> list[str
     return None
 
 
-def _best_page(text: str, pages: tuple[CodePage, ...] = CODE_PAGES) -> CodePage:
+def _best_page(text: str, pages: tuple[CodePage, ...]) -> CodePage:
     """The code page that encodes the longest start of `text`."""
     best, reach = pages[0], -1
     for page in pages:
@@ -310,9 +277,9 @@ def minimize_blocks(blocks: list[str], scripts=None) -> list[str]:
     return _minimize_joined(_NEWLINE.join(blocks), len(blocks), lambda: blocks, script_rules(scripts))
 
 
-def _minimize_joined(text: str, count: int, blocks, rules: "ScriptRules | None" = None) -> list[str]:
+def _minimize_joined(text: str, count: int, blocks, rules: ScriptRules) -> list[str]:
     """`minimize_blocks(blocks())`, given the `count` blocks joined by newlines as `text`."""
-    pages, as_written = (CODE_PAGES, _minimize_default) if rules is None else (rules.code_pages, rules.minimize_block)
+    pages, as_written = rules.code_pages, rules.minimize_block
     if text.count(_NEWLINE) == count - 1:
         # The whole page at once: newlines are only between blocks.
         lines = _fast_lines(text, pages)
@@ -345,11 +312,11 @@ def codepage_is_exact(page: CodePage) -> bool:
         for second in characters:
             pair = first + second
             lines = page.lines(pair)
-            if lines is None or " ".join(lines) != minimize_block(pair):
+            if lines is None or " ".join(lines) != " ".join(page.rules(pair).split()):
                 return False
             # Spaces are collapsed in the end, but a character's result must
             # not depend on its neighbour even before that.
-            if _NEWLINE not in pair and _SPACES.sub(" ", _apply_rules(first) + _apply_rules(second)) != _apply_rules(pair):
+            if _NEWLINE not in pair and _SPACES.sub(" ", page.rules(first) + page.rules(second)) != page.rules(pair):
                 return False
     return True
 
@@ -422,10 +389,12 @@ def _ranges(codes) -> list[tuple[str, str]]:
 
 
 class ScriptRules:
-    """Rules 1-5 for a choice of scripts other than the default (whose rules are the module's own)."""
+    """Rules 1-5 for a choice of scripts (`parse_scripts`): MinimizeText's one rule engine."""
 
     def __init__(self, scripts: tuple[str, ...]):
         self.scripts = scripts
+        # ASCII letters are Latin.
+        self.keeps_ascii_letters = "latin" in scripts or ALL_SCRIPTS in scripts
         kept = set()
         for name in ("latin", "cyrillic", "digits"):
             if name == "digits" or name in scripts or ALL_SCRIPTS in scripts:
@@ -450,15 +419,25 @@ class ScriptRules:
                                  and not kept_re.fullmatch(chr(code).lower().translate(self.deleted)))
         self._case_kept = re.compile(f"[{re.escape(self.case_kept)}]") if self.case_kept else None
         self.code_pages = tuple(_from_legacy_code_page(*source, rules=self.apply_rules) for source in CODE_PAGE_SOURCES)
+        # The letters of the first code page that the rules drop (`µ`, a
+        # Greek letter after NFKC, by default): see `dropped_letter_share`.
+        self.dropped_page_letters = "".join(
+            character for character in self.code_pages[0].characters
+            if character.isalpha() and not any(result.isalpha() for result in self.apply_rules(character)))
 
     def _lower(self, text: str) -> str:
         if self._case_kept is None or self._case_kept.search(text) is None:
             return text.lower()
+        # Character by character: only the Greek sigma lowercases by context,
+        # and it is in `case_kept` or lowercases alike everywhere.
         case_kept = self.case_kept
         return "".join(character if character in case_kept else character.lower() for character in text)
 
     def apply_rules(self, text: str) -> str:
         """Rules 1-5 without collapsing the spaces."""
+        # Lowercasing before the deletions of rule 2 gives the same text, and
+        # rule 2 then also deletes the combining dot that lowercasing `İ` makes
+        # (`İstanbul` -> `istanbul`).
         text = self._lower(unicodedata.normalize("NFKC", text)).translate(self.deleted)
         return self.dropped.sub(" ", text)
 
@@ -471,32 +450,24 @@ def _script_rules(scripts: tuple[str, ...]) -> ScriptRules:
     return ScriptRules(scripts)
 
 
-def script_rules(scripts) -> ScriptRules | None:
-    """The rules for `scripts` (None, a name list or a `parse_scripts` value); None for the default scripts."""
+def script_rules(scripts) -> ScriptRules:
+    """The rules for `scripts`: None (the default scripts), a name list, a `parse_scripts` value or their rules."""
+    if isinstance(scripts, ScriptRules):
+        return scripts
     if scripts is None:
-        return None
+        return DEFAULT_RULES
     scripts = scripts if isinstance(scripts, tuple) and all(name in SCRIPTS or name == ALL_SCRIPTS for name in scripts) \
         else parse_scripts(scripts)
-    return None if scripts == DEFAULT_SCRIPTS else _script_rules(scripts)
+    return DEFAULT_RULES if scripts == DEFAULT_SCRIPTS else _script_rules(scripts)
+
+
+DEFAULT_RULES = ScriptRules(DEFAULT_SCRIPTS)
+CODE_PAGES = DEFAULT_RULES.code_pages
 
 
 # Letters (Unicode categories L*, and the few numerals that `isalpha` does
 # not tell from them) are what is left of a text without these.
 _NOT_LETTERS = re.compile(r"[\W\d_]+")
-_NOT_LETTER_KEPT = " \n0123456789" + KEPT_SYMBOLS
-
-
-_DROPPED_LETTERS: dict[int, str] = {}
-
-
-def _dropped_letters(page: CodePage, rules: ScriptRules | None) -> str:
-    """The letters of a code page that the rules drop (`µ`, a Greek letter after NFKC, by default)."""
-    key = id(page)
-    if key not in _DROPPED_LETTERS:
-        apply = _apply_rules if rules is None else rules.apply_rules
-        _DROPPED_LETTERS[key] = "".join(character for character in page.characters if character.isalpha()
-                                        and not any(result.isalpha() for result in apply(character)))
-    return _DROPPED_LETTERS[key]
 
 
 _OUTSIDE = threading.local()
@@ -525,28 +496,20 @@ def dropped_letter_share(before: str, after: str, scripts=None) -> float:
     characters outside that page, which are counted through the rules on
     their own; the rest of the letters are those of `after`.
     """
-    rules = scripts if scripts is None or isinstance(scripts, ScriptRules) else script_rules(scripts)
-    if before.isascii() and (rules is None or "latin" in rules.scripts or ALL_SCRIPTS in rules.scripts):
-        # ASCII letters are Latin, kept by default.
+    rules = script_rules(scripts)
+    if before.isascii() and rules.keeps_ascii_letters:
         return 0.0
-    page = (CODE_PAGES if rules is None else rules.code_pages)[0]
+    page = rules.code_pages[0]
     _OUTSIDE.runs = runs = []
     codecs.charmap_encode(before, _COLLECTING, page._encoding)
     _OUTSIDE.runs = None
-    dropped = sum(map(before.count, _dropped_letters(page, rules)))
+    dropped = sum(map(before.count, rules.dropped_page_letters))
     if runs:
         outside = " ".join(runs)
-        dropped += max(0, _letters(outside) - _letters(_apply_rules(outside) if rules is None else rules.apply_rules(outside)))
+        dropped += max(0, _letters(outside) - _letters(rules.apply_rules(outside)))
     if not dropped:
         return 0.0
-    if rules is None:
-        # `after` holds kept characters only: by default its letters are
-        # what is not a space, a newline, a digit or a kept symbol.
-        kept = len(after) - sum(map(after.count, _NOT_LETTER_KEPT))
-    else:
-        # Other scripts bring their marks and digits.
-        kept = _letters(after)
-    return round(dropped / (dropped + kept), 4)
+    return round(dropped / (dropped + _letters(after)), 4)
 
 
 def minimize_document(doc: Document, scripts=None) -> Document:

@@ -27,9 +27,9 @@ from typing import Iterator
 import apache_beam as beam
 import fastavro
 from apache_beam.io.filesystems import FileSystems
-from fastavro._read_common import HEADER_SCHEMA
+from fastavro.read import HEADER_SCHEMA
 
-from transforms.clean_html import html_to_blocks
+from transforms.blocks import html_to_blocks
 from transforms.compress_write import FILE_PREFIX
 from transforms.hash_dedup import content_hash
 from transforms.stage import DEAD_LETTER, counter

@@ -18,6 +18,7 @@ from collections import Counter
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
+from transforms import native
 from transforms.document import DeadLetter, Document, Skip
 from transforms.hash_dedup import Duplicate
 from transforms.minimize_text import MOSTLY_DROPPED_SHARE
@@ -135,6 +136,8 @@ def build_report(tally: Counter, options: dict) -> dict:
         "output_files": totals.get("output_files", 0),
         "files": dict(sorted(files.items())),
         "options": options,
+        # Which path of the C accelerators ran (transforms/native.py): the corpus is the same either way.
+        "accelerator": native.accelerator(),
     }
 
 
@@ -158,6 +161,8 @@ def format_report(report: dict) -> str:
         total = f"{first / size:.2f}x" if previous and size else ""
         lines.append(f"  {label:<28}{size:>16,}{step:>10}{total:>10}")
         previous = size
+    if "accelerator" in report:
+        lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:
         lines += ["", "Input files", f"  {'file':<44}" + "".join(f"{name:>12}" for name in ("read",) + OUTCOMES)]
         for path, counts in report["files"].items():

@@ -34,7 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 from selectolax.lexbor import LexborHTMLParser
 
 from transforms.charset import decode_document
-from transforms.clean_html import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, _is_hidden as is_hidden, css
+from transforms.clean_html import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, css, is_hidden
 from transforms.document import Document
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
