@@ -46,6 +46,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
+from transforms.exact_paths import remove_exactly
 from transforms.hash_dedup import HASH_ALGORITHM, Fingerprint
 from transforms.manifest import digest_file
 from transforms.report import tally_record
@@ -281,8 +282,7 @@ def publish(paths: list[str], output_dir: str, staging_dir: str) -> list[str]:
     pending = [(path, target) for path, target in zip(sorted(paths), final) if FileSystems.exists(path)]
     if pending:
         FileSystems.rename([path for path, _ in pending], [target for _, target in pending])
-    if FileSystems.exists(staging_dir):
-        FileSystems.delete([staging_dir])
+    remove_exactly([staging_dir])
     return final
 
 
