@@ -152,8 +152,7 @@ def _write_journal(staging: str, phase: str) -> None:
     written = f"{path}.new"
     with FileSystems.create(written) as handle:
         handle.write(phase.encode("ascii"))
-    if FileSystems.exists(path):
-        remove_exactly([path])
+    # Renaming over the journal replaces it in one step (removing it first would leave none).
     FileSystems.rename([written], [path])
 
 
