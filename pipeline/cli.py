@@ -140,6 +140,10 @@ class BuildFailed(Exception):
     """The pipeline failed, or its accounting does not balance: nothing was published."""
 
 
+class PublishCutShort(Exception):
+    """Publishing failed half-way: its journal stays, and the next run on the output directory finishes it."""
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM arrived."""
 
@@ -257,7 +261,10 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
                 if unbalanced:
                     raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")
                 with signals_held():
-                    publish(staging, settings.output)
+                    try:
+                        publish(staging, settings.output)
+                    except Exception as error:
+                        raise PublishCutShort(describe_failure(error)) from error
             except BaseException:
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
@@ -301,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as error:
             print(f"python -m pipeline: error: {error}", file=sys.stderr)
             return 2
+        except PublishCutShort as error:
+            print(f"python -m pipeline: publishing was cut short: {error}; the next run on {settings.output} "
+                  "finishes it", file=sys.stderr)
+            return 1
         except (BuildFailed, KeyboardInterrupt) as error:
             if signals.received is None and isinstance(error, BuildFailed):
                 logging.getLogger(__name__).debug("build failed", exc_info=True)

@@ -19,7 +19,8 @@ shuffle and nothing holds all documents:
    numbered in the sorted order of (input path, range start) of the units
    that gave documents; when all are written they are renamed to their
    final names in one step, so a failed run never leaves files that look
-   complete.
+   complete. (`python -m pipeline` stages its whole build in a directory of
+   its own and publishes it at the end: `pipeline/publish.py`.)
 
 So the shard of a record and its place in the shard follow from the input
 alone, and the Avro sync marker is derived from the build's options: the same
