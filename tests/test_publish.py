@@ -150,7 +150,8 @@ def test_a_file_in_the_way_that_no_manifest_lists_is_refused_and_kept(inputs, tm
 # --- paths are paths ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,sibling", [("run?", "runA"), ("victim-*", "victim-1"), ("set[12]", "set1")])
-def test_an_output_path_with_glob_characters_touches_no_other_directory(reference, inputs, tmp_path, name, sibling):
+def test_an_output_path_with_glob_characters_touches_no_other_directory(reference, inputs, tmp_path, name, sibling,
+                                                                        capsys):
     for directory in (sibling, name):
         shutil.copytree(reference, tmp_path / directory)
     before = snapshot(reference)
@@ -158,6 +159,9 @@ def test_an_output_path_with_glob_characters_touches_no_other_directory(referenc
     assert snapshot(tmp_path / sibling) == before
     assert code == 0, stderr
     assert snapshot(tmp_path / name) == before  # the earlier build replaced by the same build
+    capsys.readouterr()
+    assert verify.main([str(tmp_path / name)]) == 0
+    assert "1 corpus files" in capsys.readouterr().out  # not the sibling's too
 
 
 @pytest.mark.parametrize("where", [".", "corpus", "deeper/corpus"])
