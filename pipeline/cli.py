@@ -148,13 +148,14 @@ class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM arrived."""
 
 
-class SignalWatch(logging.Filter):
+class RunWatch(logging.Filter):
     """While active, SIGINT and SIGTERM stop the run (as Ctrl-C does) and are remembered in `received`.
 
-    Runners pass the interruption on wrapped in errors of their own, and log
-    it with a traceback: once a signal came, their log lines are dropped and
-    the command says in one line that it was interrupted. Handlers can only
-    be set in the main thread (Python's rule); elsewhere this does nothing.
+    Runners pass an interruption or a full disk on wrapped in errors of their
+    own, and log it with a traceback; the command says it in one line, so
+    those log records are dropped (all of them once a signal came). Handlers
+    can only be set in the main thread (Python's rule); elsewhere signals are
+    left as they are.
     """
 
     def __init__(self):
@@ -167,7 +168,7 @@ class SignalWatch(logging.Filter):
         raise Interrupted(self.received.name)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return self.received is None
+        return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -227,15 +228,19 @@ def build(settings: CorpusSettings, total_bytes: int) -> dict:
     return read_report(settings.output)
 
 
-def describe_failure(error: BaseException) -> str:
-    """One line: what went wrong; the disk being full is said as such, wherever it happened."""
+def disk_full(error: BaseException | None) -> bool:
+    """Whether `error` is, or was caused by, a full disk (runners may pass a worker's error on as text)."""
     seen = error
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
-            return f"the disk is full ({describe_error(seen)})"
+            return True
         seen = seen.__cause__ or seen.__context__
-    if os.strerror(errno.ENOSPC) in str(error):
-        # Runners pass a worker's error on as text.
+    return error is not None and os.strerror(errno.ENOSPC) in str(error)
+
+
+def describe_failure(error: BaseException) -> str:
+    """One line: what went wrong; a full disk is said as such, wherever it happened."""
+    if disk_full(error):
         return f"the disk is full ({os.strerror(errno.ENOSPC)})"
     return describe_error(error)
 
@@ -299,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
     unchanged = f"nothing was published, {settings.output} is as it was"
-    with SignalWatch() as signals:
+    with RunWatch() as signals:
         try:
             manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
             if manifest is not None:

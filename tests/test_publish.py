@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import json
+import logging
 import os
 import shutil
 import signal
@@ -99,10 +101,46 @@ def test_a_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(earlier
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"{output_dir}/{named_lines[0]}-00000-of-00001.jsonl")
 
     monkeypatch.setattr(pipeline.graph, "write_json_lines", full)
-    code, _, stderr = run_main(build_argv(other_inputs, earlier))
+    logged = io.StringIO()
+    handler = logging.StreamHandler(logged)
+    logging.getLogger().addHandler(handler)
+    try:
+        code, _, stderr = run_main(build_argv(other_inputs, earlier))
+    finally:
+        logging.getLogger().removeHandler(handler)
     assert code == 1
     [line] = error_lines(stderr)
-    assert "the disk is full" in line and "Traceback" not in stderr
+    assert line == f"python -m pipeline: the build failed: the disk is full (No space left on device); " \
+                   f"nothing was published, {earlier} is as it was"
+    assert "Traceback" not in logged.getvalue()  # the runner's log of the error says nothing more
+    assert snapshot(earlier) == before
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 3 MB file system (tmpfs), where the system lets the tests mount one (as root on Linux)."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)],
+                             capture_output=True, text=True) if sys.platform == "linux" else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root on Linux); the full disk is injected in "
+                    "test_a_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was")
+    yield mount_point
+    subprocess.run(["umount", str(mount_point)], check=True)
+
+
+def test_a_really_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(small_disk, reference, big_inputs):
+    earlier = Path(shutil.copytree(reference, small_disk / "out"))
+    before = snapshot(earlier)
+    free = os.statvfs(small_disk)
+    (small_disk / "filler").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 200_000))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, "-m", "pipeline", *build_argv(big_inputs, earlier)], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert error_lines(result.stderr) == [f"python -m pipeline: the build failed: the disk is full (No space left on "
+                                          f"device); nothing was published, {earlier} is as it was"]
     assert snapshot(earlier) == before
 
 
