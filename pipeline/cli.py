@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import errno
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipeline.graph import SIDE_OUTPUTS, build_corpus
+from pipeline.graph import build_corpus
 from pipeline.options import CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
-from transforms.compress_write import FILE_PREFIX, STAGING_DIR
-from transforms.manifest import MANIFEST_NAME, digest_file
-from transforms.read_warc import open_uncompressed, starts_like_warc
+from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
+                              output_lock, publish, publish_begun, recover)
 from transforms.document import describe_error
-from transforms.report import REPORT_NAME, format_report, read_report, write_report
+from transforms.exact_paths import is_local, remove_exactly
+from transforms.manifest import digest_file
+from transforms.read_warc import open_uncompressed, starts_like_warc
+from transforms.report import format_report, imbalances, read_report
 
 # Short names for runners that Beam only knows by their module path. Beam
 # 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
@@ -78,11 +85,11 @@ def make_runner(options: PipelineOptions):
     return None
 
 
-def check_inputs(patterns: tuple[str, ...]) -> int:
+def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
     """Every pattern matches a file; a lone input file must be a readable WARC file.
 
     Among several inputs, a file that is not a WARC is a per-file error in
-    the report and the run goes on. Returns the inputs' total size.
+    the report and the run goes on. Returns the inputs' total size and paths.
     """
     files = []
     total = 0
@@ -103,44 +110,108 @@ def check_inputs(patterns: tuple[str, ...]) -> int:
         if not is_warc:
             raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC record); "
                              "give WARC or WARC.gz files")
-    return total
+    return total, files
 
 
-def remove_outputs(output: str) -> None:
-    """Removes every file a build writes in `output`."""
-    earlier = [FileSystems.join(output, f"{name}-*") for name in (FILE_PREFIX,) + SIDE_OUTPUTS]
-    earlier += [FileSystems.join(output, name) for name in (REPORT_NAME, MANIFEST_NAME, STAGING_DIR)]
-    stale = [meta.path for result in FileSystems.match(earlier) for meta in result.metadata_list]
-    if stale:
-        FileSystems.delete(stale)
+def _directory_of(path: str) -> str:
+    if is_local(path):
+        return os.path.dirname(os.path.realpath(path))
+    return path.rsplit("/", 1)[0]
+
+
+def _resolved(path: str) -> str:
+    return os.path.realpath(path) if is_local(path) else path.rstrip("/")
+
+
+def check_output_apart_from_inputs(output: str, input_files: list[str]) -> None:
+    """Refuses an output directory that is, or is inside, a directory an input file comes from.
+
+    A corpus there would be among the files a later `--input` glob of that directory reads.
+    """
+    target = _resolved(output)
+    for path in input_files:
+        directory = _directory_of(path)
+        if target == directory or target.startswith(directory.rstrip("/") + "/"):
+            raise UsageError(f"--output {output} is in {directory}, where the input {path} is; "
+                             "write the corpus outside the inputs' directories")
 
 
 class BuildFailed(Exception):
-    """The pipeline failed: no output was published, and report.json says so."""
+    """The pipeline failed, or its accounting does not balance: nothing was published."""
+
+
+class PublishCutShort(Exception):
+    """Publishing failed half-way: its journal stays, and the next run on the output directory finishes it."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived."""
+
+
+class RunWatch(logging.Filter):
+    """While active, SIGINT and SIGTERM stop the run (as Ctrl-C does) and are remembered in `received`.
+
+    Runners pass an interruption or a full disk on wrapped in errors of their
+    own, and log it with a traceback; the command says it in one line, so
+    those log records are dropped (all of them once a signal came). Handlers
+    can only be set in the main thread (Python's rule); elsewhere signals are
+    left as they are.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.received: signal.Signals | None = None
+        self._previous = {}
+
+    def _handle(self, signum, frame):
+        self.received = signal.Signals(signum)
+        raise Interrupted(self.received.name)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        for handler in logging.getLogger().handlers:
+            handler.removeFilter(self)
+        return False
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Publishing is a few renames: a SIGINT or SIGTERM then would only leave it for the next run to finish."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def prepare_output(output: str) -> None:
-    """Creates the output directory and removes what an earlier build left in it."""
+    """Creates the output directory (nothing in it is changed before the build is complete)."""
+    if is_local(output) and os.path.exists(output) and not os.path.isdir(output):
+        raise UsageError(f"--output {output} is a file; give a directory")
     try:
-        if os.path.isfile(output):
-            raise UsageError(f"--output {output} is a file; give a directory")
         if not FileSystems.exists(output):
             FileSystems.mkdirs(output)
-        probe = FileSystems.join(output, f"{STAGING_DIR}-probe")
-        with FileSystems.create(probe) as handle:
-            handle.write(b"")
-        FileSystems.delete([probe])
-        remove_outputs(output)
-    except UsageError:
-        raise
     except Exception as error:  # noqa: BLE001
         raise UsageError(f"cannot write to --output {output}: {error}; choose a writable directory") from error
 
 
-def run(settings: CorpusSettings) -> dict:
-    """Builds the corpus that `settings` describe; returns the report."""
-    total_bytes = check_inputs(settings.inputs)
-    prepare_output(settings.output)
+def build(settings: CorpusSettings, total_bytes: int) -> dict:
+    """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report."""
     options = ViewedOnceOptions(list(settings.beam_args))
     runner = make_runner(options)
     try:
@@ -153,12 +224,63 @@ def run(settings: CorpusSettings) -> dict:
                 with ProgressDisplay(notes, total_bytes), beam.Pipeline(runner=runner, options=options) as pipeline:
                     build_corpus(pipeline, settings, notes)
     except Exception as error:
-        # What was written would look like a build: only the report remains, saying it failed.
-        remove_outputs(settings.output)
-        write_report({"status": "failed", "error": describe_error(error), "options": settings.build_identity()},
-                     settings.output)
-        raise BuildFailed(describe_error(error)) from error
+        raise BuildFailed(describe_failure(error)) from error
     return read_report(settings.output)
+
+
+def disk_full(error: BaseException | None) -> bool:
+    """Whether `error` is, or was caused by, a full disk (runners may pass a worker's error on as text)."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return error is not None and os.strerror(errno.ENOSPC) in str(error)
+
+
+def describe_failure(error: BaseException) -> str:
+    """One line: what went wrong; a full disk is said as such, wherever it happened."""
+    if disk_full(error):
+        return f"the disk is full ({os.strerror(errno.ENOSPC)})"
+    return describe_error(error)
+
+
+def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
+    """Builds the corpus that `settings` describe and publishes it; returns the report and notes for the user.
+
+    The build is written in a staging directory of its own inside `--output`
+    (`pipeline.publish`); whatever goes wrong before it is published, the
+    output directory is left as it was.
+    """
+    total_bytes, input_files = check_inputs(settings.inputs)
+    check_output_apart_from_inputs(settings.output, input_files)
+    prepare_output(settings.output)
+    try:
+        with output_lock(settings.output):
+            notes = recover(settings.output)
+            check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
+            staging = new_staging_dir(settings.output)
+            try:
+                report = build(dataclasses.replace(settings, output=staging), total_bytes)
+                unbalanced = imbalances(report)
+                if unbalanced:
+                    raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")
+                with signals_held():
+                    try:
+                        publish(staging, settings.output)
+                    except Exception as error:
+                        raise PublishCutShort(describe_failure(error)) from error
+            except BaseException:
+                # A publish that began is finished by the next run (it may have moved the earlier build).
+                if not publish_begun(staging):
+                    remove_exactly([staging])
+                raise
+    except OutputRefused as error:
+        raise UsageError(str(error)) from error
+    except OSError as error:
+        raise UsageError(f"cannot write to --output {settings.output}: {error}; choose a writable directory") \
+            from error
+    return report, notes
 
 
 def check_inputs_unchanged(manifest: dict) -> None:
@@ -181,21 +303,32 @@ def compare_with_manifest(manifest: dict, output: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
-    try:
-        manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
-        if manifest is not None:
-            check_inputs_unchanged(manifest)
-        report = run(settings)
-    except UsageError as error:
-        print(f"{program_name()}: error: {error}", file=sys.stderr)
-        return 2
-    except BuildFailed as error:
-        logging.getLogger(__name__).debug("build failed", exc_info=True)
-        print(f"{program_name()}: the build failed: {error}\nNothing was published in {settings.output}; "
-              f"its {REPORT_NAME} says the build failed.", file=sys.stderr)
-        return 1
+    unchanged = f"nothing was published, {settings.output} is as it was"
+    with RunWatch() as signals:
+        try:
+            manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
+            if manifest is not None:
+                check_inputs_unchanged(manifest)
+            report, notes = run(settings)
+        except UsageError as error:
+            print(f"{program_name()}: error: {error}", file=sys.stderr)
+            return 2
+        except PublishCutShort as error:
+            print(f"{program_name()}: publishing was cut short: {error}; the next run on {settings.output} "
+                  "finishes it", file=sys.stderr)
+            return 1
+        except (BuildFailed, KeyboardInterrupt) as error:
+            if signals.received is None and isinstance(error, BuildFailed):
+                logging.getLogger(__name__).debug("build failed", exc_info=True)
+                print(f"{program_name()}: the build failed: {error}; {unchanged}", file=sys.stderr)
+                return 1
+            received = signals.received or signal.SIGINT
+            print(f"{program_name()}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
+            return 128 + received
+    for note in notes:
+        print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))
-    print(f"\nCorpus, report.json, manifest.json and side outputs are in {settings.output}")
+    print(f"\nCorpus, report.json, report.html, manifest.json and side outputs are in {settings.output}")
     if manifest is None:
         return 0
     different = compare_with_manifest(manifest, settings.output)

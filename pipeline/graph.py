@@ -111,7 +111,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
         written[TALLIES],
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),
-        written["paths"] | "TallyWritten" >> beam.Map(tally_written),
+        written[DIGESTS] | "TallyWritten" >> beam.Map(tally_written),
     ]
     report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
     report_page = {

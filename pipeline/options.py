@@ -118,7 +118,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", default=DEFAULT_OUTPUT, metavar="DIR",
         help=f"Directory for the corpus, report and side outputs (default: ./{DEFAULT_OUTPUT}). "
-             "Earlier webcorpus output files in it are replaced.",
+             "A build published there earlier is replaced once the new one is complete; nothing else in it is "
+             "touched. Not in, or inside, the directory of an input file.",
     )
     parser.add_argument(
         "--codec", default=None, choices=list(CODECS),

@@ -28,7 +28,8 @@ from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_avro
 def check_manifest(output_dir: str) -> tuple[dict | None, list[Problem]]:
     path = FileSystems.join(output_dir, MANIFEST_NAME)
     if not FileSystems.exists(path):
-        return None, [Problem(MANIFEST_NAME, "file", "missing: file checksums cannot be checked")]
+        # A build's manifest is published last: without it, DIR holds no complete build.
+        return None, [Problem(MANIFEST_NAME, "file", "missing: not a complete build; file checksums cannot be checked")]
     try:
         manifest = json.loads(read_bytes(path))
         sealed = seal(manifest)

@@ -184,21 +184,6 @@ def test_a_capture_cut_by_the_crawler_is_skipped_not_lost():
     assert [skip.url for skip in skips] == ["https://example.org/long"]
 
 
-def test_a_failed_build_publishes_nothing_and_its_report_says_so(tmp_path, monkeypatch, capsys):
-    import transforms.compress_write
-
-    def full_disk(paths, output_dir, staging_dir):
-        raise OSError("No space left on device")
-
-    monkeypatch.setattr(transforms.compress_write, "publish", full_disk)
-    output = tmp_path / "out"
-    assert cli.main(["--output", str(output), "--quiet"]) == 1
-    assert sorted(path.name for path in output.iterdir()) == ["report.json"]
-    report = json.loads((output / "report.json").read_text())
-    assert report["status"] == "failed" and "No space left on device" in report["error"]
-    assert "the build failed" in capsys.readouterr().err
-
-
 PATHOLOGICAL = {
     "nul-bytes": b"<p>a\x00b\x00\x00c</p>" * 1000,
     "invalid-utf8": b"<p>\xff\xfe\xc3\x28 caf\xe9 ok</p>",

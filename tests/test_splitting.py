@@ -57,7 +57,8 @@ def test_dev_corpus_file_split_into_many_ranges(corpus_dir):
 
 
 def test_a_split_build_keeps_the_same_documents(tmp_path):
-    source = tmp_path / "big.warc.gz"
+    source = tmp_path / "in" / "big.warc.gz"  # an output is never in an input's directory
+    source.parent.mkdir()
     source.write_bytes(SAMPLE)
     whole, split = tmp_path / "whole", tmp_path / "split"
     assert cli.main(["--input", str(source), "--output", str(whole)]) == 0

@@ -19,7 +19,8 @@ shuffle and nothing holds all documents:
    numbered in the sorted order of (input path, range start) of the units
    that gave documents; when all are written they are renamed to their
    final names in one step, so a failed run never leaves files that look
-   complete.
+   complete. (`python -m pipeline` stages its whole build in a directory of
+   its own and publishes it at the end: `pipeline/publish.py`.)
 
 So the shard of a record and its place in the shard follow from the input
 alone, and the Avro sync marker is derived from the build's options: the same
@@ -46,6 +47,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
+from transforms.exact_paths import remove_exactly
 from transforms.hash_dedup import DUPLICATE_LIST_CAP, HASH_ALGORITHM, Fingerprint
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
@@ -293,8 +295,7 @@ def publish(paths: list[str], output_dir: str, staging_dir: str) -> list[str]:
     pending = [(path, target) for path, target in zip(sorted(paths), final) if FileSystems.exists(path)]
     if pending:
         FileSystems.rename([path for path, _ in pending], [target for _, target in pending])
-    if FileSystems.exists(staging_dir):
-        FileSystems.delete([staging_dir])
+    remove_exactly([staging_dir])
     return final
 
 

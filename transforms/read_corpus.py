@@ -31,6 +31,7 @@ from fastavro.read import HEADER_SCHEMA
 
 from transforms.blocks import html_to_blocks
 from transforms.compress_write import FILE_PREFIX
+from transforms.exact_paths import escape_glob
 from transforms.hash_dedup import content_hash
 from transforms.stage import DEAD_LETTER, counter
 
@@ -153,7 +154,7 @@ def corpus_files(location: str) -> list[str]:
     """The corpus shards of a directory, or the files a pattern matches."""
     pattern = location
     if FileSystems.exists(location) and not location.endswith(".avro"):
-        pattern = FileSystems.join(location, f"{FILE_PREFIX}-*.avro")
+        pattern = FileSystems.join(escape_glob(location), f"{FILE_PREFIX}-*.avro")  # the directory is a path
     return sorted(meta.path for meta in FileSystems.match([pattern])[0].metadata_list)
 
 

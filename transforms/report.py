@@ -21,6 +21,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms import native
 from transforms.document import DeadLetter, Document, Skip
 from transforms.hash_dedup import Duplicate
+from transforms.manifest import FileDigest
 from transforms.minimize_text import MOSTLY_DROPPED_SHARE
 from transforms.read_warc import STAGE as READ_STAGE
 from transforms.read_warc import ReadNote
@@ -87,9 +88,8 @@ def tally_duplicate(duplicate: Duplicate) -> Counter:
     return _tally(duplicate.source_file, "duplicates")
 
 
-def tally_written(path: str) -> Counter:
-    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
-    return Counter({("bytes", "written"): size, ("total", "output_files"): 1})
+def tally_written(shard: FileDigest) -> Counter:
+    return Counter({("bytes", "written"): shard.size, ("total", "output_files"): 1})
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
@@ -139,6 +139,18 @@ def build_report(tally: Counter, options: dict) -> dict:
         # Which path of the C accelerators ran (transforms/native.py): the corpus is the same either way.
         "accelerator": native.accelerator(),
     }
+
+
+def imbalances(report: dict) -> list[str]:
+    """Where `read = kept + duplicates + skipped + dead_letter` does not hold: each file's, then the total's."""
+    counted = [(f"input {path}", counts) for path, counts in report["files"].items()]
+    lines = []
+    for where, counts in counted + [("in total", report["records"])]:
+        accounted = sum(counts[name] for name in OUTCOMES)
+        if counts["read"] != accounted:
+            lines.append(f"{where}: read {counts['read']:,}, kept + duplicates + skipped + dead letter {accounted:,} "
+                         f"({counts['read'] - accounted:+,} unaccounted)")
+    return lines
 
 
 def format_report(report: dict) -> str:

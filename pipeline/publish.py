@@ -1,0 +1,219 @@
+"""How a build reaches its output directory: staged whole, then published in one final step.
+
+A run writes its whole build (shards, side files, report.json, manifest.json)
+in a staging directory of its own, `DIR/.webcorpus-staging-<run id>/`, and
+leaves everything else in DIR alone while it builds. Only a build that
+completed and whose accounting balances is published, in this order:
+
+1. the journal `PUBLISHING` is written in the staging directory: from here
+   on the build is to be published, whatever happens;
+2. DIR's `manifest.json` goes first, into the staging directory's
+   `previous/`, so that a half-published DIR never looks complete; then the
+   files that manifest lists (what the earlier build wrote, and nothing
+   else);
+3. the journal says `moving-in`; the new build's files move into DIR, its
+   manifest last;
+4. the staging directory is removed, with the earlier build in it.
+
+A publish cut short (SIGKILL, a crash, power loss) leaves its journal; the
+next run on DIR finishes that publish before it starts (`recover`). A
+staging directory without a journal is a build that never finished: the next
+run removes it. A file in DIR that no manifest lists is never moved or
+removed; if the new build would write a file of that name, the run refuses.
+
+Local output directories are locked (`fcntl.flock` on `DIR/.webcorpus.lock`,
+removed at the end) for the whole run, so a second run on DIR refuses at
+once; the kernel drops the lock of a process that dies, so a killed run
+leaves no lock that holds. Object stores (gs://, s3://) have no locks:
+two runs on one such directory are not detected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import uuid
+
+from apache_beam.io.filesystems import FileSystems
+
+from transforms.compress_write import FILE_PREFIX, STAGING_DIR
+from transforms.exact_paths import is_local, names_in, remove_exactly
+from transforms.manifest import MANIFEST_NAME, seal
+from transforms.report import REPORT_NAME
+from transforms.report_page import REPORT_PAGE_NAME
+
+RUN_STAGING_PREFIX = f"{STAGING_DIR}-"
+LOCK_NAME = ".webcorpus.lock"
+JOURNAL_NAME = "PUBLISHING"
+PREVIOUS_DIR = "previous"
+REMOVING_OLD = "removing-old"
+MOVING_IN = "moving-in"
+# Files a build writes whatever its inputs; the shards' names depend on their number.
+FIXED_NAMES = (REPORT_NAME, REPORT_PAGE_NAME, MANIFEST_NAME, "dead-letter-00000-of-00001.jsonl", "skipped-00000-of-00001.jsonl",
+               "duplicates-00000-of-00001.jsonl")
+SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro\Z")
+
+
+class OutputRefused(Exception):
+    """The output directory cannot take this build; nothing was changed in it."""
+
+
+class OutputBusy(OutputRefused):
+    """Another run holds the output directory's lock."""
+
+
+@contextlib.contextmanager
+def output_lock(output: str):
+    """Holds DIR's lock for the block (local directories only); raises OutputBusy if another run holds it.
+
+    The lock file is removed when the block ends, so DIR holds nothing of the
+    lock between runs; a run that locked a file another run had just removed
+    sees that the path no longer names it, and locks again.
+    """
+    if not is_local(output):
+        yield
+        return
+    path = os.path.join(output, LOCK_NAME)
+    while True:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            raise OutputBusy(f"another run is writing to --output {output} (it holds {LOCK_NAME}); "
+                             "wait for it to end or choose another directory") from None
+        try:
+            if os.stat(path).st_ino == os.fstat(descriptor).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(descriptor)
+    try:
+        yield
+    finally:
+        os.remove(path)
+        os.close(descriptor)
+
+
+def new_staging_dir(output: str) -> str:
+    path = FileSystems.join(output, f"{RUN_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
+    FileSystems.mkdirs(path)
+    return path
+
+
+def _read_json(path: str):
+    with FileSystems.open(path, compression_type="uncompressed") as handle:
+        return json.loads(handle.read())
+
+
+def listed_outputs(manifest_path: str) -> list[str]:
+    """The file names a build's manifest lists; raises OutputRefused if it is not a sound webcorpus manifest."""
+    try:
+        manifest = _read_json(manifest_path)
+        names = [entry["path"] for entry in manifest["outputs"]]
+    except Exception as error:  # noqa: BLE001 - whatever is wrong, it cannot say what the build wrote
+        raise OutputRefused(f"{manifest_path} is not a readable webcorpus manifest ({error}); move it away") from error
+    if seal(manifest) != manifest:
+        raise OutputRefused(f"{manifest_path} was changed since its build wrote it (manifest_sha256 differs); "
+                            "run python -m pipeline.verify on it, or move it away")
+    # A manifest names files of its own directory: anything else is not a file it may have us move.
+    strange = [name for name in names if not isinstance(name, str) or "/" in name or name in ("", ".", "..")]
+    if strange:
+        raise OutputRefused(f"{manifest_path} lists {strange[0]!r}, which is not a file name; move it away")
+    return names
+
+
+def earlier_build(output: str) -> list[str]:
+    """What the build published in `output` wrote (its manifest last), or [] if none is there."""
+    manifest = FileSystems.join(output, MANIFEST_NAME)
+    if not FileSystems.exists(manifest):
+        return []
+    return listed_outputs(manifest) + [MANIFEST_NAME]
+
+
+def check_nothing_in_the_way(output: str, names: list[str]) -> None:
+    """Refuses if a file of one of `names` stands in `output` and the build published there did not write it."""
+    ours = set(earlier_build(output))
+    for name in names:
+        if name not in ours and FileSystems.exists(FileSystems.join(output, name)):
+            raise OutputRefused(f"{FileSystems.join(output, name)} is in the way: no manifest of an earlier build "
+                                "lists it (a user's file, or what an interrupted run left); move it away")
+
+
+def names_a_build_may_write(output: str) -> list[str]:
+    """The fixed names, and the shard names that stand in `output` now."""
+    return list(FIXED_NAMES) + [name for name in names_in(output, f"{FILE_PREFIX}-") if SHARD_NAME.match(name)]
+
+
+def _write_journal(staging: str, phase: str) -> None:
+    path = FileSystems.join(staging, JOURNAL_NAME)
+    written = f"{path}.new"
+    with FileSystems.create(written) as handle:
+        handle.write(phase.encode("ascii"))
+    # Renaming over the journal replaces it in one step (removing it first would leave none).
+    FileSystems.rename([written], [path])
+
+
+def _journal(staging: str) -> str | None:
+    path = FileSystems.join(staging, JOURNAL_NAME)
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path, compression_type="uncompressed") as handle:
+        return handle.read().decode("ascii")
+
+
+def publish_begun(staging: str) -> bool:
+    """Whether publishing `staging` began (then only finishing it, never removing it, keeps every file)."""
+    return _journal(staging) is not None
+
+
+def _move(names: list[str], source: str, target: str) -> None:
+    pending = [name for name in names if FileSystems.exists(FileSystems.join(source, name))]
+    for name in pending:
+        FileSystems.rename([FileSystems.join(source, name)], [FileSystems.join(target, name)])
+
+
+def publish(staging: str, output: str) -> None:
+    """Replaces the build published in `output` by the complete build in `staging` (see the module's docstring).
+
+    Resumes a publish that was cut short: each step is done again only where it was not done.
+    """
+    new = listed_outputs(FileSystems.join(staging, MANIFEST_NAME))
+    previous = FileSystems.join(staging, PREVIOUS_DIR)
+    phase = _journal(staging)
+    if phase is None:
+        check_nothing_in_the_way(output, new + [MANIFEST_NAME])
+        _write_journal(staging, REMOVING_OLD)
+        phase = REMOVING_OLD
+    if phase == REMOVING_OLD:
+        if not FileSystems.exists(previous):
+            FileSystems.mkdirs(previous)
+        _move([MANIFEST_NAME], output, previous)
+        if FileSystems.exists(FileSystems.join(previous, MANIFEST_NAME)):
+            _move(listed_outputs(FileSystems.join(previous, MANIFEST_NAME)), output, previous)
+        _write_journal(staging, MOVING_IN)
+    _move(new, staging, output)
+    _move([MANIFEST_NAME], staging, output)
+    remove_exactly([staging])
+
+
+def recover(output: str) -> list[str]:
+    """Finishes the publishes that runs cut short in `output` and removes what unfinished runs left.
+
+    Call with the lock held. Returns a line for each publish finished.
+    """
+    notes = []
+    for name in names_in(output, RUN_STAGING_PREFIX):
+        staging = FileSystems.join(output, name)
+        if _journal(staging) is None:
+            remove_exactly([staging])
+        else:
+            publish(staging, output)
+            notes.append(f"finished publishing the build of an earlier run that was cut short ({name})")
+    legacy = FileSystems.join(output, STAGING_DIR)
+    if FileSystems.exists(legacy):
+        remove_exactly([legacy])
+    return notes
