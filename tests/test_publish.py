@@ -342,4 +342,4 @@ def test_names_in_and_escape_glob_take_paths_as_paths(tmp_path):
     assert [meta.path for meta in matched] == [str(tmp_path / "run?" / "f")]
     remove_exactly([str(tmp_path / "run?"), str(tmp_path / "run[1]")])
     assert names_in(str(tmp_path), "run") == ["run1", "runA"]
-    assert pipeline.publish.names_a_build_may_write(str(tmp_path))[:2] == ["report.json", "manifest.json"]
+    assert pipeline.publish.names_a_build_may_write(str(tmp_path))[:3] == ["report.json", "report.html", "manifest.json"]
