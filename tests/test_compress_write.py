@@ -12,7 +12,7 @@ import fastavro
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from transforms.compress_write import (CODECS, CORPUS_SCHEMA, SCHEMA_FIELDS, STAGING_DIR, CompressWrite,
+from transforms.compress_write import (CODECS, CORPUS_SCHEMA, RECORD_DIGEST, SCHEMA_FIELDS, STAGING_DIR, CompressWrite,
                                        StageAndFingerprint, avro_record, resolve_level)
 from transforms.document import Document
 from transforms.hash_dedup import HashDedup, content_hash, hash_document
@@ -176,5 +176,6 @@ def test_compress_write_rejects_a_bad_level_when_built():
 
 def test_schema_fields_are_document_fields():
     assert set(CODECS) == {"deflate", "snappy", "zstandard", "xz", "bzip2", "null"}
-    assert set(SCHEMA_FIELDS) <= set(Document.__dataclass_fields__)
+    assert set(SCHEMA_FIELDS) - {RECORD_DIGEST} <= set(Document.__dataclass_fields__)
     assert [field["name"] for field in CORPUS_SCHEMA["fields"]] == list(SCHEMA_FIELDS)
+    assert SCHEMA_FIELDS[-1] == RECORD_DIGEST
