@@ -12,7 +12,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.graph import SIDE_OUTPUTS, build_corpus
-from pipeline.options import CorpusSettings, load_manifest, parse_settings
+from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings
 from pipeline.progress import ProgressDisplay
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.manifest import MANIFEST_NAME, digest_file
@@ -20,12 +20,6 @@ from transforms.read_warc import open_uncompressed, starts_like_warc
 from transforms.document import describe_error
 from transforms.report import REPORT_NAME, format_report, read_report, write_report
 
-# Short names for runners that Beam only knows by their module path. Beam
-# 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
-# finish_bundle, among other faults: pipeline.dask_runner fixes them.
-RUNNER_ALIASES = {
-    "DaskRunner": "pipeline.dask_runner.DaskRunner",
-}
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
 
 
