@@ -200,11 +200,18 @@ def runner_module(runner: str) -> str | None:
 
 
 def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> str | None:
-    """What is wrong with the first of `beam_args` (the arguments webcorpus does not know) that Beam does not know."""
+    """Why `beam_args` (what webcorpus's own options left) are not all Beam's options, or None.
+
+    Names the first argument that Beam does not know either, or a runner it
+    cannot find or load.
+    """
     beam = beam_parser()
     try:
         runner = beam.parse_known_args(beam_args)[0].runner
         module = runner and runner_module(runner)
+        if runner and not module:
+            nearest = difflib.get_close_matches(runner, StandardOptions.KNOWN_RUNNER_NAMES + list(RUNNER_ALIASES), n=1)
+            return f"unknown runner {runner}" + (f"; did you mean {nearest[0]}?" if nearest else "")
         if module:
             # A runner's module can define options of its own (the Dask runner's --dask_client_address).
             try:

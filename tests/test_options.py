@@ -38,6 +38,16 @@ def test_an_argument_that_is_no_option_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_misspelled_runner_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main(["--runner=DirectRuner"])
+    assert code == 2
+    assert stderr.splitlines() == [
+        "python -m pipeline: error: unknown runner DirectRuner; did you mean DirectRunner? "
+        "(see python -m pipeline --help)"]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_bad_value_of_a_beam_flag_is_one_line(tmp_path):
     result = run_module("--direct_num_workers=two", "--output", str(tmp_path / "out"))
     assert result.returncode == 2

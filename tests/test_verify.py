@@ -10,10 +10,11 @@ from pathlib import Path
 
 import fastavro
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import verify
+from pipeline.sample import sample_captures, warc_bytes
 from tests.test_integrity import build, first_block, flip_byte, problems, sample_inputs  # noqa: F401 (a fixture)
 from transforms.manifest import MANIFEST_NAME, digest_file, seal
 
@@ -92,8 +93,6 @@ def json_values():
 @pytest.fixture(scope="module")
 def built_once(tmp_path_factory) -> Path:
     inputs = tmp_path_factory.mktemp("in")
-    from pipeline.sample import sample_captures, warc_bytes
-
     (inputs / "a.warc.gz").write_bytes(warc_bytes(sample_captures(), filename="a.warc.gz"))
     return build([str(inputs / "a.warc.gz")], tmp_path_factory.mktemp("corpus") / "out")
 
@@ -106,41 +105,41 @@ PLACES = ["manifest", "manifest.outputs", "manifest.outputs[0]", "manifest.outpu
           "report.files", "report.files[0]", "report.files[0].kept"]
 
 
-def _at(document, step: str):
-    if step.startswith("["):
-        index = int(step[1:-1])
-        return document[sorted(document)[index]] if isinstance(document, dict) else document[index]
-    return document[step]
+def _key(document, step: str):
+    """The key or index that a step of a place (`name`, `[index]`: the index-th key of an object) names."""
+    if not step.startswith("["):
+        return step
+    index = int(step[1:-1])
+    return sorted(document)[index] if isinstance(document, dict) else index
 
 
-def replaced(document, place: str, value):
-    steps = place.replace("[", ".[").split(".")[1:]
-    if not steps:
-        return value
-    target = document
-    for step in steps[:-1]:
-        target = _at(target, step)
-    last = steps[-1]
-    if last.startswith("[") and isinstance(target, dict):
-        target[sorted(target)[int(last[1:-1])]] = value
-    elif last.startswith("["):
-        target[int(last[1:-1])] = value
-    else:
-        target[last] = value
-    return document
+def _steps(place: str) -> list[str]:
+    return place.replace("[", ".[").split(".")[1:]
 
 
 def at(document, place: str):
     """The value at `place` in `document`, None where there is none."""
-    for step in place.replace("[", ".[").split(".")[1:]:
+    for step in _steps(place):
         try:
-            document = _at(document, step)
+            document = document[_key(document, step)]
         except (KeyError, IndexError, TypeError):
             return None
     return document
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def replaced(document, place: str, value):
+    """`document` with `value` at `place`."""
+    *steps, last = _steps(place) or [None]
+    if last is None:
+        return value
+    target = document
+    for step in steps:
+        target = target[_key(target, step)]
+    target[_key(target, last)] = value
+    return document
+
+
+@settings(max_examples=200, deadline=None)
 @given(place=st.sampled_from(PLACES), value=json_values(), sealed=st.booleans())
 def test_random_json_in_any_field_of_the_manifest_or_report_is_named(built_once, place, value, sealed):
     name = MANIFEST_NAME if place.startswith("manifest") else "report.json"
