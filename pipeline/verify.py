@@ -136,7 +136,11 @@ def check_outputs(output_dir: str, manifest: dict) -> list[Problem]:
         if not FileSystems.exists(path):
             problems.append(Problem(entry["path"], "file", "listed in the manifest but missing"))
             continue
-        digest = digest_file(path)
+        try:
+            digest = digest_file(path)
+        except OSError as error:  # a directory, a file without read permission
+            problems.append(Problem(entry["path"], "file", f"unreadable: {str(error)[:200]}"))
+            continue
         if digest.size != entry["size"]:
             problems.append(Problem(entry["path"], "file", f"size {digest.size}, manifest says {entry['size']}"))
         elif digest.sha256 != entry["sha256"]:

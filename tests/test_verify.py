@@ -76,6 +76,17 @@ def test_a_listed_path_never_leads_out_of_the_corpus(sample_inputs, tmp_path, ca
            "corpus directory" in printed
 
 
+def test_a_listed_directory_is_named(sample_inputs, tmp_path, capsys):
+    output = build(sample_inputs, tmp_path / "out")
+    (output / "notes").mkdir()
+    manifest = manifest_of(output)
+    manifest["outputs"].append({"path": "notes", "size": 0, "sha256": "0" * 64})
+    write_manifest(output, manifest)
+    code, printed = exit_status(output, capsys)
+    assert code == 1
+    assert "notes: file: unreadable: " in printed
+
+
 def test_a_file_that_is_no_webcorpus_manifest_is_not_a_corpus(tmp_path, capsys):
     (tmp_path / MANIFEST_NAME).write_text('{"name": "some other tool", "files": []}')
     code, printed = exit_status(tmp_path, capsys)
