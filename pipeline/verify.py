@@ -86,7 +86,8 @@ def manifest_problems(manifest: dict) -> list[Problem]:
     if not isinstance(outputs, list):
         return [Problem(MANIFEST_NAME, "outputs", f"{_shown(outputs)} is not a list of output files")]
     problems = [problem for index, entry in enumerate(outputs) for problem in output_entry_problems(index, entry)]
-    names = Counter(entry["path"] for entry in outputs if isinstance(entry, dict) and isinstance(entry.get("path"), str))
+    names = Counter(entry.get("path") for entry in outputs if isinstance(entry, dict)
+                    and isinstance(entry.get("path"), str))
     problems += [Problem(MANIFEST_NAME, "outputs", f"{_shown(name)} is listed {count} times")
                  for name, count in sorted(names.items()) if count > 1]
     if not isinstance(manifest.get("manifest_sha256"), str):
@@ -96,7 +97,7 @@ def manifest_problems(manifest: dict) -> list[Problem]:
 
 
 def read_manifest(output_dir: str) -> dict | None:
-    """The manifest of DIR as JSON; None if there is none. Raises NotACorpus for a file that is no webcorpus manifest."""
+    """The manifest of DIR as JSON, None if there is none; NotACorpus for a file that is no webcorpus manifest."""
     path = FileSystems.join(output_dir, MANIFEST_NAME)
     if not FileSystems.exists(path):
         return None
@@ -178,10 +179,11 @@ def _counts_problem(where: str, counts) -> Problem | None:
         return Problem(REPORT_NAME, where, f"{_shown(counts)} does not hold the counts {', '.join(COUNTS)}")
     outcomes = sum(counts[name] for name in OUTCOMES)
     if counts["read"] != outcomes:
+        off = f"{counts['read'] - outcomes} records unaccounted for" if counts["read"] > outcomes else \
+            f"{outcomes - counts['read']} records too many"
         return Problem(REPORT_NAME, where, (
             f"read {counts['read']} != kept {counts['kept']} + duplicates {counts['duplicates']} + skipped "
-            f"{counts['skipped']} + dead letter {counts['dead_letter']} = {outcomes} "
-            f"({abs(counts['read'] - outcomes)} records {'unaccounted for' if counts['read'] > outcomes else 'too many'})"))
+            f"{counts['skipped']} + dead letter {counts['dead_letter']} = {outcomes} ({off})"))
     return None
 
 
