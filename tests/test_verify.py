@@ -95,10 +95,13 @@ def test_a_file_that_is_no_webcorpus_manifest_is_not_a_corpus(tmp_path, capsys):
     assert "holds no webcorpus build (manifest.json is not a webcorpus manifest" in printed
 
 
+def _containers(children):
+    return st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+
+
 def json_values():
     return st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20), _containers,
         max_leaves=12)
 
 
