@@ -17,7 +17,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.graph import build_corpus
-from pipeline.options import CorpusSettings, load_manifest, parse_settings, program_name
+from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
                               output_lock, publish, publish_begun, recover)
@@ -27,12 +27,6 @@ from transforms.manifest import digest_file
 from transforms.read_warc import open_uncompressed, starts_like_warc
 from transforms.report import format_report, imbalances, read_report
 
-# Short names for runners that Beam only knows by their module path. Beam
-# 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
-# finish_bundle, among other faults: pipeline.dask_runner fixes them.
-RUNNER_ALIASES = {
-    "DaskRunner": "pipeline.dask_runner.DaskRunner",
-}
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
 
 

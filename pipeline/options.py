@@ -1,17 +1,24 @@
 """Command-line options of `python -m pipeline`, and the settings they make.
 
 Options that are not webcorpus's own pass through to Beam as pipeline
-options (`--runner`, `--direct_num_workers`, `--temp_location`, ...).
+options (`--runner`, `--direct_num_workers`, `--temp_location`, ...). An
+argument that neither webcorpus nor Beam knows is a mistake, reported with
+the nearest real flag: Beam would drop it with a warning, and a misspelled
+`--ouput` would build into the default directory.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib
 import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
@@ -23,6 +30,12 @@ from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"
+# Short names for runners that Beam only knows by their module path. Beam
+# 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
+# finish_bundle, among other faults: pipeline.dask_runner fixes them.
+RUNNER_ALIASES = {
+    "DaskRunner": "pipeline.dask_runner.DaskRunner",
+}
 
 
 def absolute_pattern(pattern: str) -> str:
@@ -107,7 +120,8 @@ def make_parser() -> argparse.ArgumentParser:
         description=(
             "Turn WARC files into a clean, deduplicated, compressed Avro corpus. "
             "Options not listed here are passed to Apache Beam (for example --runner, "
-            "--direct_num_workers, --direct_running_mode, --temp_location)."
+            "--direct_num_workers, --direct_running_mode, --temp_location); one that Beam "
+            "does not know either is an error."
         ),
     )
     parser.add_argument(
@@ -225,10 +239,67 @@ def load_manifest(path: str) -> dict:
     return manifest
 
 
+def beam_parser() -> argparse.ArgumentParser:
+    """The parser of every Beam pipeline option known now: those of each `PipelineOptions` subclass imported."""
+    parsers = []
+    PipelineOptions([]).get_all_options(add_extra_args_fn=parsers.append)
+    (parser,) = parsers
+    parser.exit_on_error = False
+    return parser
+
+
+def runner_module(runner: str) -> str | None:
+    """The module that defines the runner `--runner` names, resolved as Beam resolves it."""
+    path = RUNNER_ALIASES.get(runner, runner)
+    if "." not in path:
+        known = {name.rsplit(".", 1)[-1].lower(): name for name in StandardOptions.ALL_KNOWN_RUNNERS}
+        path = known.get(path.lower(), known.get(f"{path.lower()}runner", ""))
+    return path.rsplit(".", 1)[0] if "." in path else None
+
+
+def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> str | None:
+    """Why `beam_args` (what webcorpus's own options left) are not all Beam's options, or None.
+
+    Names the first argument that Beam does not know either, or a runner it
+    cannot find or load.
+    """
+    beam = beam_parser()
+    try:
+        runner = beam.parse_known_args(beam_args)[0].runner
+        module = runner and runner_module(runner)
+        if runner and not module:
+            nearest = difflib.get_close_matches(runner, StandardOptions.KNOWN_RUNNER_NAMES + list(RUNNER_ALIASES), n=1)
+            return f"unknown runner {runner}" + (f"; did you mean {nearest[0]}?" if nearest else "")
+        if module:
+            # A runner's module can define options of its own (the Dask runner's --dask_client_address).
+            try:
+                importlib.import_module(module)
+            except ImportError as error:
+                return f"cannot load --runner {runner}: {error}"
+            beam = beam_parser()
+        unknown = beam.parse_known_args(beam_args)[1]
+    except argparse.ArgumentError as error:
+        return str(error)
+    if not unknown:
+        return None
+    argument = unknown[0]
+    if not argument.startswith("-"):
+        return f"unexpected argument {argument!r}: every argument is an option (input files follow --input)"
+    name = argument.split("=", 1)[0]
+    # argparse lists its options nowhere public; Beam reads `_actions` too, to warn of unknown options.
+    flags = [flag for known in (parser, beam) for action in known._actions for flag in action.option_strings]
+    nearest = difflib.get_close_matches(name, flags, n=1)
+    hint = f"; did you mean {nearest[0]}?" if nearest else " (neither webcorpus nor Beam has it)"
+    return f"unknown option {name}{hint}"
+
+
 def parse_settings(argv: list[str]) -> CorpusSettings:
     """Parses the command line; exits with status 2 and one line on bad input."""
     parser = make_parser()
     known, beam_args = parser.parse_known_args(argv)
+    mistake = unknown_argument(parser, beam_args)
+    if mistake:
+        parser.error(mistake)
     try:
         if known.rebuild:
             given = [flag for name, flag in BUILD_FLAGS.items() if getattr(known, name) not in (None, [])]

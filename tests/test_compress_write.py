@@ -12,8 +12,8 @@ import fastavro
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from transforms.compress_write import (CODECS, CORPUS_SCHEMA, SCHEMA_FIELDS, STAGING_DIR, CompressWrite,
-                                       StageAndFingerprint, avro_record, resolve_level)
+from transforms.compress_write import (CODECS, CORPUS_SCHEMA, RECORD_DIGEST, SCHEMA_FIELDS, STAGING_DIR, CompressWrite,
+                                       StageAndFingerprint, avro_record, record_digest, resolve_level)
 from transforms.document import Document
 from transforms.hash_dedup import HashDedup, content_hash, hash_document
 
@@ -122,6 +122,7 @@ def test_every_codec_writes_files_fastavro_reads_with_the_schema(written, codec,
         if original.url == survivor["url"]:
             expected.update(duplicate_count=1, duplicate_urls=["https://b.example.org/copy"],
                             duplicate_record_ids=["<urn:uuid:https://b.example.org/copy>"])
+            expected[RECORD_DIGEST] = record_digest(expected)
         assert by_url[original.url] == expected
         assert by_url[original.url]["content_hash"] == content_hash(original.html)
 
@@ -176,8 +177,9 @@ def test_compress_write_rejects_a_bad_level_when_built():
 
 def test_schema_fields_are_document_fields():
     assert set(CODECS) == {"deflate", "snappy", "zstandard", "xz", "bzip2", "null"}
-    assert set(SCHEMA_FIELDS) <= set(Document.__dataclass_fields__)
+    assert set(SCHEMA_FIELDS) - {RECORD_DIGEST} <= set(Document.__dataclass_fields__)
     assert [field["name"] for field in CORPUS_SCHEMA["fields"]] == list(SCHEMA_FIELDS)
+    assert SCHEMA_FIELDS[-1] == RECORD_DIGEST
 
 
 def test_only_compress_write_relies_on_fastavros_private_modules():

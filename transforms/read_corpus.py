@@ -2,9 +2,10 @@
 
 `iter_corpus` yields the records of every `corpus-*.avro` file of a
 directory (or of a file pattern); with `verify=True` it recomputes each
-record's `content_hash` from its `html` and raises `CorruptCorpus` on any
-mismatch or damaged block. `ReadCorpus` does the same in a Beam pipeline,
-sending bad records to a `dead_letter` output instead of failing.
+record's `content_hash` from its `html` and its `record_digest` from all
+its other fields, and raises `CorruptCorpus` on any mismatch or damaged
+block. `ReadCorpus` does the same in a Beam pipeline, sending bad records to
+a `dead_letter` output instead of failing.
 
 `scan_avro` walks an Avro container file block by block itself (rather than
 through fastavro's reader, which stops at the first damaged block): it checks
@@ -30,7 +31,7 @@ from apache_beam.io.filesystems import FileSystems
 from fastavro.read import HEADER_SCHEMA
 
 from transforms.blocks import html_to_blocks
-from transforms.compress_write import FILE_PREFIX
+from transforms.compress_write import FILE_PREFIX, RECORD_DIGEST, record_digest
 from transforms.exact_paths import escape_glob
 from transforms.hash_dedup import content_hash
 from transforms.stage import DEAD_LETTER, counter
@@ -93,11 +94,17 @@ def _read_long(data: bytes, position: int) -> tuple[int, int]:
 
 
 def record_problem(record: dict) -> str | None:
-    """Why a record's content does not match its hash (or its text its html), or None."""
+    """Why a record does not match its digests (or its text its html), or None.
+
+    Records of corpora written before `record_digest` was added have none:
+    only their `html` and `text` are checked.
+    """
     if content_hash(record["html"]) != record["content_hash"]:
         return f"content_hash mismatch (url {record.get('url', '')!r})"
     if "\n".join(html_to_blocks(record["html"])) != record["text"]:
         return f"text differs from html (url {record.get('url', '')!r})"
+    if RECORD_DIGEST in record and record_digest(record) != record[RECORD_DIGEST]:
+        return f"record_digest mismatch: a field of the record changed (url {record.get('url', '')!r})"
     return None
 
 
