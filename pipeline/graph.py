@@ -4,7 +4,10 @@ Beside the corpus, the output directory gets `report.json`, and one JSON
 line per record in `dead-letter-*.jsonl` (records a stage could not
 process, with stage and reason), `skipped-*.jsonl` (records left out on
 purpose, by kind) and `duplicates-*.jsonl` (every dropped duplicate with its
-survivor).
+survivor). With `--near-dedup`, NearDedup runs on HashDedup's survivors and
+`near-duplicates-*.jsonl` lists every dropped near-duplicate with its
+survivor and estimated similarity: a file of its own, so that every line of
+`duplicates-*.jsonl` still means "the same content as its survivor".
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndF
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, hash_document
 from transforms.minimize_text import MinimizeText
+from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
 from transforms.read_warc import INPUT_FILES, ReadWarc
 from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_read,
-                               tally_skip, tally_written)
+                               tally_near_duplicate, tally_skip, tally_written)
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
+NEAR_DUPLICATES_FILE = "near-duplicates"
 
 
 def to_json_line(record) -> str:
@@ -71,6 +76,22 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
+def capture_of(record) -> tuple[str, int, int]:
+    return record.source_file, record.source_offset, record.source_range
+
+
+def exact_survivors(candidates, duplicates):
+    """The near-dedup candidates that HashDedup did not drop (a join by capture)."""
+    return (
+        {
+            "candidates": candidates | "CandidateByCapture" >> beam.Map(lambda candidate: (candidate.capture, candidate)),
+            "dropped": duplicates | "DroppedByCapture" >> beam.Map(lambda duplicate: (capture_of(duplicate), None)),
+        }
+        | "JoinExactDuplicates" >> beam.CoGroupByKey()
+        | "NotDropped" >> beam.FlatMap(lambda joined: [] if joined[1]["dropped"] else joined[1]["candidates"])
+    )
+
+
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
@@ -86,19 +107,30 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         | "Stage" >> StageAndFingerprint(settings.output)
     )
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
-    written = {
+    to_write = {
         "staged": staged.staged,
         "survivors": deduplicated.survivors,
         "duplicates": deduplicated.duplicates,
-    } | "CompressWrite" >> CompressWrite(settings.output, settings.codec, settings.level, settings.sync_interval,
-                                         sync_marker_for(settings.build_identity()))
+    }
+    near = None
+    if settings.near_dedup is not None:
+        # Signed where the documents are, before any shuffle, like the fingerprints.
+        candidates = minimized.documents | "NearSign" >> SignDocuments(settings.near_dedup)
+        near = (exact_survivors(candidates, deduplicated.duplicates)
+                | "NearDedup" >> NearDedup(settings.near_dedup))
+        to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
+    written = to_write | "CompressWrite" >> CompressWrite(
+        settings.output, settings.codec, settings.level, settings.sync_interval,
+        sync_marker_for(settings.build_identity()), near_dedup=near is not None)
 
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
-    side_files = (dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
-                  | "SideFiles" >> WriteJsonLines(settings.output))
+    side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
+    if near is not None:
+        side_outputs[NEAR_DUPLICATES_FILE] = near.near_duplicates
+    side_files = side_outputs | "SideFiles" >> WriteJsonLines(settings.output)
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),
@@ -109,6 +141,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),
         written["paths"] | "TallyWritten" >> beam.Map(tally_written),
     ]
+    if near is not None:
+        tallies.append(near.near_duplicates | "TallyNearDuplicates" >> beam.Map(tally_near_duplicate))
     report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
     output_digests = (
         [written[DIGESTS]]

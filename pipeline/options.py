@@ -14,6 +14,8 @@ from pathlib import Path
 from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
 from transforms.clean_html import DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_TAGS, validate_selectors
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
+from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
+                                   MinHashParameters)
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
@@ -32,6 +34,8 @@ class CorpusSettings:
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
+    # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
+    near_dedup: MinHashParameters | None = None
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -56,6 +60,9 @@ class CorpusSettings:
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         described["scripts"] = list(self.scripts)
+        if self.near_dedup is None:
+            # Builds without the stage keep the identity (and so the bytes) they had before it existed.
+            del described["near_dedup"]
         return described
 
 
@@ -120,6 +127,28 @@ def make_parser() -> argparse.ArgumentParser:
              f"than this, or crashes the parser, goes to the dead letter (default {DEFAULT_PAGE_TIMEOUT:g}).",
     )
     parser.add_argument(
+        "--near-dedup", action="store_true", default=None,
+        help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
+             "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
+             "near-duplicates-*.jsonl with their survivor and estimated similarity.",
+    )
+    parser.add_argument(
+        "--near-dedup-threshold", type=float, default=None, metavar="SIMILARITY",
+        help=f"Estimated Jaccard similarity from which two pages are near-duplicates (default {DEFAULT_THRESHOLD}).",
+    )
+    parser.add_argument(
+        "--near-dedup-shingle-size", type=int, default=None, metavar="WORDS",
+        help=f"Words per shingle (default {DEFAULT_SHINGLE_SIZE}).",
+    )
+    parser.add_argument(
+        "--near-dedup-bands", type=int, default=None, metavar="N",
+        help=f"LSH bands (default {DEFAULT_BANDS}); the signature has bands x rows hash values.",
+    )
+    parser.add_argument(
+        "--near-dedup-rows", type=int, default=None, metavar="N",
+        help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -133,7 +162,11 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "scripts": "--scripts"}
+               "scripts": "--scripts", "near_dedup": "--near-dedup",
+               "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
+               "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows"}
+NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
+                    "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -150,6 +183,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         page_timeout=options["page_timeout"],
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
+        near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -165,6 +199,16 @@ def load_manifest(path: str) -> dict:
     except Exception as error:  # noqa: BLE001 - whatever is wrong, the manifest cannot be used
         raise ValueError(f"--rebuild {path} is not a readable webcorpus manifest: {error}") from error
     return manifest
+
+
+def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None:
+    given = {name: getattr(known, flag) for name, flag in NEAR_DEDUP_FLAGS.items() if getattr(known, flag) is not None}
+    if not known.near_dedup:
+        if given:
+            raise ValueError(f"{', '.join(BUILD_FLAGS[NEAR_DEDUP_FLAGS[name]] for name in given)} "
+                             "need --near-dedup")
+        return None
+    return MinHashParameters(**given)
 
 
 def parse_settings(argv: list[str]) -> CorpusSettings:
@@ -188,6 +232,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
+            near_dedup=near_dedup_parameters(known),
             beam_args=tuple(beam_args),
             quiet=known.quiet,
         )

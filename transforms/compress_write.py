@@ -123,6 +123,12 @@ CORPUS_SCHEMA = {
     ],
 }
 PARSED_SCHEMA = fastavro.parse_schema(CORPUS_SCHEMA)
+# With --near-dedup only, so that a build without the stage keeps its bytes.
+NEAR_DEDUP_SCHEMA = dict(CORPUS_SCHEMA, fields=CORPUS_SCHEMA["fields"] + [
+    {"name": "near_duplicate_count", "type": "int",
+     "doc": "Number of near-duplicate pages this one stands for (--near-dedup; listed in near-duplicates-*.jsonl)."},
+])
+PARSED_NEAR_DEDUP_SCHEMA = fastavro.parse_schema(NEAR_DEDUP_SCHEMA)
 SCHEMA_FIELDS = tuple(field["name"] for field in CORPUS_SCHEMA["fields"])
 FILE_METADATA = {"webcorpus.content_hash": HASH_ALGORITHM}
 
@@ -231,8 +237,10 @@ class StageDocuments(beam.DoFn):
 class WriteShard(beam.DoFn):
     """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
 
-    def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes):
+    def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes,
+                 near_dedup: bool = False):
         self._staging_dir = staging_dir
+        self._near_dedup = near_dedup
         self._codec = codec
         self._level = level
         self._sync_interval = sync_interval
@@ -246,18 +254,22 @@ class WriteShard(beam.DoFn):
         (staged_path,) = parts[STAGED]
         notes = {note.warc_record_id: note for note in parts["survivors"]}
         dropped = set(parts["duplicates"])
+        near_dropped = set(parts.get("near_duplicates", ()))
+        near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
         path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(unit), len(shard_order)))
         tally = Counter()
         records = 0
         with FileSystems.open(staged_path) as staged, FileSystems.create(path) as handle:
             writer = fastavro.write.Writer(
-                handle, PARSED_SCHEMA, codec=self._codec, compression_level=self._level,
+                handle, PARSED_NEAR_DEDUP_SCHEMA if self._near_dedup else PARSED_SCHEMA, codec=self._codec, compression_level=self._level,
                 sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
             )
             for record in fastavro.reader(staged):
                 record_id = record["warc_record_id"]
-                if record_id in dropped:
+                if record_id in dropped or record["source_offset"] in near_dropped:
                     continue
+                if self._near_dedup:
+                    record["near_duplicate_count"] = near_counts.get(record["source_offset"], 0)
                 note = notes.get(record_id)
                 if note is not None:
                     record.update(duplicate_count=len(note.duplicate_urls), duplicate_urls=list(note.duplicate_urls),
@@ -290,12 +302,14 @@ class CompressWrite(beam.PTransform):
     """Writes the corpus shards; outputs their final `paths`, report `tallies` and manifest `digests`.
 
     Takes a dict of PCollections: `staged` ((input file, staging file) pairs
-    from `StageDocuments`), and HashDedup's `survivors` and `duplicates`.
+    from `StageDocuments`), and HashDedup's `survivors` and `duplicates`;
+    with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
     """
 
     def __init__(self, output_dir: str, codec: str = DEFAULT_CODEC, level: int | None = None,
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b""):
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", near_dedup: bool = False):
         super().__init__()
+        self._near_dedup = near_dedup
         self._output_dir = output_dir
         self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
         self._codec = codec
@@ -311,15 +325,23 @@ class CompressWrite(beam.PTransform):
             | "AllUnits" >> beam.combiners.ToList()
             | "Sorted" >> beam.Map(sorted)
         )
-        grouped = {
+        parts = {
             STAGED: staged,
             "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
                 lambda note: ((note.source_file, note.source_range), note)),
             "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
                 lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.warc_record_id)),
-        } | "ByUnit" >> beam.CoGroupByKey()
+        }
+        if self._near_dedup:
+            # Within a unit, a capture is its offset.
+            parts["near_survivors"] = inputs["near_survivors"] | "NearSurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note))
+            parts["near_duplicates"] = inputs["near_duplicates"] | "NearDroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset))
+        grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
-            WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker),
+            WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,
+                       self._near_dedup),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (
