@@ -51,8 +51,8 @@ NEAR_SURVIVORS = "near_survivors"
 # Chosen by benchmarks/near_dedup.py (see benchmarks/README.md).
 DEFAULT_THRESHOLD = 0.7
 DEFAULT_SHINGLE_SIZE = 5
-DEFAULT_BANDS = 14
-DEFAULT_ROWS = 8
+DEFAULT_BANDS = 20
+DEFAULT_ROWS = 5
 # Pointer doubling resolves chains of up to 2^CHAIN_ROUNDS links.
 CHAIN_ROUNDS = 5
 
