@@ -210,7 +210,8 @@ def run_pairs(args, work: Path) -> dict:
                                    peak_rss_mib=round(run["peak_rss_mib"]))
         default = found_by[next(iter(found_by))]
         result["agreement_with_default"] = {
-            "both": len(found & default), "webcorpus_only": len(default - found), "datatrove_only": len(found - default),
+            "both": len(found & default), "webcorpus_only": len(default - found),
+            "datatrove_only": len(found - default),
             "jaccard": len(found & default) / len(found | default) if found | default else 1.0,
         }
         print("datatrove", json.dumps(result["datatrove"]), json.dumps(result["agreement_with_default"]), flush=True)

@@ -84,7 +84,8 @@ def exact_survivors(candidates, duplicates):
     """The near-dedup candidates that HashDedup did not drop (a join by capture)."""
     return (
         {
-            "candidates": candidates | "CandidateByCapture" >> beam.Map(lambda candidate: (candidate.capture, candidate)),
+            "candidates": candidates | "CandidateByCapture" >> beam.Map(
+                lambda candidate: (candidate.capture, candidate)),
             "dropped": duplicates | "DroppedByCapture" >> beam.Map(lambda duplicate: (capture_of(duplicate), None)),
         }
         | "JoinExactDuplicates" >> beam.CoGroupByKey()

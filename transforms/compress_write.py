@@ -260,8 +260,9 @@ class WriteShard(beam.DoFn):
         tally = Counter()
         records = 0
         with FileSystems.open(staged_path) as staged, FileSystems.create(path) as handle:
+            schema = PARSED_NEAR_DEDUP_SCHEMA if self._near_dedup else PARSED_SCHEMA
             writer = fastavro.write.Writer(
-                handle, PARSED_NEAR_DEDUP_SCHEMA if self._near_dedup else PARSED_SCHEMA, codec=self._codec, compression_level=self._level,
+                handle, schema, codec=self._codec, compression_level=self._level,
                 sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
             )
             for record in fastavro.reader(staged):
