@@ -6,7 +6,10 @@ line per record in `dead-letter-*.jsonl` (records a stage could not
 process, with stage and reason), `skipped-*.jsonl` (records left out on
 purpose, by kind: ReadWarc's, and the pages without text that HashDedup's
 hashing step leaves out) and `duplicates-*.jsonl` (every dropped duplicate with
-its survivor).
+its survivor). With `--near-dedup`, NearDedup runs on HashDedup's survivors and
+`near-duplicates-*.jsonl` lists every dropped near-duplicate with its
+survivor and estimated similarity: a file of its own, so that every line of
+`duplicates-*.jsonl` still means "the same content as its survivor".
 """
 
 from __future__ import annotations
@@ -24,13 +27,16 @@ from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndF
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.minimize_text import MinimizeText
+from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
 from transforms.read_warc import INPUT_FILES, NOTES, ReadWarc
-from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped, tally_note,
-                               tally_read, tally_skip, tally_skip_of_document, tally_written)
+from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped,
+                               tally_near_duplicate, tally_note, tally_read, tally_skip, tally_skip_of_document,
+                               tally_written)
 from transforms.report_page import WriteReportPage
 from transforms.stage import DEAD_LETTER
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
+NEAR_DUPLICATES_FILE = "near-duplicates"
 
 
 def to_json_line(record) -> str:
@@ -74,6 +80,23 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
+def capture_of(record) -> tuple[str, int, int]:
+    return record.source_file, record.source_offset, record.source_range
+
+
+def exact_survivors(candidates, duplicates):
+    """The near-dedup candidates that HashDedup did not drop (a join by capture)."""
+    return (
+        {
+            "candidates": candidates | "CandidateByCapture" >> beam.Map(
+                lambda candidate: (candidate.capture, candidate)),
+            "dropped": duplicates | "DroppedByCapture" >> beam.Map(lambda duplicate: (capture_of(duplicate), None)),
+        }
+        | "JoinExactDuplicates" >> beam.CoGroupByKey()
+        | "NotDropped" >> beam.FlatMap(lambda joined: [] if joined[1]["dropped"] else joined[1]["candidates"])
+    )
+
+
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
@@ -87,20 +110,31 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     hashed = minimized.documents | "Hash" >> HashDocuments()
     staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output)
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
-    written = {
+    to_write = {
         "staged": staged.staged,
         "survivors": deduplicated.survivors,
         "duplicates": deduplicated.duplicates,
-    } | "CompressWrite" >> CompressWrite(settings.output, settings.codec, settings.level, settings.sync_interval,
-                                         sync_marker_for(settings.build_identity()), progress_dir)
+    }
+    near = None
+    if settings.near_dedup is not None:
+        # Signed where the documents are, before any shuffle, like the fingerprints.
+        candidates = hashed.documents | "NearSign" >> SignDocuments(settings.near_dedup)
+        near = (exact_survivors(candidates, deduplicated.duplicates)
+                | "NearDedup" >> NearDedup(settings.near_dedup))
+        to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
+    written = to_write | "CompressWrite" >> CompressWrite(
+        settings.output, settings.codec, settings.level, settings.sync_interval,
+        sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None)
 
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
     listed_skips = (listed_read_skips, hashed.skipped) | "AllListedSkips" >> beam.Flatten()
-    side_files = (dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
-                  | "SideFiles" >> WriteJsonLines(settings.output))
+    side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
+    if near is not None:
+        side_outputs[NEAR_DUPLICATES_FILE] = near.near_duplicates
+    side_files = side_outputs | "SideFiles" >> WriteJsonLines(settings.output)
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),
@@ -113,6 +147,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),
         written[DIGESTS] | "TallyWritten" >> beam.Map(tally_written),
     ]
+    if near is not None:
+        tallies.append(near.near_duplicates | "TallyNearDuplicates" >> beam.Map(tally_near_duplicate))
     report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
     report_page = {
         "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,

@@ -25,6 +25,8 @@ from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
                                    validate_selectors)
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
+from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
+                                   MinHashParameters)
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
@@ -68,6 +70,8 @@ class CorpusSettings:
     scripts: tuple[str, ...] = DEFAULT_SCRIPTS
     # Kept pages shown in report.html's page inspector.
     report_sample: int = DEFAULT_SAMPLE_SIZE
+    # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
+    near_dedup: MinHashParameters | None = None
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -99,6 +103,9 @@ class CorpusSettings:
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         described["scripts"] = list(self.scripts)
+        if self.near_dedup is None:
+            # Builds without the stage keep the identity (and so the bytes) they had before it existed.
+            del described["near_dedup"]
         return described
 
 
@@ -186,6 +193,28 @@ def make_parser() -> argparse.ArgumentParser:
              f"is skipped as too-large without being read further (default {DEFAULT_MAX_PAGE_BYTES}).",
     )
     parser.add_argument(
+        "--near-dedup", action="store_true", default=None,
+        help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
+             "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
+             "near-duplicates-*.jsonl with their survivor and estimated similarity.",
+    )
+    parser.add_argument(
+        "--near-dedup-threshold", type=float, default=None, metavar="SIMILARITY",
+        help=f"Estimated Jaccard similarity from which two pages are near-duplicates (default {DEFAULT_THRESHOLD}).",
+    )
+    parser.add_argument(
+        "--near-dedup-shingle-size", type=int, default=None, metavar="WORDS",
+        help=f"Words per shingle (default {DEFAULT_SHINGLE_SIZE}).",
+    )
+    parser.add_argument(
+        "--near-dedup-bands", type=int, default=None, metavar="N",
+        help=f"LSH bands (default {DEFAULT_BANDS}); the signature has bands x rows hash values.",
+    )
+    parser.add_argument(
+        "--near-dedup-rows", type=int, default=None, metavar="N",
+        help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -200,7 +229,11 @@ def make_parser() -> argparse.ArgumentParser:
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
                "max_page_bytes": "--max-page-bytes", "page_memory": "--page-memory", "scripts": "--scripts",
-               "report_sample": "--report-sample"}
+               "report_sample": "--report-sample", "near_dedup": "--near-dedup",
+               "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
+               "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows"}
+NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
+                    "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
@@ -222,6 +255,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         # Manifests from before --scripts were built with the default.
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
+        near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -291,6 +325,14 @@ def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> s
     nearest = difflib.get_close_matches(name, flags, n=1)
     hint = f"; did you mean {nearest[0]}?" if nearest else " (neither webcorpus nor Beam has it)"
     return f"unknown option {name}{hint}"
+def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None:
+    given = {name: getattr(known, flag) for name, flag in NEAR_DEDUP_FLAGS.items() if getattr(known, flag) is not None}
+    if not known.near_dedup:
+        if given:
+            raise ValueError(f"{', '.join(BUILD_FLAGS[NEAR_DEDUP_FLAGS[name]] for name in given)} "
+                             "need --near-dedup")
+        return None
+    return MinHashParameters(**given)
 
 
 def parse_settings(argv: list[str]) -> CorpusSettings:
@@ -320,6 +362,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             page_memory=DEFAULT_PAGE_MEMORY_MIB if known.page_memory is None else known.page_memory,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
+            near_dedup=near_dedup_parameters(known),
             beam_args=tuple(beam_args),
             quiet=known.quiet,
         )

@@ -52,8 +52,9 @@ PREVIOUS_DIR = "previous"
 REMOVING_OLD = "removing-old"
 MOVING_IN = "moving-in"
 # Files a build writes whatever its inputs; the shards' names depend on their number.
-FIXED_NAMES = (REPORT_NAME, REPORT_PAGE_NAME, MANIFEST_NAME, "dead-letter-00000-of-00001.jsonl", "skipped-00000-of-00001.jsonl",
-               "duplicates-00000-of-00001.jsonl")
+FIXED_NAMES = (REPORT_NAME, REPORT_PAGE_NAME, MANIFEST_NAME, "dead-letter-00000-of-00001.jsonl",
+               "skipped-00000-of-00001.jsonl",
+               "duplicates-00000-of-00001.jsonl", "near-duplicates-00000-of-00001.jsonl")
 SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro\Z")
 
 

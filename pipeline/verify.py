@@ -33,10 +33,9 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.manifest import MANIFEST_NAME, digest_file, seal
 from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_avro
-from transforms.report import OUTCOMES, REPORT_NAME
+from transforms.report import REPORT_NAME, outcomes_of
 
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-COUNTS = ("read",) + OUTCOMES
 
 
 class NotACorpus(Exception):
@@ -174,17 +173,17 @@ def check_shards(output_dir: str, manifest: dict | None) -> tuple[Counter, list[
     return kept, problems
 
 
-def _counts_problem(where: str, counts) -> Problem | None:
-    """Why `counts` (a report's record counts) are not counts that add up, or None."""
-    if not isinstance(counts, dict) or not all(_is_count(counts.get(name)) for name in COUNTS):
-        return Problem(REPORT_NAME, where, f"{_shown(counts)} does not hold the counts {', '.join(COUNTS)}")
-    outcomes = sum(counts[name] for name in OUTCOMES)
-    if counts["read"] != outcomes:
-        off = f"{counts['read'] - outcomes} records unaccounted for" if counts["read"] > outcomes else \
-            f"{outcomes - counts['read']} records too many"
-        return Problem(REPORT_NAME, where, (
-            f"read {counts['read']} != kept {counts['kept']} + duplicates {counts['duplicates']} + skipped "
-            f"{counts['skipped']} + dead letter {counts['dead_letter']} = {outcomes} ({off})"))
+def _counts_problem(where: str, counts, outcomes: tuple[str, ...]) -> Problem | None:
+    """Why `counts` (a report's record counts) are not counts that add up over `outcomes`, or None."""
+    names = ("read",) + outcomes
+    if not isinstance(counts, dict) or not all(_is_count(counts.get(name)) for name in names):
+        return Problem(REPORT_NAME, where, f"{_shown(counts)} does not hold the counts {', '.join(names)}")
+    accounted = sum(counts[name] for name in outcomes)
+    if counts["read"] != accounted:
+        off = f"{counts['read'] - accounted} records unaccounted for" if counts["read"] > accounted else \
+            f"{accounted - counts['read']} records too many"
+        terms = " + ".join(f"{name.replace('_', ' ')} {counts[name]}" for name in outcomes)
+        return Problem(REPORT_NAME, where, f"read {counts['read']} != {terms} = {accounted} ({off})")
     return None
 
 
@@ -213,14 +212,17 @@ def check_accounting(report: dict, kept: Counter | None) -> list[Problem]:
     records, files = report.get("records"), report.get("files")
     if not isinstance(files, dict):
         return [Problem(REPORT_NAME, "files", f"{_shown(files)} is not the per-file counts")]
-    problems = [problem for problem in [_counts_problem("records", records)] + [
-        _counts_problem(f"files[{_shown(name, 300)}]", counts) for name, counts in sorted(files.items())] if problem]
+    options = report.get("options")
+    outcomes = outcomes_of(options if isinstance(options, dict) else {})
+    problems = [problem for problem in [_counts_problem("records", records, outcomes)] + [
+        _counts_problem(f"files[{_shown(name, 300)}]", counts, outcomes) for name, counts in sorted(files.items())]
+        if problem]
     if problems:
         return problems
     if records.get("balanced") is not True:
         problems.append(Problem(REPORT_NAME, "records.balanced", f"{_shown(records.get('balanced'))}: the build "
                                                                  "found that its records do not add up"))
-    for name in COUNTS:
+    for name in ("read",) + outcomes:
         per_file = sum(counts[name] for counts in files.values())
         if per_file != records[name]:
             problems.append(Problem(REPORT_NAME, "files", f"the files' {name} add up to {per_file}, "

@@ -132,13 +132,23 @@ def _document_schema(fields: list[dict]) -> dict:
             "doc": "One deduplicated web page of a webcorpus build.", "fields": fields}
 
 
-CORPUS_SCHEMA = _document_schema(DIGESTED_FIELDS + [_string(
+RECORD_DIGEST_FIELD = _string(
     RECORD_DIGEST, "The first 128 bits of the SHA-256 of the Avro binary encoding of every other field of the "
-                   "record, in schema order, with the entries of `meta` sorted by key; lowercase hex.")])
+                   "record, in schema order, with the entries of `meta` sorted by key; lowercase hex.")
+CORPUS_SCHEMA = _document_schema(DIGESTED_FIELDS + [RECORD_DIGEST_FIELD])
 PARSED_SCHEMA = fastavro.parse_schema(CORPUS_SCHEMA)
+NEAR_DUPLICATE_COUNT = "near_duplicate_count"
+# With --near-dedup only, so that a build without the stage keeps its bytes; the digest covers it too.
+NEAR_DEDUP_DIGESTED_FIELDS = DIGESTED_FIELDS + [
+    {"name": NEAR_DUPLICATE_COUNT, "type": "int",
+     "doc": "Number of near-duplicate pages this one stands for (--near-dedup; listed in near-duplicates-*.jsonl)."},
+]
+NEAR_DEDUP_SCHEMA = _document_schema(NEAR_DEDUP_DIGESTED_FIELDS + [RECORD_DIGEST_FIELD])
+PARSED_NEAR_DEDUP_SCHEMA = fastavro.parse_schema(NEAR_DEDUP_SCHEMA)
 SCHEMA_FIELDS = tuple(field["name"] for field in CORPUS_SCHEMA["fields"])
 # Staging files hold the records before their duplicate lists are final, so without the digest.
 STAGED_SCHEMA = fastavro.parse_schema(_document_schema(DIGESTED_FIELDS))
+NEAR_DEDUP_DIGESTED_SCHEMA = fastavro.parse_schema(_document_schema(NEAR_DEDUP_DIGESTED_FIELDS))
 FILE_METADATA = {"webcorpus.content_hash": HASH_ALGORITHM}
 
 
@@ -200,7 +210,8 @@ def resolve_level(codec: str, level: int | None) -> int | None:
 def record_digest(record: dict) -> str:
     """The `record_digest` of a corpus record: it covers every other field, so that no changed byte goes unseen."""
     digested = io.BytesIO()
-    fastavro.schemaless_writer(digested, STAGED_SCHEMA, dict(record, meta=dict(sorted(record["meta"].items()))))
+    schema = NEAR_DEDUP_DIGESTED_SCHEMA if NEAR_DUPLICATE_COUNT in record else STAGED_SCHEMA
+    fastavro.schemaless_writer(digested, schema, dict(record, meta=dict(sorted(record["meta"].items()))))
     # 128 bits: it is there to catch damage (content_hash names the content). Digests do not compress: all
     # 256 bits would cost the developer corpus 0.9 % of its size, 128 cost 0.5 %.
     return hashlib.sha256(digested.getvalue()).hexdigest()[:32]
@@ -266,8 +277,9 @@ class WriteShard(beam.DoFn):
     """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
 
     def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes,
-                 progress_dir: str | None = None):
+                 progress_dir: str | None = None, near_dedup: bool = False):
         self._staging_dir = staging_dir
+        self._near_dedup = near_dedup
         self._codec = codec
         self._level = level
         self._sync_interval = sync_interval
@@ -283,18 +295,23 @@ class WriteShard(beam.DoFn):
         # Within a unit, a capture is known by its offset: record ids repeat in the wild.
         notes = {note.source_offset: note for note in parts["survivors"]}
         dropped = set(parts["duplicates"])
+        near_dropped = set(parts.get("near_duplicates", ()))
+        near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
         path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(unit), len(shard_order)))
         tally = Counter()
         records = 0
         with FileSystems.open(staged_path) as staged, FileSystems.create(path) as handle:
+            schema = PARSED_NEAR_DEDUP_SCHEMA if self._near_dedup else PARSED_SCHEMA
             writer = fastavro.write.Writer(
-                handle, PARSED_SCHEMA, codec=self._codec, compression_level=self._level,
+                handle, schema, codec=self._codec, compression_level=self._level,
                 sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
             )
             for record in fastavro.reader(staged):
                 offset = record["source_offset"]
-                if offset in dropped:
+                if offset in dropped or offset in near_dropped:
                     continue
+                if self._near_dedup:
+                    record[NEAR_DUPLICATE_COUNT] = near_counts.get(offset, 0)
                 note = notes.get(offset)
                 if note is not None:
                     record.update(duplicate_count=note.duplicate_count, duplicate_urls=list(note.duplicate_urls),
@@ -329,13 +346,16 @@ class CompressWrite(beam.PTransform):
     """Writes the corpus shards; outputs their final `paths`, report `tallies` and manifest `digests`.
 
     Takes a dict of PCollections: `staged` ((input file, staging file) pairs
-    from `StageDocuments`), and HashDedup's `survivors` and `duplicates`.
+    from `StageDocuments`), and HashDedup's `survivors` and `duplicates`;
+    with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
     """
 
     def __init__(self, output_dir: str, codec: str = DEFAULT_CODEC, level: int | None = None,
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None):
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
+                 near_dedup: bool = False):
         super().__init__()
         self._progress_dir = progress_dir
+        self._near_dedup = near_dedup
         self._output_dir = output_dir
         self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
         self._codec = codec
@@ -351,16 +371,23 @@ class CompressWrite(beam.PTransform):
             | "AllUnits" >> beam.combiners.ToList()
             | "Sorted" >> beam.Map(sorted)
         )
-        grouped = {
+        parts = {
             STAGED: staged,
             "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
                 lambda note: ((note.source_file, note.source_range), note)),
             "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
                 lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset)),
-        } | "ByUnit" >> beam.CoGroupByKey()
+        }
+        if self._near_dedup:
+            # Within a unit, a capture is its offset.
+            parts["near_survivors"] = inputs["near_survivors"] | "NearSurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note))
+            parts["near_duplicates"] = inputs["near_duplicates"] | "NearDroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset))
+        grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,
-                       self._progress_dir),
+                       self._progress_dir, self._near_dedup),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (

@@ -8,6 +8,8 @@ The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
 total and for each input file. Each file also lists its read `errors` (dead
 letters of the reader) and `notes` (what the reader noticed that costs no
 record: warcio's warnings, a file matched by more than one input pattern).
+total and for each input file; with `--near-dedup`, `near_duplicates` is a
+fifth outcome, counted apart from the exact `duplicates`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from transforms.read_warc import ReadNote
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
+NEAR_DUPLICATES = "near_duplicates"
 BYTE_STAGES = (
     ("raw_html", "raw HTML"),
     ("cleaned", "cleaned (div-only HTML)"),
@@ -38,7 +41,7 @@ BYTE_STAGES = (
 
 def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
     tally = Counter({("total", name): 1 for name in names})
-    tally.update({("file", source_file, name): 1 for name in names if name in OUTCOMES + ("read",)})
+    tally.update({("file", source_file, name): 1 for name in names if name in OUTCOMES + ("read", NEAR_DUPLICATES)})
     tally.update({("bytes", name): amount for name, amount in amounts.items()})
     return tally
 
@@ -92,17 +95,27 @@ def tally_written(shard: FileDigest) -> Counter:
     return Counter({("bytes", "written"): shard.size, ("total", "output_files"): 1})
 
 
+def tally_near_duplicate(duplicate) -> Counter:
+    """A tally for a `near_dedup.NearDuplicate`."""
+    return _tally(duplicate.source_file, NEAR_DUPLICATES)
+
+
 def _ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 2) if denominator else None
 
 
+def outcomes_of(options: dict) -> tuple[str, ...]:
+    return OUTCOMES + (NEAR_DUPLICATES,) if "near_dedup" in options else OUTCOMES
+
+
 def build_report(tally: Counter, options: dict) -> dict:
+    outcomes = outcomes_of(options)
     totals = {key[1]: value for key, value in tally.items() if key[0] == "total"}
-    counts = {name: totals.get(name, 0) for name in ("read",) + OUTCOMES}
+    counts = {name: totals.get(name, 0) for name in ("read",) + outcomes}
     files: dict[str, dict] = {}
     for key, value in tally.items():
         if key[0] in ("file", "error", "note"):
-            per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + OUTCOMES}, errors=[], notes=[]))
+            per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + outcomes}, errors=[], notes=[]))
             if key[0] == "file":
                 per_file[key[2]] = value
             else:
@@ -117,8 +130,8 @@ def build_report(tally: Counter, options: dict) -> dict:
     sizes = {name: tally.get(("bytes", name), 0) for name, _ in BYTE_STAGES}
     return {
         "status": "complete",
-        "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in OUTCOMES) and all(
-            per_file["read"] == sum(per_file[name] for name in OUTCOMES) for per_file in files.values())),
+        "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in outcomes) and all(
+            per_file["read"] == sum(per_file[name] for name in outcomes) for per_file in files.values())),
         "skipped": by_prefix("skipped:"),
         "dead_letter": by_prefix("dead_letter:"),
         "charsets": by_prefix("charset:"),
@@ -142,26 +155,31 @@ def build_report(tally: Counter, options: dict) -> dict:
 
 
 def imbalances(report: dict) -> list[str]:
-    """Where `read = kept + duplicates + skipped + dead_letter` does not hold: each file's, then the total's."""
+    """Where `read = kept + duplicates + skipped + dead_letter` (+ near duplicates) does not hold: each file's,
+    then the total's."""
+    outcomes = outcomes_of(report.get("options", {}))
+    outcome_names = " + ".join(name.replace("_", " ") for name in outcomes)
     counted = [(f"input {path}", counts) for path, counts in report["files"].items()]
     lines = []
     for where, counts in counted + [("in total", report["records"])]:
-        accounted = sum(counts[name] for name in OUTCOMES)
+        accounted = sum(counts[name] for name in outcomes)
         if counts["read"] != accounted:
-            lines.append(f"{where}: read {counts['read']:,}, kept + duplicates + skipped + dead letter {accounted:,} "
+            lines.append(f"{where}: read {counts['read']:,}, {outcome_names} {accounted:,} "
                          f"({counts['read'] - accounted:+,} unaccounted)")
     return lines
 
 
 def format_report(report: dict) -> str:
     records = report["records"]
+    outcomes = outcomes_of(report.get("options", {}))
     lines = ["Records", f"  {'read':<36}{records['read']:>12,}"]
-    for name in OUTCOMES:
+    for name in outcomes:
         lines.append(f"  {name.replace('_', ' '):<36}{records[name]:>12,}")
         details = report.get(name, {}) if name in ("skipped", "dead_letter") else {}
         lines.extend(f"    {detail:<34}{count:>12,}" for detail, count in details.items())
     balance = "yes" if records["balanced"] else "NO"
-    lines.append(f"  {'read = kept + duplicates + skipped + dead letter':<48} {balance}")
+    balance_rule = "read = " + " + ".join(name.replace("_", " ") for name in outcomes)
+    lines.append(f"  {balance_rule:<48} {balance}")
     if report.get("mostly_dropped"):
         lines.append(f"  {'most letters not in --scripts':<36}{report['mostly_dropped']:>12,}")
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
@@ -176,10 +194,10 @@ def format_report(report: dict) -> str:
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:
-        lines += ["", "Input files", f"  {'file':<44}" + "".join(f"{name:>12}" for name in ("read",) + OUTCOMES)]
+        lines += ["", "Input files", f"  {'file':<44}" + "".join(f"{name:>12}" for name in ("read",) + outcomes)]
         for path, counts in report["files"].items():
             name = path.rsplit("/", 1)[-1]
-            lines.append(f"  {name[:43]:<44}" + "".join(f"{counts[key]:>12,}" for key in ("read",) + OUTCOMES))
+            lines.append(f"  {name[:43]:<44}" + "".join(f"{counts[key]:>12,}" for key in ("read",) + outcomes))
             lines.extend(f"    error at {error}" for error in counts["errors"])
             lines.extend(f"    note: {note}" for note in counts["notes"])
     return "\n".join(lines)

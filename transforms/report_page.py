@@ -39,7 +39,7 @@ from transforms.document import Document
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
-from transforms.report import BYTE_STAGES, OUTCOMES
+from transforms.report import BYTE_STAGES, outcomes_of
 
 REPORT_PAGE_NAME = "report.html"
 DEFAULT_SAMPLE_SIZE = 20
@@ -351,14 +351,15 @@ def sortable_table(header: list[str], rows: list[list], numeric: set[int] = froz
 
 def _glance(report: dict) -> str:
     records = report["records"]
+    outcomes = outcomes_of(report.get("options", {}))
     balanced = records.get("balanced")
     cards = [f'<div class="card">{_e(name.replace("_", " "))}<b>{records.get(name, 0):,}</b></div>'
-             for name in ("read",) + OUTCOMES]
+             for name in ("read",) + outcomes]
     cards.append(f'<div class="card">balanced<b class="{"good" if balanced else "bad"}">'
                  f'{"yes" if balanced else "NO"}</b></div>')
     sizes = report.get("bytes", {})
     charts = [
-        bar_chart("Records by outcome", {name.replace("_", " "): records.get(name, 0) for name in OUTCOMES}),
+        bar_chart("Records by outcome", {name.replace("_", " "): records.get(name, 0) for name in outcomes}),
         bar_chart("Bytes at each stage (kept documents)", {label: sizes.get(name, 0) for name, label in BYTE_STAGES}),
         bar_chart("Skipped, by kind", report.get("skipped", {})),
         bar_chart("Dead letters, by stage", report.get("dead_letter", {})),
@@ -373,7 +374,7 @@ def _glance(report: dict) -> str:
 
 
 def _files(report: dict) -> str:
-    columns = ("read",) + OUTCOMES
+    columns = ("read",) + outcomes_of(report.get("options", {}))
     rows = [[path] + [counts.get(name, 0) for name in columns] + ["; ".join(counts.get("errors", []))]
             for path, counts in report.get("files", {}).items()]
     table = sortable_table(["file", *columns, "errors"], rows, numeric=set(range(1, len(columns) + 1)))

@@ -1,0 +1,337 @@
+"""NearDedup: one document per cluster of near-duplicate contents (MinHash + LSH).
+
+An optional stage after HashDedup (`--near-dedup`); it sees the exact
+duplicates' survivors only, so exact and near duplicates are counted apart.
+
+1. Signature (fused with reading, no document crosses a shuffle): the
+   minimized `text`, casefolded and cut into words (`\\w+`), gives the set of
+   its word n-grams (`shingle_size` words; a shorter text is one shingle).
+   Each shingle hashes to 32 bits x (BLAKE2b, so the same on every machine
+   and Python: never `hash()`), and hash function i maps it to the high 32
+   bits of `(a_i * x + b_i) mod 2^64` (multiply-add-shift, a universal family
+   for 32-bit keys), with an odd `a_i` and a `b_i` drawn from BLAKE2b of a
+   fixed seed. The signature is the minimum image under every function
+   (32 bits each); the share of equal positions between two signatures
+   estimates their Jaccard similarity.
+2. LSH: the signature is cut into `bands` bands of `rows` values; documents
+   whose band is equal share that band's bucket.
+3. Per bucket, every member is compared with the bucket's minimum member
+   (in survivor order) only, and linked to it when their estimated similarity
+   reaches `threshold`: two passes over the bucket, so a bucket of 100,000
+   pages costs 99,999 comparisons and holds one member at a time.
+4. Each linked page points to the smallest page it is linked to; pointers are
+   doubled (`p <- p(p)`) in `CHAIN_ROUNDS` Beam rounds, each a join keyed by
+   the pointer's target. A page whose pointer ends at a root (a page that
+   points to itself) is dropped in favour of that root; the root is kept and
+   counts its near-duplicates. A chain longer than 2^CHAIN_ROUNDS links is
+   not resolved: its pages are kept and counted (`near_dedup:unresolved`).
+
+The survivor order is HashDedup's (`Fingerprint`: earliest `warc_date`, then
+smallest `url`, then smallest record id), and every step is a minimum or a
+keyed join, so the result is the same whatever the order of arrival or the
+number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import apache_beam as beam
+import numpy as np
+
+from transforms.document import Document
+from transforms.stage import counter
+
+NEAR_DUPLICATES = "near_duplicates"
+NEAR_SURVIVORS = "near_survivors"
+
+# Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
+# (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
+# precision 1.0, datatrove's 14 x 8 (S-curve near 0.72) 94%; a threshold of 0.8 loses a third of
+# the "10% of blocks changed" pairs; 0.6 finds 2% more, but on the developer corpus 0.7 already
+# joins two different articles behind one paywall (0.74).
+DEFAULT_THRESHOLD = 0.7
+DEFAULT_SHINGLE_SIZE = 5
+DEFAULT_BANDS = 20
+DEFAULT_ROWS = 5
+# Pointer doubling resolves chains of up to 2^CHAIN_ROUNDS links.
+CHAIN_ROUNDS = 5
+
+SEED = b"webcorpus.near_dedup.v1"
+WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class MinHashParameters:
+    shingle_size: int = DEFAULT_SHINGLE_SIZE
+    bands: int = DEFAULT_BANDS
+    rows: int = DEFAULT_ROWS
+    threshold: float = DEFAULT_THRESHOLD
+
+    def __post_init__(self):
+        for name in ("shingle_size", "bands", "rows"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"near-dedup {name.replace('_', ' ')} must be at least 1, not {getattr(self, name)}")
+        if not 0 < self.threshold <= 1:
+            raise ValueError(f"--near-dedup-threshold must be in (0, 1], not {self.threshold}")
+
+    @property
+    def permutations(self) -> int:
+        return self.bands * self.rows
+
+
+def _seeded_u64(label: str, count: int) -> np.ndarray:
+    values = [int.from_bytes(hashlib.blake2b(f"{label}:{i}".encode(), key=SEED, digest_size=8).digest(), "little")
+              for i in range(count)]
+    return np.array(values, dtype=np.uint64)
+
+
+def permutation_family(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed `a` (odd) and `b` of the first `count` hash functions."""
+    return _seeded_u64("a", count) | np.uint64(1), _seeded_u64("b", count)
+
+
+def shingles(text: str, size: int) -> set[str]:
+    """The word n-grams of `text` (casefolded); a text with fewer words is one shingle; no words: none."""
+    words = WORD.findall(text.casefold())
+    if len(words) <= size:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
+
+
+def shingle_hashes(grams: Iterable[str]) -> np.ndarray:
+    return np.array([int.from_bytes(hashlib.blake2b(gram.encode("utf-8"), digest_size=4).digest(), "little")
+                     for gram in grams], dtype=np.uint64)
+
+
+def minhash(grams: set[str], family: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The signature of a non-empty set of shingles: per hash function, the smallest image (uint32).
+
+    numpy's uint64 arithmetic wraps modulo 2^64 the same way on every platform.
+    """
+    a, b = family
+    images = (shingle_hashes(grams)[:, None] * a[None, :] + b[None, :]) >> np.uint64(32)
+    return images.min(axis=0).astype(np.uint32)
+
+
+def similarity(first: bytes, second: bytes) -> float:
+    """The estimated Jaccard similarity of two signatures (as bytes): the share of equal values."""
+    a = np.frombuffer(first, dtype=np.uint32)
+    b = np.frombuffer(second, dtype=np.uint32)
+    return float(np.count_nonzero(a == b)) / len(a)
+
+
+def band_keys(signature: bytes, bands: int, rows: int) -> list[bytes]:
+    """One bucket key per band: the band's index and a digest of its values."""
+    width = rows * 4
+    return [band.to_bytes(2, "big") + hashlib.blake2b(signature[band * width:(band + 1) * width],
+                                                      digest_size=12).digest()
+            for band in range(bands)]
+
+
+# A page in this stage: its rank is HashDedup's survivor order (Fingerprint's
+# first fields) and ends with the capture identity, so two captures never tie.
+Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, source_range)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    rank: Rank
+    signature: bytes
+
+    @property
+    def capture(self) -> tuple[str, int, int]:
+        return self.rank[3:6]
+
+
+def rank_of(doc: Document) -> Rank:
+    return (doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset, doc.source_range)
+
+
+def candidate_of(doc: Document, parameters: MinHashParameters,
+                 family: tuple[np.ndarray, np.ndarray]) -> Candidate | None:
+    """The document's candidate, or None for a text without words (nothing to compare)."""
+    grams = shingles(doc.text, parameters.shingle_size)
+    if not grams:
+        return None
+    return Candidate(rank_of(doc), minhash(grams, family).tobytes())
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """A linked page, the page it points to (itself for a root), and its signature."""
+
+    rank: Rank
+    target: Rank
+    signature: bytes
+
+
+def link_to_minimum(members: Iterable[Candidate], threshold: float) -> Iterator[Pointer]:
+    """The links of one bucket: each member similar enough to the bucket's minimum, and the minimum itself.
+
+    `members` is read twice (a Beam group is re-iterable) and never held: one
+    pass finds the minimum, the next compares each member with it.
+    """
+    smallest = None
+    for member in members:
+        if smallest is None or member.rank < smallest.rank:
+            smallest = member
+    linked = False
+    for member in members:
+        if member.rank != smallest.rank and similarity(member.signature, smallest.signature) >= threshold:
+            linked = True
+            yield Pointer(member.rank, smallest.rank, member.signature)
+    if linked:
+        yield Pointer(smallest.rank, smallest.rank, smallest.signature)
+
+
+def smallest_pointer(pointers: Iterable[Pointer]) -> Pointer:
+    return min(pointers, key=lambda pointer: pointer.target)
+
+
+@dataclass(frozen=True)
+class NearDuplicate:
+    """A dropped page, the survivor that stands for it, and their estimated similarity."""
+
+    url: str
+    warc_record_id: str
+    warc_date: str
+    source_file: str
+    source_offset: int
+    source_range: int
+    survivor_url: str
+    survivor_record_id: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class NearSurvivor:
+    """A kept page that stands for near-duplicates: how many."""
+
+    source_file: str
+    source_offset: int
+    source_range: int
+    near_duplicate_count: int
+
+
+def jump(members: Iterable[Pointer], own: Pointer) -> Iterator[Pointer]:
+    """One doubling round for the pages that point to `own`: they now point where it points."""
+    for member in members:
+        yield Pointer(member.rank, own.target, member.signature)
+
+
+def resolve(members: Iterable[Pointer], own: Pointer) -> Iterator[NearDuplicate | NearSurvivor]:
+    """The last round at root `own`: the pages that point to it, dropped for it, then its note if there were any."""
+    dropped = 0
+    for member in members:
+        if member.rank == own.rank:
+            continue
+        dropped += 1
+        yield NearDuplicate(member.rank[1], member.rank[2], member.rank[0], *member.rank[3:6],
+                            survivor_url=own.rank[1], survivor_record_id=own.rank[2],
+                            similarity=similarity(member.signature, own.signature))
+    if dropped:
+        yield NearSurvivor(*own.rank[3:6], near_duplicate_count=dropped)
+
+
+class Sign(beam.DoFn):
+    def __init__(self, parameters: MinHashParameters):
+        self._parameters = parameters
+
+    def setup(self):
+        self._family = permutation_family(self._parameters.permutations)
+        self._no_words = counter("near_dedup", "no_words")
+
+    def process(self, doc: Document):
+        candidate = candidate_of(doc, self._parameters, self._family)
+        if candidate is None:
+            self._no_words.inc()
+            return
+        yield candidate
+
+
+class SignDocuments(beam.PTransform):
+    """Documents in, their `Candidate`s (rank and signature) out; to be applied before any shuffle."""
+
+    def __init__(self, parameters: MinHashParameters):
+        super().__init__()
+        self._parameters = parameters
+
+    def expand(self, docs):
+        return docs | beam.ParDo(Sign(self._parameters))
+
+
+class LinkBuckets(beam.DoFn):
+    def __init__(self, threshold: float):
+        self._threshold = threshold
+
+    def setup(self):
+        self._links = counter("near_dedup", "links")
+
+    def process(self, bucket):
+        _, members = bucket
+        for pointer in link_to_minimum(members, self._threshold):
+            self._links.inc()
+            yield pointer.rank, pointer
+
+
+class Jump(beam.DoFn):
+    def process(self, grouped):
+        _, parts = grouped
+        (own,) = parts["own"]
+        for pointer in jump(parts["members"], own):
+            yield pointer
+
+
+class Resolve(beam.DoFn):
+    def setup(self):
+        self._dropped = counter("near_dedup", "near_duplicates")
+        self._unresolved = counter("near_dedup", "unresolved")
+
+    def process(self, grouped):
+        _, parts = grouped
+        (own,) = parts["own"]
+        if own.target != own.rank:
+            # A chain longer than 2^CHAIN_ROUNDS: these pages are kept.
+            self._unresolved.inc(sum(1 for member in parts["members"] if member.rank != own.rank))
+            return
+        for result in resolve(parts["members"], own):
+            if isinstance(result, NearSurvivor):
+                yield beam.pvalue.TaggedOutput(NEAR_SURVIVORS, result)
+            else:
+                self._dropped.inc()
+                yield result
+
+
+def _by_target(pointers, round_name: str):
+    return {
+        "members": pointers | f"ByTarget{round_name}" >> beam.Map(lambda pointer: (pointer.target, pointer)),
+        "own": pointers | f"ByRank{round_name}" >> beam.Map(lambda pointer: (pointer.rank, pointer)),
+    } | f"Join{round_name}" >> beam.CoGroupByKey()
+
+
+class NearDedup(beam.PTransform):
+    """Candidates (exact-dedup survivors) in; outputs `near_duplicates` (main) and `near_survivors`."""
+
+    def __init__(self, parameters: MinHashParameters):
+        super().__init__()
+        self._parameters = parameters
+
+    def expand(self, candidates):
+        parameters = self._parameters
+        pointers = (
+            candidates
+            | "Bands" >> beam.FlatMap(lambda candidate: [
+                (key, candidate) for key in band_keys(candidate.signature, parameters.bands, parameters.rows)])
+            | "Buckets" >> beam.GroupByKey()
+            | "LinkToMinimum" >> beam.ParDo(LinkBuckets(parameters.threshold))
+            | "SmallestTarget" >> beam.CombinePerKey(smallest_pointer)
+            | "Pointers" >> beam.Values()
+        )
+        for round_number in range(CHAIN_ROUNDS):
+            pointers = _by_target(pointers, str(round_number)) | f"Jump{round_number}" >> beam.ParDo(Jump())
+        return _by_target(pointers, "Last") | "Resolve" >> beam.ParDo(Resolve()).with_outputs(
+            NEAR_SURVIVORS, main=NEAR_DUPLICATES)
