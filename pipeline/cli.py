@@ -204,21 +204,59 @@ def prepare_output(output: str) -> None:
         raise UsageError(f"cannot write to --output {output}: {error}; choose a writable directory") from error
 
 
+@contextlib.contextmanager
+def runner_output_to(log_path: str):
+    """Sends what is written to stderr, by the runner's logging and by its worker processes, to `log_path`.
+
+    Yields the stream of the terminal's stderr, for the progress line. The
+    redirection is of file descriptor 2, so worker processes (multi-processing,
+    Dask) inherit it; where `sys.stderr` is not that descriptor (a test's
+    capture), that is yielded.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(log_path, "ab") as log:
+            os.dup2(log.fileno(), 2)
+        with os.fdopen(os.dup(saved), "w", buffering=1) as terminal:
+            yield terminal if sys.stderr is sys.__stderr__ else sys.stderr
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def build(settings: CorpusSettings, total_bytes: int) -> dict:
-    """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report."""
+    """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report.
+
+    Unless `--verbose`, what Beam and its workers log goes to a log file,
+    named when the build fails and removed when it succeeds.
+    """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner = make_runner(options)
+    log_descriptor, log_path = tempfile.mkstemp(prefix="webcorpus-", suffix=".log")
+    os.close(log_descriptor)
     try:
-        # Progress notes need a directory that every worker sees: local runs only.
-        if runner is None or settings.quiet:
-            with beam.Pipeline(runner=runner, options=options) as pipeline:
-                build_corpus(pipeline, settings)
-        else:
-            with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
-                with ProgressDisplay(notes, total_bytes), beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes)
+        with contextlib.nullcontext(sys.stderr) if settings.verbose else runner_output_to(log_path) as terminal:
+            # Progress notes need a directory that every worker sees: local runs only.
+            if runner is None or settings.quiet:
+                with beam.Pipeline(runner=runner, options=options) as pipeline:
+                    build_corpus(pipeline, settings)
+            else:
+                with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
+                    with ProgressDisplay(notes, total_bytes, terminal), \
+                            beam.Pipeline(runner=runner, options=options) as pipeline:
+                        build_corpus(pipeline, settings, notes)
     except Exception as error:
-        raise BuildFailed(describe_failure(error)) from error
+        logged = os.path.getsize(log_path) > 0
+        if not logged:
+            os.remove(log_path)
+        raise BuildFailed(describe_failure(error) + (f" (the runner's log: {log_path})" if logged else "")) \
+            from error
+    except BaseException:
+        os.remove(log_path)
+        raise
+    os.remove(log_path)
     return read_report(settings.output)
 
 
@@ -295,8 +333,8 @@ def compare_with_manifest(manifest: dict, output: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING)
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO if settings.verbose else logging.WARNING)
     unchanged = f"nothing was published, {settings.output} is as it was"
     with RunWatch() as signals:
         try:

@@ -76,6 +76,8 @@ class CorpusSettings:
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
     quiet: bool = field(default=False, compare=False)
+    # Beam's and the workers' logging on the terminal (otherwise kept in a log file, shown on failure).
+    verbose: bool = field(default=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
@@ -98,7 +100,7 @@ class CorpusSettings:
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        for name in ("beam_args", "output", "rebuild_of", "quiet"):
+        for name in ("beam_args", "output", "rebuild_of", "quiet", "verbose"):
             del described[name]
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
@@ -215,6 +217,11 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
     )
     parser.add_argument(
+        "--verbose", action="store_true",
+        help="Show Beam's and its workers' logging on stderr (otherwise it goes to a log file that a failed "
+             "build names, and only the progress line and the report reach the terminal).",
+    )
+    parser.add_argument(
         "--quiet", action="store_true",
         help="No progress display on stderr (it is shown on local runs).",
     )
@@ -237,7 +244,7 @@ NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_d
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
-                           quiet: bool) -> CorpusSettings:
+                           quiet: bool, verbose: bool = False) -> CorpusSettings:
     options = manifest["options"]
     return CorpusSettings(
         inputs=tuple(options["inputs"]),
@@ -259,6 +266,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
+        verbose=verbose,
     )
 
 
@@ -348,7 +356,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             if given:
                 raise ValueError(f"--rebuild takes inputs and options from the manifest; leave out {', '.join(given)}")
             return settings_from_manifest(load_manifest(known.rebuild), known.output, tuple(beam_args), known.rebuild,
-                                          known.quiet)
+                                          known.quiet, known.verbose)
         return CorpusSettings(
             inputs=tuple(known.input) or (str(SAMPLE_WARC),),
             output=known.output,
@@ -365,6 +373,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             near_dedup=near_dedup_parameters(known),
             beam_args=tuple(beam_args),
             quiet=known.quiet,
+            verbose=known.verbose,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -268,3 +268,13 @@ def test_the_webcorpus_console_script_is_the_pipeline_under_its_own_name(tmp_pat
     wrong = subprocess.run([str(script), "--codec", "lz4", "--output", str(tmp_path / "out")], capture_output=True,
                            text=True, timeout=120)
     assert wrong.returncode == 2 and wrong.stderr.startswith("webcorpus: error:")
+
+
+def test_with_worker_processes_only_the_progress_line_reaches_the_terminal_unless_verbose(tmp_path):
+    workers = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+    quiet = run_module("--output", str(tmp_path / "out"), *workers)
+    assert quiet.returncode == 0, quiet.stderr
+    lines = [line for line in quiet.stderr.splitlines() if line.strip()]
+    assert lines and all(line.startswith(("reading:", "deduplicating:", "writing:", "done:")) for line in lines), lines
+    verbose = run_module("--output", str(tmp_path / "loud"), "--verbose", *workers)
+    assert verbose.returncode == 0 and "INFO:" in verbose.stderr

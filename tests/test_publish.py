@@ -237,10 +237,11 @@ def big_inputs(tmp_path_factory) -> Path:
     return directory
 
 
-def signalled_run(inputs: Path, output: Path, signum: int) -> subprocess.CompletedProcess:
+def signalled_run(inputs: Path, output: Path, signum: int, *flags: str) -> subprocess.CompletedProcess:
     """Runs `python -m pipeline`, sends `signum` once its pipeline has staged documents, waits for the end."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    process = subprocess.Popen([sys.executable, "-m", "pipeline", *build_argv(inputs, output)], cwd=REPO, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "pipeline", *build_argv(inputs, output), *flags], cwd=REPO,
+                               env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not list(output.glob(f"{RUN_STAGING_PREFIX}*/.webcorpus-staging/staged-*")):
         assert process.poll() is None, process.communicate()
@@ -258,6 +259,18 @@ def test_an_interrupted_run_leaves_the_earlier_corpus_as_it_was(earlier, big_inp
     assert error_lines(result.stderr) == [f"python -m pipeline: interrupted by {signal.Signals(signum).name}; "
                                           f"nothing was published, {earlier} is as it was"]
     assert snapshot(earlier) == before  # the staging directory and the lock file are gone too
+
+
+def test_ctrl_c_with_worker_processes_is_one_line_and_leaves_the_earlier_corpus(earlier, big_inputs):
+    # Beam's multi-processing workers end with `RuntimeError: Worker subprocess exited with return code -2`,
+    # and log as they start and stop: none of it reaches the terminal.
+    before = snapshot(earlier)
+    result = signalled_run(big_inputs, earlier, signal.SIGINT, "--direct_num_workers=2",
+                           "--direct_running_mode=multi_processing")
+    assert result.returncode == 130, result.stderr
+    assert error_lines(result.stderr) == [f"python -m pipeline: interrupted by SIGINT; nothing was published, "
+                                          f"{earlier} is as it was"]
+    assert snapshot(earlier) == before
 
 
 def test_a_killed_run_leaves_the_earlier_corpus_and_the_next_run_cleans_up(earlier, big_inputs, inputs):
