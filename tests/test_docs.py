@@ -56,3 +56,76 @@ def test_the_readme_snippets_that_read_a_corpus_run_as_written(default_build):
         result = run_python(snippet, default_build)
         assert result.returncode == 0, f"{snippet}\n{result.stderr}"
         assert result.stdout.strip(), snippet
+
+
+DOCUMENTS = ("README.md", "docs/compression.md", "docs/engines.md", "docs/fidelity.md", "benchmarks/README.md")
+COMMAND = re.compile(r"(python|webcorpus|pip|dask|PATH=)")
+
+# Commands the docs show that cannot run in a test here, by what they need, and where they are covered.
+NEEDS_A_CLUSTER = re.compile(r"gs://|s3://|DataflowRunner|FlinkRunner|PortableRunner|DaskRunner|SCHEDULER|"
+                             r"^dask |worker_pool_main|local_job_service_main")  # tests/test_engines.py runs them
+INSTALLS = re.compile(r"^(python -m )?pip install|^python -m venv ")  # .ci/run installs; their files must exist
+RUNS_THE_TESTS = "python -m pytest"
+# Measurements that take minutes (the benchmarks, the study of the whole dev corpus): their --help is run.
+MEASURES = re.compile(r"^python -m benchmarks\.|^python -m pipeline\.compression --input '\.\./shared")
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    """(document, command) for every command line in a fenced block of the docs, continuations joined."""
+    commands = []
+    for document in DOCUMENTS:
+        for language, body in FENCE.findall((REPO / document).read_text()):
+            if language:
+                continue
+            for line in re.sub(r"\\\n\s*", " ", body).splitlines():
+                line = line.split("  #", 1)[0].strip()
+                for part in line.split(" && "):
+                    if COMMAND.match(part):
+                        commands.append((document, part.strip()))
+    return commands
+
+
+def test_every_documented_command_is_known_to_this_test():
+    commands = documented_commands()
+    assert len(commands) >= 25
+    for document, command in commands:
+        kinds = [bool(NEEDS_A_CLUSTER.search(command)), bool(INSTALLS.match(command)), command == RUNS_THE_TESTS,
+                 bool(MEASURES.match(command))]
+        assert sum(kinds) <= 1, (document, command)
+
+
+def test_the_files_the_install_commands_name_exist():
+    for _, command in documented_commands():
+        if INSTALLS.match(command):
+            for requirements in re.findall(r"-r (\S+)", command):
+                assert (REPO / requirements).is_file(), command
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory) -> Path:
+    """A directory where the docs' example inputs exist: crawl/ and warc/ hold generated WARC files."""
+    from pipeline.sample import Capture, sample_captures, warc_bytes
+
+    directory = tmp_path_factory.mktemp("docs")
+    for folder, name in (("crawl", "a.warc.gz"), ("crawl", "b.warc.gz"), ("warc", "a.warc.gz")):
+        (directory / folder).mkdir(exist_ok=True)
+        captures = sample_captures() if name == "a.warc.gz" else [
+            Capture("https://other.example.org/", b"<html><body><div class=warning>x</div><p>Other</p></body></html>")]
+        (directory / folder / name).write_bytes(warc_bytes(captures, filename=name))
+    return directory
+
+
+def test_every_local_command_of_the_docs_runs_as_written(sandbox):
+    """In the order the docs give them (the rebuild and verify follow the build they name)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    ran = []
+    for document, command in documented_commands():
+        if NEEDS_A_CLUSTER.search(command) or INSTALLS.match(command) or command == RUNS_THE_TESTS:
+            continue
+        measured = bool(MEASURES.match(command))
+        line = re.sub(r" \[.*", "", command) + " --help" if measured else command
+        result = subprocess.run(line, shell=True, cwd=sandbox, env=env, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, f"{document}: {line}\n{result.stderr[-3000:]}"
+        ran.append(line)
+    assert any(line.startswith("python -m pipeline.verify") for line in ran)
+    assert any("--rebuild" in line for line in ran)
