@@ -14,11 +14,15 @@ CORPUS_ENV = "WEBCORPUS_CORPUS"
 
 @pytest.fixture
 def write_warc(tmp_path):
-    """write_warc(captures, name=..., compression=..., version=...) -> path of a WARC file in tmp_path."""
+    """write_warc(captures, name=..., compression=..., version=...) -> path of a WARC file in tmp_path/in.
+
+    In a directory of their own: a build's output may not be in its inputs' directory.
+    """
 
     def write(captures: list[Capture], name: str = "test.warc.gz", compression: str = "record",
               version: str = "1.0") -> Path:
-        path = tmp_path / name
+        path = tmp_path / "in" / name
+        path.parent.mkdir(exist_ok=True)
         path.write_bytes(warc_bytes(captures, compression=compression, version=version, filename=name))
         return path
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import zlib
+from pathlib import Path
 
 from pipeline.sample import Capture
 from transforms.document import DeadLetter, Document, Skip
@@ -47,3 +48,10 @@ def gzip_members(data: bytes) -> list[tuple[int, int]]:
         members.append((start, end))
         start = end
     return members
+
+
+def input_dir(tmp_path: Path) -> Path:
+    """tmp_path/in, made: a build's output may not be in its inputs' directory."""
+    directory = tmp_path / "in"
+    directory.mkdir(exist_ok=True)
+    return directory

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pipeline.options import parse_settings
@@ -77,4 +79,4 @@ BEAM_FLAGS = [
 def test_beams_flags_pass_through(flags):
     settings = parse_settings(["--input", "a.warc.gz", *flags, "--quiet"])
     assert settings.beam_args == tuple(flags)
-    assert settings.inputs == ("a.warc.gz",) and settings.quiet
+    assert settings.inputs == (os.path.abspath("a.warc.gz"),) and settings.quiet

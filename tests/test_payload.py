@@ -15,7 +15,7 @@ from pipeline.sample import Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
 from transforms.payload import MalformedPayload, PayloadTooLarge, read_payload
 from transforms.read_warc import SKIP_KINDS, read_warc
-from tests.helpers import page
+from tests.helpers import input_dir, page
 
 MiB = 1 << 20
 PAGE = page("<p>" + "Brotli is how much of the web is sent today. " * 300 + "</p>").encode("utf-8")
@@ -64,7 +64,7 @@ def test_a_brotli_page_whose_output_comes_in_many_pieces_is_whole():
 def test_a_brotli_page_reaches_the_corpus_end_to_end(tmp_path):
     from tests.test_cli import corpus_records, json_lines, run_main
 
-    warc = tmp_path / "br.warc.gz"
+    warc = input_dir(tmp_path) / "br.warc.gz"
     warc.write_bytes(warc_bytes([encoded("https://en.example.org/br", brotli.compress(PAGE), "br")]))
     output = tmp_path / "out"
     code, _, stderr = run_main(["--input", str(warc), "--output", str(output), "--quiet"])
@@ -247,7 +247,7 @@ def test_max_page_bytes_is_an_option_of_the_build(tmp_path):
     from pipeline.options import parse_settings, settings_from_manifest
     from tests.test_cli import json_lines, run_main
 
-    warc = tmp_path / "pages.warc.gz"
+    warc = input_dir(tmp_path) / "pages.warc.gz"
     small = Capture("https://en.example.org/small", page("<p>short</p>").encode())
     warc.write_bytes(warc_bytes([small, Capture("https://en.example.org/long", PAGE, gzipped=True)]))
     output = tmp_path / "out"

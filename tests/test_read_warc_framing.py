@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from pipeline.sample import Capture, capture_records, warc_bytes
-from tests.helpers import html_capture, outcomes_by_kind
+from tests.helpers import html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
 from transforms.read_warc import BLANK_RUN_LIMIT, read_warc
 
@@ -134,7 +134,7 @@ def test_warcio_warnings_of_files_read_at_once_on_threads_stay_with_their_file()
 
 
 def test_quiet_prints_no_warcio_warning_and_the_report_lists_it_with_its_file(tmp_path):
-    path = tmp_path / "damaged.warc"
+    path = input_dir(tmp_path) / "damaged.warc"
     path.write_bytes(b"".join([warc_bytes([], "none"), response(PAGES[0]),
                                with_content_length(response(PAGES[1]), -3), response(PAGES[2])]))
     code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / "out"), "--quiet"])
@@ -148,11 +148,11 @@ def test_quiet_prints_no_warcio_warning_and_the_report_lists_it_with_its_file(tm
 
 @pytest.mark.parametrize("twice", ["same-input", "overlapping-patterns"])
 def test_a_file_matched_twice_is_read_once(tmp_path, twice):
-    path = tmp_path / "pages.warc.gz"
+    path = input_dir(tmp_path) / "pages.warc.gz"
     path.write_bytes(warc_bytes(PAGES))
-    other = tmp_path / "other.warc.gz"
+    other = input_dir(tmp_path) / "other.warc.gz"
     other.write_bytes(warc_bytes([html_capture("https://en.example.org/other", "<p>Another page entirely.</p>")]))
-    inputs = [str(path), str(path)] if twice == "same-input" else [str(tmp_path / "*.warc.gz"), str(path)]
+    inputs = [str(path), str(path)] if twice == "same-input" else [str(input_dir(tmp_path) / "*.warc.gz"), str(path)]
     code, _, err = run_main([arg for item in inputs for arg in ("--input", item)]
                             + ["--output", str(tmp_path / "out"), "--quiet"])
     assert code == 0, err
@@ -193,7 +193,7 @@ def test_warcio_log_warnings_are_notes_too(caplog):
 def test_the_notes_of_a_file_are_bounded(tmp_path):
     # Every record has a space in its target URI: one warning each.
     spaced = [Capture(f"https://en.example.org/page {n}", PAGES[0].body, date=PAGES[0].date) for n in range(150)]
-    path = tmp_path / "spaced.warc"
+    path = input_dir(tmp_path) / "spaced.warc"
     path.write_bytes(b"".join(response(capture) for capture in spaced))
     code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / "out"), "--quiet"])
     assert code == 0, err
