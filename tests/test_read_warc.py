@@ -371,9 +371,9 @@ def test_read_warc_transform_reads_every_matched_file(write_warc, tmp_path):
     write_warc([LATIN, REDIRECT], name="one.warc.gz")
     write_warc([CYRILLIC, PLAIN_TEXT], name="two.warc", compression="none")
     write_warc([ENCODED], name="three.warc.gz", compression="file", version="1.1")
-    (tmp_path / "bogus.warc.gz").write_bytes(NOT_WARC["json"])
+    (tmp_path / "in" / "bogus.warc.gz").write_bytes(NOT_WARC["json"])
     with TestPipeline() as pipeline:
-        read = pipeline | ReadWarc([str(tmp_path / "*.warc.gz"), str(tmp_path / "two.warc")])
+        read = pipeline | ReadWarc([str(tmp_path / "in" / "*.warc.gz"), str(tmp_path / "in" / "two.warc")])
         assert_that(read.documents | "Docs" >> beam.Map(lambda d: (d.source_file.rsplit("/", 1)[-1], d.url, d.payload)),
                     equal_to([("one.warc.gz", LATIN.url, LATIN.body), ("two.warc", CYRILLIC.url, CYRILLIC.body),
                               ("three.warc.gz", ENCODED.url, ENCODED.body)]), label="documents")
