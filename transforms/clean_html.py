@@ -623,6 +623,8 @@ def _decode_entity(match) -> str:
 
 def decode_leftover_entities(text: str) -> str:
     """`text` with the entities that a page escaped twice decoded (`&amp;` -> `&`; `AT&T;` stays)."""
+    if "&" not in text:
+        return text
     for _ in range(3):
         decoded = LEFTOVER_ENTITY.sub(_decode_entity, text)
         if decoded == text:
