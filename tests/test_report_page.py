@@ -79,7 +79,7 @@ def test_what_clean_html_drops_is_marked_and_what_it_keeps_is_not():
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.integers(0, 5)), min_size=0, max_size=40),
-       st.integers(1, 5), st.randoms())
+       st.integers(0, 5), st.randoms())
 def test_the_sample_is_the_smallest_hashes_whatever_the_order_and_the_merges(entries, size, random):
     fingerprints = [fingerprint(content_hash, f"https://{content_hash}.example/{n}") for content_hash, n in entries]
     expected = [min(f for f in fingerprints if f.content_hash == key)
@@ -130,6 +130,12 @@ def built_report(tmp_path) -> Path:
     output = tmp_path / "out"
     assert cli.main(["--input", str(source), "--output", str(output), "--quiet", "--report-sample", "50"]) == 0
     return output
+
+
+def test_a_sample_of_none_is_a_report_without_inspected_pages(write_warc, tmp_path):
+    source = write_warc(sample_captures())
+    assert cli.main(["--input", str(source), "--output", str(tmp_path / "out"), "--quiet", "--report-sample", "0"]) == 0
+    assert "No page was sampled" in (tmp_path / "out" / REPORT_PAGE_NAME).read_text()
 
 
 def test_every_build_writes_report_html_listed_in_the_manifest(built_report):

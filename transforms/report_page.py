@@ -90,7 +90,7 @@ class SmallestDistinctHashes(beam.CombineFn):
 
     def add_input(self, chosen, fingerprint):
         key = fingerprint.content_hash
-        if key in chosen or len(chosen) < self._size or key < max(chosen):
+        if key in chosen or len(chosen) < self._size or (chosen and key < max(chosen)):
             best = chosen.get(key)
             chosen[key] = fingerprint if best is None or fingerprint < best else best
             chosen = self._trim(chosen)
