@@ -8,6 +8,7 @@ into byte ranges that read every record once.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 
@@ -18,7 +19,7 @@ import zstandard
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
-from transforms.read_warc import read_warc
+from transforms.read_warc import LZ4_FRAMING, _zstd_framing, read_warc
 
 LATIN = html_capture("https://en.example.org/harbour", "<p>Harbour cranes &amp; the old port at dawn.</p>",
                      date="2026-01-15T10:01:00Z")
@@ -177,3 +178,22 @@ def test_a_lone_file_of_each_format_builds_whatever_its_name(tmp_path, variant):
     assert code == 0, err
     counts = json.loads((tmp_path / "out" / "report.json").read_text())["files"][str(path)]
     assert counts["kept"] == 2 and counts["read"] == len(read_all(data))
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4"])
+def test_a_frame_that_ends_where_a_read_ends_does_not_end_the_file(compression):
+    # warcio reads the file a block at a time; a frame that ends with a block
+    # leaves the next block to a decompressor that is done with its frame.
+    read_size = (_zstd_framing(None) if compression == "zstd" else LZ4_FRAMING).read_size
+    noise = b"".join(hashlib.sha256(b"%d" % n).digest() for n in range(read_size // 32 + 200))  # incompressible
+    for size in range(max(read_size - 4000, 1), read_size + 4000):
+        captures = [Capture("https://en.example.org/noise", noise[:size], content_type="text/plain"), *MORE[:3]]
+        data = warc_bytes(captures, compression)
+        if any(end % read_size == 0 for end in frame_offsets(data, compression)[1:]):
+            break
+    else:
+        pytest.fail("no frame ends on a read boundary")
+    outcomes = read_all(data)
+    docs, _, dead = outcomes_by_kind(outcomes)
+    assert dead == [] and len(outcomes) == 1 + 3 * len(captures)
+    assert [doc.url for doc in docs] == [capture.url for capture in MORE[:3]]

@@ -495,6 +495,34 @@ def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
     return _Format("WARC.gz", "record", GZIP_FRAMING)
 
 
+class _FrameDecompressor:
+    """A zstd or LZ4 frame's decompressor with zlib's manners, which warcio's reader counts on.
+
+    Bytes given after the frame ended are kept in `unused_data` (zstd's
+    refuses a second use, LZ4's raises), and `unused_data` is bytes, never None.
+    """
+
+    def __init__(self, decompressor):
+        self._decompressor = decompressor
+        self._after = b""
+
+    def decompress(self, data: bytes) -> bytes:
+        if self._decompressor.eof:
+            self._after += data
+            return b""
+        return self._decompressor.decompress(data)
+
+    @property
+    def eof(self) -> bool:
+        return self._decompressor.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        if not self._decompressor.eof:
+            return b""
+        return (self._decompressor.unused_data or b"") + self._after
+
+
 class _FramedReader(DecompressingBufferedReader):
     """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
 
@@ -509,7 +537,7 @@ class _FramedReader(DecompressingBufferedReader):
     def _init_decomp(self, decomp_type):
         self.num_block_read = 0
         self.decomp_type = decomp_type
-        self.decompressor = self._framing.new_decompressor()
+        self.decompressor = _FrameDecompressor(self._framing.new_decompressor())
 
 
 class _RecordIterator(ArchiveIterator):
