@@ -150,10 +150,13 @@ def test_a_corrupt_frame_costs_only_its_record(variant):
 @pytest.mark.parametrize("variant", WARC_VARIANTS)
 def test_a_compressed_warc_cut_inside_its_last_frame_says_so(variant):
     data = warc_bytes(MORE[:2], **WARC_VARIANTS[variant])
-    outcomes = read_all(data[:-10])
-    docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [MORE[0].url, MORE[1].url]
-    assert dead and all("truncated" in letter.reason for letter in dead)
+    last = frame_offsets(data, WARC_VARIANTS[variant]["compression"])[-1]
+    for cut in (data[:-10], data[:last + 3]):  # inside its data, inside its frame header
+        outcomes = read_all(cut)
+        docs, _, dead = outcomes_by_kind(outcomes)
+        assert [doc.url for doc in docs] == [MORE[0].url, MORE[1].url]
+        assert dead and all("truncated" in letter.reason for letter in dead)
+        assert len(outcomes) == 1 + 3 * 2
 
 
 @pytest.mark.parametrize("variant", [*WARC_VARIANTS, "arc-gzip"])

@@ -109,6 +109,8 @@ ZSTD_DICTIONARY_MAGIC = struct.pack("<I", 0x184D2A5D)
 LZ4_MAGIC = struct.pack("<I", 0x184D2204)
 # A zstd dictionary bigger than this is damage (zstd's own trainer makes them of 100 KiB or so).
 ZSTD_DICTIONARY_LIMIT = 16 << 20
+# A zstd block of 4 bytes can stand for 128 KiB: 2 KiB decompressed at a time inflate to 64 MiB at most.
+ZSTD_READ_SIZE = 2048
 ARC_START = b"filedesc://"
 # An ARC version 1 record's first line: URL IP-address Archive-date Content-type Archive-length.
 ARC_HEADER = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.-]*:\S* \S+ \d{14} \S+ \d+\r?\n")
@@ -376,17 +378,18 @@ def _zstd_framing(dictionary: zstandard.ZstdCompressionDict | None) -> _Framing:
             return b""
 
     def cut_short(raw: BinaryIO) -> bool:
-        # zstd frames say where they end: a frame whose reading stops short of it is cut.
-        reader = decompressor.stream_reader(raw, read_across_frames=False, closefd=False)
+        # (A stream_reader ends a cut frame as if it were whole: a decompressobj tells.)
+        frame = decompressor.decompressobj()
         try:
-            while reader.read(RESYNC_CHUNK):
-                pass
+            while chunk := raw.read(ZSTD_READ_SIZE):
+                frame.decompress(chunk)
+                if frame.eof:
+                    return False
         except zstandard.ZstdError:
             return False
-        return not reader.eof if hasattr(reader, "eof") else False
+        return True
 
-    # A zstd block of 4 bytes can stand for 128 KiB: 2 KiB read at a time inflate to 64 MiB at most.
-    return _Framing("zstd", ZSTD_MAGIC, head, cut_short, decompressor.decompressobj, read_size=2048)
+    return _Framing("zstd", ZSTD_MAGIC, head, cut_short, decompressor.decompressobj, read_size=ZSTD_READ_SIZE)
 
 
 def _lz4_head(data: bytes, size: int) -> bytes:
