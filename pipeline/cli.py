@@ -24,7 +24,7 @@ from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_b
 from transforms.document import describe_error
 from transforms.exact_paths import is_local, remove_exactly
 from transforms.manifest import digest_file
-from transforms.read_warc import open_uncompressed, starts_like_warc
+from transforms.read_warc import open_uncompressed, starts_like_archive
 from transforms.report import format_report, imbalances, read_report
 
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
@@ -80,7 +80,7 @@ def make_runner(options: PipelineOptions):
 
 
 def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
-    """Every pattern matches a file; a lone input file must be a readable WARC file.
+    """Every pattern matches a file; a lone input file must be a readable WARC (or ARC) file.
 
     Among several inputs, a file that is not a WARC is a per-file error in
     the report and the run goes on. Returns the inputs' total size and paths.
@@ -98,12 +98,12 @@ def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
         total += sum(meta.size_in_bytes for meta in matched)
     if len(files) == 1:
         try:
-            is_warc = starts_like_warc(lambda: open_uncompressed(files[0]))
+            is_warc = starts_like_archive(lambda: open_uncompressed(files[0]))
         except Exception as error:  # noqa: BLE001
             raise UsageError(f"cannot read {files[0]}: {error}") from error
         if not is_warc:
-            raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC record); "
-                             "give WARC or WARC.gz files")
+            raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC or ARC record); "
+                             "give WARC files (uncompressed, gzip, zstd or LZ4) or ARC files (uncompressed or gzip)")
     return total, files
 
 

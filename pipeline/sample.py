@@ -2,7 +2,11 @@
 
 `warc_bytes` writes Common Crawl style WARC files (warcinfo, then request,
 response and metadata for every capture), byte for byte the same on every
-run: record ids are derived from the capture, gzip headers carry no time.
+run: record ids are derived from the capture, gzip headers carry no time;
+compressed per record with gzip, zstd (with a dictionary, as the IIPC's WARC
+zstd draft has it, or without) or LZ4, or not. `arc_bytes` writes ARC
+version 1 files (a version block, then one record per capture), as the
+Internet Archive did before WARC.
 `sample_captures` is the sample that `python -m pipeline` reads when given
 no input: Latin and Cyrillic pages and the troubles real crawls have.
 
@@ -12,14 +16,20 @@ no input: Latin and Cyrillic pages and the troubles real crawls have.
 from __future__ import annotations
 
 import gzip
+import struct
 import sys
 import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import lz4.frame
+import zstandard
+
 WARC_VERSIONS = ("1.0", "1.1")
-COMPRESSIONS = ("record", "file", "none")
+COMPRESSIONS = ("record", "file", "none", "zstd", "lz4")
+# The skippable frame that holds a zstd WARC's dictionary (IIPC WARC zstd draft).
+ZSTD_DICTIONARY_MAGIC = struct.pack("<I", 0x184D2A5D)
 SAMPLE_PATH = Path(__file__).parent / "data" / "sample.warc.gz"
 RECORD_ID_NAMESPACE = uuid.UUID("6f1d3c3e-52d5-4a43-9f5b-1f5c1a3f7e10")
 
@@ -112,8 +122,14 @@ def capture_records(capture: Capture, version: str) -> list[bytes]:
 
 
 def warc_bytes(captures: list[Capture], compression: str = "record", version: str = "1.0",
-               filename: str = "sample.warc.gz") -> bytes:
-    """A WARC file of `captures`: gzip per `record`, over the whole `file`, or `none`."""
+               filename: str = "sample.warc.gz", zstd_dictionary: bytes | None = None,
+               compress_dictionary: bool = False) -> bytes:
+    """A WARC file of `captures`: gzip per `record`, over the whole `file`, `none`, or a `zstd` or `lz4` frame per record.
+
+    A zstd file made with `zstd_dictionary` (a trained dictionary, or raw
+    content) starts with it in a skippable frame, itself zstd-compressed
+    with `compress_dictionary`.
+    """
     if compression not in COMPRESSIONS or version not in WARC_VERSIONS:
         raise ValueError(f"compression must be one of {COMPRESSIONS} and version one of {WARC_VERSIONS}")
     info = f"software: webcorpus sample writer\r\nformat: WARC File Format {version}\r\n".encode("utf-8")
@@ -129,7 +145,43 @@ def warc_bytes(captures: list[Capture], compression: str = "record", version: st
         return b"".join(_gzip_member(record) for record in records)
     if compression == "file":
         return _gzip_member(b"".join(records))
+    if compression == "zstd":
+        return _zstd_frames(records, zstd_dictionary, compress_dictionary)
+    if compression == "lz4":
+        return b"".join(lz4.frame.compress(record, content_checksum=True) for record in records)
     return b"".join(records)
+
+
+def _zstd_frames(records: list[bytes], dictionary: bytes | None, compress_dictionary: bool) -> bytes:
+    if dictionary is None:
+        compressor = zstandard.ZstdCompressor(level=3)
+        return b"".join(compressor.compress(record) for record in records)
+    compressor = zstandard.ZstdCompressor(level=3, dict_data=zstandard.ZstdCompressionDict(dictionary))
+    stored = zstandard.ZstdCompressor().compress(dictionary) if compress_dictionary else dictionary
+    head = ZSTD_DICTIONARY_MAGIC + struct.pack("<I", len(stored)) + stored
+    return head + b"".join(compressor.compress(record) for record in records)
+
+
+def arc_bytes(captures: list[Capture], compression: str = "none", filename: str = "sample.arc") -> bytes:
+    """An ARC version 1 file of `captures` (their HTTP responses): `none`, or gzip per `record`."""
+    if compression not in ("none", "record"):
+        raise ValueError("an ARC file is compressed per `record` or not at all (`none`)")
+    version_block = b"1 0 webcorpus\nURL IP-address Archive-date Content-type Archive-length\n"
+    records = [_arc_record(f"filedesc://{filename}", "20260115095900", "text/plain", version_block)]
+    for capture in captures:
+        date = capture.date.replace("-", "").replace("T", "").replace(":", "").rstrip("Z")
+        records.append(_arc_record(capture.url, date, _arc_content_type(capture), http_response(capture)))
+    if compression == "record":
+        return b"".join(_gzip_member(record) for record in records)
+    return b"".join(records)
+
+
+def _arc_content_type(capture: Capture) -> str:
+    return (capture.content_type or "no-type").split(";", 1)[0].strip()
+
+
+def _arc_record(url: str, date: str, content_type: str, block: bytes) -> bytes:
+    return f"{url} 192.0.2.1 {date} {content_type} {len(block)}\n".encode("utf-8") + block + b"\n"
 
 
 def _gzip_member(data: bytes) -> bytes:

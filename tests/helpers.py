@@ -35,16 +35,16 @@ def outcomes_by_kind(outcomes: list) -> tuple[list[Document], list[Skip], list[D
     return docs, skips, dead
 
 
-def gzip_members(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each gzip member of `data`, found by decompressing it."""
+def compressed_frames(data: bytes, new_decompressor=lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)) -> list[tuple[int, int]]:
+    """(start, end) of each gzip member (or zstd, LZ4 frame: `new_decompressor`) of `data`, found by decompressing it."""
     members = []
     start = 0
     while start < len(data):
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        decompressor = new_decompressor()
         decompressor.decompress(data[start:])
         if not decompressor.eof:
             raise ValueError(f"gzip member at {start} is incomplete")
-        end = len(data) - len(decompressor.unused_data)
+        end = len(data) - len(decompressor.unused_data or b"")  # (LZ4: None after the last frame)
         members.append((start, end))
         start = end
     return members

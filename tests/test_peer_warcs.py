@@ -3,7 +3,8 @@
 Many are broken on purpose. Every HTTP 200 HTML response that warcio reads
 in them must come out of ReadWarc as a document or as a dead letter (of its
 own, or of the stretch of the file it lies in); a build over all of them
-exits 0 with balanced accounting; a lone file that is not a WARC is exit 2.
+exits 0 with balanced accounting; a lone ARC file that warcio reads is exit 0,
+and a lone file that is neither WARC nor ARC is exit 2.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.test_cli import run_main
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import HTML_TYPES, media_type, open_uncompressed, read_warc, starts_like_warc
+from transforms.read_warc import HTML_TYPES, media_type, open_uncompressed, read_warc, starts_like_archive
 
 PEER_ENV = "WEBCORPUS_PEER_WARCS"
 
@@ -44,8 +45,10 @@ def warcio_html_200(path: Path) -> list[tuple[int, str, str]]:
                 headers = record.http_headers
                 if (record.rec_type == "response" and headers is not None and headers.get_statuscode() == "200"
                         and media_type(headers.get_header("Content-Type", "") or "") in HTML_TYPES):
+                    # An ARC record has no record id; its URL is its `uri`.
+                    url = record.rec_headers.get_header("uri" if record.format == "arc" else "WARC-Target-URI", "")
                     found.append((iterator.get_record_offset(), record.rec_headers.get_header("WARC-Record-ID", ""),
-                                  record.rec_headers.get_header("WARC-Target-URI", "")))
+                                  url))
         except Exception:  # noqa: BLE001 - warcio gives up on some of these files: what it read so far counts
             pass
     return found
@@ -54,10 +57,12 @@ def warcio_html_200(path: Path) -> list[tuple[int, str, str]]:
 def accounted_for(response: tuple[int, str, str], outcomes: list) -> bool:
     offset, record_id, url = response
     for outcome in outcomes:
-        if isinstance(outcome, Document) and (outcome.warc_record_id, outcome.url) == (record_id, url):
+        if (isinstance(outcome, Document) and (outcome.warc_record_id, outcome.url) == (record_id, url)
+                and (record_id or outcome.source_offset == offset)):
             return True
         if isinstance(outcome, DeadLetter):
-            if outcome.warc_record_id and (outcome.warc_record_id, outcome.url) == (record_id, url):
+            if (outcome.warc_record_id or outcome.source_offset == offset) and (
+                    outcome.warc_record_id, outcome.url) == (record_id, url):
                 return True
             # A dead letter of a stretch of the file: the skipped bytes, or all the rest.
             stretch_end = (float("inf") if "to the end of the file" in outcome.reason or "truncated" in outcome.reason
@@ -96,8 +101,21 @@ def test_a_build_over_every_peer_file_balances(peer_files, tmp_path):
 
 
 def test_a_lone_peer_file_that_is_not_a_warc_is_exit_2(peer_files, tmp_path):
-    not_warc = [path for path in peer_files if not starts_like_warc(lambda path=path: open(path, "rb"))]
+    not_warc = [path for path in peer_files if not starts_like_archive(lambda path=path: open(path, "rb"))]
     assert not_warc
     for path in not_warc:
         code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / path.name), "--quiet"])
         assert code == 2 and "is not a WARC file" in err, path.name
+
+
+def test_a_lone_peer_arc_file_that_warcio_reads_builds(peer_files, tmp_path):
+    arc_files = [path for path in peer_files if ".arc" in path.name and warcio_html_200(path)]
+    assert len(arc_files) >= 5
+    for path in arc_files:
+        output = tmp_path / path.name
+        code, _, err = run_main(["--input", str(path), "--output", str(output), "--quiet"])
+        assert code == 0, (path.name, err)
+        counts = json.loads((output / "report.json").read_text())["files"][str(path)]
+        # (Which record each page of warcio's became: the test above.)
+        assert counts["read"] == sum(counts[name] for name in ("kept", "duplicates", "skipped", "dead_letter"))
+        assert counts["kept"] + counts["duplicates"] + counts["dead_letter"] > 0, path.name

@@ -18,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from pipeline.sample import COMPRESSIONS, WARC_VERSIONS, Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
 from transforms.read_warc import SKIP_KINDS, ReadWarc
-from tests.helpers import gzip_members, html_capture, outcomes_by_kind, page, read_bytes
+from tests.helpers import compressed_frames, html_capture, outcomes_by_kind, page, read_bytes
 
 LATIN = html_capture("https://en.example.org/a", "<p>Harbour cranes &amp; the old port.</p>",
                      date="2026-01-15T10:00:00Z")
@@ -80,7 +80,7 @@ def test_every_compression_and_version_gives_the_same_outcomes(compression, vers
 
 def test_per_record_gzip_offsets_point_at_the_record():
     data = warc_bytes(CAPTURES)
-    starts = [start for start, _ in gzip_members(data)]
+    starts = [start for start, _ in compressed_frames(data)]
     outcomes = read_bytes(data)
     assert [outcome.source_offset for outcome in outcomes] == starts
     for doc in outcomes_by_kind(outcomes)[0]:
@@ -218,7 +218,7 @@ def _cut_points(data: bytes, start: int, end: int) -> dict[str, int]:
 @pytest.mark.parametrize("where", ["gzip-header", "warc-headers", "payload"])
 def test_a_file_cut_inside_its_last_gzip_member_keeps_the_records_before(where):
     data = warc_bytes([LATIN, CYRILLIC, BIG])
-    members = gzip_members(data)
+    members = compressed_frames(data)
     start, end = members[-2]  # BIG's response; its metadata member is lost with the cut
     outcomes = read_bytes(data[:_cut_points(data, start, end)[where]])
     assert len(outcomes) == len(members) - 1  # every record that starts in the file
@@ -231,7 +231,7 @@ def test_a_file_cut_inside_its_last_gzip_member_keeps_the_records_before(where):
 
 def test_a_record_cut_inside_its_payload_names_the_record():
     data = warc_bytes([LATIN, CYRILLIC, BIG])
-    start, end = gzip_members(data)[-2]
+    start, end = compressed_frames(data)[-2]
     letter = read_bytes(data[:(start + end) // 2])[-1]
     assert isinstance(letter, DeadLetter)
     assert (letter.url, letter.warc_record_id) == (BIG.url, BIG.record_id)
@@ -267,7 +267,7 @@ THIRD = html_capture("https://en.example.org/third", "<p>A third page.</p>", dat
 
 def test_a_corrupt_gzip_member_costs_only_its_record():
     data = warc_bytes([LATIN, CYRILLIC, THIRD])
-    members = gzip_members(data)
+    members = compressed_frames(data)
     start, end = members[5]  # CYRILLIC's response
     damaged = bytearray(data)
     for index in range(start + 20, start + 40):

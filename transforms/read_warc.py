@@ -10,11 +10,18 @@ Every record of a file comes out as exactly one of:
 
 So `read = documents + skips + dead letters` holds for each file.
 
-Files may be gzipped per record (as Common Crawl publishes them), gzipped as
-a whole, or not compressed. warcio reads the first and the last; a whole-file
-gzip stream (told apart by its first member holding more than one record)
-is read through a streaming gzip decoder, and its offsets then count
-uncompressed bytes.
+Files are WARC or ARC (version 1, the Internet Archive's format before
+WARC), told apart by their first bytes, never their names (`detect_format`).
+They may be gzipped per record (as Common Crawl publishes them), gzipped as
+a whole, not compressed, or (WARC) compressed per record with zstd (the
+IIPC's draft: an optional dictionary in a skippable frame at the start) or
+LZ4 (as FastWARC writes). warcio reads gzip members and, through
+`_FramedReader`, zstd and LZ4 frames: a record's offset is its frame's, and a
+file compressed per record splits into byte ranges at frame boundaries. A
+whole-file gzip stream (told apart by its first member holding more than one
+record) is read through a streaming gzip decoder, and its offsets then count
+uncompressed bytes. ARC records come as the WARC records warcio makes of
+them (`arc2warc`), without the random record id it gives them.
 
 What warcio warns about on stderr (a record not followed by a blank line, a
 payload that stops decompressing) costs no record; it becomes a `ReadNote`
@@ -23,7 +30,10 @@ payload that stops decompressing) costs no record; it becomes a `ReadNote`
 
 from __future__ import annotations
 
+import io
 import logging
+import re
+import struct
 import sys
 import threading
 import zlib
@@ -31,11 +41,14 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
 import apache_beam as beam
+import lz4.frame
+import zstandard
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.manifest import digest_file
@@ -90,6 +103,17 @@ HTML_STARTS = (
     b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--", b"<meta",
 )
 GZIP_MAGIC = b"\x1f\x8b\x08"
+ZSTD_MAGIC = struct.pack("<I", 0xFD2FB528)
+# The IIPC's WARC zstd draft: a skippable frame at the start of the file holds the dictionary.
+ZSTD_DICTIONARY_MAGIC = struct.pack("<I", 0x184D2A5D)
+LZ4_MAGIC = struct.pack("<I", 0x184D2204)
+# A zstd dictionary bigger than this is damage (zstd's own trainer makes them of 100 KiB or so).
+ZSTD_DICTIONARY_LIMIT = 16 << 20
+# A zstd block of 4 bytes can stand for 128 KiB: 2 KiB decompressed at a time inflate to 64 MiB at most.
+ZSTD_READ_SIZE = 2048
+ARC_START = b"filedesc://"
+# An ARC version 1 record's first line: URL IP-address Archive-date Content-type Archive-length.
+ARC_HEADER = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.-]*:\S* \S+ \d{14} \S+ \d+\r?\n")
 RESYNC_CHUNK = 1 << 20
 # Common Crawl's files are about 1 GB: 16 ranges each.
 DEFAULT_RANGE_BYTES = 64 << 20
@@ -297,6 +321,228 @@ def _skip_blank_bytes(reader) -> int:
             return skipped
 
 
+def _gunzip_head(data: bytes, size: int) -> bytes:
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, size)
+    except zlib.error:
+        return b""
+
+
+def _gzip_cut_short(raw: BinaryIO) -> bool:
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    while chunk := raw.read(RESYNC_CHUNK):
+        try:
+            decompressor.decompress(chunk, 1)
+            while decompressor.unconsumed_tail and not decompressor.eof:
+                decompressor.decompress(decompressor.unconsumed_tail, RESYNC_CHUNK)
+        except zlib.error:
+            return False
+        if decompressor.eof:
+            return False
+    return True
+
+
+class _Framing:
+    """A compression of one frame per record (gzip members, zstd or LZ4 frames): what warcio's reader needs.
+
+    `new_decompressor` makes a decompressor of one frame that leaves the
+    bytes after it in `unused_data`, as zlib's does (None: warcio's own
+    gzip); `head` is the first bytes of the frame that `data` starts with (b"":
+    not one); `cut_short` tells whether the file ends inside the frame that
+    starts where `raw` is.
+    """
+
+    def __init__(self, name: str, magic: bytes, head: Callable[[bytes, int], bytes],
+                 cut_short: Callable[[BinaryIO], bool], new_decompressor: Callable[[], object] | None = None,
+                 read_size: int = 16384):
+        self.name = name
+        self.magic = magic
+        self.head = head
+        self.cut_short = cut_short
+        self.new_decompressor = new_decompressor
+        # Raw bytes decompressed at a time: what one call may inflate to is bounded by this and the codec's ratio.
+        self.read_size = read_size
+
+
+GZIP_FRAMING = _Framing("gzip", GZIP_MAGIC, _gunzip_head, _gzip_cut_short)
+
+
+def _zstd_framing(dictionary: zstandard.ZstdCompressionDict | None) -> _Framing:
+    decompressor = zstandard.ZstdDecompressor(dict_data=dictionary)
+
+    def head(data: bytes, size: int) -> bytes:
+        try:
+            with decompressor.stream_reader(io.BytesIO(data), read_across_frames=False) as reader:
+                return reader.read(size)
+        except zstandard.ZstdError:
+            return b""
+
+    def cut_short(raw: BinaryIO) -> bool:
+        # (A stream_reader ends a cut frame as if it were whole: a decompressobj tells.)
+        frame = decompressor.decompressobj()
+        try:
+            while chunk := raw.read(ZSTD_READ_SIZE):
+                frame.decompress(chunk)
+                if frame.eof:
+                    return False
+        except zstandard.ZstdError:
+            return False
+        return True
+
+    return _Framing("zstd", ZSTD_MAGIC, head, cut_short, decompressor.decompressobj, read_size=ZSTD_READ_SIZE)
+
+
+def _lz4_head(data: bytes, size: int) -> bytes:
+    try:
+        return lz4.frame.LZ4FrameDecompressor().decompress(data, max_length=size)
+    except RuntimeError:
+        return b""
+
+
+def _lz4_cut_short(raw: BinaryIO) -> bool:
+    decompressor = lz4.frame.LZ4FrameDecompressor()
+    try:
+        while chunk := raw.read(RESYNC_CHUNK):
+            decompressor.decompress(chunk, max_length=RESYNC_CHUNK)
+            while not decompressor.eof and not decompressor.needs_input:
+                decompressor.decompress(b"", max_length=RESYNC_CHUNK)
+            if decompressor.eof:
+                return False
+    except RuntimeError:
+        return False
+    return True
+
+
+LZ4_FRAMING = _Framing("lz4", LZ4_MAGIC, _lz4_head, _lz4_cut_short, lz4.frame.LZ4FrameDecompressor)
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How a file is stored, as its first bytes tell: its records (WARC or ARC) and their compression.
+
+    `layout` is `none` (not compressed), `file` (one gzip stream) or `record`
+    (a gzip member, zstd or LZ4 frame per record, told by `framing`);
+    `records_start` is where the first record starts (after a zstd dictionary).
+    """
+
+    name: str
+    layout: str = "none"
+    framing: _Framing | None = None
+    arc: bool = False
+    records_start: int = 0
+
+    def starts_record(self, data: bytes) -> bool:
+        """Whether uncompressed `data` starts like a record of this format."""
+        return bool(ARC_HEADER.match(data)) if self.arc else data.startswith(b"WARC/")
+
+    def frame_starts_record(self, data: bytes) -> bool:
+        return self.starts_record(self.framing.head(data, 512 if self.arc else 16))
+
+
+WARC = _Format("WARC")
+
+
+def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompressionDict | None, int]:
+    """The dictionary of the skippable frame at the start of a zstd WARC (if any), and where records start."""
+    if not head.startswith(ZSTD_DICTIONARY_MAGIC) or len(head) < 8:
+        return None, 0
+    size = struct.unpack("<I", head[4:8])[0]
+    if size > ZSTD_DICTIONARY_LIMIT:
+        return None, 8 + size  # damage: the frames that need it are dead letters
+    raw.seek(8)
+    content = raw.read(size)
+    if content.startswith(ZSTD_MAGIC):
+        # The draft allows the dictionary itself to be zstd-compressed.
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(content)) as reader:
+                content = reader.read(ZSTD_DICTIONARY_LIMIT)
+        except zstandard.ZstdError:
+            return None, 8 + size
+    return zstandard.ZstdCompressionDict(content), 8 + size
+
+
+def _starts_arc(data: bytes) -> bool:
+    # Its version block, or (in a file that lost it) a record.
+    return data.startswith(ARC_START) or bool(ARC_HEADER.match(data))
+
+
+def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
+    """The format of a file from its first bytes (never its name); WARC where none is recognised.
+
+    A gzip file is gzipped per record (its first member holds the warcinfo
+    or ARC version record alone) or as a whole (a first member holding a
+    second record, or more than a record can).
+    """
+    with open_file() as raw:
+        head = raw.read(RESYNC_CHUNK)
+        if head.startswith(ZSTD_DICTIONARY_MAGIC):
+            dictionary, records_start = _zstd_dictionary(raw, head)
+            return _Format("WARC.zst", "record", _zstd_framing(dictionary), records_start=records_start)
+    if head.startswith(ZSTD_MAGIC):
+        return _Format("WARC.zst", "record", _zstd_framing(None))
+    if head.startswith(LZ4_MAGIC):
+        return _Format("WARC.lz4", "record", LZ4_FRAMING)
+    if _starts_arc(head):
+        return _Format("ARC", arc=True)
+    if not head.startswith(GZIP_MAGIC):
+        return WARC
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        first = decompressor.decompress(head, RESYNC_CHUNK)
+    except zlib.error:
+        return _Format("WARC.gz", "record", GZIP_FRAMING)  # damaged from the start: reading reports it
+    if _starts_arc(first):
+        return _Format("ARC.gz", "record", GZIP_FRAMING, arc=True)
+    if b"\nWARC/1." in first or (len(first) >= RESYNC_CHUNK and not decompressor.eof):
+        return _Format("WARC.gz", "file", GZIP_FRAMING)
+    return _Format("WARC.gz", "record", GZIP_FRAMING)
+
+
+class _FrameDecompressor:
+    """A zstd or LZ4 frame's decompressor with zlib's manners, which warcio's reader counts on.
+
+    Bytes given after the frame ended are kept in `unused_data` (zstd's
+    refuses a second use, LZ4's raises), and `unused_data` is bytes, never None.
+    """
+
+    def __init__(self, decompressor):
+        self._decompressor = decompressor
+        self._after = b""
+
+    def decompress(self, data: bytes) -> bytes:
+        if self._decompressor.eof:
+            self._after += data
+            return b""
+        return self._decompressor.decompress(data)
+
+    @property
+    def eof(self) -> bool:
+        return self._decompressor.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        if not self._decompressor.eof:
+            return b""
+        return (self._decompressor.unused_data or b"") + self._after
+
+
+class _FramedReader(DecompressingBufferedReader):
+    """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
+
+    def __init__(self, stream: BinaryIO, framing: _Framing):
+        self._framing = framing
+        super().__init__(stream, block_size=framing.read_size, decomp_type=framing.name)
+
+    def close_decompressor(self):
+        # (warcio flushes a zlib decompressor here; a frame's decompressor has nothing to flush.)
+        self.decompressor = None
+
+    def _init_decomp(self, decomp_type):
+        self.num_block_read = 0
+        self.decomp_type = decomp_type
+        self.decompressor = _FrameDecompressor(self._framing.new_decompressor())
+
+
 class _RecordIterator(ArchiveIterator):
     """warcio's ArchiveIterator, with the blank lines after a record skipped in linear time.
 
@@ -308,6 +554,12 @@ class _RecordIterator(ArchiveIterator):
 
     blank_run = 0
     garbage_at = 0
+
+    def __init__(self, stream: BinaryIO, form: _Format):
+        # ARC records come with the headers of the WARC record they would be.
+        super().__init__(stream, arc2warc=form.arc)
+        if form.framing is not None and form.framing.new_decompressor is not None:
+            self.reader = _FramedReader(self.fh, form.framing)
 
     def _consume_blanklines(self):
         # As warcio's: the first line after a record is consumed even if it is
@@ -342,7 +594,7 @@ class _Progress:
     next_offset: int = 0
     # Records that start at or after this offset belong to the next range.
     end: int | None = None
-    layout: str = "none"
+    form: _Format = WARC
     # The stored size of a file gzipped per record: a member that ends inside its record is split, not cut, before it.
     file_size: int | None = None
 
@@ -364,10 +616,10 @@ class DamagedData(Exception):
 
 def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_file: Callable[[], BinaryIO],
              note: Callable[[ReadNote], None], max_page_bytes: int) -> Iterator[Document | Skip | DeadLetter]:
-    # warcio is lenient where a corpus must not be: it reads ARC and garbage
-    # as records, skips a line it cannot parse with only a warning, and reads
+    # warcio is lenient where a corpus must not be: it reads ARC (in a WARC
+    # file) and garbage as records, skips a line it cannot parse with only a warning, and reads
     # a record without Content-Length into the next ones.
-    iterator = _RecordIterator(stream)
+    iterator = _RecordIterator(stream, progress.form)
     records = iter(iterator)
     sink = _WarningSink()
     while True:
@@ -385,6 +637,9 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 return
             if record.format != "warc":
                 raise DamagedData(f"not a WARC record (read as {record.format})")
+            if progress.form.arc:
+                # (warcio gives an ARC record a random WARC-Record-ID: an ARC record has none.)
+                record.rec_headers.remove_header("WARC-Record-ID")
             declared_length = record.rec_headers.get_header("Content-Length")
             if declared_length is None:
                 raise DamagedData("a WARC record without Content-Length")
@@ -394,10 +649,10 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             _WARCIO_SYS.redirect(previous)
             sink.hand_on(note, source_file, record_offset)
         not_followed_by_blank_line = iterator.err_count > warnings
-        if not_followed_by_blank_line and progress.layout != "record":
+        if not_followed_by_blank_line and progress.form.layout != "record":
             # A Content-Length too big (or counted with CRLF in a file whose
             # lines now end in LF) runs into the next record: find it there.
-            inside = find_next_record(records_file, record_offset + 1, False, stop=iterator.offset)
+            inside = find_next_record(records_file, record_offset + 1, progress.form, stop=iterator.offset)
             if inside is not None:
                 progress.next_offset = inside
                 progress.emitted += 1
@@ -413,7 +668,7 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
         split = False
         if missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size:
             # The file goes on after the gzip member that ends inside this record.
-            split = not _member_starts_record(records_file, iterator.offset)
+            split = not _member_starts_record(records_file, iterator.offset, progress.form)
             outcome = DeadLetter(STAGE, (
                 f"split across gzip members: this record's gzip member ends {missing} bytes before the end of the "
                 "record (by its Content-Length), and the next member holds its rest" if split else
@@ -430,42 +685,44 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
         if not_followed_by_blank_line:
             # (In a file gzipped per record, warcio's offset of the garbage is not one of the file.)
             raise DamagedData("bytes that are not a WARC record after this record", after_good_record=True,
-                              damaged_at=None if progress.layout == "record" else iterator.garbage_at)
+                              damaged_at=None if progress.form.layout == "record" else iterator.garbage_at)
 
 
-def _starts_warc_member(data: bytes) -> bool:
-    try:
-        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, 16)
-    except zlib.error:
-        return False
-    return head.startswith(b"WARC/")
-
-
-def _member_starts_record(open_file: Callable[[], BinaryIO], offset: int) -> bool:
+def _member_starts_record(open_file: Callable[[], BinaryIO], offset: int, form: _Format) -> bool:
     with open_file() as raw:
         raw.seek(offset)
-        return _starts_warc_member(raw.read(RESYNC_PROBE))
+        return form.frame_starts_record(raw.read(RESYNC_PROBE))
 
 
-def starts_like_warc(open_file: Callable[[], BinaryIO]) -> bool:
-    """Whether a file begins with a WARC record (gzipped or not)."""
+def starts_like_archive(open_file: Callable[[], BinaryIO]) -> bool:
+    """Whether a file begins with a WARC or ARC record, in a format that is read (see `detect_format`)."""
+    form = detect_format(open_file)
     with open_file() as raw:
+        raw.seek(form.records_start)
         head = raw.read(RESYNC_PROBE)
-    return head.startswith(b"WARC/") or (head.startswith(GZIP_MAGIC) and _starts_warc_member(head))
+    if form.framing is not None:
+        head = form.framing.head(head, 512)
+    return _starts_arc(head) if form.arc else head.startswith(b"WARC/")
 
 
-def find_next_record(open_file: Callable[[], BinaryIO], start: int, gzipped: bool,
+# Where an uncompressed record may start: after a newline.
+_RECORD_MARKERS = {False: re.compile(rb"\nWARC/1\."), True: re.compile(rb"\n(?=" + ARC_HEADER.pattern + rb")")}
+
+
+def find_next_record(open_file: Callable[[], BinaryIO], start: int, form: _Format,
                      stop: int | None = None) -> int | None:
     """The offset of the first intact-looking record at or after `start` (and before `stop`), or None.
 
-    In a gzipped file that is a gzip member whose data starts with `WARC/`;
-    in an uncompressed one (or the decompressed stream of a whole-file gzip),
-    a `WARC/1.` line. The search reads the file once, a chunk at a time.
+    In a file compressed per record that is a gzip member (zstd, LZ4 frame)
+    whose data starts like a record; in an uncompressed one (or the
+    decompressed stream of a whole-file gzip), a `WARC/1.` line (an ARC
+    record's first line). The search reads the file once, a chunk at a time.
     """
-    marker = GZIP_MAGIC if gzipped else b"\nWARC/1."
+    framed = form.layout == "record"
+    marker = re.compile(re.escape(form.framing.magic)) if framed else _RECORD_MARKERS[form.arc]
     # An uncompressed record starts after a newline, or at the start of the file:
     # the byte before `start` is searched too, so a record at `start` is found.
-    lead = 0 if gzipped else 1
+    lead = 0 if framed else 1
     with open_file() as raw:
         raw.seek(max(start - lead, 0))
         carried, base = (b"\n", -1) if start < lead else (b"", start - lead)
@@ -475,17 +732,18 @@ def find_next_record(open_file: Callable[[], BinaryIO], start: int, gzipped: boo
             except (CutStream, zlib.error):  # a whole-file gzip stream that ends or breaks here
                 chunk = b""
             data = carried + chunk
-            found = data.find(marker)
-            while found >= 0 and (len(data) - found >= RESYNC_PROBE or not chunk):
+            match = marker.search(data)
+            while match and (len(data) - match.start() >= RESYNC_PROBE or not chunk):
+                found = match.start()
                 offset = base + found + lead
                 if stop is not None and offset >= stop:
                     return None
-                if not gzipped or _starts_warc_member(data[found:found + RESYNC_PROBE]):
+                if not framed or form.frame_starts_record(data[found:found + RESYNC_PROBE]):
                     return offset
-                found = data.find(marker, found + 1)
+                match = marker.search(data, found + 1)
             if not chunk or (stop is not None and base + len(data) >= stop + RESYNC_PROBE):
                 return None
-            keep = max(len(data) - RESYNC_PROBE, 0) if found < 0 else found
+            keep = max(len(data) - RESYNC_PROBE, 0) if match is None else match.start()
             carried, base = data[keep:], base + keep
 
 
@@ -550,41 +808,11 @@ def _decompressed(open_file: Callable[[], BinaryIO]) -> Callable[[], _GunzipStre
     return lambda: _GunzipStream(open_file())
 
 
-def _layout(open_file: Callable[[], BinaryIO]) -> str:
-    """`record` (a gzip member per record), `file` (one gzip stream) or `none`.
-
-    The first member of a per-record file holds the warcinfo record alone; a
-    whole-file gzip stream holds a second record, or more than a record can.
-    """
-    with open_file() as raw:
-        head = raw.read(RESYNC_CHUNK)
-    if not head.startswith(GZIP_MAGIC):
-        return "none"
-    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        first = decompressor.decompress(head, RESYNC_CHUNK)
-    except zlib.error:
-        return "record"  # damaged from the start: reading reports it
-    if b"\nWARC/1." in first or (len(first) >= RESYNC_CHUNK and not decompressor.eof):
-        return "file"
-    return "record"
-
-
-def _ends_inside_a_member(open_file: Callable[[], BinaryIO], offset: int) -> bool:
-    """Whether the bytes from `offset` are the start of a gzip member that the end of the file cuts short."""
-    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+def _ends_inside_a_member(open_file: Callable[[], BinaryIO], offset: int, framing: _Framing) -> bool:
+    """Whether the bytes from `offset` are the start of a frame that the end of the file cuts short."""
     with open_file() as raw:
         raw.seek(offset)
-        while chunk := raw.read(RESYNC_CHUNK):
-            try:
-                decompressor.decompress(chunk, 1)
-                while decompressor.unconsumed_tail and not decompressor.eof:
-                    decompressor.decompress(decompressor.unconsumed_tail, RESYNC_CHUNK)
-            except zlib.error:
-                return False
-            if decompressor.eof:
-                return False
-    return True
+        return framing.cut_short(raw)
 
 
 def _print_note(note: ReadNote) -> None:
@@ -615,13 +843,15 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     the file's name). A page whose payload decodes to more than
     `max_page_bytes` is a `too-large` skip.
     """
-    layout = _layout(open_file)
+    form = detect_format(open_file)
+    layout = form.layout
     whole_file_gzip = layout == "file"
     records_file = _decompressed(open_file) if whole_file_gzip else open_file
-    progress = _Progress(next_offset=start, end=end, layout=layout,
+    start = max(start, form.records_start)
+    progress = _Progress(next_offset=start, end=end, form=form,
                          file_size=_file_size(open_file) if layout == "record" else None)
     if start:
-        progress.next_offset = find_next_record(open_file, start, layout == "record")
+        progress.next_offset = find_next_record(open_file, start, form)
         if progress.next_offset is None or (end is not None and progress.next_offset >= end):
             return
     damage = None  # (where it started, where reading resumed, the error, records before)
@@ -647,9 +877,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         search_from = progress.next_offset + (0 if getattr(failure, "after_good_record", False) else 1)
         # Each attempt starts past the last one, so garbled offsets cannot loop.
         search_from = max(search_from, segment_start + 1)
-        resume = find_next_record(records_file, search_from, layout == "record")
+        resume = find_next_record(records_file, search_from, form)
         if resume is None:
-            yield _unreadable_rest(open_file, source_file, progress, failure, layout)
+            yield _unreadable_rest(open_file, source_file, progress, failure, form)
             return
         if end is not None and resume >= end:
             # The next range starts reading there.
@@ -662,9 +892,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
 
 
 def _unreadable_rest(open_file, source_file: str, progress: _Progress, failure: BaseException,
-                     layout: str) -> DeadLetter:
+                     form: _Format) -> DeadLetter:
     cut = isinstance(failure, (CutStream, EOFError)) or (
-        layout == "record" and _ends_inside_a_member(open_file, progress.next_offset))
+        form.layout == "record" and _ends_inside_a_member(open_file, progress.next_offset, form.framing))
     if cut:
         reason = f"truncated: the file ends inside a record, after {progress.emitted} records"
     else:
@@ -716,7 +946,7 @@ class WarcRange:
 
 
 def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
-    """Byte ranges of a file; only files gzipped per record can start reading mid-file."""
+    """Byte ranges of a file; only files compressed per record can start reading mid-file."""
     if layout != "record" or size <= range_bytes:
         return [WarcRange(path, file_size=size, times_matched=times_matched)]
     return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched)
@@ -736,7 +966,7 @@ class SplitWarc(beam.DoFn):
 
     def process(self, file_and_times_matched):
         file, times_matched = file_and_times_matched
-        layout = _layout(lambda: open_uncompressed(file.path))
+        layout = detect_format(lambda: open_uncompressed(file.path)).layout
         yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
 
 

@@ -1,0 +1,202 @@
+"""ReadWarc's formats besides WARC and WARC.gz: ARC (plain and gzipped), zstd and LZ4 WARC.
+
+Each is told from its bytes, never its file name; every record is one
+outcome, with the offset of its frame (of its line, in a plain ARC file);
+damage costs only the damaged record; files compressed per record split
+into byte ranges that read every record once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import lz4.frame
+import pytest
+import zstandard
+
+from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
+from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
+from tests.test_cli import run_main
+from transforms.read_warc import LZ4_FRAMING, _zstd_framing, read_warc
+
+LATIN = html_capture("https://en.example.org/harbour", "<p>Harbour cranes &amp; the old port at dawn.</p>",
+                     date="2026-01-15T10:01:00Z")
+CYRILLIC = Capture("https://ru.example.org/most", "<html><body><p>Новый мост через Неву открыт.</p></body></html>"
+                   .encode("cp1251"), content_type="text/html; charset=windows-1251", date="2026-01-15T10:02:00Z")
+REDIRECT = Capture("https://en.example.org/old", b"", status=301, http_headers=(("Location", "/harbour"),),
+                   date="2026-01-15T10:03:00Z")
+IMAGE = Capture("https://en.example.org/crane.png", b"\x89PNG\r\n\x1a\n" + bytes(200), content_type="image/png",
+                date="2026-01-15T10:04:00Z")
+CAPTURES = [LATIN, CYRILLIC, REDIRECT, IMAGE]
+MORE = [html_capture(f"https://en.example.org/{n}", f"<p>Page number {n} of the long harbour story.</p>",
+                     date=f"2026-01-15T11:{n:02}:00Z") for n in range(12)]
+
+def read_all(data: bytes, source_file: str = "test", start: int = 0, end: int | None = None) -> list:
+    return list(read_warc(lambda: io.BytesIO(data), source_file, start, end, on_note=lambda note: None))
+
+
+def trained_dictionary() -> bytes:
+    samples = [record for capture in MORE + CAPTURES for record in capture_records(capture, "1.0")] * 4
+    return zstandard.train_dictionary(2048, samples).as_bytes()
+
+
+RAW_DICTIONARY = b"".join(capture_records(MORE[0], "1.0"))
+
+
+def zstd_decompressor(data: bytes):
+    """A maker of zstd decompressors for the frames of `data`, with the dictionary at its start, if any."""
+    if data.startswith(b"\x5d\x2a\x4d\x18"):
+        size = int.from_bytes(data[4:8], "little")
+        stored = data[8:8 + size]
+        if stored.startswith(b"\x28\xb5\x2f\xfd"):
+            stored = zstandard.ZstdDecompressor().decompress(stored)
+        return zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(stored)).decompressobj
+    return zstandard.ZstdDecompressor().decompressobj
+
+
+def frame_offsets(data: bytes, compression: str) -> list[int]:
+    if compression == "record":
+        return [start for start, _ in compressed_frames(data)]
+    if compression == "lz4":
+        return [start for start, _ in compressed_frames(data, lz4.frame.LZ4FrameDecompressor)]
+    skip = 8 + int.from_bytes(data[4:8], "little") if data.startswith(b"\x5d\x2a\x4d\x18") else 0
+    return [skip + start for start, _ in compressed_frames(data[skip:], zstd_decompressor(data))]
+
+
+WARC_VARIANTS = {
+    "zstd": dict(compression="zstd"),
+    "zstd-trained-dictionary": dict(compression="zstd", zstd_dictionary=trained_dictionary()),
+    "zstd-raw-dictionary-compressed": dict(compression="zstd", zstd_dictionary=RAW_DICTIONARY,
+                                           compress_dictionary=True),
+    "lz4": dict(compression="lz4"),
+}
+
+
+def check_captures(outcomes: list, expected_docs: list[Capture]) -> None:
+    docs, skips, dead = outcomes_by_kind(outcomes)
+    assert dead == []
+    assert [doc.url for doc in docs] == [capture.url for capture in expected_docs]
+    assert [doc.payload for doc in docs] == [capture.body for capture in expected_docs]
+
+
+@pytest.mark.parametrize("compression", ["none", "record"])
+def test_an_arc_file_is_read_with_the_version_block_a_non_response_skip(compression):
+    data = arc_bytes(CAPTURES, compression)
+    outcomes = read_all(data, "collection.warc.gz")  # the name says nothing of the format
+    check_captures(outcomes, [LATIN, CYRILLIC])
+    docs, skips, _ = outcomes_by_kind(outcomes)
+    assert [(skip.kind, skip.record_type) for skip in skips] == [
+        ("non-response", "warcinfo"), ("redirect", "response"), ("non-html", "response")]
+    assert [doc.warc_record_id for doc in docs] == ["", ""]  # an ARC record has none (warcio would invent one)
+    assert docs[0].warc_date == "2026-01-15T10:01:00Z"
+    if compression == "record":
+        starts = frame_offsets(data, "record")
+        assert [doc.source_offset for doc in docs] == starts[1:3]
+    else:
+        assert docs[0].source_offset == data.index(b"https://en.example.org/harbour 192.0.2.1")
+    # Read twice, the same: nothing random.
+    assert read_all(data, "collection.warc.gz") == outcomes
+
+
+@pytest.mark.parametrize("compression", ["none", "record"])
+def test_a_damaged_arc_record_costs_only_itself(compression):
+    if compression == "none":
+        data = arc_bytes(MORE[:4])
+        line = data[data.index(MORE[1].url.encode()):].split(b"\n", 1)[0]
+        data = data.replace(line, b"%" * len(line))
+    else:
+        whole = arc_bytes(MORE[:4], "record")
+        start, _ = compressed_frames(whole)[2]  # the version block is the first member
+        data = whole[:start + 20] + bytes(30) + whole[start + 50:]
+    outcomes = read_all(data)
+    docs, _, dead = outcomes_by_kind(outcomes)
+    assert [doc.url for doc in docs] == [MORE[0].url, MORE[2].url, MORE[3].url]
+    [letter] = dead
+    assert letter.reason.startswith("corrupt data") and "2 records recovered" in letter.reason
+
+
+@pytest.mark.parametrize("variant", WARC_VARIANTS)
+def test_a_compressed_warc_is_read_with_frame_offsets(variant):
+    data = warc_bytes(CAPTURES, **WARC_VARIANTS[variant])
+    outcomes = read_all(data, "crawl.warc.gz")  # the name says nothing of the format
+    check_captures(outcomes, [LATIN, CYRILLIC])
+    docs, skips, _ = outcomes_by_kind(outcomes)
+    assert len(outcomes) == 1 + 3 * len(CAPTURES)
+    assert [doc.warc_record_id for doc in docs] == [LATIN.record_id, CYRILLIC.record_id]
+    # warcinfo, then request, response, metadata per capture: the responses are frames 2 and 5.
+    starts = frame_offsets(data, WARC_VARIANTS[variant]["compression"])
+    assert len(starts) == len(outcomes)
+    assert [doc.source_offset for doc in docs] == [starts[2], starts[5]]
+    assert [outcome.source_offset for outcome in outcomes] == starts
+
+
+@pytest.mark.parametrize("variant", WARC_VARIANTS)
+def test_a_corrupt_frame_costs_only_its_record(variant):
+    data = warc_bytes(MORE[:4], **WARC_VARIANTS[variant])
+    starts = frame_offsets(data, WARC_VARIANTS[variant]["compression"])
+    # The response of the second capture: frames are warcinfo, then 3 per capture.
+    start, end = starts[5], starts[6]
+    damaged = data[:start + 6] + bytes(b ^ 0x5A for b in data[start + 6:end - 4]) + data[end - 4:]
+    outcomes = read_all(damaged)
+    docs, _, dead = outcomes_by_kind(outcomes)
+    assert [doc.url for doc in docs] == [MORE[0].url, MORE[2].url, MORE[3].url]
+    assert dead and all(letter.source_offset >= start for letter in dead)
+    assert any("recovered" in letter.reason for letter in dead)
+    assert max(outcome.source_offset for outcome in docs) == starts[-2]
+
+
+@pytest.mark.parametrize("variant", WARC_VARIANTS)
+def test_a_compressed_warc_cut_inside_its_last_frame_says_so(variant):
+    data = warc_bytes(MORE[:2], **WARC_VARIANTS[variant])
+    last = frame_offsets(data, WARC_VARIANTS[variant]["compression"])[-1]
+    for cut in (data[:-10], data[:last + 3]):  # inside its data, inside its frame header
+        outcomes = read_all(cut)
+        docs, _, dead = outcomes_by_kind(outcomes)
+        assert [doc.url for doc in docs] == [MORE[0].url, MORE[1].url]
+        assert dead and all("truncated" in letter.reason for letter in dead)
+        assert len(outcomes) == 1 + 3 * 2
+
+
+@pytest.mark.parametrize("variant", [*WARC_VARIANTS, "arc-gzip"])
+def test_ranges_of_a_file_compressed_per_record_read_every_record_once(variant):
+    data = (arc_bytes(MORE, "record") if variant == "arc-gzip" else warc_bytes(MORE, **WARC_VARIANTS[variant]))
+    whole = read_all(data)
+    for range_bytes in (300, 1000, len(data) // 3):
+        pieces = []
+        for start in range(0, len(data), range_bytes):
+            end = start + range_bytes if start + range_bytes < len(data) else None
+            pieces += read_all(data, start=start, end=end)
+        assert pieces == whole, range_bytes
+    assert len(outcomes_by_kind(whole)[0]) == len(MORE)
+
+
+@pytest.mark.parametrize("variant", ["zstd-trained-dictionary", "lz4", "arc"])
+def test_a_lone_file_of_each_format_builds_whatever_its_name(tmp_path, variant):
+    data = arc_bytes(CAPTURES, "record") if variant == "arc" else warc_bytes(CAPTURES, **WARC_VARIANTS[variant])
+    path = input_dir(tmp_path) / "crawl.bin"
+    path.write_bytes(data)
+    code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, err
+    counts = json.loads((tmp_path / "out" / "report.json").read_text())["files"][str(path)]
+    assert counts["kept"] == 2 and counts["read"] == len(read_all(data))
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4"])
+def test_a_frame_that_ends_where_a_read_ends_does_not_end_the_file(compression):
+    # warcio reads the file a block at a time; a frame that ends with a block
+    # leaves the next block to a decompressor that is done with its frame.
+    read_size = (_zstd_framing(None) if compression == "zstd" else LZ4_FRAMING).read_size
+    noise = b"".join(hashlib.sha256(b"%d" % n).digest() for n in range(read_size // 32 + 200))  # incompressible
+    for size in range(max(read_size - 4000, 1), read_size + 4000):
+        captures = [Capture("https://en.example.org/noise", noise[:size], content_type="text/plain"), *MORE[:3]]
+        data = warc_bytes(captures, compression)
+        if any(end % read_size == 0 for end in frame_offsets(data, compression)[1:]):
+            break
+    else:
+        pytest.fail("no frame ends on a read boundary")
+    outcomes = read_all(data)
+    docs, _, dead = outcomes_by_kind(outcomes)
+    assert dead == [] and len(outcomes) == 1 + 3 * len(captures)
+    assert [doc.url for doc in docs] == [capture.url for capture in MORE[:3]]
