@@ -361,7 +361,9 @@ def print_extract(result: dict) -> list[tuple[str, str, bool]]:
 
 
 def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None) -> dict:
-    """Runs `command`; returns its wall time, CPU time, exit code, output and the peak RSS of its process tree."""
+    """Runs `command`; returns its wall time, CPU time, exit code, output, the peak RSS of its process tree, of
+    the command's own process (with Beam's workers: the runner, which holds what goes through a shuffle) and of
+    its largest child process (a worker)."""
     import resource
 
     import psutil
@@ -371,6 +373,8 @@ def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     peak = 0
+    root_peak = 0
+    child_peak = 0
     output = []
     reader = threading.Thread(target=lambda: output.append(process.stdout.read()), daemon=True)
     reader.start()
@@ -384,9 +388,14 @@ def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None
                 break
             for member in tree:
                 try:
-                    total += member.memory_info().rss
+                    rss = member.memory_info().rss
                 except psutil.NoSuchProcess:
-                    pass
+                    continue
+                total += rss
+                if member is root:
+                    root_peak = max(root_peak, rss)
+                else:
+                    child_peak = max(child_peak, rss)
             peak = max(peak, total)
             time.sleep(poll)
     except psutil.NoSuchProcess:
@@ -399,7 +408,7 @@ def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     text = output[0].decode("utf-8", "replace") if output else ""
     return {"seconds": wall, "cpu_seconds": cpu, "load_before": load, "code": code, "peak_rss_mib": peak / MIB,
-            "output": text}
+            "peak_root_rss_mib": root_peak / MIB, "peak_child_rss_mib": child_peak / MIB, "output": text}
 
 
 def pipeline_command(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> list[str]:

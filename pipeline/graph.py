@@ -15,7 +15,9 @@ survivor and estimated similarity: a file of its own, so that every line of
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import math
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -39,42 +41,78 @@ SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
 
 
+# Lines per side-file shard: a shard is sorted in the memory of one worker, so this bounds that memory
+# (a million lines of about 300 bytes). The dev corpus's side files have a few thousand lines: one shard each.
+LINES_PER_SHARD = 1_000_000
+
+
 def to_json_line(record) -> str:
     return json.dumps(dataclasses.asdict(record), ensure_ascii=False, sort_keys=True)
 
 
-def write_json_lines(named_lines: tuple, output_dir: str) -> str:
-    """Writes (name, lines) to `output_dir/NAME-00000-of-00001.jsonl`, sorted, leaving out `None`s; returns the path."""
-    name, lines = named_lines
-    path = FileSystems.join(output_dir, f"{name}-00000-of-00001.jsonl")
+def side_file_name(name: str, index: int, count: int) -> str:
+    return f"{name}-{index:05d}-of-{count:05d}.jsonl"
+
+
+def shard_count(lines: int, lines_per_shard: int) -> int:
+    """Shards for a side file of `lines` lines: one at least, so that an empty collection still has its file."""
+    return max(1, math.ceil(lines / lines_per_shard))
+
+
+def shard_of(line: str, count: int) -> int:
+    """The shard of a line: from its content alone, so that every build puts it in the same shard."""
+    return int.from_bytes(hashlib.sha256(line.encode("utf-8")).digest()[:8], "big") % count
+
+
+def write_json_lines(shard_lines: tuple, output_dir: str) -> str:
+    """Writes ((name, index, count), lines) to its shard `output_dir/NAME-SSSSS-of-NNNNN.jsonl`, sorted, leaving
+    out `None`s; returns the path."""
+    (name, index, count), lines = shard_lines
+    path = FileSystems.join(output_dir, side_file_name(name, index, count))
     with FileSystems.create(path) as handle:
         handle.write("".join(f"{line}\n" for line in sorted(line for line in lines if line is not None)).encode("utf-8"))
     return path
 
 
 class WriteJsonLines(beam.PTransform):
-    """Writes named PCollections of records as sorted JSON lines, each to `output_dir/NAME-00000-of-00001.jsonl`.
+    """Writes named PCollections of records as JSON lines, to shards `output_dir/NAME-SSSSS-of-NNNNN.jsonl`.
 
-    Sorted so that a file is the same on every build; these records are
-    small and few (one per skipped, duplicate or failed response). One
-    GroupByKey serves every file (a `None` line per name makes the files of
-    empty collections); outputs the paths.
+    A name gets one shard per `lines_per_shard` lines (a count of its lines
+    decides), and a line goes to the shard its content hashes to; each shard
+    is sorted. So the files are the same on every build, and they are written
+    in parallel with at most about `lines_per_shard` lines on a worker. A
+    `None` line per shard makes the file of an empty shard. Outputs the paths.
     """
 
-    def __init__(self, output_dir: str):
+    def __init__(self, output_dir: str, lines_per_shard: int = LINES_PER_SHARD):
         super().__init__()
         self._output_dir = output_dir
+        self._lines_per_shard = lines_per_shard
 
     def expand(self, named):
         pipeline = next(iter(named.values())).pipeline
-        keyed = [
+        lines = [
             records | f"ToJson-{name}" >> beam.Map(lambda record, name=name: (name, to_json_line(record)))
             for name, records in named.items()
-        ]
-        every_name = pipeline | "Names" >> beam.Create([(name, None) for name in named])
+        ] | "AllLines" >> beam.Flatten()
+        lines_per_shard = self._lines_per_shard
+        shard_counts = (
+            (lines | "OnePerLine" >> beam.Map(lambda named_line: (named_line[0], 1)),
+             pipeline | "Names" >> beam.Create([(name, 0) for name in named]))
+            | "CountsAndNames" >> beam.Flatten()
+            | "LinesPerName" >> beam.CombinePerKey(sum)
+            | "ShardCounts" >> beam.MapTuple(lambda name, count: (name, shard_count(count, lines_per_shard)))
+        )
+        keyed = lines | "ByShard" >> beam.Map(
+            lambda named_line, counts: (
+                (named_line[0], shard_of(named_line[1], counts[named_line[0]]), counts[named_line[0]]),
+                named_line[1]),
+            beam.pvalue.AsDict(shard_counts))
+        every_shard = shard_counts | "EveryShard" >> beam.FlatMapTuple(
+            lambda name, count: [((name, index, count), None) for index in range(count)])
         return (
-            [*keyed, every_name]
-            | "AllLines" >> beam.Flatten()
+            (keyed, every_shard)
+            | "LinesAndShards" >> beam.Flatten()
             | "ByFile" >> beam.GroupByKey()
             | "Write" >> beam.Map(write_json_lines, self._output_dir)
         )
@@ -97,10 +135,12 @@ def exact_survivors(candidates, duplicates):
     )
 
 
-def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None):
+def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
+                 side_file_lines: int = LINES_PER_SHARD):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
+    `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`).
     """
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes)
     decoded = read.documents | "Charset" >> DecodeCharset()
@@ -134,7 +174,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
     if near is not None:
         side_outputs[NEAR_DUPLICATES_FILE] = near.near_duplicates
-    side_files = side_outputs | "SideFiles" >> WriteJsonLines(settings.output)
+    side_files = side_outputs | "SideFiles" >> WriteJsonLines(settings.output, side_file_lines)
 
     tallies = [
         read.documents | "TallyRead" >> beam.Map(tally_read),

@@ -39,6 +39,7 @@ import uuid
 
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, seal
@@ -51,11 +52,11 @@ JOURNAL_NAME = "PUBLISHING"
 PREVIOUS_DIR = "previous"
 REMOVING_OLD = "removing-old"
 MOVING_IN = "moving-in"
-# Files a build writes whatever its inputs; the shards' names depend on their number.
-FIXED_NAMES = (REPORT_NAME, REPORT_PAGE_NAME, MANIFEST_NAME, "dead-letter-00000-of-00001.jsonl",
-               "skipped-00000-of-00001.jsonl",
-               "duplicates-00000-of-00001.jsonl", "near-duplicates-00000-of-00001.jsonl")
+# Files a build writes whatever its inputs; the names of corpus and side-file shards depend on their number.
+FIXED_NAMES = (REPORT_NAME, REPORT_PAGE_NAME, MANIFEST_NAME)
 SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro\Z")
+SIDE_FILE_NAME = re.compile(rf"({'|'.join(map(re.escape, (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE)))})"
+                            r"-\d{5}-of-\d{5}\.jsonl\Z")
 
 
 class OutputRefused(Exception):
@@ -145,8 +146,9 @@ def check_nothing_in_the_way(output: str, names: list[str]) -> None:
 
 
 def names_a_build_may_write(output: str) -> list[str]:
-    """The fixed names, and the shard names that stand in `output` now."""
-    return list(FIXED_NAMES) + [name for name in names_in(output, f"{FILE_PREFIX}-") if SHARD_NAME.match(name)]
+    """The fixed names, and the names of corpus and side-file shards that stand in `output` now."""
+    return list(FIXED_NAMES) + [name for name in names_in(output, "")
+                                if SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)]
 
 
 def _write_journal(staging: str, phase: str) -> None:

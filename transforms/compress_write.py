@@ -12,9 +12,11 @@ shuffle and nothing holds all documents:
 1. `StageDocuments`, fused with reading: each document is appended to a
    staging file of its unit of reading (an input file, or a byte range of a
    big one; in `DIR/.webcorpus-staging/`), and only its fingerprint goes on
-   to HashDedup.
-2. `CompressWrite`: per unit, its staging file is read back in order,
-   duplicates are left out, survivors get their duplicate lists, each
+   to HashDedup. A staging file is a run of one unit's documents in rising
+   offset, named for its bundle attempt; fused with reading, a unit has one.
+2. `CompressWrite`: per unit, every staging file the runner committed for
+   it is read back, merged by offset (each offset once), duplicates are
+   left out, survivors get their duplicate lists, each
    record its `record_digest` (of every other field, once they are final),
    and the records are written, compressed, to that unit's corpus shard.
    Shards are numbered in the sorted order of (input path, range start) of
@@ -36,10 +38,13 @@ xz and bzip2 blocks that every Avro reader reads.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import hashlib
+import heapq
 import io
 import json
 import lzma
+import uuid
 from collections import Counter
 
 import apache_beam as beam
@@ -238,40 +243,98 @@ def sync_marker_for(build: dict) -> bytes:
     return hashlib.sha256(json.dumps(build, sort_keys=True).encode("utf-8")).digest()[:16]
 
 
-def staging_path(staging_dir: str, unit: tuple[str, int]) -> str:
+# Staging files WriteShard reads at once; a unit with more runs has them merged in groups of this many first.
+MAX_OPEN_RUNS = 256
+
+
+def staging_path(staging_dir: str, unit: tuple[str, int], attempt: str, run: int) -> str:
     name = hashlib.sha256(f"{unit[0]}@{unit[1]}".encode("utf-8")).hexdigest()[:24]
-    return FileSystems.join(staging_dir, f"staged-{name}.avro")
+    return FileSystems.join(staging_dir, f"staged-{name}-{attempt}-{run:05d}.avro")
+
+
+class _Run:
+    """A staging file being written: documents of one unit in rising offset."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._handle = FileSystems.create(path)
+        self._writer = fastavro.write.Writer(self._handle, STAGED_SCHEMA, codec="null")
+        self.last_offset = -1
+
+    def write(self, record: dict) -> None:
+        self._writer.write(record)
+        self.last_offset = record["source_offset"]
+
+    def close(self) -> str:
+        self._writer.flush()
+        self._handle.close()
+        return self.path
 
 
 class StageDocuments(beam.DoFn):
-    """Appends each document to the staging file of its unit of reading; emits its fingerprint.
+    """Appends each document to a staging file of its unit of reading; emits its fingerprint, and (unit, path)
+    of each staging file.
 
     A unit is a byte range of an input file (`source_file`, `source_range`).
-    Its documents all come from one call of the reader, so they arrive in
-    one bundle, in file order.
+    Nothing here relies on how a runner fuses or splits the work: a staging
+    file is named for its bundle attempt (a uuid), so a retry never shares a
+    file with the attempt it replaces (a zombie's files are left unread: the
+    runner commits no output of a failed attempt); and it holds a run of
+    documents in rising offset, a new run beginning where the offsets of a
+    unit fall, so WriteShard merges any number of them. Fused with reading,
+    a unit's documents come in file order in one bundle: one file per unit.
     """
 
     def __init__(self, staging_dir: str):
         self._staging_dir = staging_dir
 
     def start_bundle(self):
-        self._open = {}
+        self._attempt = uuid.uuid4().hex
+        self._runs = 0
+        self._open: dict[tuple[str, int], _Run] = {}
 
     def process(self, doc: Document):
         unit = (doc.source_file, doc.source_range)
-        if unit not in self._open:
-            path = staging_path(self._staging_dir, unit)
-            handle = FileSystems.create(path)
-            self._open[unit] = (path, handle, fastavro.write.Writer(handle, STAGED_SCHEMA, codec="null"))
-        self._open[unit][2].write(staged_record(doc))
+        run = self._open.get(unit)
+        if run is None or doc.source_offset <= run.last_offset:
+            if run is not None:
+                yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
+            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs))
+            self._runs += 1
+        run.write(staged_record(doc))
         yield Fingerprint.of(doc)
 
     def finish_bundle(self):
-        for unit, (path, handle, writer) in self._open.items():
-            writer.flush()
-            handle.close()
-            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((unit, path)))
+        for unit, run in self._open.items():
+            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((unit, run.close())))
         self._open = {}
+
+
+def _merged(paths: list[str]):
+    """The records of staging files in offset order, each offset once (a record read twice is the same record)."""
+    with contextlib.ExitStack() as stack:
+        runs = [fastavro.reader(stack.enter_context(FileSystems.open(path))) for path in sorted(paths)]
+        last_offset = None
+        for record in heapq.merge(*runs, key=lambda record: record["source_offset"]):
+            if record["source_offset"] != last_offset:
+                last_offset = record["source_offset"]
+                yield record
+
+
+def staged_records(paths: list[str], staging_dir: str):
+    """A unit's staged records in offset order, each once, from any number of staging files (runs).
+
+    Runs past `MAX_OPEN_RUNS` are merged in groups into new runs first, so that few files are open at once.
+    """
+    while len(paths) > MAX_OPEN_RUNS:
+        merged = []
+        for start in range(0, len(paths), MAX_OPEN_RUNS):
+            run = _Run(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"))
+            for record in _merged(paths[start:start + MAX_OPEN_RUNS]):
+                run.write(record)
+            merged.append(run.close())
+        paths = merged
+    yield from _merged(paths)
 
 
 class WriteShard(beam.DoFn):
@@ -292,7 +355,6 @@ class WriteShard(beam.DoFn):
 
     def process(self, grouped, shard_order):
         unit, parts = grouped
-        (staged_path,) = parts[STAGED]
         # Within a unit, a capture is known by its offset: record ids repeat in the wild.
         notes = {note.source_offset: note for note in parts["survivors"]}
         dropped = set(parts["duplicates"])
@@ -301,13 +363,13 @@ class WriteShard(beam.DoFn):
         path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(unit), len(shard_order)))
         tally = Counter()
         records = 0
-        with FileSystems.open(staged_path) as staged, FileSystems.create(path) as handle:
+        with FileSystems.create(path) as handle:
             schema = PARSED_NEAR_DEDUP_SCHEMA if self._near_dedup else PARSED_SCHEMA
             writer = fastavro.write.Writer(
                 handle, schema, codec=self._codec, compression_level=self._level,
                 sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
             )
-            for record in fastavro.reader(staged):
+            for record in staged_records(sorted(parts[STAGED]), self._staging_dir):
                 offset = record["source_offset"]
                 if offset in dropped or offset in near_dropped:
                     continue
@@ -346,8 +408,8 @@ def publish(paths: list[str], output_dir: str, staging_dir: str) -> list[str]:
 class CompressWrite(beam.PTransform):
     """Writes the corpus shards; outputs their final `paths`, report `tallies` and manifest `digests`.
 
-    Takes a dict of PCollections: `staged` ((input file, staging file) pairs
-    from `StageDocuments`), and HashDedup's `survivors` and `duplicates`;
+    Takes a dict of PCollections: `staged` ((unit, staging file) pairs
+    from `StageDocuments`, any number per unit), and HashDedup's `survivors` and `duplicates`;
     with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
     """
 
@@ -370,7 +432,7 @@ class CompressWrite(beam.PTransform):
             staged
             | "Units" >> beam.Keys()
             | "AllUnits" >> beam.combiners.ToList()
-            | "Sorted" >> beam.Map(sorted)
+            | "Sorted" >> beam.Map(lambda units: sorted(set(units)))
         )
         parts = {
             STAGED: staged,

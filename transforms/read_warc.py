@@ -945,6 +945,13 @@ class WarcRange:
         return (self.file_size if self.end is None else self.end) - self.start
 
 
+@dataclass(frozen=True)
+class FileToDigest:
+    """A unit of work beside a file's ranges: its size and SHA-256 for the manifest (no range reads its file twice)."""
+
+    path: str
+
+
 def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
     """Byte ranges of a file; only files compressed per record can start reading mid-file."""
     if layout != "record" or size <= range_bytes:
@@ -967,11 +974,15 @@ class SplitWarc(beam.DoFn):
     def process(self, file_and_times_matched):
         file, times_matched = file_and_times_matched
         layout = detect_format(lambda: open_uncompressed(file.path)).layout
+        yield FileToDigest(file.path)
         yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
 
 
 class ReadWarcRange(beam.DoFn):
-    """Reads the records of a `WarcRange`; the range that starts a file also digests it.
+    """Reads the records of a `WarcRange`; digests the file of a `FileToDigest`.
+
+    Digests are work items of their own, spread over workers like the ranges:
+    the reader of a file's first range does not read the whole file again.
 
     With a `progress_dir` (local runs), it leaves notes of how far it got.
     """
@@ -986,7 +997,10 @@ class ReadWarcRange(beam.DoFn):
         self._skipped = counter(STAGE, "skipped")
         self._dead = counter(STAGE, "dead_letter")
 
-    def process(self, unit: WarcRange):
+    def process(self, unit: WarcRange | FileToDigest):
+        if isinstance(unit, FileToDigest):
+            yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(unit.path))
+            return
         path = unit.path
         notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
         read = 0
@@ -1027,8 +1041,6 @@ class ReadWarcRange(beam.DoFn):
                 path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {unit.start}, not listed"))
         if notes is not None:
             notes.update(unit.size, read, force=True)
-        if unit.start == 0:
-            yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(path))
 
 
 class ReadAllWarc(beam.PTransform):
@@ -1036,7 +1048,8 @@ class ReadAllWarc(beam.PTransform):
 
     Outputs `documents`, `skipped`, `dead_letter`, `notes` (`ReadNote`s:
     warcio's warnings, files matched more than once) and `input_files` (the
-    size and SHA-256 of each file read, for the build manifest). A file that
+    size and SHA-256 of each file read, for the build manifest; each file is
+    digested as a work item of its own, in parallel with the reading). A file that
     several patterns match (or one pattern given twice) is read once. Files
     are cut into ranges of `range_bytes` (as Beam's file sources split
     theirs), and the ranges, not records, are spread over workers: no page

@@ -1,0 +1,29 @@
+"""Input digests for the manifest: a work item of their own, not on the reading path of a file's first range."""
+
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline.sample import sample_captures
+from transforms.manifest import digest_file
+from transforms.read_warc import INPUT_FILES, ReadWarc, ReadWarcRange, WarcRange
+
+
+def test_reading_the_first_range_of_a_file_does_not_digest_it(write_warc):
+    path = write_warc(sample_captures())
+    reader = ReadWarcRange()
+    reader.setup()
+    outputs = list(reader.process(WarcRange(str(path), 0, None, path.stat().st_size)))
+    assert outputs and not [output for output in outputs
+                            if isinstance(output, beam.pvalue.TaggedOutput) and output.tag == INPUT_FILES]
+
+
+def test_every_input_is_digested_once_whatever_its_ranges(write_warc):
+    split = write_warc(sample_captures(), name="split.warc.gz")
+    whole = write_warc(sample_captures()[:3], name="whole.warc", compression="none")
+    expected = [digest_file(str(split)), digest_file(str(whole))]
+    with TestPipeline() as pipeline:
+        read = pipeline | ReadWarc([str(split.parent / "*.warc*"), str(split)], range_bytes=2000)
+        assert_that(read[INPUT_FILES], equal_to(expected))

@@ -1,0 +1,70 @@
+"""Side files: sharded by a count of their lines, each shard sorted, the same bytes with any number of workers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipeline.graph import build_corpus, shard_count
+from pipeline.options import CorpusSettings
+from pipeline.publish import names_a_build_may_write
+from tests.helpers import html_capture
+
+SIDE_FILE = re.compile(r"^(dead-letter|skipped|duplicates)-(\d{5})-of-(\d{5})\.jsonl$")
+LINES_PER_SHARD = 4
+PAGES = 12
+
+
+def captures() -> list:
+    pages = [html_capture(f"https://example.org/{k}", f"<p>Page number {k} has words of its own.</p>")
+             for k in range(PAGES)]
+    copies = [html_capture(f"https://copy.example.org/{k}", f"<p>Page number {k} has words of its own.</p>")
+              for k in range(PAGES)]
+    not_found = [html_capture(f"https://example.org/missing/{k}", "<p>Not here.</p>", status=404)
+                 for k in range(PAGES)]
+    return pages + copies + not_found
+
+
+def build(inputs: Path, output: Path, *beam_args: str) -> dict[str, bytes]:
+    settings = CorpusSettings(inputs=(str(inputs),), output=str(output))
+    with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
+        build_corpus(pipeline, settings, side_file_lines=LINES_PER_SHARD)
+    return {path.name: path.read_bytes() for path in sorted(output.iterdir()) if SIDE_FILE.match(path.name)}
+
+
+def test_side_files_are_sharded_by_their_line_count_and_the_same_with_two_workers(write_warc, tmp_path):
+    inputs = write_warc(captures())
+    one = build(inputs, tmp_path / "one")
+    by_name: dict[str, list[tuple[int, int, bytes]]] = {}
+    for file_name, data in one.items():
+        name, index, count = SIDE_FILE.match(file_name).groups()
+        by_name.setdefault(name, []).append((int(index), int(count), data))
+    assert set(by_name) == {"dead-letter", "skipped", "duplicates"}
+    # No dead letters: still one (empty) file.
+    assert by_name["dead-letter"] == [(0, 1, b"")]
+    for name in ("skipped", "duplicates"):
+        shards = sorted(by_name[name])
+        lines = [line for _, _, data in shards for line in data.decode("utf-8").splitlines()]
+        assert len(lines) == PAGES, name
+        expected = shard_count(PAGES, LINES_PER_SHARD)
+        assert expected > 1 and [(index, count) for index, count, _ in shards] == [(k, expected) for k in range(expected)]
+        for _, _, data in shards:
+            shard_lines = data.decode("utf-8").splitlines()
+            assert shard_lines == sorted(shard_lines)
+        assert len(set(lines)) == PAGES
+    assert {json.loads(line)["url"] for _, _, data in by_name["duplicates"] for line in data.decode().splitlines()} \
+        in ({f"https://copy.example.org/{k}" for k in range(PAGES)}, {f"https://example.org/{k}" for k in range(PAGES)})
+    two = build(inputs, tmp_path / "two", "--direct_num_workers=2", "--direct_running_mode=multi_processing")
+    assert two == one
+
+
+def test_a_build_may_write_side_file_shards_of_any_count(tmp_path):
+    for name in ("skipped-00002-of-00003.jsonl", "near-duplicates-00000-of-00002.jsonl", "notes.jsonl"):
+        (tmp_path / name).write_text("a user's file")
+    may_write = names_a_build_may_write(str(tmp_path))
+    assert "skipped-00002-of-00003.jsonl" in may_write and "near-duplicates-00000-of-00002.jsonl" in may_write
+    assert "notes.jsonl" not in may_write

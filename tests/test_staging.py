@@ -1,0 +1,111 @@
+"""Staging needs no fusion: a unit's documents may come in any order, in any number of bundles, with retries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+
+from transforms import compress_write
+from transforms.compress_write import (STAGED, CompressWrite, StageAndFingerprint, StageDocuments, WriteShard,
+                                       sync_marker_for)
+from transforms.document import Document
+from transforms.hash_dedup import HashDedup, hash_document
+
+PER_UNIT = 30
+UNITS = (("a.warc.gz", 0), ("a.warc.gz", 1000), ("b.warc.gz", 0))
+
+
+def doc(source_file: str, source_range: int, k: int) -> Document:
+    html = f"<div>page {k} of {source_file} from {source_range}</div>"
+    url = f"https://example.org/{source_file}/{source_range}/{k}"
+    return hash_document(Document(
+        url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z", source_file=source_file,
+        source_offset=source_range + k, source_range=source_range, http_status=200,
+        content_type="text/html; charset=utf-8", charset="utf-8", charset_source="http-header", title=url, links=[],
+        lang="en", meta={}, html=html, text=html[5:-6], raw_bytes=len(html), cleaned_bytes=len(html),
+        minimized_bytes=len(html)))
+
+
+DOCS = [doc(source_file, source_range, k) for source_file, source_range in UNITS for k in range(PER_UNIT)]
+
+
+def shard_bytes(output: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(output.glob("corpus-*.avro"))}
+
+
+def build(output: Path, reshuffled: bool) -> dict[str, bytes]:
+    with TestPipeline() as pipeline:
+        docs = pipeline | beam.Create(DOCS)
+        if reshuffled:
+            # Beam's in-process runner keeps the order through a Reshuffle: this shuffle also reorders.
+            docs = (docs | beam.Reshuffle() | beam.Map(lambda one: (one.source_offset % 7, one)) | beam.GroupByKey()
+                    | beam.FlatMap(lambda grouped: reversed(list(grouped[1]))))
+        staged = docs | StageAndFingerprint(str(output))
+        deduplicated = staged.fingerprints | HashDedup()
+        _ = {"staged": staged.staged, "survivors": deduplicated.survivors,
+             "duplicates": deduplicated.duplicates} | CompressWrite(str(output))
+    return shard_bytes(output)
+
+
+def test_a_shuffle_between_reading_and_staging_gives_the_same_corpus(tmp_path):
+    fused = build(tmp_path / "fused", reshuffled=False)
+    assert len(fused) == len(UNITS)
+    assert build(tmp_path / "reshuffled", reshuffled=True) == fused
+
+
+def staged_in_bundle(stage: StageDocuments, docs: list[Document]) -> list[tuple]:
+    """Runs one bundle of `stage` to its end; its STAGED outputs ((unit, path))."""
+    stage.start_bundle()
+    outputs = [output for one in docs for output in stage.process(one)]
+    outputs += list(stage.finish_bundle())
+    return [getattr(output.value, "value", output.value) for output in outputs
+            if isinstance(output, beam.pvalue.TaggedOutput) and output.tag == STAGED]
+
+
+def written_shard(staging: Path, staged_paths: list[str]) -> bytes:
+    writer = WriteShard(str(staging), "zstandard", 9, 4 * 1024 * 1024, sync_marker_for({}))
+    writer.setup()
+    unit = UNITS[0]
+    [path, *_] = [output for output in writer.process(
+        (unit, {STAGED: staged_paths, "survivors": [], "duplicates": []}), [unit])
+        if isinstance(output, str)]
+    return Path(path).read_bytes()
+
+
+def test_a_retried_split_bundle_beside_its_zombie_gives_the_same_shard(tmp_path):
+    docs = DOCS[:PER_UNIT]
+    once = tmp_path / "once"
+    once.mkdir()
+    expected = written_shard(once, [path for _, path in staged_in_bundle(StageDocuments(str(once)), docs)])
+
+    staging = tmp_path / "retried"
+    staging.mkdir()
+    # The first attempt fails on the 10th document: the runner keeps none of its outputs and retries the
+    # unit, split in two bundles (one overlapping the other), while the first attempt, a zombie, goes on.
+    zombie = StageDocuments(str(staging))
+    zombie.start_bundle()
+    for one in docs[:9]:
+        list(zombie.process(one))
+    committed = staged_in_bundle(StageDocuments(str(staging)), docs[:20])
+    committed += staged_in_bundle(StageDocuments(str(staging)), docs[15:])
+    for one in reversed(docs):
+        list(zombie.process(one))
+    list(zombie.finish_bundle())
+    assert {unit for unit, _ in committed} == {UNITS[0]} and len(committed) == 2
+    assert written_shard(staging, [path for _, path in committed]) == expected
+
+
+def test_a_unit_in_more_runs_than_may_be_open_is_merged_in_groups(tmp_path, monkeypatch):
+    docs = DOCS[:PER_UNIT]
+    once = tmp_path / "once"
+    once.mkdir()
+    expected = written_shard(once, [path for _, path in staged_in_bundle(StageDocuments(str(once)), docs)])
+    monkeypatch.setattr(compress_write, "MAX_OPEN_RUNS", 4)
+    staging = tmp_path / "runs"
+    staging.mkdir()
+    # In falling offset order, each document is a run of its own.
+    committed = staged_in_bundle(StageDocuments(str(staging)), list(reversed(docs)))
+    assert len(committed) == PER_UNIT
+    assert written_shard(staging, [path for _, path in committed]) == expected
