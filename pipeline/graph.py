@@ -23,7 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.options import CorpusSettings
 from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.compress_write import CLEAN_TEXT, DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.minimize_text import MinimizeText
@@ -106,9 +106,10 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
                                                                     settings.page_memory)
-    minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts)
+    fields = settings.written_fields()
+    minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts, CLEAN_TEXT in fields)
     hashed = minimized.documents | "Hash" >> HashDocuments()
-    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output)
+    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields)
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
     to_write = {
         "staged": staged.staged,
@@ -124,7 +125,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
-        sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None)
+        sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
+        fields=fields)
 
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
+                                       RECORD_DIGEST, resolve_fields, resolve_level)
 from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
@@ -72,6 +73,10 @@ class CorpusSettings:
     report_sample: int = DEFAULT_SAMPLE_SIZE
     # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
     near_dedup: MinHashParameters | None = None
+    # The fields written (`--fields`); None: the default ones (`compress_write.resolve_fields`).
+    fields: tuple[str, ...] | None = None
+    # Write `clean_text` too (`--clean-text`).
+    clean_text: bool = False
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -84,6 +89,9 @@ class CorpusSettings:
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
         validate_selectors(self.drop_selectors)
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))
+        if self.fields is not None:
+            object.__setattr__(self, "fields", tuple(self.fields))
+        self.written_fields()
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
         if self.range_bytes <= 0:
@@ -105,10 +113,21 @@ class CorpusSettings:
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         described["scripts"] = list(self.scripts)
+        # Builds without the stage, or with the default fields, keep the identity (and so the bytes) they had
+        # before these options existed.
         if self.near_dedup is None:
-            # Builds without the stage keep the identity (and so the bytes) they had before it existed.
             del described["near_dedup"]
+        if self.fields is None:
+            del described["fields"]
+        else:
+            described["fields"] = list(self.fields)
+        if not self.clean_text:
+            del described["clean_text"]
         return described
+
+    def written_fields(self) -> tuple[str, ...]:
+        """The fields of the corpus records, in schema order (`record_digest` last)."""
+        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -163,6 +182,16 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Scripts whose letters MinimizeText keeps: a comma-separated list of {', '.join(SCRIPTS)}, "
              f"or all (default: {','.join(DEFAULT_SCRIPTS)}). Letters of other scripts become spaces; a page whose "
              "letters are mostly dropped is counted in the report and flagged by its dropped_letter_share.",
+    )
+    parser.add_argument(
+        "--clean-text", action="store_true", default=None,
+        help=f"Also write {CLEAN_TEXT}: the cleaned text before minimizing (case, punctuation and every script "
+             "kept, whitespace collapsed, one block per line). Deduplication stays on the minimized text.",
+    )
+    parser.add_argument(
+        "--fields", default=None, metavar="LIST",
+        help=f"The fields to write, comma-separated, e.g. url,text,{CLEAN_TEXT} (default: all but {CLEAN_TEXT}; "
+             f"{RECORD_DIGEST} is always written). Fields: {', '.join(FIELD_NAMES)}.",
     )
     parser.add_argument(
         "--block-size", type=int, default=None, metavar="BYTES", dest="sync_interval",
@@ -236,7 +265,8 @@ def make_parser() -> argparse.ArgumentParser:
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
                "max_page_bytes": "--max-page-bytes", "page_memory": "--page-memory", "scripts": "--scripts",
-               "report_sample": "--report-sample", "near_dedup": "--near-dedup",
+               "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
+               "fields": "--fields",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
@@ -263,6 +293,9 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
         near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
+        # Manifests from before --fields and --clean-text wrote the default fields.
+        fields=tuple(options["fields"]) if "fields" in options else None,
+        clean_text=options.get("clean_text", False),
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -371,6 +404,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             near_dedup=near_dedup_parameters(known),
+            fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
+            clean_text=bool(known.clean_text),
             beam_args=tuple(beam_args),
             quiet=known.quiet,
             verbose=known.verbose,

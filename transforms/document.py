@@ -41,6 +41,8 @@ class Document:
     cleaned_bytes: int = 0
     # MinimizeText.
     text: str = ""
+    # CleanHtml's blocks as plain text, one per line, before minimizing (only with --clean-text or --fields).
+    clean_text: str = ""
     minimized_bytes: int = 0
     # The share of the page's letters that MinimizeText dropped (letters of
     # scripts not kept, see `--scripts`): 0.0 for a page in the kept scripts.
