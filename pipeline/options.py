@@ -24,6 +24,7 @@ from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAUL
                                        RECORD_DIGEST, resolve_fields, resolve_level)
 from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
+from transforms.language import parse_languages
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
@@ -77,6 +78,9 @@ class CorpusSettings:
     fields: tuple[str, ...] | None = None
     # Write `clean_text` too (`--clean-text`).
     clean_text: bool = False
+    # Identify each page's language (`--language`; implied by `--languages`), and keep only these (`--languages`).
+    language: bool = False
+    languages: tuple[str, ...] = ()
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -91,6 +95,9 @@ class CorpusSettings:
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))
         if self.fields is not None:
             object.__setattr__(self, "fields", tuple(self.fields))
+        if self.languages:
+            object.__setattr__(self, "languages", parse_languages(self.languages))
+            object.__setattr__(self, "language", True)
         self.written_fields()
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
@@ -121,13 +128,16 @@ class CorpusSettings:
             del described["fields"]
         else:
             described["fields"] = list(self.fields)
-        if not self.clean_text:
-            del described["clean_text"]
+        for name in ("clean_text", "language", "languages"):
+            if not described[name]:
+                del described[name]
+        if self.languages:
+            described["languages"] = list(self.languages)
         return described
 
     def written_fields(self) -> tuple[str, ...]:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
-        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text)
+        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text, self.language)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -187,6 +197,16 @@ def make_parser() -> argparse.ArgumentParser:
         "--clean-text", action="store_true", default=None,
         help=f"Also write {CLEAN_TEXT}: the cleaned text before minimizing (case, punctuation and every script "
              "kept, whitespace collapsed, one block per line). Deduplication stays on the minimized text.",
+    )
+    parser.add_argument(
+        "--language", action="store_true", default=None,
+        help="Identify each page's language from its text (fields language and language_confidence, beside the "
+             "declared lang; the report counts documents and bytes per language).",
+    )
+    parser.add_argument(
+        "--languages", default=None, metavar="LIST",
+        help="Keep only pages identified as one of these languages, e.g. en,ru (implies --language); the others "
+             "are skipped as other-language, with their language in skipped-*.jsonl.",
     )
     parser.add_argument(
         "--fields", default=None, metavar="LIST",
@@ -266,7 +286,7 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
                "max_page_bytes": "--max-page-bytes", "page_memory": "--page-memory", "scripts": "--scripts",
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
-               "fields": "--fields",
+               "fields": "--fields", "language": "--language", "languages": "--languages",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
@@ -296,6 +316,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         # Manifests from before --fields and --clean-text wrote the default fields.
         fields=tuple(options["fields"]) if "fields" in options else None,
         clean_text=options.get("clean_text", False),
+        language=options.get("language", False),
+        languages=tuple(options.get("languages", ())),
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -406,6 +428,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             near_dedup=near_dedup_parameters(known),
             fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
             clean_text=bool(known.clean_text),
+            language=bool(known.language),
+            languages=() if known.languages is None else parse_languages(known.languages),
             beam_args=tuple(beam_args),
             quiet=known.quiet,
             verbose=known.verbose,

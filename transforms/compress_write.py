@@ -139,11 +139,18 @@ def _document_schema(fields: list[dict]) -> dict:
 RECORD_DIGEST_FIELD = _string(
     RECORD_DIGEST, "The first 64 bits of the SHA-256 of the Avro binary encoding of every other field of the "
                    "record, in schema order, with the entries of `meta` sorted by key; lowercase hex.")
-_TEXT_INDEX = [field["name"] for field in DIGESTED_FIELDS].index("text")
-# Every field a record can have, in the order every schema gives them: the default ones, `clean_text` (with
-# --clean-text or --fields) after `text`, `near_duplicate_count` (with --near-dedup) and `record_digest` last.
+_NAMES = [field["name"] for field in DIGESTED_FIELDS]
+_LANG_INDEX, _TEXT_INDEX = _NAMES.index("lang"), _NAMES.index("text")
+LANGUAGE_FIELDS = ("language", "language_confidence")
+# Every field a record can have, in the order every schema gives them: the default ones, `language` and
+# `language_confidence` (with --language or --languages) after `lang`, `clean_text` (with --clean-text or
+# --fields) after `text`, `near_duplicate_count` (with --near-dedup) and `record_digest` last.
 ALL_FIELDS = (
-    DIGESTED_FIELDS[:_TEXT_INDEX + 1]
+    DIGESTED_FIELDS[:_LANG_INDEX + 1]
+    + [_string("language", "Language identified from the page's text (fastText lid.176; ISO 639-1 where there is "
+                           "one); empty for a page without text."),
+       {"name": "language_confidence", "type": "double", "doc": "The identifier's probability for `language`."}]
+    + DIGESTED_FIELDS[_LANG_INDEX + 1:_TEXT_INDEX + 1]
     + [_string(CLEAN_TEXT, "The cleaned text before minimizing: CleanHtml's blocks as plain text, one per line, "
                            "case, punctuation and every script kept, whitespace collapsed.")]
     + DIGESTED_FIELDS[_TEXT_INDEX + 1:]
@@ -161,10 +168,12 @@ def corpus_schema(fields: tuple[str, ...]) -> dict:
     return _document_schema([_FIELDS_BY_NAME[name] for name in fields])
 
 
-def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False) -> tuple[str, ...]:
+def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False,
+                   language: bool = False) -> tuple[str, ...]:
     """The fields a build writes, in schema order; raises ValueError for a name the schema lacks.
 
-    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it.
+    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it,
+    `language` the language fields.
     `record_digest` is always written: it lets `pipeline.verify` and `read_corpus` check every record,
     whichever fields it has.
     """
@@ -179,7 +188,7 @@ def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, cle
                 raise ValueError(f"--fields: the schema has no field {name!r}; {hint}(fields: {', '.join(FIELD_NAMES)})")
     if NEAR_DUPLICATE_COUNT in chosen and not near_dedup:
         raise ValueError(f"--fields {NEAR_DUPLICATE_COUNT} needs --near-dedup")
-    chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set())
+    chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set()) | (set(LANGUAGE_FIELDS) if language else set())
     return tuple(name for name in FIELD_NAMES if name in chosen)
 
 
@@ -190,8 +199,10 @@ SCHEMA_FIELDS = DEFAULT_FIELDS
 
 def staged_fields(fields: tuple[str, ...]) -> tuple[str, ...]:
     """What a staging file holds for a build that writes `fields`: the default fields (HashDedup's and the
-    report's need some, the written subset is taken when writing) and `clean_text` if it is written."""
-    return tuple(name for name in FIELD_NAMES[:-1] if name in DEFAULT_FIELDS or name == CLEAN_TEXT and name in fields)
+    report's need some, the written subset is taken when writing) and `clean_text` and the language fields if
+    they are written."""
+    computed = (CLEAN_TEXT,) + LANGUAGE_FIELDS
+    return tuple(name for name in FIELD_NAMES[:-1] if name in DEFAULT_FIELDS or name in computed and name in fields)
 
 
 @functools.lru_cache(maxsize=None)

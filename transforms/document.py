@@ -37,6 +37,9 @@ class Document:
     links: list[str] = field(default_factory=list)
     lang: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    # IdentifyLanguage (with --language or --languages): the language identified from the text, and how sure.
+    language: str = ""
+    language_confidence: float = 0.0
     html: str = ""
     cleaned_bytes: int = 0
     # MinimizeText.
