@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(texts)} gold pages with text ({len(agreeing)} whose declared language agrees with the gold), "
           f"{sum(map(len, texts)) / len(texts):,.0f} characters per page on average; "
           f"CleanHtml + MinimizeText take {clean_and_minimize:.2f} ms per page")
-    print(f"{'identifier':<34}{'accuracy':>10}{'agreeing':>10}{'ms/page':>10}")
+    print(f"{'identifier':<58}{'accuracy':>10}{'agreeing':>10}{'ms/page':>10}")
     for name, identify in candidates().items():
         times, found = [], []
         for _ in range(3):
@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         right = [found[index] == gold for index, gold in enumerate(golds)]
         accuracy = sum(right) / len(right)
         agreeing_accuracy = sum(right[index] for index in agreeing) / len(agreeing)
-        print(f"{name:<34}{accuracy:>10.3f}{agreeing_accuracy:>10.3f}{statistics.median(times) * 1000 / len(texts):>10.2f}")
+        per_page = statistics.median(times) * 1000 / len(texts)
+        print(f"{name:<58}{accuracy:>10.3f}{agreeing_accuracy:>10.3f}{per_page:>10.2f}")
     return 0
 
 

@@ -185,7 +185,8 @@ def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, cle
             if name not in _FIELDS_BY_NAME:
                 nearest = difflib.get_close_matches(name, FIELD_NAMES, n=1)
                 hint = f"did you mean {nearest[0]}? " if nearest else ""
-                raise ValueError(f"--fields: the schema has no field {name!r}; {hint}(fields: {', '.join(FIELD_NAMES)})")
+                raise ValueError(f"--fields: the schema has no field {name!r}; {hint}"
+                                 f"(fields: {', '.join(FIELD_NAMES)})")
     if NEAR_DUPLICATE_COUNT in chosen and not near_dedup:
         raise ValueError(f"--fields {NEAR_DUPLICATE_COUNT} needs --near-dedup")
     chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set()) | (set(LANGUAGE_FIELDS) if language else set())

@@ -203,9 +203,11 @@ def format_report(report: dict) -> str:
         lines.append(f"  {label:<28}{size:>16,}{step:>10}{total:>10}")
         previous = size
     if report.get("languages"):
-        lines += ["", "Languages (kept documents, identified)", f"  {'language':<28}{'documents':>16}{'raw HTML bytes':>16}"]
+        lines += ["", "Languages (kept documents, identified)",
+                  f"  {'language':<28}{'documents':>16}{'raw HTML bytes':>16}"]
+        by_documents = sorted(report["languages"].items(), key=lambda item: (-item[1]["documents"], item[0]))
         lines.extend(f"  {language:<28}{counts['documents']:>16,}{counts['raw_bytes']:>16,}"
-                     for language, counts in sorted(report["languages"].items(), key=lambda item: -item[1]["documents"]))
+                     for language, counts in by_documents)
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:
