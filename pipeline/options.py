@@ -21,7 +21,7 @@ from pathlib import Path
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
-                                       RECORD_DIGEST, resolve_fields, resolve_level)
+                                       LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
 from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
 from transforms.language import parse_languages
@@ -97,6 +97,8 @@ class CorpusSettings:
             object.__setattr__(self, "fields", tuple(self.fields))
         if self.languages:
             object.__setattr__(self, "languages", parse_languages(self.languages))
+        # --languages, or --fields naming a language field, asks for identification too.
+        if self.languages or set(self.fields or ()) & set(LANGUAGE_FIELDS):
             object.__setattr__(self, "language", True)
         self.written_fields()
         if self.sync_interval <= 0:

@@ -69,3 +69,5 @@ def test_without_language_options_the_build_identity_is_as_it_was():
     chosen = parse_settings(["--output", "/tmp/never-written", "--languages", "ru,en"])
     assert chosen.language and chosen.build_identity()["languages"] == ["en", "ru"]
     assert {"language", "language_confidence"} <= set(chosen.written_fields())
+    named = parse_settings(["--output", "/tmp/never-written", "--fields", "url,language"])
+    assert named.language and named.written_fields() == ("url", "language", "language_confidence", "record_digest")
