@@ -25,9 +25,10 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.options import CorpusSettings
 from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.compress_write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.compress_write import CLEAN_TEXT, DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
+from transforms.language import IdentifyLanguage
 from transforms.minimize_text import MinimizeText
 from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
 from transforms.read_warc import INPUT_FILES, NOTES, ReadWarc
@@ -146,9 +147,14 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
                                                                     settings.page_memory)
-    minimized = cleaned.documents | "MinimizeText" >> MinimizeText(settings.scripts)
+    fields = settings.written_fields()
+    to_minimize, language_stages = cleaned.documents, []
+    if settings.language:
+        identified = cleaned.documents | "IdentifyLanguage" >> IdentifyLanguage(settings.languages)
+        to_minimize, language_stages = identified.documents, [identified]
+    minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts, CLEAN_TEXT in fields)
     hashed = minimized.documents | "Hash" >> HashDocuments()
-    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output)
+    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields)
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
     to_write = {
         "staged": staged.staged,
@@ -164,13 +170,15 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
-        sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None)
+        sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
+        fields=fields)
 
-    dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, minimized)]
+    dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, *language_stages, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
-    listed_skips = (listed_read_skips, hashed.skipped) | "AllListedSkips" >> beam.Flatten()
+    document_skips = [hashed.skipped] + [stage.skipped for stage in language_stages]
+    listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
     if near is not None:
         side_outputs[NEAR_DUPLICATES_FILE] = near.near_duplicates
@@ -180,7 +188,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         read.documents | "TallyRead" >> beam.Map(tally_read),
         minimized.documents | "TallyMostlyDropped" >> beam.FlatMap(tally_mostly_dropped),
         read.skipped | "TallySkipped" >> beam.Map(tally_skip),
-        hashed.skipped | "TallyNoText" >> beam.Map(tally_skip_of_document),
+        document_skips | "DocumentSkips" >> beam.Flatten() | "TallyNoText" >> beam.Map(tally_skip_of_document),
         read[NOTES] | "TallyReadNotes" >> beam.Map(tally_note),
         dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
         written[TALLIES],

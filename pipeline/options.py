@@ -20,9 +20,11 @@ from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from transforms.compress_write import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
+                                       LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
 from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
+from transforms.language import parse_languages
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
@@ -72,6 +74,13 @@ class CorpusSettings:
     report_sample: int = DEFAULT_SAMPLE_SIZE
     # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
     near_dedup: MinHashParameters | None = None
+    # The fields written (`--fields`); None: the default ones (`compress_write.resolve_fields`).
+    fields: tuple[str, ...] | None = None
+    # Write `clean_text` too (`--clean-text`).
+    clean_text: bool = False
+    # Identify each page's language (`--language`; implied by `--languages`), and keep only these (`--languages`).
+    language: bool = False
+    languages: tuple[str, ...] = ()
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -84,6 +93,14 @@ class CorpusSettings:
         object.__setattr__(self, "level", resolve_level(self.codec, self.level))
         validate_selectors(self.drop_selectors)
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))
+        if self.fields is not None:
+            object.__setattr__(self, "fields", tuple(self.fields))
+        if self.languages:
+            object.__setattr__(self, "languages", parse_languages(self.languages))
+        # --languages, or --fields naming a language field, asks for identification too.
+        if self.languages or set(self.fields or ()) & set(LANGUAGE_FIELDS):
+            object.__setattr__(self, "language", True)
+        self.written_fields()
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
         if self.range_bytes <= 0:
@@ -105,10 +122,24 @@ class CorpusSettings:
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
         described["scripts"] = list(self.scripts)
+        # Builds without the stage, or with the default fields, keep the identity (and so the bytes) they had
+        # before these options existed.
         if self.near_dedup is None:
-            # Builds without the stage keep the identity (and so the bytes) they had before it existed.
             del described["near_dedup"]
+        if self.fields is None:
+            del described["fields"]
+        else:
+            described["fields"] = list(self.fields)
+        for name in ("clean_text", "language", "languages"):
+            if not described[name]:
+                del described[name]
+        if self.languages:
+            described["languages"] = list(self.languages)
         return described
+
+    def written_fields(self) -> tuple[str, ...]:
+        """The fields of the corpus records, in schema order (`record_digest` last)."""
+        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text, self.language)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -163,6 +194,26 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Scripts whose letters MinimizeText keeps: a comma-separated list of {', '.join(SCRIPTS)}, "
              f"or all (default: {','.join(DEFAULT_SCRIPTS)}). Letters of other scripts become spaces; a page whose "
              "letters are mostly dropped is counted in the report and flagged by its dropped_letter_share.",
+    )
+    parser.add_argument(
+        "--clean-text", action="store_true", default=None,
+        help=f"Also write {CLEAN_TEXT}: the cleaned text before minimizing (case, punctuation and every script "
+             "kept, whitespace collapsed, one block per line). Deduplication stays on the minimized text.",
+    )
+    parser.add_argument(
+        "--language", action="store_true", default=None,
+        help="Identify each page's language from its text (fields language and language_confidence, beside the "
+             "declared lang; the report counts documents and bytes per language).",
+    )
+    parser.add_argument(
+        "--languages", default=None, metavar="LIST",
+        help="Keep only pages identified as one of these languages, e.g. en,ru (implies --language); the others "
+             "are skipped as other-language, with their language in skipped-*.jsonl.",
+    )
+    parser.add_argument(
+        "--fields", default=None, metavar="LIST",
+        help=f"The fields to write, comma-separated, e.g. url,text,{CLEAN_TEXT} (default: all but {CLEAN_TEXT}; "
+             f"{RECORD_DIGEST} is always written). Fields: {', '.join(FIELD_NAMES)}.",
     )
     parser.add_argument(
         "--block-size", type=int, default=None, metavar="BYTES", dest="sync_interval",
@@ -236,7 +287,8 @@ def make_parser() -> argparse.ArgumentParser:
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
                "max_page_bytes": "--max-page-bytes", "page_memory": "--page-memory", "scripts": "--scripts",
-               "report_sample": "--report-sample", "near_dedup": "--near-dedup",
+               "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
+               "fields": "--fields", "language": "--language", "languages": "--languages",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
@@ -263,6 +315,11 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
         near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
+        # Manifests from before --fields and --clean-text wrote the default fields.
+        fields=tuple(options["fields"]) if "fields" in options else None,
+        clean_text=options.get("clean_text", False),
+        language=options.get("language", False),
+        languages=tuple(options.get("languages", ())),
         beam_args=beam_args,
         rebuild_of=path,
         quiet=quiet,
@@ -371,6 +428,10 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             near_dedup=near_dedup_parameters(known),
+            fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
+            clean_text=bool(known.clean_text),
+            language=bool(known.language),
+            languages=() if known.languages is None else parse_languages(known.languages),
             beam_args=tuple(beam_args),
             quiet=known.quiet,
             verbose=known.verbose,

@@ -155,7 +155,10 @@ def check_outputs(output_dir: str, manifest: dict) -> list[Problem]:
 
 
 def check_shards(output_dir: str, manifest: dict | None) -> tuple[Counter, list[Problem]]:
-    """Records per input file (`source_file`) in the shards, and the shards' problems."""
+    """Records per input file (`source_file`) in the shards, and the shards' problems.
+
+    Records written without `source_file` (`--fields`) are counted under None: only their total is checked.
+    """
     expected = {entry["path"]: entry.get("records") for entry in (manifest or {}).get("outputs", [])}
     problems = []
     kept = Counter()
@@ -166,7 +169,7 @@ def check_shards(output_dir: str, manifest: dict | None) -> tuple[Counter, list[
             if isinstance(item, Problem):
                 problems.append(item)
             else:
-                kept[item["source_file"]] += 1
+                kept[item.get("source_file")] += 1
                 records += 1
         if expected.get(name) is not None and expected[name] != records and not any(p.file == name for p in problems):
             problems.append(Problem(name, "file", f"{records} records, manifest says {expected[name]}"))
@@ -232,7 +235,7 @@ def check_accounting(report: dict, kept: Counter | None) -> list[Problem]:
         if in_shards != records["kept"]:
             problems.append(Problem(REPORT_NAME, "records.kept", f"{records['kept']}, but the corpus shards hold "
                                                                  f"{in_shards} records"))
-        for name in sorted(set(kept) | set(files)):
+        for name in [] if None in kept else sorted(set(kept) | set(files)):
             said = files.get(name, {}).get("kept", 0)
             if kept[name] != said:
                 problems.append(Problem(REPORT_NAME, f"files[{_shown(name, 300)}].kept",

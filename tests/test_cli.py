@@ -202,6 +202,9 @@ BAD = {
     "bad-selector": (["--drop-selector", "div["], "div["),
     "zero-block-size": (["--block-size", "0"], "block-size"),
     "negative-block-size": (["--block-size", "-5"], "block-size"),
+    "unknown-field": (["--fields", "url,txet"], "txet"),
+    "near-duplicate-count-without-near-dedup": (["--fields", "url,near_duplicate_count"],
+                                                "near_duplicate_count needs --near-dedup"),
 }
 
 

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import difflib
+import functools
 import hashlib
 import heapq
 import io
@@ -130,6 +132,8 @@ DIGESTED_FIELDS = [
             "(--scripts); over 0.5: the page is mostly in other scripts (counted as mostly_dropped in the report)."},
 ]
 RECORD_DIGEST = "record_digest"
+CLEAN_TEXT = "clean_text"
+NEAR_DUPLICATE_COUNT = "near_duplicate_count"
 
 
 def _document_schema(fields: list[dict]) -> dict:
@@ -140,20 +144,78 @@ def _document_schema(fields: list[dict]) -> dict:
 RECORD_DIGEST_FIELD = _string(
     RECORD_DIGEST, "The first 64 bits of the SHA-256 of the Avro binary encoding of every other field of the "
                    "record, in schema order, with the entries of `meta` sorted by key; lowercase hex.")
-CORPUS_SCHEMA = _document_schema(DIGESTED_FIELDS + [RECORD_DIGEST_FIELD])
+_NAMES = [field["name"] for field in DIGESTED_FIELDS]
+_LANG_INDEX, _TEXT_INDEX = _NAMES.index("lang"), _NAMES.index("text")
+LANGUAGE_FIELDS = ("language", "language_confidence")
+# Every field a record can have, in the order every schema gives them: the default ones, `language` and
+# `language_confidence` (with --language or --languages) after `lang`, `clean_text` (with --clean-text or
+# --fields) after `text`, `near_duplicate_count` (with --near-dedup) and `record_digest` last.
+ALL_FIELDS = (
+    DIGESTED_FIELDS[:_LANG_INDEX + 1]
+    + [_string("language", "Language identified from the page's text (fastText lid.176; ISO 639-1 where there is "
+                           "one); empty for a page without text."),
+       {"name": "language_confidence", "type": "double", "doc": "The identifier's probability for `language`."}]
+    + DIGESTED_FIELDS[_LANG_INDEX + 1:_TEXT_INDEX + 1]
+    + [_string(CLEAN_TEXT, "The cleaned text before minimizing: CleanHtml's blocks as plain text, one per line, "
+                           "case, punctuation and every script kept, whitespace collapsed.")]
+    + DIGESTED_FIELDS[_TEXT_INDEX + 1:]
+    + [{"name": NEAR_DUPLICATE_COUNT, "type": "int",
+        "doc": "Number of near-duplicate pages this one stands for (--near-dedup; listed in near-duplicates-*.jsonl)."},
+       RECORD_DIGEST_FIELD]
+)
+FIELD_NAMES = tuple(field["name"] for field in ALL_FIELDS)
+_FIELDS_BY_NAME = {field["name"]: field for field in ALL_FIELDS}
+DEFAULT_FIELDS = tuple(field["name"] for field in DIGESTED_FIELDS) + (RECORD_DIGEST,)
+
+
+def corpus_schema(fields: tuple[str, ...]) -> dict:
+    """The Avro schema of records with these fields (names of FIELD_NAMES, in its order)."""
+    return _document_schema([_FIELDS_BY_NAME[name] for name in fields])
+
+
+def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False,
+                   language: bool = False) -> tuple[str, ...]:
+    """The fields a build writes, in schema order; raises ValueError for a name the schema lacks.
+
+    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it,
+    `language` the language fields.
+    `record_digest` is always written: it lets `pipeline.verify` and `read_corpus` check every record,
+    whichever fields it has.
+    """
+    if fields is None:
+        chosen = set(DEFAULT_FIELDS) | ({NEAR_DUPLICATE_COUNT} if near_dedup else set())
+    else:
+        chosen = set(fields)
+        for name in fields:
+            if name not in _FIELDS_BY_NAME:
+                nearest = difflib.get_close_matches(name, FIELD_NAMES, n=1)
+                hint = f"did you mean {nearest[0]}? " if nearest else ""
+                raise ValueError(f"--fields: the schema has no field {name!r}; {hint}"
+                                 f"(fields: {', '.join(FIELD_NAMES)})")
+    if NEAR_DUPLICATE_COUNT in chosen and not near_dedup:
+        raise ValueError(f"--fields {NEAR_DUPLICATE_COUNT} needs --near-dedup")
+    chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set()) | (set(LANGUAGE_FIELDS) if language else set())
+    return tuple(name for name in FIELD_NAMES if name in chosen)
+
+
+CORPUS_SCHEMA = corpus_schema(DEFAULT_FIELDS)
 PARSED_SCHEMA = fastavro.parse_schema(CORPUS_SCHEMA)
-NEAR_DUPLICATE_COUNT = "near_duplicate_count"
-# With --near-dedup only, so that a build without the stage keeps its bytes; the digest covers it too.
-NEAR_DEDUP_DIGESTED_FIELDS = DIGESTED_FIELDS + [
-    {"name": NEAR_DUPLICATE_COUNT, "type": "int",
-     "doc": "Number of near-duplicate pages this one stands for (--near-dedup; listed in near-duplicates-*.jsonl)."},
-]
-NEAR_DEDUP_SCHEMA = _document_schema(NEAR_DEDUP_DIGESTED_FIELDS + [RECORD_DIGEST_FIELD])
-PARSED_NEAR_DEDUP_SCHEMA = fastavro.parse_schema(NEAR_DEDUP_SCHEMA)
-SCHEMA_FIELDS = tuple(field["name"] for field in CORPUS_SCHEMA["fields"])
-# Staging files hold the records before their duplicate lists are final, so without the digest.
-STAGED_SCHEMA = fastavro.parse_schema(_document_schema(DIGESTED_FIELDS))
-NEAR_DEDUP_DIGESTED_SCHEMA = fastavro.parse_schema(_document_schema(NEAR_DEDUP_DIGESTED_FIELDS))
+SCHEMA_FIELDS = DEFAULT_FIELDS
+
+
+def staged_fields(fields: tuple[str, ...]) -> tuple[str, ...]:
+    """What a staging file holds for a build that writes `fields`: the default fields (HashDedup's and the
+    report's need some, the written subset is taken when writing) and `clean_text` and the language fields if
+    they are written."""
+    computed = (CLEAN_TEXT,) + LANGUAGE_FIELDS
+    return tuple(name for name in FIELD_NAMES[:-1] if name in DEFAULT_FIELDS or name in computed and name in fields)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(fields: tuple[str, ...]):
+    return fastavro.parse_schema(corpus_schema(fields))
+
+
 FILE_METADATA = {"webcorpus.content_hash": HASH_ALGORITHM}
 
 
@@ -213,18 +275,21 @@ def resolve_level(codec: str, level: int | None) -> int | None:
 
 
 def record_digest(record: dict) -> str:
-    """The `record_digest` of a corpus record: it covers every other field, so that no changed byte goes unseen."""
+    """The `record_digest` of a corpus record: it covers every other field it has, so that no changed byte goes
+    unseen (the record's fields in schema order: the same for the records of any --fields choice)."""
     digested = io.BytesIO()
-    schema = NEAR_DEDUP_DIGESTED_SCHEMA if NEAR_DUPLICATE_COUNT in record else STAGED_SCHEMA
-    fastavro.schemaless_writer(digested, schema, dict(record, meta=dict(sorted(record["meta"].items()))))
+    fields = tuple(name for name in FIELD_NAMES[:-1] if name in record)
+    if "meta" in record:
+        record = dict(record, meta=dict(sorted(record["meta"].items())))
+    fastavro.schemaless_writer(digested, _parsed(fields), record)
     # 64 bits: it is there to catch damage (content_hash names the content), and a damaged record passes it
     # once in 2^64. Digests do not compress: all 256 bits would cost the developer corpus 0.9 % of its size,
     # 128 bits 0.5 %, 64 bits 0.25 %.
     return hashlib.sha256(digested.getvalue()).hexdigest()[:16]
 
 
-def staged_record(doc: Document) -> dict:
-    return {field["name"]: getattr(doc, field["name"]) for field in DIGESTED_FIELDS}
+def staged_record(doc: Document, fields: tuple[str, ...] = staged_fields(DEFAULT_FIELDS)) -> dict:
+    return {name: getattr(doc, name) for name in fields}
 
 
 def avro_record(doc: Document) -> dict:
@@ -253,12 +318,12 @@ def staging_path(staging_dir: str, unit: tuple[str, int], attempt: str, run: int
 
 
 class _Run:
-    """A staging file being written: documents of one unit in rising offset."""
+    """A staging file being written: documents of one unit in rising offset, with the staged `fields`."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, fields: tuple[str, ...]):
         self.path = path
         self._handle = FileSystems.create(path)
-        self._writer = fastavro.write.Writer(self._handle, STAGED_SCHEMA, codec="null")
+        self._writer = fastavro.write.Writer(self._handle, _parsed(fields), codec="null")
         self.last_offset = -1
 
     def write(self, record: dict) -> None:
@@ -285,8 +350,9 @@ class StageDocuments(beam.DoFn):
     a unit's documents come in file order in one bundle: one file per unit.
     """
 
-    def __init__(self, staging_dir: str):
+    def __init__(self, staging_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS):
         self._staging_dir = staging_dir
+        self._fields = staged_fields(fields)
 
     def start_bundle(self):
         self._attempt = uuid.uuid4().hex
@@ -299,9 +365,9 @@ class StageDocuments(beam.DoFn):
         if run is None or doc.source_offset <= run.last_offset:
             if run is not None:
                 yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
-            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs))
+            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._fields)
             self._runs += 1
-        run.write(staged_record(doc))
+        run.write(staged_record(doc, self._fields))
         yield Fingerprint.of(doc)
 
     def finish_bundle(self):
@@ -321,15 +387,16 @@ def _merged(paths: list[str]):
                 yield record
 
 
-def staged_records(paths: list[str], staging_dir: str):
-    """A unit's staged records in offset order, each once, from any number of staging files (runs).
+def staged_records(paths: list[str], staging_dir: str, fields: tuple[str, ...]):
+    """A unit's staged records (of the staged `fields`) in offset order, each once, from any number of staging
+    files (runs).
 
     Runs past `MAX_OPEN_RUNS` are merged in groups into new runs first, so that few files are open at once.
     """
     while len(paths) > MAX_OPEN_RUNS:
         merged = []
         for start in range(0, len(paths), MAX_OPEN_RUNS):
-            run = _Run(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"))
+            run = _Run(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"), fields)
             for record in _merged(paths[start:start + MAX_OPEN_RUNS]):
                 run.write(record)
             merged.append(run.close())
@@ -341,9 +408,10 @@ class WriteShard(beam.DoFn):
     """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
 
     def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes,
-                 progress_dir: str | None = None, near_dedup: bool = False):
+                 progress_dir: str | None = None, near_dedup: bool = False, fields: tuple[str, ...] = DEFAULT_FIELDS):
         self._staging_dir = staging_dir
         self._near_dedup = near_dedup
+        self._fields = fields
         self._codec = codec
         self._level = level
         self._sync_interval = sync_interval
@@ -364,12 +432,13 @@ class WriteShard(beam.DoFn):
         tally = Counter()
         records = 0
         with FileSystems.create(path) as handle:
-            schema = PARSED_NEAR_DEDUP_SCHEMA if self._near_dedup else PARSED_SCHEMA
+            schema = _parsed(self._fields)
+            written_fields = self._fields[:-1]
             writer = fastavro.write.Writer(
                 handle, schema, codec=self._codec, compression_level=self._level,
                 sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
             )
-            for record in staged_records(sorted(parts[STAGED]), self._staging_dir):
+            for record in staged_records(sorted(parts[STAGED]), self._staging_dir, staged_fields(self._fields)):
                 offset = record["source_offset"]
                 if offset in dropped or offset in near_dropped:
                     continue
@@ -379,9 +448,10 @@ class WriteShard(beam.DoFn):
                 if note is not None:
                     record.update(duplicate_count=note.duplicate_count, duplicate_urls=list(note.duplicate_urls),
                                   duplicate_record_ids=list(note.duplicate_record_ids))
+                tally.update(tally_record(record))
+                record = {name: record[name] for name in written_fields}
                 record[RECORD_DIGEST] = record_digest(record)
                 writer.write(record)
-                tally.update(tally_record(record))
                 records += 1
             writer.flush()
         self._written.inc(records)
@@ -415,10 +485,11 @@ class CompressWrite(beam.PTransform):
 
     def __init__(self, output_dir: str, codec: str = DEFAULT_CODEC, level: int | None = None,
                  sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
-                 near_dedup: bool = False):
+                 near_dedup: bool = False, fields: tuple[str, ...] | None = None):
         super().__init__()
         self._progress_dir = progress_dir
         self._near_dedup = near_dedup
+        self._fields = resolve_fields(fields, near_dedup)
         self._output_dir = output_dir
         self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
         self._codec = codec
@@ -450,7 +521,7 @@ class CompressWrite(beam.PTransform):
         grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,
-                       self._progress_dir, self._near_dedup),
+                       self._progress_dir, self._near_dedup, self._fields),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (
@@ -464,9 +535,10 @@ class CompressWrite(beam.PTransform):
 class StageAndFingerprint(beam.PTransform):
     """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`."""
 
-    def __init__(self, output_dir: str):
+    def __init__(self, output_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS):
         super().__init__()
         self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
+        self._fields = fields
 
     def expand(self, docs):
-        return docs | beam.ParDo(StageDocuments(self._staging_dir)).with_outputs(STAGED, main=FINGERPRINTS)
+        return docs | beam.ParDo(StageDocuments(self._staging_dir, self._fields)).with_outputs(STAGED, main=FINGERPRINTS)

@@ -37,10 +37,15 @@ class Document:
     links: list[str] = field(default_factory=list)
     lang: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    # IdentifyLanguage (with --language or --languages): the language identified from the text, and how sure.
+    language: str = ""
+    language_confidence: float = 0.0
     html: str = ""
     cleaned_bytes: int = 0
     # MinimizeText.
     text: str = ""
+    # CleanHtml's blocks as plain text, one per line, before minimizing (only with --clean-text or --fields).
+    clean_text: str = ""
     minimized_bytes: int = 0
     # The share of the page's letters that MinimizeText dropped (letters of
     # scripts not kept, see `--scripts`): 0.0 for a page in the kept scripts.

@@ -512,8 +512,11 @@ def dropped_letter_share(before: str, after: str, scripts=None) -> float:
     return round(dropped / (dropped + _letters(after)), 4)
 
 
-def minimize_document(doc: Document, scripts=None) -> Document:
-    """`doc` with its blocks minimized (`scripts` as in `minimize_blocks`) and its `dropped_letter_share`."""
+def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> Document:
+    """`doc` with its blocks minimized (`scripts` as in `minimize_blocks`) and its `dropped_letter_share`.
+
+    With `clean_text`, also the blocks before minimizing, as plain text one per line (`clean_text`).
+    """
     rules = script_rules(scripts)
     div_html = doc.html
     text = ""
@@ -531,19 +534,23 @@ def minimize_document(doc: Document, scripts=None) -> Document:
     div_html = blocks_to_html(blocks)
     minimized = "\n".join(blocks)
     return doc.replace(html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),
-                       dropped_letter_share=dropped_letter_share(text, minimized, rules))
+                       dropped_letter_share=dropped_letter_share(text, minimized, rules),
+                       clean_text=text if clean_text else "")
 
 
 class MinimizeText(beam.PTransform):
     """Applies `minimize_document` to every document; failures go to `dead_letter`.
 
     `scripts`: the scripts whose letters are kept (see `parse_scripts`; default Latin and Cyrillic).
+    `clean_text`: also keep the text before minimizing, in `clean_text`.
     """
 
-    def __init__(self, scripts=None):
+    def __init__(self, scripts=None, clean_text: bool = False):
         super().__init__()
         self._scripts = parse_scripts(scripts) if scripts is not None else DEFAULT_SCRIPTS
+        self._clean_text = clean_text
 
     def expand(self, docs):
         scripts = None if self._scripts == DEFAULT_SCRIPTS else self._scripts
-        return apply_stage(docs, "minimize_text", functools.partial(minimize_document, scripts=scripts))
+        return apply_stage(docs, "minimize_text",
+                           functools.partial(minimize_document, scripts=scripts, clean_text=self._clean_text))

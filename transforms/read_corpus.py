@@ -99,9 +99,9 @@ def record_problem(record: dict) -> str | None:
     Records of corpora written before `record_digest` was added have none:
     only their `html` and `text` are checked.
     """
-    if content_hash(record["html"]) != record["content_hash"]:
+    if "html" in record and "content_hash" in record and content_hash(record["html"]) != record["content_hash"]:
         return f"content_hash mismatch (url {record.get('url', '')!r})"
-    if "\n".join(html_to_blocks(record["html"])) != record["text"]:
+    if "html" in record and "text" in record and "\n".join(html_to_blocks(record["html"])) != record["text"]:
         return f"text differs from html (url {record.get('url', '')!r})"
     if RECORD_DIGEST in record and record_digest(record) != record[RECORD_DIGEST]:
         return f"record_digest mismatch: a field of the record changed (url {record.get('url', '')!r})"

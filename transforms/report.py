@@ -77,9 +77,14 @@ def tally_note(note: ReadNote) -> Counter:
 
 
 def tally_record(record: dict) -> Counter:
-    """What a record written to the corpus adds (`record` as in the Avro file)."""
-    return _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
-                  raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
+    """What a record written to the corpus adds (`record` as staged: every field the build computed)."""
+    tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
+                   raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
+    if "language" in record:
+        language = record["language"] or "none"
+        tally.update({("language", language, "documents"): 1, ("language", language, "raw_bytes"): record["raw_bytes"],
+                      ("language", language, "minimized_bytes"): record["minimized_bytes"]})
+    return tally
 
 
 def tally_mostly_dropped(doc: Document) -> list[Counter]:
@@ -128,7 +133,13 @@ def build_report(tally: Counter, options: dict) -> dict:
         return dict(sorted((name[len(prefix):], value) for name, value in totals.items() if name.startswith(prefix)))
 
     sizes = {name: tally.get(("bytes", name), 0) for name, _ in BYTE_STAGES}
+    languages: dict[str, dict[str, int]] = {}
+    for key, value in sorted(tally.items()):
+        if key[0] == "language":
+            languages.setdefault(key[1], {})[key[2]] = value
+    optional = {"languages": languages} if "language" in options else {}
     return {
+        **optional,
         "status": "complete",
         "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in outcomes) and all(
             per_file["read"] == sum(per_file[name] for name in outcomes) for per_file in files.values())),
@@ -191,6 +202,12 @@ def format_report(report: dict) -> str:
         total = f"{first / size:.2f}x" if previous and size else ""
         lines.append(f"  {label:<28}{size:>16,}{step:>10}{total:>10}")
         previous = size
+    if report.get("languages"):
+        lines += ["", "Languages (kept documents, identified)",
+                  f"  {'language':<28}{'documents':>16}{'raw HTML bytes':>16}"]
+        by_documents = sorted(report["languages"].items(), key=lambda item: (-item[1]["documents"], item[0]))
+        lines.extend(f"  {language:<28}{counts['documents']:>16,}{counts['raw_bytes']:>16,}"
+                     for language, counts in by_documents)
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:

@@ -1,0 +1,73 @@
+"""Language identification (`--language`, `--languages`): fields, the other-language skip, the report's counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.options import parse_settings
+from pipeline.sample import Capture
+from pipeline.verify import verify
+from tests.helpers import page
+from tests.test_cli import corpus_records, json_lines, run_main
+from transforms.language import identify, parse_languages
+
+ENGLISH = Capture("https://en.example.org/harbour", page(
+    "<h1>Harbour cranes</h1><p>The council voted on Tuesday to restore the old cranes and the quay, "
+    "which have stood beside the river for more than a hundred years.</p>", title="Harbour").encode("utf-8"))
+# Declared English, written in Russian: the identified language is the text's.
+RUSSIAN = Capture("https://ru.example.org/most", page(
+    "<h1>Новый мост</h1><p>Городской совет решил во вторник отремонтировать старый мост через реку, "
+    "который стоит здесь уже больше ста лет.</p>", title="Мост", lang="en").encode("utf-8"))
+
+
+def test_identify_gives_the_language_of_the_text_with_a_confidence():
+    language, confidence = identify("Городской совет решил во вторник отремонтировать старый мост через реку.")
+    assert language == "ru" and 0.5 < confidence <= 1
+    assert identify("The council voted on Tuesday to restore the old cranes.")[0] == "en"
+    assert identify(" \n ") == ("", 0.0)
+
+
+def test_parse_languages():
+    assert parse_languages("RU, en,,ru") == ("en", "ru")
+    with pytest.raises(ValueError, match="--languages"):
+        parse_languages(" , ")
+
+
+def test_languages_keeps_only_those_and_counts_the_rest(write_warc, tmp_path):
+    source = write_warc([ENGLISH, RUSSIAN])
+    output = tmp_path / "out"
+    code, stdout, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--languages", "en"])
+    assert code == 0, stderr
+    (record,) = corpus_records(output)
+    assert record["url"] == ENGLISH.url and record["language"] == "en" and record["lang"] == "en"
+    assert 0.5 < record["language_confidence"] <= 1
+    (skip,) = [line for line in json_lines(output, "skipped") if line["kind"] == "other-language"]
+    assert skip["url"] == RUSSIAN.url and "language ru" in skip["detail"]
+    report = json.loads((output / "report.json").read_text())
+    assert report["skipped"]["other-language"] == 1 and report["records"]["balanced"]
+    assert report["languages"] == {"en": {"documents": 1, "raw_bytes": record["raw_bytes"],
+                                          "minimized_bytes": record["minimized_bytes"]}}
+    assert "Languages" in stdout
+    assert verify(str(output))[1:] == (1, [])
+
+
+def test_language_writes_the_fields_for_every_page(write_warc, tmp_path):
+    source = write_warc([ENGLISH, RUSSIAN])
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--language"])
+    assert code == 0, stderr
+    assert {record["url"]: record["language"] for record in corpus_records(output)} == {
+        ENGLISH.url: "en", RUSSIAN.url: "ru"}
+    assert set(json.loads((output / "report.json").read_text())["languages"]) == {"en", "ru"}
+
+
+def test_without_language_options_the_build_identity_is_as_it_was():
+    identity = parse_settings(["--output", "/tmp/never-written"]).build_identity()
+    assert not {"language", "languages"} & set(identity)
+    chosen = parse_settings(["--output", "/tmp/never-written", "--languages", "ru,en"])
+    assert chosen.language and chosen.build_identity()["languages"] == ["en", "ru"]
+    assert {"language", "language_confidence"} <= set(chosen.written_fields())
+    named = parse_settings(["--output", "/tmp/never-written", "--fields", "url,language"])
+    assert named.language and named.written_fields() == ("url", "language", "language_confidence", "record_digest")

