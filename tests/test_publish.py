@@ -171,6 +171,8 @@ def test_a_new_build_replaces_only_what_the_earlier_build_wrote(earlier, other_i
     assert {path.name for path in earlier.iterdir()} == listed | {"manifest.json"} | set(USER_FILES)
     assert [Path(entry["path"]).name for entry in manifest["inputs"]] == ["b.warc.gz"]
     assert old_shards == {"corpus-00000-of-00001.avro"} and "corpus-00000-of-00001.avro" in listed
+    # The user's files beside the corpus are no part of it: it verifies intact.
+    assert verify.main([str(earlier)]) == 0
 
 
 def test_a_file_in_the_way_that_no_manifest_lists_is_refused_and_kept(inputs, tmp_path):

@@ -20,6 +20,7 @@ import bz2
 import io
 import json
 import lzma
+import re
 import sys
 import zlib
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from transforms.compress_write import FILE_PREFIX, RECORD_DIGEST, record_digest
 from transforms.exact_paths import escape_glob
 from transforms.hash_dedup import content_hash
 from transforms.stage import DEAD_LETTER, counter
+
+SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro")
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -158,11 +161,14 @@ def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Pr
 
 
 def corpus_files(location: str) -> list[str]:
-    """The corpus shards of a directory, or the files a pattern matches."""
-    pattern = location
+    """The corpus shards of a directory (`corpus-SSSSS-of-NNNNN.avro`: a user's `corpus-final.avro` beside them
+    is none), or the files a pattern matches."""
     if FileSystems.exists(location) and not location.endswith(".avro"):
-        pattern = FileSystems.join(escape_glob(location), f"{FILE_PREFIX}-*.avro")  # the directory is a path
-    return sorted(meta.path for meta in FileSystems.match([pattern])[0].metadata_list)
+        # The directory is a path, not a pattern.
+        matched = FileSystems.match([FileSystems.join(escape_glob(location), f"{FILE_PREFIX}-*-of-*.avro")])
+        return sorted(meta.path for meta in matched[0].metadata_list
+                      if SHARD_NAME.fullmatch(meta.path.rsplit("/", 1)[-1]))
+    return sorted(meta.path for meta in FileSystems.match([location])[0].metadata_list)
 
 
 def read_bytes(path: str) -> bytes:
