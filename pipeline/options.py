@@ -412,8 +412,14 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             given = [flag for name, flag in BUILD_FLAGS.items() if getattr(known, name) not in (None, [])]
             if given:
                 raise ValueError(f"--rebuild takes inputs and options from the manifest; leave out {', '.join(given)}")
-            return settings_from_manifest(load_manifest(known.rebuild), known.output, tuple(beam_args), known.rebuild,
-                                          known.quiet, known.verbose)
+            manifest = load_manifest(known.rebuild)
+            try:
+                return settings_from_manifest(manifest, known.output, tuple(beam_args), known.rebuild, known.quiet,
+                                              known.verbose)
+            except (KeyError, TypeError, AttributeError) as error:
+                # A manifest is input: one whose options are not a build's is named, not followed.
+                raise ValueError(f"--rebuild {known.rebuild}: its options are not a webcorpus build's "
+                                 f"({type(error).__name__}: {error})") from error
         return CorpusSettings(
             inputs=tuple(known.input) or (str(SAMPLE_WARC),),
             output=known.output,

@@ -102,6 +102,26 @@ def test_a_build_from_relative_paths_rebuilds_from_any_directory(sample_inputs, 
     assert file_bytes(tmp_path / "out") == file_bytes(elsewhere / "again")
 
 
+@pytest.mark.parametrize("damage", ["no codec", "options a list", "scripts a number"])
+def test_rebuild_of_a_manifest_whose_options_are_not_a_builds_is_one_line(sample_inputs, tmp_path, capsys, damage):
+    output = build(sample_inputs, tmp_path / "out")
+    manifest = json.loads((output / MANIFEST_NAME).read_text())
+    if damage == "no codec":
+        del manifest["options"]["codec"]
+    elif damage == "options a list":
+        manifest["options"] = [manifest["options"]["inputs"]]
+    else:
+        manifest["options"]["scripts"] = 7
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["--rebuild", str(damaged), "--output", str(tmp_path / "again")])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--rebuild" in err and "Traceback" not in err
+
+
 def test_rebuild_refuses_changed_inputs_and_conflicting_options(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out")
     with pytest.raises(SystemExit) as conflict:
