@@ -408,9 +408,8 @@ class WriteShard(beam.DoFn):
     """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
 
     def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes,
-                 progress_dir: str | None = None, near_dedup: bool = False, fields: tuple[str, ...] = DEFAULT_FIELDS):
+                 progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS):
         self._staging_dir = staging_dir
-        self._near_dedup = near_dedup
         self._fields = fields
         self._codec = codec
         self._level = level
@@ -442,7 +441,7 @@ class WriteShard(beam.DoFn):
                 offset = record["source_offset"]
                 if offset in dropped or offset in near_dropped:
                     continue
-                if self._near_dedup:
+                if NEAR_DUPLICATE_COUNT in self._fields:
                     record[NEAR_DUPLICATE_COUNT] = near_counts.get(offset, 0)
                 note = notes.get(offset)
                 if note is not None:
@@ -521,7 +520,7 @@ class CompressWrite(beam.PTransform):
         grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,
-                       self._progress_dir, self._near_dedup, self._fields),
+                       self._progress_dir, self._fields),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (

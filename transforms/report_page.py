@@ -25,6 +25,7 @@ page.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import json
 import re
@@ -202,6 +203,12 @@ def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _cleaner(drop_selectors: tuple[str, ...]) -> HtmlCleaner:
+    # One per build's selectors: making one validates them, for every sampled page otherwise.
+    return HtmlCleaner(drop_selectors)
+
+
 def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
                  max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> InspectedPage:
     """A sampled page read again from its WARC file, cleaned again, and its original marked."""
@@ -215,7 +222,7 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
                              note="its record was not found again in the input file")
     decoded = decode_document(doc)
     page = decoded.payload.decode("utf-8", "replace")
-    cleaned = HtmlCleaner(drop_selectors).clean(decoded.payload, doc.url)
+    cleaned = _cleaner(drop_selectors).clean(decoded.payload, doc.url)
     kept = tuple(filter(None, minimize_blocks(cleaned.blocks, scripts)))
     note = ""
     if len(page) > MAX_EMBEDDED_CHARACTERS:
