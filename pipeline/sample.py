@@ -6,7 +6,7 @@ run: record ids are derived from the capture, gzip headers carry no time;
 compressed per record with gzip, zstd (with a dictionary, as the IIPC's WARC
 zstd draft has it, or without) or LZ4, or not. `arc_bytes` writes ARC
 version 1 files (a version block, then one record per capture), as the
-Internet Archive did before WARC.
+Internet Archive did before WARC, plain or gzipped (per record or whole).
 `sample_captures` is the sample that `python -m pipeline` reads when given
 no input: Latin and Cyrillic pages and the troubles real crawls have.
 
@@ -163,9 +163,9 @@ def _zstd_frames(records: list[bytes], dictionary: bytes | None, compress_dictio
 
 
 def arc_bytes(captures: list[Capture], compression: str = "none", filename: str = "sample.arc") -> bytes:
-    """An ARC version 1 file of `captures` (their HTTP responses): `none`, or gzip per `record`."""
-    if compression not in ("none", "record"):
-        raise ValueError("an ARC file is compressed per `record` or not at all (`none`)")
+    """An ARC version 1 file of `captures` (their HTTP responses): `none`, gzip per `record`, or over the whole `file`."""
+    if compression not in ("none", "record", "file"):
+        raise ValueError("an ARC file is gzipped per `record`, over the whole `file`, or not at all (`none`)")
     version_block = b"1 0 webcorpus\nURL IP-address Archive-date Content-type Archive-length\n"
     records = [_arc_record(f"filedesc://{filename}", "20260115095900", "text/plain", version_block)]
     for capture in captures:
@@ -173,6 +173,8 @@ def arc_bytes(captures: list[Capture], compression: str = "none", filename: str 
         records.append(_arc_record(capture.url, date, _arc_content_type(capture), http_response(capture)))
     if compression == "record":
         return b"".join(_gzip_member(record) for record in records)
+    if compression == "file":
+        return _gzip_member(b"".join(records))
     return b"".join(records)
 
 

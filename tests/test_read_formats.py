@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import zlib
 
 import lz4.frame
 import pytest
@@ -19,7 +20,8 @@ import zstandard
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
-from transforms.read_warc import LZ4_FRAMING, _zstd_framing, read_warc
+from transforms.document import DeadLetter
+from transforms.read_warc import LZ4_FRAMING, _zstd_framing, detect_format, read_warc
 
 LATIN = html_capture("https://en.example.org/harbour", "<p>Harbour cranes &amp; the old port at dawn.</p>",
                      date="2026-01-15T10:01:00Z")
@@ -200,3 +202,52 @@ def test_a_frame_that_ends_where_a_read_ends_does_not_end_the_file(compression):
     docs, _, dead = outcomes_by_kind(outcomes)
     assert dead == [] and len(outcomes) == 1 + 3 * len(captures)
     assert [doc.url for doc in docs] == [capture.url for capture in MORE[:3]]
+
+
+def whole_stream(kind: str, captures: list[Capture]) -> tuple[bytes, bytes]:
+    """(the file gzipped as one stream, its plain bytes) of an ARC or WARC file of `captures`."""
+    write = arc_bytes if kind == "arc" else warc_bytes
+    return write(captures, "file"), write(captures, "none")
+
+
+@pytest.mark.parametrize("captures", [CAPTURES, MORE], ids=["mixed", "pages"])
+def test_an_arc_file_gzipped_as_one_stream_reads_as_the_plain_file(captures):
+    data, plain = whole_stream("arc", captures)
+    assert detect_format(lambda: io.BytesIO(data)).layout == "file"
+    # Every record, the same outcomes: offsets count decompressed bytes.
+    assert read_all(data, "old.arc.gz") == read_all(plain, "old.arc.gz")
+    assert len(read_all(data)) == 1 + len(captures)
+
+
+def test_an_arc_file_gzipped_as_one_stream_builds_as_one_range(tmp_path):
+    data, _ = whole_stream("arc", CAPTURES)
+    path = input_dir(tmp_path) / "crawl.bin"
+    path.write_bytes(data)
+    # Ranges far smaller than the file: a gzip stream cannot start mid-file, so one range reads it all.
+    code, _, err = run_main(["--input", str(path), "--output", str(tmp_path / "out"), "--range-size", "64",
+                             "--quiet"])
+    assert code == 0, err
+    counts = json.loads((tmp_path / "out" / "report.json").read_text())["files"][str(path)]
+    assert counts["kept"] == 2 and counts["read"] == len(read_all(data)) and counts["dead_letter"] == 0
+
+
+@pytest.mark.parametrize("kind", ["arc", "warc"])
+def test_a_file_gzipped_as_one_stream_cut_anywhere_keeps_every_whole_record_before_the_cut(kind):
+    data, plain = whole_stream(kind, MORE[:6])
+    whole = read_all(plain)
+    starts = [outcome.source_offset for outcome in whole]
+    separator = len(b"\n" if kind == "arc" else b"\r\n\r\n")
+    block_ends = [start - separator for start in starts[1:]] + [len(plain) - separator]
+    for cut in range(20, len(data) - 8, 3):  # (the last 8 bytes are the gzip trailer)
+        readable = len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:cut]))
+        outcomes = read_all(data[:cut])
+        kept = sum(end <= readable for end in block_ends)
+        # Every record whose block the cut file holds whole, then one dead letter for the cut
+        # (the cut record's own, or one for the rest of the file).
+        assert outcomes[:-1] == whole[:kept], (cut, readable)
+        letter = outcomes[-1]
+        assert isinstance(letter, DeadLetter) and letter.reason.startswith("truncated: the file ends"), (cut, letter)
+        if kept < len(starts) and starts[kept] <= readable:  # the cut is inside a record: the letter is at its start
+            assert letter.source_offset == starts[kept], (cut, letter)
+        else:  # inside the blank lines after one
+            assert block_ends[kept - 1] <= letter.source_offset <= readable, (cut, letter)

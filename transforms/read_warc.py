@@ -471,7 +471,8 @@ def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
 
     A gzip file is gzipped per record (its first member holds the warcinfo
     or ARC version record alone) or as a whole (a first member holding a
-    second record, or more than a record can).
+    second record, more than a record can, or the end of the file), WARC or
+    ARC alike.
     """
     with open_file() as raw:
         head = raw.read(RESYNC_CHUNK)
@@ -491,11 +492,12 @@ def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
         first = decompressor.decompress(head, RESYNC_CHUNK)
     except zlib.error:
         return _Format("WARC.gz", "record", GZIP_FRAMING)  # damaged from the start: reading reports it
-    if _starts_arc(first):
-        return _Format("ARC.gz", "record", GZIP_FRAMING, arc=True)
-    if b"\nWARC/1." in first or (len(first) >= RESYNC_CHUNK and not decompressor.eof):
-        return _Format("WARC.gz", "file", GZIP_FRAMING)
-    return _Format("WARC.gz", "record", GZIP_FRAMING)
+    arc = _starts_arc(first)
+    name = "ARC.gz" if arc else "WARC.gz"
+    # (A first member that does not end in the head holds more than a record can, or the file ends inside it.)
+    if _RECORD_MARKERS[arc].search(first) or not decompressor.eof:
+        return _Format(name, "file", GZIP_FRAMING, arc=arc)
+    return _Format(name, "record", GZIP_FRAMING, arc=arc)
 
 
 class _FrameDecompressor:
@@ -554,12 +556,20 @@ class _RecordIterator(ArchiveIterator):
 
     blank_run = 0
     garbage_at = 0
+    # Where the line that a whole-file gzip's end cut short starts (None: no cut seen).
+    cut_at = None
 
     def __init__(self, stream: BinaryIO, form: _Format):
         # ARC records come with the headers of the WARC record they would be.
         super().__init__(stream, arc2warc=form.arc)
         if form.framing is not None and form.framing.new_decompressor is not None:
             self.reader = _FramedReader(self.fh, form.framing)
+
+    def read_to_end(self, record=None):
+        super().read_to_end(record)
+        if self.cut_at is not None:
+            # (warcio's offset counts the cut line it had read: the next record starts where that line does.)
+            self.offset = self.cut_at
 
     def _consume_blanklines(self):
         # As warcio's: the first line after a record is consumed even if it is
@@ -568,9 +578,18 @@ class _RecordIterator(ArchiveIterator):
         empty_size = 0
         first_line = True
         while True:
-            if not first_line:
-                empty_size += _skip_blank_bytes(self.reader)
-            line = self.reader.readline(TRAILING_LINE_LIMIT)
+            line_start = self.fh.tell() - self.reader.rem_length()
+            try:
+                if not first_line:
+                    empty_size += _skip_blank_bytes(self.reader)
+                    line_start = self.fh.tell() - self.reader.rem_length()
+                line = self.reader.readline(TRAILING_LINE_LIMIT)
+            except CutStream:
+                # A whole-file gzip that ends in the line after a record: the
+                # record is whole, and the next read raises again, for the
+                # record that line starts.
+                self.cut_at = line_start
+                line = b""
             if not line:
                 self.blank_run = empty_size
                 return None, empty_size
