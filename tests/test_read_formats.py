@@ -8,6 +8,7 @@ into byte ranges that read every record once.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -251,3 +252,12 @@ def test_a_file_gzipped_as_one_stream_cut_anywhere_keeps_every_whole_record_befo
             assert letter.source_offset == starts[kept], (cut, letter)
         else:  # inside the blank lines after one
             assert block_ends[kept - 1] <= letter.source_offset <= readable, (cut, letter)
+
+
+@pytest.mark.parametrize("kind", ["arc", "warc"])
+def test_gzip_members_cut_where_a_buffer_filled_not_at_records_read_as_one_stream(kind):
+    # (As a writer that flushes its compressor every so many bytes makes them.)
+    _, plain = whole_stream(kind, MORE[:4])
+    data = b"".join(gzip.compress(plain[start:start + 300], mtime=0) for start in range(0, len(plain), 300))
+    assert detect_format(lambda: io.BytesIO(data)).layout == "file"
+    assert read_all(data) == read_all(plain)

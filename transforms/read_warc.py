@@ -466,13 +466,34 @@ def _starts_arc(data: bytes) -> bool:
     return data.startswith(ARC_START) or bool(ARC_HEADER.match(data))
 
 
+_CONTENT_LENGTH = re.compile(rb"\ncontent-length:[ \t]*(\d+)", re.IGNORECASE)
+
+
+def _ends_inside_its_record(data: bytes, arc: bool) -> bool:
+    """Whether the decompressed `data` of a gzip member ends before the end that its first record declares."""
+    if arc:
+        header = ARC_HEADER.match(data)
+        if header is None:
+            return False
+        return len(data) < header.end() + int(header.group().split()[-1])
+    if not data.startswith(b"WARC/"):
+        return False
+    block_start = data.find(b"\r\n\r\n") + 4
+    if block_start < 4:
+        return True  # inside the record's headers
+    length = _CONTENT_LENGTH.search(data, 0, block_start)
+    return length is not None and len(data) < block_start + int(length.group(1))
+
+
 def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
     """The format of a file from its first bytes (never its name); WARC where none is recognised.
 
     A gzip file is gzipped per record (its first member holds the warcinfo
     or ARC version record alone) or as a whole (a first member holding a
     second record, more than a record can, or the end of the file), WARC or
-    ARC alike.
+    ARC alike; a file whose first member ends inside its record and whose
+    second member goes on with that record (members cut where the writer's
+    buffer was full, not at records) is read as one stream too.
     """
     with open_file() as raw:
         head = raw.read(RESYNC_CHUNK)
@@ -496,6 +517,9 @@ def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
     name = "ARC.gz" if arc else "WARC.gz"
     # (A first member that does not end in the head holds more than a record can, or the file ends inside it.)
     if _RECORD_MARKERS[arc].search(first) or not decompressor.eof:
+        return _Format(name, "file", GZIP_FRAMING, arc=arc)
+    second = _gunzip_head(decompressor.unused_data, RESYNC_PROBE)
+    if _ends_inside_its_record(first, arc) and not (_starts_arc(second) if arc else second.startswith(b"WARC/")):
         return _Format(name, "file", GZIP_FRAMING, arc=arc)
     return _Format(name, "record", GZIP_FRAMING, arc=arc)
 
@@ -793,7 +817,8 @@ class _GunzipStream:
                 self._finished = True
                 break
             self._buffer += self._decompressor.decompress(chunk, RESYNC_CHUNK)
-            if self._decompressor.eof and self._decompressor.unused_data:
+            # (One chunk may hold the ends of several members.)
+            while self._decompressor.eof and self._decompressor.unused_data:
                 rest = self._decompressor.unused_data
                 self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 self._buffer += self._decompressor.decompress(rest, RESYNC_CHUNK)
