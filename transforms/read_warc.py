@@ -18,10 +18,12 @@ IIPC's draft: an optional dictionary in a skippable frame at the start) or
 LZ4 (as FastWARC writes). warcio reads gzip members and, through
 `_FramedReader`, zstd and LZ4 frames: a record's offset is its frame's, and a
 file compressed per record splits into byte ranges at frame boundaries. A
-whole-file gzip stream (told apart by its first member holding more than one
-record) is read through a streaming gzip decoder, and its offsets then count
-uncompressed bytes. ARC records come as the WARC records warcio makes of
-them (`arc2warc`), without the random record id it gives them.
+whole-file gzip stream, WARC or ARC (told apart by its first member holding
+more than one record, or not the whole of one: `detect_format`), is read
+through a streaming gzip decoder, and its offsets then count uncompressed
+bytes; it is read whole, by one range. ARC records come as the WARC records
+warcio makes of them (`arc2warc`), without the random record id it gives
+them.
 
 What warcio warns about on stderr (a record not followed by a blank line, a
 payload that stops decompressing) costs no record; it becomes a `ReadNote`
