@@ -807,29 +807,34 @@ class _GunzipStream:
         self._raw = raw
         self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self._buffer = b""
+        # Where the bytes not read yet start in `_buffer` (slicing off each read copied the rest: 1 MiB per 16 KiB read).
+        self._start = 0
         self._position = 0
         self._finished = False
         self._cut = False
 
     def _fill(self, wanted: int) -> None:
-        while len(self._buffer) < wanted and not self._finished:
+        while len(self._buffer) - self._start < wanted and not self._finished:
             chunk = self._decompressor.unconsumed_tail or self._raw.read(RESYNC_CHUNK)
             if not chunk:
                 self._cut = not self._decompressor.eof
                 self._finished = True
                 break
-            self._buffer += self._decompressor.decompress(chunk, RESYNC_CHUNK)
+            pieces = [self._buffer[self._start:], self._decompressor.decompress(chunk, RESYNC_CHUNK)]
             # (One chunk may hold the ends of several members.)
             while self._decompressor.eof and self._decompressor.unused_data:
                 rest = self._decompressor.unused_data
                 self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                self._buffer += self._decompressor.decompress(rest, RESYNC_CHUNK)
+                pieces.append(self._decompressor.decompress(rest, RESYNC_CHUNK))
+            self._buffer, self._start = b"".join(pieces), 0
 
     def read(self, size: int = -1) -> bytes:
         self._fill(RESYNC_CHUNK if size is None or size < 0 else size)
-        wanted = len(self._buffer) if size is None or size < 0 else size
-        data, self._buffer = self._buffer[:wanted], self._buffer[wanted:]
-        if not data and self._cut and wanted:
+        available = len(self._buffer) - self._start
+        wanted = available if size is None or size < 0 else min(size, available)
+        data = self._buffer[self._start:self._start + wanted]
+        self._start += wanted
+        if not data and self._cut and size is not None and size > 0:
             raise CutStream("the file ends inside its gzip stream")
         self._position += len(data)
         return data
