@@ -17,10 +17,11 @@ a whole, not compressed, or (WARC) compressed per record with zstd (the
 IIPC's draft: an optional dictionary in a skippable frame at the start) or
 LZ4 (as FastWARC writes). warcio reads gzip members and, through
 `_FramedReader`, zstd and LZ4 frames: a record's offset is its frame's, and a
-file compressed per record splits into byte ranges at frame boundaries. A
-whole-file gzip stream (told apart by its first member holding more than one
-record) is read through a streaming gzip decoder, and its offsets then count
-uncompressed bytes. ARC records come as the WARC records warcio makes of
+file compressed per record splits into byte ranges at frame boundaries (a
+range reads the records that start in it; a runner may split a range again,
+at any offset, while it is read). A whole-file gzip stream (told apart by
+its first member holding more than one record) is read through a streaming
+gzip decoder, and its offsets then count uncompressed bytes. ARC records come as the WARC records warcio makes of
 them (`arc2warc`), without the random record id it gives them.
 
 What warcio warns about on stderr (a record not followed by a blank line, a
@@ -1140,7 +1141,8 @@ class ReadAllWarc(beam.PTransform):
     several patterns match (or one pattern given twice) is read once. Files
     are cut into ranges of `range_bytes` (as Beam's file sources split
     theirs), and the ranges, not records, are spread over workers: no page
-    crosses a shuffle here.
+    crosses a shuffle here. Each range is read by a splittable DoFn that a
+    runner may split again while it reads (`WarcRestrictions`).
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
