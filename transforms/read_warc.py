@@ -21,8 +21,9 @@ file compressed per record splits into byte ranges at frame boundaries (a
 range reads the records that start in it; a runner may split a range again,
 at any offset, while it is read). A whole-file gzip stream (told apart by
 its first member holding more than one record) is read through a streaming
-gzip decoder, and its offsets then count uncompressed bytes. ARC records come as the WARC records warcio makes of
-them (`arc2warc`), without the random record id it gives them.
+gzip decoder, and its offsets then count uncompressed bytes. ARC records
+come as the WARC records warcio makes of them (`arc2warc`), without the
+random record id it gives them.
 
 What warcio warns about on stderr (a record not followed by a blank line, a
 payload that stops decompressing) costs no record; it becomes a `ReadNote`
@@ -588,6 +589,10 @@ class _RecordIterator(ArchiveIterator):
             first_line = False
 
 
+def _every_offset(offset: int) -> bool:
+    return True
+
+
 @dataclass
 class _Progress:
     """How far reading a file got: records yielded, and where the last good record ended."""
@@ -595,7 +600,7 @@ class _Progress:
     emitted: int = 0
     next_offset: int = 0
     # Whether the record that starts at an offset is this range's to read (see `read_warc`).
-    claim: Callable[[int], bool] = lambda offset: True
+    claim: Callable[[int], bool] = _every_offset
     # A claim failed: the records from there on are another range's.
     handed_on: bool = False
     form: _Format = WARC
@@ -862,14 +867,12 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     whole_file_gzip = layout == "file"
     records_file = _decompressed(open_file) if whole_file_gzip else open_file
     start = max(start, form.records_start)
-    if whole_file_gzip:
-        claim = None
-    elif claim is None and end is not None:
+    if whole_file_gzip or (claim is None and end is None):
+        claim = _every_offset
+    elif claim is None:
         claim = lambda offset: offset < end
-    progress = _Progress(next_offset=start, form=form,
+    progress = _Progress(next_offset=start, claim=claim, form=form,
                          file_size=_file_size(open_file) if layout == "record" else None)
-    if claim is not None:
-        progress.claim = claim
     if start:
         progress.next_offset = find_next_record(open_file, start, form)
         if progress.next_offset is None:
