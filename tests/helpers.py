@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.sample import Capture
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import read_warc
+from transforms.read_warc import ReadWarcRange, WarcRestrictions, read_warc
 
 
 def page(body: str, title: str = "Test page", lang: str = "en", head: str = "") -> str:
@@ -55,3 +55,15 @@ def input_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "in"
     directory.mkdir(exist_ok=True)
     return directory
+
+
+def process_unit(unit, restriction=None) -> list:
+    """ReadWarcRange's outputs for a unit on a tracker of `restriction` (default: its initial one), as a runner
+    calls it, and the tracker done after it."""
+    provider = WarcRestrictions()
+    tracker = provider.create_tracker(provider.initial_restriction(unit) if restriction is None else restriction)
+    reader = ReadWarcRange()
+    reader.setup()
+    outputs = list(reader.process(unit, tracker=tracker))
+    tracker.check_done()
+    return outputs

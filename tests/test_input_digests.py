@@ -8,14 +8,13 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.sample import sample_captures
 from transforms.manifest import digest_file
-from transforms.read_warc import INPUT_FILES, ReadWarc, ReadWarcRange, WarcRange
+from tests.helpers import process_unit
+from transforms.read_warc import INPUT_FILES, ReadWarc, WarcRange
 
 
 def test_reading_the_first_range_of_a_file_does_not_digest_it(write_warc):
     path = write_warc(sample_captures())
-    reader = ReadWarcRange()
-    reader.setup()
-    outputs = list(reader.process(WarcRange(str(path), 0, None, path.stat().st_size)))
+    outputs = process_unit(WarcRange(str(path), 0, None, path.stat().st_size, splittable=True))
     assert outputs and not [output for output in outputs
                             if isinstance(output, beam.pvalue.TaggedOutput) and output.tag == INPUT_FILES]
 

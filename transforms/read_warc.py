@@ -17,13 +17,14 @@ a whole, not compressed, or (WARC) compressed per record with zstd (the
 IIPC's draft: an optional dictionary in a skippable frame at the start) or
 LZ4 (as FastWARC writes). warcio reads gzip members and, through
 `_FramedReader`, zstd and LZ4 frames: a record's offset is its frame's, and a
-file compressed per record splits into byte ranges at frame boundaries. A
-whole-file gzip stream, WARC or ARC (told apart by its first member holding
-more than one record, or not the whole of one: `detect_format`), is read
-through a streaming gzip decoder, and its offsets then count uncompressed
-bytes; it is read whole, by one range. ARC records come as the WARC records
-warcio makes of them (`arc2warc`), without the random record id it gives
-them.
+file compressed per record splits into byte ranges at frame boundaries (a
+range reads the records that start in it; a runner may split a range again,
+at any offset, while it is read). A whole-file gzip stream, WARC or ARC (told
+apart by its first member holding more than one record, or not the whole of
+one: `detect_format`), is read through a streaming gzip decoder, and its
+offsets then count uncompressed bytes; it is read whole, by one range. ARC
+records come as the WARC records warcio makes of them (`arc2warc`), without
+the random record id it gives them.
 
 What warcio warns about on stderr (a record not followed by a blank line, a
 payload that stops decompressing) costs no record; it becomes a `ReadNote`
@@ -48,6 +49,7 @@ import zstandard
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker, UnsplittableRestrictionTracker
 from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
@@ -631,14 +633,20 @@ class _RecordIterator(ArchiveIterator):
             first_line = False
 
 
+def _every_offset(offset: int) -> bool:
+    return True
+
+
 @dataclass
 class _Progress:
     """How far reading a file got: records yielded, and where the last good record ended."""
 
     emitted: int = 0
     next_offset: int = 0
-    # Records that start at or after this offset belong to the next range.
-    end: int | None = None
+    # Whether the record that starts at an offset is this range's to read (see `read_warc`).
+    claim: Callable[[int], bool] = _every_offset
+    # A claim failed: the records from there on are another range's.
+    handed_on: bool = False
     form: _Format = WARC
     # The stored size of a file gzipped per record: a member that ends inside its record is split, not cut, before it.
     file_size: int | None = None
@@ -671,15 +679,17 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
         # Warnings are redirected while warcio reads, never across a yield:
         # another generator may read another file on this thread meanwhile.
         record_offset = progress.next_offset
+        # Until the next record is read, the iterator's offset is where it starts (where the file ends, when
+        # none does). It is claimed first: another range's record is not read here, not even its headers.
+        if not progress.claim(iterator.offset):
+            progress.handed_on = True
+            return
         previous = _WARCIO_SYS.redirect(sink)
         try:
             record = next(records, None)
             if record is None:
                 return
-            # Until the record is read, the iterator's offset is where it starts.
             record_offset = iterator.offset
-            if progress.end is not None and record_offset >= progress.end:
-                return
             if record.format != "warc":
                 raise DamagedData(f"not a WARC record (read as {record.format})")
             if progress.form.arc:
@@ -878,13 +888,21 @@ def _file_size(open_file: Callable[[], BinaryIO]) -> int:
 
 def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
               end: int | None = None, on_note: Callable[[ReadNote], None] = _print_note,
-              max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> Iterator[Document | Skip | DeadLetter]:
+              max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+              claim: Callable[[int], bool] | None = None) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
 
     With `start` and `end`, reads the records that start in that byte range
-    of a file gzipped per record: the range begins at the first gzip member
-    holding a WARC record at or after `start`, and its last record may end
-    past `end`. Reading every range of a file reads every record once.
+    of a file compressed per record: the range begins at the first gzip member
+    (zstd, LZ4 frame) holding a record at or after `start`, and its last
+    record may end past `end`. Reading every range of a file reads every
+    record once. With `claim` instead of `end`, a record is read when
+    `claim(its offset)` is true, and reading stops at the first that is not
+    (a restriction tracker's `try_claim`: where the range ends may change
+    while it is read). Offsets are claimed rising, before each record is
+    parsed, and once more where the records run out (the end of the file).
+    A whole-file gzip stream claims none: its offsets count uncompressed
+    bytes, and it is only ever read whole.
 
     Damage inside a file (a corrupt gzip member, a garbled record) costs only
     the damaged part: reading resumes at the next record that starts intact
@@ -899,11 +917,15 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     whole_file_gzip = layout == "file"
     records_file = _decompressed(open_file) if whole_file_gzip else open_file
     start = max(start, form.records_start)
-    progress = _Progress(next_offset=start, end=end, form=form,
+    if whole_file_gzip or (claim is None and end is None):
+        claim = _every_offset
+    elif claim is None:
+        claim = lambda offset: offset < end
+    progress = _Progress(next_offset=start, claim=claim, form=form,
                          file_size=_file_size(open_file) if layout == "record" else None)
     if start:
         progress.next_offset = find_next_record(open_file, start, form)
-        if progress.next_offset is None or (end is not None and progress.next_offset >= end):
+        if progress.next_offset is None:
             return
     damage = None  # (where it started, where reading resumed, the error, records before)
     while True:
@@ -919,7 +941,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
             yield _damage_report(source_file, *damage, recovered=progress.emitted - damage[3])
             damage = None
         if failure is None:
-            if not whole_file_gzip and end is None:
+            if not whole_file_gzip and not progress.handed_on:
                 yield from _check_tail(open_file, source_file, progress.next_offset)
             return
         if getattr(failure, "resume_at", None) is not None:
@@ -932,10 +954,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         if resume is None:
             yield _unreadable_rest(open_file, source_file, progress, failure, form)
             return
-        if end is not None and resume >= end:
-            # The next range starts reading there.
-            yield _damage_report(source_file, progress.next_offset, resume, failure, progress.emitted, recovered=0)
-            return
+        # (A resumed record that is another range's cannot be claimed: the damage is reported, recovering none.)
         damaged_at = getattr(failure, "damaged_at", None)
         damaged_at = progress.next_offset if damaged_at is None else min(damaged_at, progress.next_offset)
         damage = (damaged_at, resume, failure, progress.emitted)
@@ -982,7 +1001,11 @@ def open_uncompressed(path: str) -> BinaryIO:
 
 @dataclass(frozen=True)
 class WarcRange:
-    """A unit of reading: the records that start in [start, end) of a file (end None: to its end)."""
+    """A unit of reading: the records that start in [start, end) of a file (end None: to its end).
+
+    Its documents keep its `start` as their `source_range` (the corpus shard
+    they go to), however a runner splits the range while it is read.
+    """
 
     path: str
     start: int = 0
@@ -990,6 +1013,8 @@ class WarcRange:
     file_size: int = 0
     # How many times the input patterns matched the file (it is read once).
     times_matched: int = 1
+    # Whether reading may start mid-range, at the record after any offset (a file compressed per record).
+    splittable: bool = False
 
     @property
     def size(self) -> int:
@@ -1001,13 +1026,16 @@ class FileToDigest:
     """A unit of work beside a file's ranges: its size and SHA-256 for the manifest (no range reads its file twice)."""
 
     path: str
+    file_size: int = 0
 
 
 def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
     """Byte ranges of a file; only files compressed per record can start reading mid-file."""
-    if layout != "record" or size <= range_bytes:
-        return [WarcRange(path, file_size=size, times_matched=times_matched)]
-    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched)
+    splittable = layout == "record"
+    if not splittable or size <= range_bytes:
+        return [WarcRange(path, file_size=size, times_matched=times_matched, splittable=splittable)]
+    return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched,
+                      splittable)
             for start in range(0, size, range_bytes)]
 
 
@@ -1025,12 +1053,68 @@ class SplitWarc(beam.DoFn):
     def process(self, file_and_times_matched):
         file, times_matched = file_and_times_matched
         layout = detect_format(lambda: open_uncompressed(file.path)).layout
-        yield FileToDigest(file.path)
+        yield FileToDigest(file.path, file.size_in_bytes)
         yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
 
 
+class WholeRange(OffsetRange):
+    """A restriction that is never split: a range read from its start, or a file digested in one go."""
+
+
+class WarcRestrictions(beam.transforms.core.RestrictionProvider):
+    """The restriction of a unit of reading: its byte range, on an `OffsetRestrictionTracker`.
+
+    The records of a range are claimed at their offsets (see `read_warc`), so
+    a runner can split a range while it is read, at any offset, and knows how
+    far it got. A range of a file that cannot start reading mid-file (not
+    compressed, or gzipped whole) is a `WholeRange`, as is a file to digest
+    (one position). The initial restriction is not split further: the
+    ranges are made, and spread over workers, before (`SplitWarc`), as
+    units of the corpus's shards.
+    """
+
+    def initial_restriction(self, unit: WarcRange | FileToDigest) -> OffsetRange:
+        if isinstance(unit, FileToDigest):
+            return WholeRange(0, 1)
+        return (OffsetRange if unit.splittable else WholeRange)(unit.start, unit.start + unit.size)
+
+    def create_tracker(self, restriction: OffsetRange):
+        tracker = OffsetRestrictionTracker(restriction)
+        return UnsplittableRestrictionTracker(tracker) if isinstance(restriction, WholeRange) else tracker
+
+    def restriction_size(self, unit: WarcRange | FileToDigest, restriction: OffsetRange) -> int:
+        # (Digesting a file reads all of it.)
+        return unit.file_size if isinstance(unit, FileToDigest) else restriction.size()
+
+
+class _Claims:
+    """`read_warc`'s `claim` on a restriction tracker.
+
+    An offset at or before the last claimed is not claimed again (warcio's
+    offsets go back on garbled input): it is the restriction's, as the last was.
+    """
+
+    def __init__(self, tracker):
+        self._tracker = tracker
+        self._last: int | None = None
+        self._held = True
+
+    def __call__(self, offset: int) -> bool:
+        if self._last is not None and offset <= self._last:
+            return self._held
+        self._last = offset
+        self._held = self._tracker.try_claim(offset)
+        return self._held
+
+    def finish(self) -> None:
+        """Claims what is left of the restriction when reading ends: no record starts there."""
+        stop = self._tracker.current_restriction().stop
+        if self._last is None or self._last < stop:
+            self(stop)
+
+
 class ReadWarcRange(beam.DoFn):
-    """Reads the records of a `WarcRange`; digests the file of a `FileToDigest`.
+    """Reads the records of a `WarcRange`; digests the file of a `FileToDigest`. A splittable DoFn.
 
     Digests are work items of their own, spread over workers like the ranges:
     the reader of a file's first range does not read the whole file again.
@@ -1048,12 +1132,16 @@ class ReadWarcRange(beam.DoFn):
         self._skipped = counter(STAGE, "skipped")
         self._dead = counter(STAGE, "dead_letter")
 
-    def process(self, unit: WarcRange | FileToDigest):
+    def process(self, unit: WarcRange | FileToDigest, tracker=beam.DoFn.RestrictionParam(WarcRestrictions())):
+        claims = _Claims(tracker)
         if isinstance(unit, FileToDigest):
-            yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(unit.path))
+            if claims(0):
+                yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(unit.path))
             return
         path = unit.path
-        notes = ProgressNotes(self._progress_dir, f"{path}@{unit.start}") if self._progress_dir else None
+        restriction = tracker.current_restriction()
+        start = restriction.start
+        notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
         read = 0
         warnings: list[ReadNote] = []
         noted = 0
@@ -1066,16 +1154,17 @@ class ReadWarcRange(beam.DoFn):
                     yield beam.pvalue.TaggedOutput(NOTES, warning)
             warnings.clear()
 
-        if unit.start == 0 and unit.times_matched > 1:
+        # (A split never moves the start of the restriction that reads a file's first record.)
+        if start == 0 and unit.times_matched > 1:
             warnings.append(ReadNote(path, None, f"matched {unit.times_matched} times by the input patterns; "
                                                  "read once"))
-        for outcome in read_warc(lambda: open_uncompressed(path), path, unit.start, unit.end, warnings.append,
-                                 self._max_page_bytes):
+        for outcome in read_warc(lambda: open_uncompressed(path), path, start, None, warnings.append,
+                                 self._max_page_bytes, claims):
             yield from listed_notes()
             self._records.inc()
             read += 1
             if notes is not None:
-                notes.update(min(max(outcome.source_offset - unit.start, 0), unit.size), read)
+                notes.update(min(max(outcome.source_offset - start, 0), restriction.size()), read)
             if isinstance(outcome, Document):
                 self._documents.inc()
                 yield outcome.replace(source_range=unit.start)
@@ -1086,12 +1175,13 @@ class ReadWarcRange(beam.DoFn):
             else:
                 self._dead.inc()
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
+        claims.finish()
         yield from listed_notes()
         if noted > NOTES_PER_RANGE:
             yield beam.pvalue.TaggedOutput(NOTES, ReadNote(
-                path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {unit.start}, not listed"))
+                path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
         if notes is not None:
-            notes.update(unit.size, read, force=True)
+            notes.update(tracker.current_restriction().size(), read, force=True)
 
 
 class ReadAllWarc(beam.PTransform):
@@ -1104,7 +1194,8 @@ class ReadAllWarc(beam.PTransform):
     several patterns match (or one pattern given twice) is read once. Files
     are cut into ranges of `range_bytes` (as Beam's file sources split
     theirs), and the ranges, not records, are spread over workers: no page
-    crosses a shuffle here.
+    crosses a shuffle here. Each range is read by a splittable DoFn that a
+    runner may split again while it reads (`WarcRestrictions`).
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
