@@ -216,8 +216,8 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate |
 
 
 def duplicates_of_hash(joined: Iterable[tuple[str, Fingerprint]]) -> Iterator[Duplicate]:
-    """The duplicates among one hash's captures, from its (JOINED_SURVIVOR, fingerprint) and (JOINED_CAPTURE, fingerprint)
-    values in any order.
+    """The duplicates among one hash's captures, from its values in the join, in any order: (JOINED_SURVIVOR,
+    fingerprint) for each survivor and (JOINED_CAPTURE, fingerprint) for each capture.
 
     Iterates `joined` twice and keeps nothing per capture: first for the survivors (one per content that has
     duplicates), then for the captures; a hash without survivors (a content captured once) is read once.
