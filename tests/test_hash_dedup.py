@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import pickle
 import tracemalloc
@@ -21,9 +22,9 @@ from pipeline import cli
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from transforms.document import Document, Skip
-from transforms.hash_dedup import (DUPLICATE_LIST_CAP, NO_TEXT, Duplicate, Fingerprint, HashDedup, HashDocuments,
-                                   KeepOneSurvivor, Survivor, content_hash, deduplicate, duplicate_of, hash_document,
-                                   survivor_note)
+from transforms.hash_dedup import (DUPLICATE_LIST_CAP, JOINED_CAPTURE, JOINED_SURVIVOR, NO_TEXT, Duplicate,
+                                   Fingerprint, HashDedup, HashDocuments, KeepOneSurvivor, Survivor, content_hash,
+                                   deduplicate, duplicate_of, duplicates_of_hash, hash_document, survivor_note)
 from transforms.read_warc import SKIP_KINDS
 
 
@@ -194,6 +195,39 @@ def test_hash_dedup_transform():
             label="duplicates")
 
 
+def test_hash_dedup_joins_by_hash_without_a_side_input():
+    # A side input grows with the input, and Flink and Dask hold it whole on every worker.
+    pipeline = beam.Pipeline()
+    _ = pipeline | beam.Create([fingerprint("<div>x</div>", "https://a.example.org/")]) | "HashDedup" >> HashDedup()
+    with_side_inputs = []
+
+    class Visitor(beam.pipeline.PipelineVisitor):
+        def visit_transform(self, node):
+            if node.side_inputs:
+                with_side_inputs.append(node.full_label)
+
+    pipeline.visit(Visitor())
+    assert with_side_inputs == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(captures=st.lists(CAPTURE, min_size=1, max_size=8), data=st.data())
+def test_the_join_finds_the_same_duplicates_whatever_the_order_of_its_values(captures, data):
+    items = [fingerprint(html, url, date, record_id, offset=index)
+             for index, (html, date, url, record_id) in enumerate(captures)]
+    by_hash = {}
+    for group in combine(items):
+        if group.count > 1:
+            by_hash.setdefault(group.first[0].content_hash, []).append((JOINED_SURVIVOR, group.first[0]))
+    for item in items:
+        by_hash.setdefault(item.content_hash, []).append((JOINED_CAPTURE, item))
+    found = [duplicate for joined in by_hash.values()
+             for duplicate in duplicates_of_hash(data.draw(st.permutations(joined)))]
+    _, expected = deduplicate(items)
+    assert sorted(map(duplicate_fields, found)) == sorted(map(duplicate_fields, expected))
+    assert len(found) == len(items) - len({item.content_check for item in items})
+
+
 # Pages without text -----------------------------------------------------------------------------
 
 def test_a_document_without_text_is_skipped_not_hashed():
@@ -248,6 +282,36 @@ def combiner_peak(count: int) -> int:
 def test_a_hot_key_needs_no_more_memory_for_four_times_the_captures():
     # Traced memory slows Python down: 12,500 and 50,000 captures keep the test short.
     small, big = combiner_peak(12_500), combiner_peak(50_000)
+    assert big < 1.2 * small and big < 1_000_000, (small, big)
+
+
+class Paged:
+    """A hash's grouped values as a runner pages them in from the shuffle: made anew on each pass, never held."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def __iter__(self):
+        return iter(self._values())
+
+
+def join_peak(count: int) -> tuple[int, int]:
+    """The duplicates the join finds among `count` captures of one content (its survivor last), and its peak
+    traced memory."""
+    [captures] = combine(many_captures(count))
+    joined = Paged(lambda: itertools.chain(((JOINED_CAPTURE, f) for f in many_captures(count)),
+                                           [(JOINED_SURVIVOR, captures.first[0])]))
+    tracemalloc.start()
+    try:
+        found = sum(1 for _ in duplicates_of_hash(joined))
+        return found, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_join_of_a_hot_key_needs_no_more_memory_for_four_times_the_captures():
+    (small_found, small), (big_found, big) = join_peak(12_500), join_peak(50_000)
+    assert (small_found, big_found) == (12_500 - 1, 50_000 - 1)
     assert big < 1.2 * small and big < 1_000_000, (small, big)
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from transforms import compress_write
-from transforms.compress_write import (STAGED, CompressWrite, StageAndFingerprint, StageDocuments, WriteShard,
-                                       sync_marker_for)
+from transforms.compress_write import (STAGED, CompressWrite, ShardAttempt, StageAndFingerprint, StageDocuments, WriteShard,
+                                       publish, sync_marker_for)
 from transforms.document import Document
 from transforms.hash_dedup import HashDedup, hash_document
 
@@ -64,14 +65,23 @@ def staged_in_bundle(stage: StageDocuments, docs: list[Document]) -> list[tuple]
             if isinstance(output, beam.pvalue.TaggedOutput) and output.tag == STAGED]
 
 
-def written_shard(staging: Path, staged_paths: list[str]) -> bytes:
-    writer = WriteShard(str(staging), "zstandard", 9, 4 * 1024 * 1024, sync_marker_for({}))
+def shard_writer(staging: Path, sync_interval: int = 4 * 1024 * 1024) -> WriteShard:
+    writer = WriteShard(str(staging.parent), str(staging), "zstandard", 9, sync_interval, sync_marker_for({}))
     writer.setup()
+    return writer
+
+
+def write_attempt(writer: WriteShard, staged_paths: list[str]) -> ShardAttempt:
+    """One attempt of `writer` at the shard of UNITS[0]; its main output (what the runner commits of it)."""
     unit = UNITS[0]
-    [path, *_] = [output for output in writer.process(
+    [written] = [output for output in writer.process(
         (unit, {STAGED: staged_paths, "survivors": [], "duplicates": []}), [unit])
-        if isinstance(output, str)]
-    return Path(path).read_bytes()
+        if not isinstance(output, beam.pvalue.TaggedOutput)]
+    return written
+
+
+def written_shard(staging: Path, staged_paths: list[str], sync_interval: int = 4 * 1024 * 1024) -> bytes:
+    return Path(write_attempt(shard_writer(staging, sync_interval), staged_paths).path).read_bytes()
 
 
 def test_a_retried_split_bundle_beside_its_zombie_gives_the_same_shard(tmp_path):
@@ -109,3 +119,51 @@ def test_a_unit_in_more_runs_than_may_be_open_is_merged_in_groups(tmp_path, monk
     committed = staged_in_bundle(StageDocuments(str(staging)), list(reversed(docs)))
     assert len(committed) == PER_UNIT
     assert written_shard(staging, [path for _, path in committed]) == expected
+
+
+def test_a_zombie_shard_writer_that_fails_beside_its_retry_leaves_one_complete_shard(tmp_path, monkeypatch):
+    # Pages of text that does not compress, in a block each: the writers' bytes reach the file while they write.
+    def incompressible(one: Document) -> Document:
+        text = "".join(hashlib.sha256(f"{one.url} {part}".encode()).hexdigest() for part in range(200))
+        return one.replace(html=f"<div>{text}</div>", text=text)
+
+    docs = [incompressible(one) for one in DOCS[:PER_UNIT]]
+    block = 1
+    once = tmp_path / "once" / "staging"
+    once.mkdir(parents=True)
+    expected = written_shard(once, [path for _, path in staged_in_bundle(StageDocuments(str(once)), docs)], block)
+
+    output = tmp_path / "out"
+    staging = output / "staging"
+    staging.mkdir(parents=True)
+    staged = [path for _, path in staged_in_bundle(StageDocuments(str(staging)), docs)]
+    # The retry pauses at its 20th record while the first attempt, a zombie, writes 3 records and fails.
+    real_records = compress_write.staged_records
+    zombie_failed = []
+
+    def zombie(index):
+        if index == 3:
+            raise OSError("the zombie's worker is lost")
+
+    def retry(index):
+        if index == 20:
+            try:
+                write_attempt(shard_writer(staging, block), staged)
+            except OSError:
+                zombie_failed.append(True)
+
+    attempts = [retry, zombie]
+
+    def interleaved(*args):
+        pace = attempts.pop(0)
+        for index, record in enumerate(real_records(*args)):
+            pace(index)
+            yield record
+
+    monkeypatch.setattr(compress_write, "staged_records", interleaved)
+    committed = write_attempt(shard_writer(staging, block), staged)
+    assert zombie_failed
+    # Only the retry's output is committed: the shard is its file, and the zombie's is gone with the staging dir.
+    [shard] = publish([committed], str(staging))
+    assert sorted(path.name for path in output.iterdir()) == [Path(shard).name]
+    assert Path(shard).read_bytes() == expected

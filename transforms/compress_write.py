@@ -20,10 +20,14 @@ shuffle and nothing holds all documents:
    record its `record_digest` (of every other field, once they are final),
    and the records are written, compressed, to that unit's corpus shard.
    Shards are numbered in the sorted order of (input path, range start) of
-   the units that gave documents; when all are written they are renamed to
-   their final names in one step, so a failed run never leaves files that
-   look complete. (`python -m pipeline` stages its whole build in a
-   directory of its own and publishes it at the end: `pipeline/publish.py`.)
+   the units that gave documents. Each attempt at a shard writes a file of
+   its own (named for the attempt, a uuid), so a retry and its zombie, or a
+   failed attempt, never share or tear a file; when all are written, one
+   committed attempt of each shard is renamed to the shard's final name in
+   one step, and the others go with the staging directory, so a failed run
+   never leaves files that look complete. (`python -m pipeline` stages its
+   whole build in a directory of its own and publishes it at the end:
+   `pipeline/publish.py`.)
 
 So the shard of a record and its place in the shard follow from the input
 alone, and the Avro sync marker is derived from the build's options: the same
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import dataclasses
 import difflib
 import functools
 import hashlib
@@ -48,6 +53,7 @@ import json
 import lzma
 import uuid
 from collections import Counter
+from typing import NamedTuple
 
 import apache_beam as beam
 import fastavro
@@ -404,11 +410,25 @@ def staged_records(paths: list[str], staging_dir: str, fields: tuple[str, ...]):
     yield from _merged(paths)
 
 
-class WriteShard(beam.DoFn):
-    """Writes one unit's surviving records to its corpus shard (under a temporary name)."""
+class ShardAttempt(NamedTuple):
+    """A corpus shard as one attempt wrote it: the shard's final path, and the attempt's own file."""
 
-    def __init__(self, staging_dir: str, codec: str, level: int | None, sync_interval: int, sync_marker: bytes,
-                 progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS):
+    shard: str
+    path: str
+
+
+def attempt_path(staging_dir: str, shard: str) -> str:
+    """A file of its own for one attempt at writing `shard`."""
+    return FileSystems.join(staging_dir, f"attempt-{uuid.uuid4().hex}-{shard.rsplit('/', 1)[-1]}")
+
+
+class WriteShard(beam.DoFn):
+    """Writes one unit's surviving records to its corpus shard, in a file of this attempt's own; outputs the
+    `ShardAttempt`."""
+
+    def __init__(self, output_dir: str, staging_dir: str, codec: str, level: int | None, sync_interval: int,
+                 sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS):
+        self._output_dir = output_dir
         self._staging_dir = staging_dir
         self._fields = fields
         self._codec = codec
@@ -427,7 +447,8 @@ class WriteShard(beam.DoFn):
         dropped = set(parts["duplicates"])
         near_dropped = set(parts.get("near_duplicates", ()))
         near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
-        path = FileSystems.join(self._staging_dir, shard_name(shard_order.index(unit), len(shard_order)))
+        shard = FileSystems.join(self._output_dir, shard_name(shard_order.index(unit), len(shard_order)))
+        path = attempt_path(self._staging_dir, shard)
         tally = Counter()
         records = 0
         with FileSystems.create(path) as handle:
@@ -455,23 +476,27 @@ class WriteShard(beam.DoFn):
             writer.flush()
         self._written.inc(records)
         if self._progress_dir is not None:
-            note_shard_written(self._progress_dir, path, len(shard_order))
-        yield path
+            note_shard_written(self._progress_dir, shard, len(shard_order))
+        yield ShardAttempt(shard, path)
         yield beam.pvalue.TaggedOutput(TALLIES, tally)
-        yield beam.pvalue.TaggedOutput(DIGESTS, digest_file(path, records))
+        yield beam.pvalue.TaggedOutput(DIGESTS, dataclasses.replace(digest_file(path, records), path=shard))
 
 
-def publish(paths: list[str], output_dir: str, staging_dir: str) -> list[str]:
-    """Renames the written shards to their final names, then removes the staging directory.
+def publish(attempts: list[ShardAttempt], staging_dir: str) -> list[str]:
+    """Renames one committed attempt of each shard to the shard's final path, then removes the staging directory
+    (with every other attempt's file: a failed attempt's, a zombie's).
 
     Safe to run again (a runner may retry it): shards already renamed are left as they are.
     """
-    final = [FileSystems.join(output_dir, path.rsplit("/", 1)[-1]) for path in sorted(paths)]
-    pending = [(path, target) for path, target in zip(sorted(paths), final) if FileSystems.exists(path)]
+    chosen: dict[str, str] = {}
+    for shard, path in sorted(attempts):
+        # The runner commits one attempt per shard; should it give two, both are complete and the same bytes.
+        chosen.setdefault(shard, path)
+    pending = [(path, shard) for shard, path in sorted(chosen.items()) if FileSystems.exists(path)]
     if pending:
-        FileSystems.rename([path for path, _ in pending], [target for _, target in pending])
+        FileSystems.rename([path for path, _ in pending], [shard for _, shard in pending])
     remove_exactly([staging_dir])
-    return final
+    return sorted(chosen)
 
 
 class CompressWrite(beam.PTransform):
@@ -519,14 +544,14 @@ class CompressWrite(beam.PTransform):
                 lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset))
         grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
-            WriteShard(self._staging_dir, self._codec, self._level, self._sync_interval, self._sync_marker,
-                       self._progress_dir, self._fields),
+            WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
+                       self._sync_marker, self._progress_dir, self._fields),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (
             shards.paths
             | "AllShards" >> beam.combiners.ToList()
-            | "Publish" >> beam.FlatMap(publish, self._output_dir, self._staging_dir)
+            | "Publish" >> beam.FlatMap(publish, self._staging_dir)
         )
         return {"paths": published, TALLIES: shards[TALLIES], DIGESTS: shards[DIGESTS]}
 

@@ -28,11 +28,15 @@ content captured millions of times (boilerplate pages) is no hot key:
 
 1. `KeepOneSurvivor` combines per hash, keeping for each content only its
    count and its first `DUPLICATE_LIST_CAP + 1` captures in survivor order.
-2. The survivor of each content with duplicates stands in a side input
-   looked up by hash (`AsMultiMap`, fetched by key where the runner can),
-   and every fingerprint is compared with its content's survivor one by one:
-   the `duplicates` output, which maps every dropped capture to its survivor,
-   is made element-wise on any worker.
+2. The survivor of each content with duplicates is joined to every capture
+   of its hash by a GroupByKey on the hash (no side input, which runners
+   such as Flink and Dask hold whole on every worker). `FindDuplicates` reads
+   a hash's grouped values twice, never holding them: once for its
+   survivors (one per content), once to compare each capture with its
+   content's survivor. Grouped values are re-iterable in Beam's model and
+   paged in from the shuffle where they are large, so a hash with millions
+   of captures is streamed, not listed. This gives the `duplicates` output,
+   which maps every dropped capture to its survivor.
 
 The survivor's record lists the first `DUPLICATE_LIST_CAP` duplicates' URLs
 and record ids (in survivor order), and `duplicate_count` says how many there
@@ -46,7 +50,7 @@ import hashlib
 import heapq
 import itertools
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import apache_beam as beam
 
@@ -59,6 +63,9 @@ SKIPPED = "skipped"
 NO_TEXT = "no-text"
 SURVIVORS = "survivors"
 SURVIVOR_OF_HASH = "survivor_of_hash"
+# What a value of the join by hash is: a survivor of the hash, or one of its captures.
+JOINED_SURVIVOR = "survivor"
+JOINED_CAPTURE = "capture"
 
 # A survivor's record lists at most this many of its duplicates (the first in
 # survivor order); `duplicate_count` counts them all, and the duplicates file
@@ -208,27 +215,40 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate |
                      survivor.warc_record_id, survivor.source_file, survivor.source_offset)
 
 
+def duplicates_of_hash(joined: Iterable[tuple[str, Fingerprint]]) -> Iterator[Duplicate]:
+    """The duplicates among one hash's captures, from its values in the join, in any order: (JOINED_SURVIVOR,
+    fingerprint) for each survivor and (JOINED_CAPTURE, fingerprint) for each capture.
+
+    Iterates `joined` twice and keeps nothing per capture: first for the survivors (one per content that has
+    duplicates), then for the captures; a hash without survivors (a content captured once) is read once.
+    """
+    survivors = {fingerprint.content_check: fingerprint for tag, fingerprint in joined if tag == JOINED_SURVIVOR}
+    if not survivors:
+        return
+    for tag, fingerprint in joined:
+        survivor = survivors.get(fingerprint.content_check) if tag == JOINED_CAPTURE else None
+        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
+        if duplicate is not None:
+            yield duplicate
+
+
 def deduplicate(fingerprints: Iterable[Fingerprint]) -> tuple[list[Survivor], list[Duplicate]]:
     """HashDedup in one process, with the transform's own parts: the survivors' notes and the duplicates."""
-    fingerprints = list(fingerprints)
     combiner = KeepOneSurvivor()
     by_hash: dict[str, dict] = {}
+    joined: dict[str, list[tuple[str, Fingerprint]]] = {}
     for fingerprint in fingerprints:
         by_hash[fingerprint.content_hash] = combiner.add_input(
             by_hash.get(fingerprint.content_hash) or combiner.create_accumulator(), fingerprint)
-    notes, survivors = [], {}
-    for contents in by_hash.values():
+        joined.setdefault(fingerprint.content_hash, []).append((JOINED_CAPTURE, fingerprint))
+    notes = []
+    for digest, contents in by_hash.items():
         for captures in combiner.extract_output(contents):
             note = survivor_note(captures)
             if note is not None:
                 notes.append(note)
-                survivors[captures.first[0].content_hash, captures.first[0].content_check] = captures.first[0]
-    duplicates = []
-    for fingerprint in fingerprints:
-        survivor = survivors.get((fingerprint.content_hash, fingerprint.content_check))
-        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
-        if duplicate is not None:
-            duplicates.append(duplicate)
+                joined[digest].append((JOINED_SURVIVOR, captures.first[0]))
+    duplicates = [duplicate for values in joined.values() for duplicate in duplicates_of_hash(values)]
     return notes, duplicates
 
 
@@ -252,7 +272,8 @@ class HashDocuments(beam.PTransform):
 
 
 class NoteSurvivors(beam.DoFn):
-    """Per hash: the notes of survivors that stand for others, and (tagged) each such survivor by its hash."""
+    """Per hash: the notes of survivors that stand for others, and (tagged) each such survivor as a value of the
+    join by hash."""
 
     def process(self, keyed_contents):
         digest, contents = keyed_contents
@@ -260,20 +281,20 @@ class NoteSurvivors(beam.DoFn):
             note = survivor_note(captures)
             if note is not None:
                 yield note
-                yield beam.pvalue.TaggedOutput(SURVIVOR_OF_HASH, (digest, captures.first[0]))
+                yield beam.pvalue.TaggedOutput(SURVIVOR_OF_HASH, (digest, (JOINED_SURVIVOR, captures.first[0])))
 
 
 class FindDuplicates(beam.DoFn):
+    """Per hash of the join: its duplicates (`duplicates_of_hash`)."""
+
     def setup(self):
         self._duplicates = counter("hash_dedup", "duplicates")
 
-    def process(self, fingerprint, survivors_by_hash):
-        for survivor in survivors_by_hash[fingerprint.content_hash]:
-            if survivor.content_check == fingerprint.content_check:
-                duplicate = duplicate_of(fingerprint, survivor)
-                if duplicate is not None:
-                    self._duplicates.inc()
-                    yield duplicate
+    def process(self, keyed_values):
+        _, joined = keyed_values
+        for duplicate in duplicates_of_hash(joined):
+            self._duplicates.inc()
+            yield duplicate
 
 
 class Deduplicated(NamedTuple):
@@ -291,6 +312,12 @@ class HashDedup(beam.PTransform):
             | "KeepOneSurvivor" >> beam.CombinePerKey(KeepOneSurvivor())
             | "NoteSurvivors" >> beam.ParDo(NoteSurvivors()).with_outputs(SURVIVOR_OF_HASH, main=SURVIVORS)
         )
-        duplicates = fingerprints | "FindDuplicates" >> beam.ParDo(
-            FindDuplicates(), survivors_by_hash=beam.pvalue.AsMultiMap(noted[SURVIVOR_OF_HASH]))
+        captures = fingerprints | "CaptureByHash" >> beam.Map(
+            lambda fingerprint: (fingerprint.content_hash, (JOINED_CAPTURE, fingerprint)))
+        duplicates = (
+            (noted[SURVIVOR_OF_HASH], captures)
+            | "SurvivorsAndCaptures" >> beam.Flatten()
+            | "JoinByHash" >> beam.GroupByKey()
+            | "FindDuplicates" >> beam.ParDo(FindDuplicates())
+        )
         return Deduplicated(noted[SURVIVORS], duplicates)
