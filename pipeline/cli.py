@@ -16,6 +16,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
@@ -77,6 +78,15 @@ def make_runner(options: PipelineOptions):
         return fn_runner.FnApiRunner(provision_info=provision)
     standard.runner = RUNNER_ALIASES.get(standard.runner, standard.runner)
     return None
+
+
+def expand_listings(settings: CorpusSettings) -> CorpusSettings:
+    """`settings` with the listings among its inputs (a crawl's, or given as `--input`) replaced by their files."""
+    try:
+        inputs = expand_inputs(settings.inputs, settings.crawl_base, settings.files, settings.crawl or None)
+    except ListingError as error:
+        raise UsageError(str(error)) from error
+    return dataclasses.replace(settings, inputs=inputs, files=None)
 
 
 def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
@@ -284,6 +294,10 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     (`pipeline.publish`); whatever goes wrong before it is published, the
     output directory is left as it was.
     """
+    # The launcher reads listings and matches inputs before any pipeline exists: file systems that take Beam's
+    # options (s3://'s region and credentials, ...) get them now.
+    FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
+    settings = expand_listings(settings)
     total_bytes, input_files = check_inputs(settings.inputs)
     check_output_apart_from_inputs(settings.output, input_files)
     prepare_output(settings.output)

@@ -20,6 +20,9 @@ from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange, check_crawl_name, crawl_base,
+                            is_listing, listing_url, parse_file_range)
+
 from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
                                        LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
 from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
@@ -81,6 +84,12 @@ class CorpusSettings:
     # Identify each page's language (`--language`; implied by `--languages`), and keep only these (`--languages`).
     language: bool = False
     languages: tuple[str, ...] = ()
+    # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
+    # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
+    # files the listings name as its inputs.
+    files: FileRange | None = field(default=None, compare=False)
+    crawl: str = field(default="", compare=False)
+    crawl_base: str = field(default=CRAWL_BASES[DEFAULT_SOURCE], compare=False)
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -117,7 +126,7 @@ class CorpusSettings:
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        for name in ("beam_args", "output", "rebuild_of", "quiet", "verbose"):
+        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "quiet", "verbose"):
             del described[name]
         described["inputs"] = list(self.inputs)
         described["drop_selectors"] = list(self.drop_selectors)
@@ -166,8 +175,29 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--input", action="append", default=[], metavar="PATTERN",
-        help="WARC files to read: a path or glob on any file system Beam knows (local, gs://, s3://, ...). "
-             "Repeat for several patterns. Default: the sample WARC shipped with the package.",
+        help="WARC files to read: a path or glob on any file system Beam knows (local, gs://, s3://, https://, "
+             f"...), or a listing of WARC files ({LISTING_NAME} or a plain .paths file, one file a line). Repeat for "
+             "several patterns. Default: the sample WARC shipped with the package.",
+    )
+    parser.add_argument(
+        "--crawl", default=None, metavar="NAME",
+        help="A Common Crawl snapshot by name, e.g. CC-MAIN-2024-33: its listing "
+             f"(crawl-data/NAME/{LISTING_NAME}) is read and its WARC files are the input (instead of --input).",
+    )
+    parser.add_argument(
+        "--files", default=None, metavar="START:END",
+        help="Only lines START to END-1 of the listing (--crawl, or a listing given as --input), 0-based, e.g. 0:100; "
+             "either end may be left out.",
+    )
+    parser.add_argument(
+        "--crawl-source", default=None, choices=sorted(CRAWL_BASES),
+        help=f"Where Common Crawl's files are read from: https ({CRAWL_BASES['https']}, the default) or s3 "
+             f"({CRAWL_BASES['s3']}, for jobs in AWS us-east-1; needs apache-beam[aws]).",
+    )
+    parser.add_argument(
+        "--crawl-base-url", default=None, metavar="URL",
+        help="Read the crawl's listing and files under this URL instead (a mirror, or a local copy laid out as "
+             "Common Crawl's: URL/crawl-data/NAME/...).",
     )
     parser.add_argument(
         "--output", default=DEFAULT_OUTPUT, metavar="DIR",
@@ -290,7 +320,9 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
-               "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows"}
+               "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
+               "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
+               "crawl_base_url": "--crawl-base-url"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
@@ -400,6 +432,24 @@ def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None
     return MinHashParameters(**given)
 
 
+def chosen_inputs(known: argparse.Namespace) -> tuple[tuple[str, ...], str]:
+    """The input patterns (a crawl's listing among them) and the base of a crawl's files."""
+    if known.crawl_source is not None and known.crawl_base_url is not None:
+        raise ValueError("--crawl-source and --crawl-base-url both say where the crawl is; give one")
+    base = crawl_base(known.crawl_source or DEFAULT_SOURCE, known.crawl_base_url)
+    if known.crawl is not None:
+        if known.input:
+            raise ValueError("--crawl and --input both name the input; give one")
+        return (listing_url(check_crawl_name(known.crawl), base),), base
+    if not any(map(is_listing, known.input)):
+        given = [flag for name, flag in (("files", "--files"), ("crawl_source", "--crawl-source"),
+                                          ("crawl_base_url", "--crawl-base-url")) if getattr(known, name) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to a listing: give --crawl NAME, or a listing ({LISTING_NAME}) "
+                             "as --input")
+    return tuple(known.input) or (str(SAMPLE_WARC),), base
+
+
 def parse_settings(argv: list[str]) -> CorpusSettings:
     """Parses the command line; exits with status 2 and one line on bad input."""
     parser = make_parser()
@@ -420,8 +470,9 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
                 # A manifest is input: one whose options are not a build's is named, not followed.
                 raise ValueError(f"--rebuild {known.rebuild}: its options are not a webcorpus build's "
                                  f"({type(error).__name__}: {error})") from error
+        inputs, base = chosen_inputs(known)
         return CorpusSettings(
-            inputs=tuple(known.input) or (str(SAMPLE_WARC),),
+            inputs=inputs,
             output=known.output,
             codec=known.codec or DEFAULT_CODEC,
             level=known.level,
@@ -438,6 +489,9 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             clean_text=bool(known.clean_text),
             language=bool(known.language),
             languages=() if known.languages is None else parse_languages(known.languages),
+            files=None if known.files is None else parse_file_range(known.files),
+            crawl=known.crawl or "",
+            crawl_base=base,
             beam_args=tuple(beam_args),
             quiet=known.quiet,
             verbose=known.verbose,

@@ -64,6 +64,9 @@ COMMAND = re.compile(r"(python|webcorpus|pip|dask|PATH=)")
 # Commands the docs show that cannot run in a test here, by what they need, and where they are covered.
 NEEDS_A_CLUSTER = re.compile(r"gs://|s3://|DataflowRunner|FlinkRunner|PortableRunner|DaskRunner|SCHEDULER|"
                              r"^dask |worker_pool_main|local_job_service_main")  # tests/test_engines.py runs them
+# Commands that read Common Crawl over the internet (a crawl by name, an https:// input): tests/test_crawl.py runs the
+# same reading against a local server.
+NEEDS_THE_INTERNET = re.compile(r"--crawl |https?://")
 INSTALLS = re.compile(r"^(python -m )?pip install|^python -m venv ")  # .ci/run installs; their files must exist
 RUNS_THE_TESTS = "python -m pytest"
 # Measurements that take minutes (the benchmarks, the study of the whole dev corpus): their --help is run.
@@ -89,8 +92,9 @@ def test_every_documented_command_is_known_to_this_test():
     commands = documented_commands()
     assert len(commands) >= 25
     for document, command in commands:
-        kinds = [bool(NEEDS_A_CLUSTER.search(command)), bool(INSTALLS.match(command)), command == RUNS_THE_TESTS,
-                 bool(MEASURES.match(command))]
+        cluster = bool(NEEDS_A_CLUSTER.search(command))
+        kinds = [cluster, bool(NEEDS_THE_INTERNET.search(command)) and not cluster, bool(INSTALLS.match(command)),
+                 command == RUNS_THE_TESTS, bool(MEASURES.match(command))]
         assert sum(kinds) <= 1, (document, command)
 
 
@@ -120,7 +124,8 @@ def test_every_local_command_of_the_docs_runs_as_written(sandbox):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     ran = []
     for document, command in documented_commands():
-        if NEEDS_A_CLUSTER.search(command) or INSTALLS.match(command) or command == RUNS_THE_TESTS:
+        if (NEEDS_A_CLUSTER.search(command) or NEEDS_THE_INTERNET.search(command) or INSTALLS.match(command)
+                or command == RUNS_THE_TESTS):
             continue
         measured = bool(MEASURES.match(command))
         line = re.sub(r" \[.*", "", command) + " --help" if measured else command

@@ -10,3 +10,6 @@ Each stage is a pure function on plain data plus a thin Beam PTransform:
 - `compress_write.CompressWrite`: sharded Avro files.
 - `report.WriteReport`: the run report.
 """
+
+# Registers the https:// and http:// file system with Beam wherever a stage is unpickled (every worker).
+from transforms import http_filesystem  # noqa: E402,F401

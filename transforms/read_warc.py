@@ -55,6 +55,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
+from transforms.http_filesystem import RemoteReadError
 from transforms.manifest import digest_file
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, PayloadTooLarge, read_payload
 from transforms.progress import ProgressNotes
@@ -935,6 +936,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
                 stream.seek(progress.next_offset)
                 yield from _iterate(stream, source_file, progress, records_file, on_note, max_page_bytes)
             failure = None
+        except RemoteReadError:
+            # The network failed, not the data: the work item fails (the runner retries it), no record is lost.
+            raise
         except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
             failure = error
         if damage is not None:
