@@ -159,14 +159,14 @@ def responses(report: dict) -> int:
     return report["records"]["read"] - report["skipped"].get("non-response", 0)
 
 
-def costs_of(name: str, inputs: list[str], fixed_cpu: float, reps: int, work: Path) -> dict:
-    built = build_cpu(inputs, work / f"cpu-{name}", reps)
+def costs_of(name: str, slug: str, inputs: list[str], fixed_cpu: float, reps: int, work: Path) -> dict:
+    built = build_cpu(inputs, work / f"cpu-{slug}", reps)
     report = built["report"]
     marginal = built["cpu_seconds"] - fixed_cpu
     count = responses(report)
     kept = report["records"]["kept"]
     gigabytes = built["compressed_bytes"] / GB
-    shuffles = measure_shuffles(inputs, work / f"shuffles-{name}")
+    shuffles = measure_shuffles(inputs, work / f"shuffles-{slug}")
     return {
         "input": name, "files": len(inputs), "compressed_bytes": built["compressed_bytes"],
         "records_read": report["records"]["read"], "responses": count, "kept": kept,
@@ -227,12 +227,14 @@ def print_snapshot(costs: dict, args) -> None:
     vcpus = args.workers * args.vcpus
     units = args.snapshot_files * math.ceil(args.snapshot_gb / args.snapshot_files * GB / RANGE_BYTES)
     print(f"-- scaled to a snapshot ({args.snapshot_responses:,.0f} responses, {args.snapshot_files:,} files, "
-          f"{args.snapshot_gb:,.0f} GB compressed, {units:,} units of {RANGE_BYTES // 2**20} MiB) from {costs['input']}:")
+          f"{args.snapshot_gb:,.0f} GB compressed, {units:,} units of {RANGE_BYTES // 2**20} MiB) "
+          f"from {costs['input']}:")
     print(f"CPU: {by_response:,.0f} h by responses, {by_gb:,.0f} h by compressed GB; on {args.workers} workers of "
           f"{args.vcpus} vCPUs: {by_response / vcpus:.1f} h and {by_gb / vcpus:.1f} h")
     for what in ("at_most", "lifted"):
         per = costs[f"shuffled_bytes_{what}"] / count
-        print(f"shuffled ({what.replace('_', ' ')}): {per * args.snapshot_responses / 1e12:.2f} TB ({per:.0f} B per response)")
+        print(f"shuffled ({what.replace('_', ' ')}): {per * args.snapshot_responses / 1e12:.2f} TB "
+              f"({per:.0f} B per response)")
     kept = costs["kept_share_of_responses"] * args.snapshot_responses
     print(f"kept: {kept / 1e9:.2f} billion documents; written: "
           f"{costs['written_bytes_per_kept_document'] * kept / 1e12:.1f} TB by documents, "
@@ -273,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fixed cost (the shipped sample, {fixed['report']['records']['read']} records): "
           f"{fixed['cpu_seconds']:.2f} CPU s, {fixed['wall_seconds']:.1f} s wall")
     generated = generate(args.captures, 10_000, args.work / f"in-{args.captures}")
-    results = [costs_of("developer corpus", dev, fixed["cpu_seconds"], args.reps, args.work),
-               costs_of(f"{args.captures:,} generated captures", generated, fixed["cpu_seconds"], args.reps, args.work)]
+    results = [costs_of("developer corpus", "dev", dev, fixed["cpu_seconds"], args.reps, args.work),
+               costs_of(f"{args.captures:,} generated captures", f"generated-{args.captures}", generated,
+                        fixed["cpu_seconds"], args.reps, args.work)]
     for costs in results:
         print_costs(costs)
         print_snapshot(costs, args)
