@@ -27,6 +27,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import fastavro
+
 from benchmarks.throughput import checked, pipeline_command, run_measured
 from pipeline.sample import Capture, warc_bytes
 
@@ -73,11 +75,22 @@ def measure(captures: int, per_file: int, work: Path) -> dict:
         if match:
             shards[match.group(1)] = int(match.group(2))
     report = json.loads((output / "report.json").read_text())
-    return {"captures": captures, "seconds": round(run["seconds"], 1),
+    return {"captures": captures, "seconds": round(run["seconds"], 1), "cpu_seconds": round(run["cpu_seconds"], 1),
             "largest_worker_peak_mib": round(run["peak_child_rss_mib"]),
             "runner_peak_mib": round(run["peak_root_rss_mib"]),
             "tree_peak_mib": round(run["peak_rss_mib"]), "side_file_shards": shards,
-            "records": report["records"]}
+            "records": report["records"], "hot_key": hot_key(output)}
+
+
+def hot_key(output: Path) -> dict:
+    """The record with the most duplicates (the boilerplate page): its count and how many URLs it lists."""
+    hottest = {"duplicate_count": 0, "duplicate_urls": []}
+    for path in sorted(output.glob("corpus-*.avro")):
+        with open(path, "rb") as handle:
+            for record in fastavro.reader(handle):
+                if record["duplicate_count"] > hottest["duplicate_count"]:
+                    hottest = record
+    return {"duplicate_count": hottest["duplicate_count"], "listed_urls": len(hottest["duplicate_urls"])}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,7 +58,8 @@ def test_the_readme_snippets_that_read_a_corpus_run_as_written(default_build):
         assert result.stdout.strip(), snippet
 
 
-DOCUMENTS = ("README.md", "docs/compression.md", "docs/engines.md", "docs/fidelity.md", "benchmarks/README.md")
+DOCUMENTS = ("README.md", "docs/compression.md", "docs/engines.md", "docs/fidelity.md", "docs/scale.md",
+             "benchmarks/README.md")
 COMMAND = re.compile(r"(python|webcorpus|pip|dask|PATH=)")
 
 # Commands the docs show that cannot run in a test here, by what they need, and where they are covered.

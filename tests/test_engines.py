@@ -33,12 +33,15 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
+import apache_beam as beam
 import fastavro
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline.cli import RUNNER_ALIASES
 from pipeline.graph import SIDE_OUTPUTS
 from pipeline.sample import SAMPLE_PATH, sample_captures, warc_bytes
+from tests import test_staging
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.manifest import MANIFEST_NAME
 
@@ -322,6 +325,35 @@ def test_dask_runner(request, dask_scheduler, work, warc, direct):
     run_pipeline(["--input", warc, "--runner=DaskRunner", f"--dask_client_address={dask_scheduler}",
                   "--dask_partition_size=1"], output, work / "dask.log", timeout=60 if stock else RUN_TIMEOUT)
     assert_same_output(output, direct)
+
+
+def test_staging_on_the_dask_runner_after_a_shuffle_gives_the_direct_runners_corpus(dask_scheduler, tmp_path):
+    """Staging split over the cluster's tasks, out of offset order, still gives each unit's whole shard.
+
+    The shuffle of `test_staging.build` spreads every unit's documents over several Dask tasks (bundles) of
+    two worker processes: each task writes the unit a staging file of its own, and CompressWrite must merge
+    them all. Staging files named by their unit alone (not by their bundle attempt) would be overwritten by
+    the last task to write one, and the unit's shard would lack the other tasks' documents.
+    """
+    from distributed import default_client
+
+    from pipeline.dask_runner import DaskRunner
+
+    expected = test_staging.build(tmp_path / "direct", reshuffled=False)
+    notes = tmp_path / "staged"
+    notes.mkdir()
+    on_dask = beam.Pipeline(runner=DaskRunner(), options=PipelineOptions([
+        f"--dask_client_address={dask_scheduler}", "--dask_npartitions=2"]))
+    try:
+        shards = test_staging.build(tmp_path / "dask", reshuffled=True, pipeline=on_dask, staged_notes=notes)
+    finally:
+        with contextlib.suppress(ValueError):  # none if the runner never connected
+            default_client().close()  # the runner's client, left open by its result
+    assert shards == expected
+    files_per_unit = Counter(note.read_text() for note in notes.iterdir())
+    assert set(files_per_unit) == {f"{source_file}@{source_range}" for source_file, source_range in test_staging.UNITS}
+    assert min(files_per_unit.values()) > 1, f"the shuffle should split every unit over tasks: {files_per_unit}"
+    assert leftovers(tmp_path / "dask") == []
 
 
 # The package as users install it --------------------------------------------------------------

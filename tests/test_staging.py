@@ -36,14 +36,25 @@ def shard_bytes(output: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(output.glob("corpus-*.avro"))}
 
 
-def build(output: Path, reshuffled: bool) -> dict[str, bytes]:
-    with TestPipeline() as pipeline:
+def note_staged(staged: tuple, notes_dir: str) -> None:
+    """Leaves a note of a staging file: a file of the same name holding its unit."""
+    (source_file, source_range), path = staged
+    (Path(notes_dir) / Path(path).name).write_text(f"{source_file}@{source_range}")
+
+
+def build(output: Path, reshuffled: bool, pipeline: beam.Pipeline | None = None,
+          staged_notes: Path | None = None) -> dict[str, bytes]:
+    """The corpus shards of DOCS built on `pipeline` (Beam's in-process TestPipeline by default); with
+    `staged_notes`, a note of each staging file there (`note_staged`)."""
+    with pipeline or TestPipeline() as pipeline:
         docs = pipeline | beam.Create(DOCS)
         if reshuffled:
             # Beam's in-process runner keeps the order through a Reshuffle: this shuffle also reorders.
             docs = (docs | beam.Reshuffle() | beam.Map(lambda one: (one.source_offset % 7, one)) | beam.GroupByKey()
                     | beam.FlatMap(lambda grouped: reversed(list(grouped[1]))))
         staged = docs | StageAndFingerprint(str(output))
+        if staged_notes is not None:
+            _ = staged.staged | beam.Map(note_staged, str(staged_notes))
         deduplicated = staged.fingerprints | HashDedup()
         _ = {"staged": staged.staged, "survivors": deduplicated.survivors,
              "duplicates": deduplicated.duplicates} | CompressWrite(str(output))
