@@ -155,7 +155,8 @@ class SourceViews:
         spaced = words_of(normalized_lines([self.text], scripts), scripts)
         self.counts = Counter(spaced)
         self.inline_joined = set(words_of(normalized_lines([html.unescape(joined)], scripts), scripts))
-        self.one_word = set(spaced) | set(words_of(normalized_lines([html.unescape(joined_but_menus)], scripts), scripts))
+        menus_apart = words_of(normalized_lines([html.unescape(joined_but_menus)], scripts), scripts)
+        self.one_word = set(spaced) | set(menus_apart)
 
 
 def _case_seam(match) -> str:

@@ -85,7 +85,8 @@ def test_markup_inside_a_word_never_splits_it(html, expected):
      ["python", "django", "web"]),
     # ... but not inside a word, nor where the case does not change.
     ("<p><span>Новости</span><span>Спорт</span> При<b>в</b>ет <b>%</b>165 <b>При</b><i>вет</i> "
-     "<span>25</span><sup>th</sup></p>", ["новости", "спорт", "привет", "%165", "привет", "25th"]),
+     "<span>25</span><sup>th</sup></p>",
+     ["новости", "спорт", "привет", "%165", "привет", "25th"]),
 ])
 def test_markup_between_words_separates_them(html, expected):
     assert words(html) == expected
