@@ -59,6 +59,7 @@ import re
 import statistics
 import sys
 import time
+import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,9 @@ TARGETS = {
     "recall_min": 0.95,  # unless visible_recall < 0.95
 }
 
+# `scripts` for the measures of `clean_text`: both sides normalized to NFC with whitespace
+# collapsed, case and punctuation kept, words cut at spaces only (`"Yes,"` is no `yes`).
+KEEP_CASE = "keep-case"
 # Words: runs between spaces and the symbols MinimizeText keeps.
 WORD = re.compile(r"[^\s&\-'.,:%+@#$/]+")
 # Leftover markup and entities in a tool's text.
@@ -91,6 +95,11 @@ PHRASING_TAGS = (
 _INVISIBLE_SOURCE = re.compile(r"<(script|style|textarea|template|title)\b.*?</\1\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>",
                                re.IGNORECASE | re.DOTALL)
 _LINK_AFTER_LINK = re.compile(r"</a\s*>\s*<a\b", re.IGNORECASE)
+# Where one phrasing element ends and the next starts, with nothing between: CleanHtml's rule 4
+# separates them when the text before ends with a lowercase letter and the text after starts with
+# an uppercase one (`<span>Политика</span><span>Экономика</span>`).
+_PHRASING_SEAM = re.compile(r"(?:</(?:%s)\s*>)+(?:<(?:%s)\b[^>]*>)+" % ("|".join(PHRASING_TAGS), "|".join(PHRASING_TAGS)),
+                            re.IGNORECASE)
 _TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)[^>]*>")
 _PHRASING = frozenset(PHRASING_TAGS)
 _ENTITY_NAMES = frozenset(name if name.endswith(";") else name + ";" for name in __import__("html.entities").entities.html5)
@@ -117,7 +126,9 @@ class SourceViews:
 
     Script, style, textarea, template, title and comments are removed first.
     `inline_joined`: phrasing tags removed, every other tag a space: the words
-    a reader sees whole (`tripl<!-- -->e`, `<span>H</span>ong`). `one_word`:
+    a reader sees whole (`tripl<!-- -->e`, `<span>H</span>ong`), but for a
+    space where one phrasing element ending lowercase meets one starting
+    uppercase (`<span>Credit</span><span>Chang</span>`: CleanHtml's rule 4). `one_word`:
     the words the page writes as one word whatever its markup does (every
     tag a space: `us` of `U.S.`), or across phrasing markup but between two
     links that follow each other (`25<sup>th</sup>`; not `<a>Home</a><a>News</a>`). `counts`: how often each word occurs in the text with
@@ -129,6 +140,7 @@ class SourceViews:
         import html
 
         source = _INVISIBLE_SOURCE.sub(" ", page.utf8.decode("utf-8", "replace"))
+        source = _PHRASING_SEAM.sub(_case_seam, source)
         joined = _TAG.sub(lambda match: "" if match.group(1).lower() in _PHRASING else " ", source)
         joined_but_menus = _TAG.sub(lambda match: "" if match.group(1).lower() in _PHRASING else " ",
                                     _LINK_AFTER_LINK.sub(" ", source))
@@ -140,10 +152,19 @@ class SourceViews:
                 break
             text = decoded
         self.text = " ".join(text.split())
-        spaced = words_of(normalized_lines([self.text], scripts))
+        spaced = words_of(normalized_lines([self.text], scripts), scripts)
         self.counts = Counter(spaced)
-        self.inline_joined = set(words_of(normalized_lines([html.unescape(joined)], scripts)))
-        self.one_word = set(spaced) | set(words_of(normalized_lines([html.unescape(joined_but_menus)], scripts)))
+        self.inline_joined = set(words_of(normalized_lines([html.unescape(joined)], scripts), scripts))
+        menus_apart = words_of(normalized_lines([html.unescape(joined_but_menus)], scripts), scripts)
+        self.one_word = set(spaced) | set(menus_apart)
+
+
+def _case_seam(match) -> str:
+    """A phrasing seam with a space after it where the text changes from lowercase to uppercase across it."""
+    source, start, end = match.string, match.start(), match.end()
+    if source[start - 1:start].islower() and source[end:end + 1].isupper():
+        return match.group() + " "
+    return match.group()
 
 
 def gold_lines(text: str) -> list[str]:
@@ -263,6 +284,23 @@ def tools(scripts=None) -> tuple[dict, dict]:
     return methods, skipped
 
 
+CLEAN_TEXT = "clean_text"
+
+
+def clean_text_tool():
+    """webcorpus's `clean_text` field: CleanHtml's blocks, one a line, before MinimizeText (measure with KEEP_CASE)."""
+    from transforms.charset import to_utf8
+    from transforms.clean_html import HtmlCleaner
+
+    cleaner = HtmlCleaner()
+
+    def clean_text(page: Page):
+        payload, _, _ = to_utf8(page.raw, page.content_type)
+        return cleaner.clean(payload, page.url).blocks
+
+    return clean_text
+
+
 # --------------------------------------------------------------------------
 # Measures
 
@@ -270,12 +308,16 @@ def tools(scripts=None) -> tuple[dict, dict]:
 def normalized_lines(lines, scripts=None) -> list[str]:
     from transforms.minimize_text import minimize_block
 
+    if scripts == KEEP_CASE:
+        return [line for line in (" ".join(unicodedata.normalize("NFC", line).split()) for line in lines) if line]
     if scripts is None:
         return [line for line in map(minimize_block, lines) if line]
     return [line for line in (minimize_block(line, scripts) for line in lines) if line]
 
 
-def words_of(lines: list[str]) -> list[str]:
+def words_of(lines: list[str], scripts=None) -> list[str]:
+    if scripts == KEEP_CASE:
+        return [word for line in lines for word in line.split()]
     return [word for line in lines for word in WORD.findall(line)]
 
 
@@ -352,8 +394,8 @@ def leaks(raw_lines: list[str], page: Page, views: SourceViews) -> list[str]:
 
 
 def measure(page: Page, lines: list[str], raw_lines: list[str], scripts=None) -> dict:
-    gold = words_of(normalized_lines(gold_lines(page.gold), scripts))
-    output = words_of(normalized_lines(lines, scripts))
+    gold = words_of(normalized_lines(gold_lines(page.gold), scripts), scripts)
+    output = words_of(normalized_lines(lines, scripts), scripts)
     views = page_views(page, scripts)
     # A gold word counts at most as often as the page's text has it: some gold (L3S-GN1) repeats
     # whole paragraphs that the page has once.
@@ -383,7 +425,7 @@ def page_views(page: Page, scripts=None) -> SourceViews:
 
 
 def snippet_found(snippet: str, haystack: str, scripts=None) -> bool:
-    needle = " ".join(words_of(normalized_lines([snippet], scripts)))
+    needle = " ".join(words_of(normalized_lines([snippet], scripts), scripts))
     return not needle or needle in haystack
 
 
@@ -416,7 +458,7 @@ def run_tools(pages: list[Page], methods: dict, reps: int, scripts=None) -> dict
             lines, raw_lines = output if isinstance(output, tuple) else (output, output)
             result = measure(page, lines, raw_lines, scripts) if page.gold else {}
             if page.snippets:
-                haystack = " ".join(words_of(normalized_lines(lines, scripts)))
+                haystack = " ".join(words_of(normalized_lines(lines, scripts), scripts))
                 result["snippets_missing"] = [s for s in page.snippets if not snippet_found(s, haystack, scripts)]
             if name == "webcorpus" and (result.get("recall", 1.0) < TARGETS["recall_min"]
                                         or result.get("snippets_missing")):
@@ -427,7 +469,7 @@ def run_tools(pages: list[Page], methods: dict, reps: int, scripts=None) -> dict
                 if "recall" in result:
                     result["recall_with_hidden"] = measure(page, lines, [], scripts)["recall"]
                 if result.get("snippets_missing"):
-                    haystack = " ".join(words_of(normalized_lines(lines, scripts)))
+                    haystack = " ".join(words_of(normalized_lines(lines, scripts), scripts))
                     hidden = [s for s in result["snippets_missing"] if snippet_found(s, haystack, scripts)]
                     # The corpus's visible_recall of a snippet page: the share of its snippets in the visible text.
                     invisible = round((1 - (page.visible_recall or 0.0)) * len(page.snippets))
@@ -531,7 +573,7 @@ def print_groups(title: str, groups: dict[str, dict[str, dict]], tool_names: lis
 
 def check_targets(summaries: dict[str, dict]) -> list[tuple[str, str, bool]]:
     ours = summaries["webcorpus"]
-    others = {name: row for name, row in summaries.items() if name != "webcorpus"}
+    others = {name: row for name, row in summaries.items() if name not in ("webcorpus", CLEAN_TEXT)}
     checks = [
         ("recall mean >= 0.998 (all pages)", _fmt(ours["recall_mean"]), ours["recall_mean"] >= TARGETS["recall_mean"]),
         (f"recall mean >= 0.998 (the {ours['visible_pages']} pages whose gold is visible)",
@@ -636,10 +678,10 @@ def run_noscript(pages: list[Page], scripts=None) -> dict:
         if not elements:
             continue
         counts["pages_with_noscript_text"] += 1
-        gold = Counter(words_of(normalized_lines(gold_lines(page.gold), scripts))) if page.gold else None
+        gold = Counter(words_of(normalized_lines(gold_lines(page.gold), scripts), scripts)) if page.gold else None
         output = Counter(words_of(minimize_blocks(cleaner.clean(page.utf8, page.url).blocks, **minimize_options)))
         for text in elements:
-            words = Counter(words_of(normalized_lines([text], scripts)))
+            words = Counter(words_of(normalized_lines([text], scripts), scripts))
             markup = "<" in text
             kept = not markup and len(text.replace(" ", "")) >= NOSCRIPT_MIN_CHARACTERS
             kind = "kept" if kept else "dropped"
@@ -647,16 +689,16 @@ def run_noscript(pages: list[Page], scripts=None) -> dict:
             counts[f"{kind}_words"] += sum(words.values())
             counts[f"{kind}_javascript"] += "javascript" in text.lower()
             counts[f"{kind}_markup_as_text"] += markup
-            texts[" ".join(words_of(normalized_lines([text], scripts)))[:60]] += 1
+            texts[" ".join(words_of(normalized_lines([text], scripts), scripts))[:60]] += 1
             if kept:
-                haystack = " ".join(words_of(normalized_lines([text], scripts)))
+                haystack = " ".join(words_of(normalized_lines([text], scripts), scripts))
                 found = [snippet for snippet in page.snippets if snippet_found(snippet, haystack, scripts)]
                 kept_elements.append((page.id, sum(words.values()), len(found)))
                 continue
             if gold is None:
                 counts["dropped_words_on_snippet_pages"] += sum(words.values())
                 counts["dropped_snippets_only_there"] += sum(
-                    1 for snippet in page.snippets if snippet_found(snippet, " ".join(words_of(normalized_lines([text], scripts))), scripts)
+                    1 for snippet in page.snippets if snippet_found(snippet, " ".join(words_of(normalized_lines([text], scripts), scripts)), scripts)
                     and not snippet_found(snippet, " ".join(output), scripts))
                 continue
             gained = sum((words & (gold - output)).values())
@@ -704,11 +746,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, why in skipped.items():
             print(f"  skipped: {name}: {why}")
         results = run_tools(pages, methods, args.reps, scripts)
+        if "webcorpus" in methods:
+            # webcorpus's readable text, with case and punctuation kept on both sides.
+            results.update(run_tools(pages, {CLEAN_TEXT: clean_text_tool()}, args.reps, KEEP_CASE))
         excused = excused_pages(results)
         summaries = {name: summarize(rows, excused) for name, rows in results.items()}
         print("\nAll gold pages (recall, split, glued, order, leaks on full gold; snippets on snippet pages)")
         print_table(summaries)
-        names = list(methods)
+        names = list(results)
         print_groups("Per dataset", grouped(results, lambda page: page.dataset), names)
         print_groups("Per language", grouped(results, lambda page: page.lang), names)
         report["summaries"] = summaries

@@ -95,7 +95,8 @@ def test_visible_elements_stay(attributes):
     "<script>var secret = 1;</script>", "<style>p { color: red }</style>", "<template><p>secret</p></template>",
     "<svg><text>secret</text></svg>", "<iframe>secret</iframe>", '<input value="secret">',
     "<button>secret</button>", "<select><option>secret</option></select>", "<textarea>secret</textarea>",
-    "<audio>secret</audio>", "<video>secret</video>", "<noscript>secret</noscript>", "<object>secret</object>",
+    "<audio>secret</audio>", "<video>secret</video>", "<noscript>secret</noscript>",
+    '<object data="x.swf"><param name="secret" value="secret"></object>',
     "<canvas>secret</canvas>", '<math><semantics><annotation encoding="TeX">secret</annotation></semantics></math>',
 ])
 def test_elements_without_reader_text_are_dropped(element):

@@ -51,6 +51,8 @@ def cleaned(page: str, selectors: tuple[str, ...] = ()):
 TEXTS = st.sampled_from([
     "word", "При", "вет", " ", "  ", "\n", "\t", "\xa0", "\u2003", "\u3000", "\x1c", "\u200b", "\u1680", "\x85",
     "&amp;", "&amp;amp;", "&amp;nbsp;", "&amp;lt;", "&amp;#9;", "&lt;b&gt;", "AT&T;", "a&b", "&#x41;", "\u00ad", "é", "日本",
+    # Rule 4's case boundary: lowercase before, uppercase after (titlecase `ǅ` is neither).
+    "Экономика", "News", "É", "ǅ", "%", "165", "x ", " Y",
 ])
 ATTRIBUTES = st.sampled_from([
     "", " hidden", ' hidden id="S:1a"', ' hidden id="S:XY"', ' aria-hidden="true"', ' aria-hidden="TRUE"',
@@ -62,7 +64,8 @@ ATTRIBUTES = st.sampled_from([
 TAGS = st.sampled_from([
     "div", "p", "span", "b", "i", "a", "abbr", "br", "img", "script", "style", "template", "noscript",
     "annotation", "math", "svg", "select", "option", "button", "label", "area", "map", "title", "meta", "link",
-    "table", "td", "li", "wbr", "custom-element", "sup", "font", "iframe",
+    "table", "td", "li", "wbr", "custom-element", "sup", "font", "iframe", "object", "param", "applet", "embed",
+    "output",
 ])
 VOID = {"br", "img", "meta", "link", "area", "wbr"}
 
@@ -101,6 +104,13 @@ def test_both_paths_give_the_same_pages(page, selectors):
     "<p><b>x</b><a><!-- --></a><a>y</a></p>",
     "<p><abbr title=' W  H O '></abbr><a>x</a></p>",         # an expansion is content
     "<p>x<abbr title='t'><div>y</div></abbr>z</p>",
+    # Rule 4's case boundary, and what it must not split.
+    "<p><span>Политика</span><span>Экономика</span><b>При</b><i>вет</i><b>%</b>165</p>",
+    "<p><span>a</span><abbr title=T></abbr><span>b<b><i></i></b></span><span>C</span></p>",
+    "<p><span>a<div>b</div></span><span>C</span><span>x<br></span><span>Y</span></p>",
+    "<p><span>a</span><span><b><i></i></b><a>N</a></span><i>b</i><script></script><!-- --><u>C</u></p>",
+    "<p><span>a</span><span hidden>b</span><b><img></b><span>C</span><a>x</a><span>Y</span></p>",
+    "<p><object><param name=movie>Flash <b>video</b></object><object><embed>Caption</object></p>",
     "<p>a<![CDATA[x]]>b</p>", "<p><math><mi>a</mi><![CDATA[x]]><mi>b</mi></math>c<?pi?>d<!-- -->e</p>",
     "<body hidden><a href=/in>x</a></body>",
     "<p>\xa0 a \u3000 b\u200b \x1c</p>",

@@ -77,6 +77,16 @@ def test_markup_inside_a_word_never_splits_it(html, expected):
      ["term", "definition", "a", "b"]),
     ('<nav><a href="/">Home</a><a href="/news">News</a><a href="/about">About</a></nav>', ["home", "news", "about"]),
     ('<p><span><a href="/">Home</a></span><a href="/n">News</a></p>', ["home", "news"]),
+    # Inline elements written without spaces, where the case changes: a word boundary (rule 4).
+    ("<p><span>Политика</span><span>Экономика</span></p>", ["политика", "экономика"]),
+    ('<div class="breadcrumb"><span><a href="/">Home</a></span><span>World</span><span>Europe</span></div>',
+     ["home", "world", "europe"]),
+    ('<p class="tags"><span class="tag">Python</span><span class="tag">Django</span><b>Web</b></p>',
+     ["python", "django", "web"]),
+    # ... but not inside a word, nor where the case does not change.
+    ("<p><span>Новости</span><span>Спорт</span> При<b>в</b>ет <b>%</b>165 <b>При</b><i>вет</i> "
+     "<span>25</span><sup>th</sup></p>",
+     ["новости", "спорт", "привет", "%165", "привет", "25th"]),
 ])
 def test_markup_between_words_separates_them(html, expected):
     assert words(html) == expected
@@ -126,6 +136,21 @@ def test_mathml_is_text_and_its_sources_are_not():
     assert words(html) == ["solve", "x", "42", "now"]
 
 
+@pytest.mark.parametrize("html,expected", [
+    # What an object shows when what it embeds cannot be shown (Flash: every browser today).
+    ('<p>before</p><object type="application/x-shockwave-flash" data="storm.swf"><param name="movie" '
+     'value="storm.swf"><embed src="storm.swf"><p>Video: the storm over <b>Lisbon</b></p></object><p>after</p>',
+     ["before", "Video: the storm over Lisbon", "after"]),
+    ('<p>Watch <object data="clip.swf"><param name="movie" value="clip.swf">the clip</object> now</p>',
+     ["Watch the clip now"]),
+    ('<p><applet code="Game.class"><param name="level" value="1">Java is needed for the game.</applet></p>',
+     ["Java is needed for the game."]),
+    ('<form><p>Total: <output name="sum">$42</output></p></form>', ["Total: $42"]),
+])
+def test_what_a_browser_renders_in_place_of_embedded_content_is_kept(html, expected):
+    assert blocks(html) == expected
+
+
 # --- nothing invisible kept ------------------------------------------------------------------
 
 @pytest.mark.parametrize("element", [
@@ -134,7 +159,8 @@ def test_mathml_is_text_and_its_sources_are_not():
     '<div style="display:none">secret</div>', '<span style="visibility: hidden">secret</span>',
     "<div hidden>secret</div>", '<div aria-hidden="true">secret</div>', '<div class="ad">secret</div>',
     "<svg><title>secret</title><text>secret</text></svg>", "<iframe>secret</iframe>",
-    "<object>secret</object>", "<video>secret</video>",
+    "<video>secret</video>", "<audio>secret</audio>", "<canvas>secret</canvas>",
+    '<object data="v.swf"><param name="secret" value="secret"><embed src="secret.swf"></object>',
 ])
 def test_invisible_content_is_not_kept(element):
     assert blocks(f"<p>before</p>{element}<p>after</p>", "div.ad") == ["before", "after"]

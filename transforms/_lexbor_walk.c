@@ -84,7 +84,11 @@ typedef struct {
     unsigned char transparent;      /* an inline element: no block boundary */
     unsigned char has_kept_child;   /* a child that was not dropped */
     unsigned char previous_is_shown_inline; /* the last kept child is an inline element with content */
+    unsigned char previous_ends_lowercase;  /* ... whose text ends with a lowercase letter */
     unsigned char link_space_pending;       /* a link after a shown inline element: a space before its content */
+    unsigned char case_space_pending;       /* an inline element after one ending lowercase: a space before its
+                                             * text if that starts with an uppercase letter */
+    size_t written_before;          /* the walk's `written` when the element started */
     PyObject *expansion;            /* abbr's title, whitespace collapsed */
 } Frame;
 
@@ -98,6 +102,8 @@ typedef struct {
     int body_hidden;
     int title_seen, base_seen, canonical_seen;
     int may_hold_entities; /* the text has `&`, 2-32 letters, digits or `#`, then `;` */
+    size_t written;         /* the bytes of text written to the runs so far */
+    int case_space_pending; /* the next text written gets a space before it if it starts uppercase */
     PyObject *user_hidden;
     PyObject *hrefs;
     PyObject *events;
@@ -277,9 +283,47 @@ static int end_block(Walk *walk) {
     return 0;
 }
 
+/* The code point that starts the UTF-8 at `p` (`length` bytes, at least one); 0 if it is not valid. */
+static Py_UCS4 first_code_point(const unsigned char *p, size_t length) {
+    size_t width = p[0] < 0x80 ? 1 : p[0] >= 0xF0 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC0 ? 2 : 0;
+    if (width == 0 || width > length)
+        return 0;
+    Py_UCS4 code = width == 1 ? p[0] : p[0] & (0x7F >> width);
+    for (size_t i = 1; i < width; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        code = code << 6 | (p[i] & 0x3F);
+    }
+    return code;
+}
+
+/* Whether the run ends with a lowercase letter (`str.islower` of its last character). */
+static int run_ends_lowercase(const Buffer *run) {
+    size_t start = run->length;
+    while (start > 0 && run->length - start < 4 && ((unsigned char)run->data[start - 1] & 0xC0) == 0x80)
+        start--;
+    if (start == 0)
+        return 0;
+    start--;
+    return Py_UNICODE_ISLOWER(first_code_point((const unsigned char *)run->data + start, run->length - start));
+}
+
+/* Text of the block: a pending case space goes before it when it starts with an uppercase letter. */
+static int write_text(Walk *walk, const void *data, size_t length) {
+    if (length == 0)
+        return 0;
+    if (walk->case_space_pending) {
+        walk->case_space_pending = 0;
+        if (Py_UNICODE_ISUPPER(first_code_point(data, length)) && buffer_append(&walk->run, " ", 1) < 0)
+            return -1;
+    }
+    walk->written += length;
+    return buffer_append(&walk->run, data, length);
+}
+
 /* `parent` gets a child that stays: a pending link space goes before it. */
 static int keep_child(Walk *walk, Frame *parent) {
-    if (parent->link_space_pending && !parent->has_kept_child && buffer_append(&walk->run, " ", 1) < 0)
+    if (parent->link_space_pending && !parent->has_kept_child && write_text(walk, " ", 1) < 0)
         return -1;
     parent->has_kept_child = 1;
     return 0;
@@ -464,11 +508,14 @@ static int leave(Walk *walk, Frame *frame, Frame *parent) {
     if (frame->expansion != NULL) {
         Py_ssize_t length = 0;
         const char *utf8 = PyUnicode_AsUTF8AndSize(frame->expansion, &length);
-        if (utf8 == NULL || buffer_append(&walk->run, " (", 2) < 0 || buffer_append(&walk->run, utf8, length) < 0
-            || buffer_append(&walk->run, ")", 1) < 0)
+        if (utf8 == NULL || write_text(walk, " (", 2) < 0 || write_text(walk, utf8, length) < 0
+            || write_text(walk, ")", 1) < 0)
             status = -1;
     }
+    if (frame->case_space_pending)
+        walk->case_space_pending = 0; /* it had no text */
     parent->previous_is_shown_inline = frame->has_kept_child || frame->expansion != NULL;
+    parent->previous_ends_lowercase = walk->written > frame->written_before && run_ends_lowercase(&walk->run);
     Py_CLEAR(frame->expansion);
     return status;
 }
@@ -482,8 +529,7 @@ static int enter(Walk *walk, lxb_node *node) {
         if (!parent->clean)
             return 0;
         const lexbor_str *data = text_data(node);
-        if (keep_child(walk, parent) < 0
-            || (data->data != NULL && buffer_append(&walk->run, data->data, data->length) < 0))
+        if (keep_child(walk, parent) < 0 || (data->data != NULL && write_text(walk, data->data, data->length) < 0))
             return -1;
         parent->previous_is_shown_inline = 0;
         return 0;
@@ -503,7 +549,7 @@ static int enter(Walk *walk, lxb_node *node) {
     int kind = tag_id < (uintptr_t)kinds_length ? kinds[tag_id] : KIND_BLOCK;
     if (collect_metadata(walk, node, kind) < 0)
         return -1;
-    Frame frame = {node, 0, 0, 0, 0, 0, NULL};
+    Frame frame = {.node = node};
     if (node == walk->body) {
         int is_hidden = hidden(walk, node, tag_id);
         if (is_hidden < 0)
@@ -526,6 +572,12 @@ static int enter(Walk *walk, lxb_node *node) {
             frame.link_space_pending = kind == KIND_ANCHOR && parent->previous_is_shown_inline;
             if (keep_child(walk, parent) < 0)
                 return -1;
+            /* Rule 4's case boundary (`Политика|Экономика`); a link has the link space. */
+            frame.case_space_pending = kind != KIND_ANCHOR && frame.transparent && parent->previous_is_shown_inline
+                                       && parent->previous_ends_lowercase;
+            frame.written_before = walk->written;
+            if (frame.case_space_pending)
+                walk->case_space_pending = 1;
             if (!frame.transparent && end_block(walk) < 0)
                 return -1;
             if (kind == KIND_ABBREVIATION) {
@@ -546,7 +598,7 @@ static int enter(Walk *walk, lxb_node *node) {
 }
 
 static int walk_tree(Walk *walk, lxb_node *root) {
-    if (push(walk, (Frame){root, 0, 0, 0, 0, 0, NULL}) < 0)
+    if (push(walk, (Frame){.node = root}) < 0)
         return -1;
     lxb_node *node = node_first_child(root);
     for (;;) {

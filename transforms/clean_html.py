@@ -17,7 +17,12 @@ The rules, in the order they apply:
 4. Inline elements (`INLINE_TAGS`) and comments are unwrapped, so
    `При<b>в</b>ет` and `tripl<!-- -->e` stay one word; a link right after a
    non-empty inline element gets a space (a menu of links written without
-   spaces is separate words).
+   spaces is separate words), and so does any other inline element right
+   after one whose text ends with a lowercase letter, when its own text
+   starts with an uppercase one (`<span>Политика</span><span>Экономика</span>`,
+   breadcrumbs and tag clouds written without spaces: the case change is
+   a word boundary that markup alone does not make, so `<b>При</b><i>вет</i>`
+   and `<span>25</span><sup>th</sup>` stay one word).
 5. Every other element is a block boundary, and so are `br` and `img`: the
    text between two boundaries is one block. Each block becomes one
    `<div>`, without attributes; blocks with no text are dropped.
@@ -60,24 +65,29 @@ from transforms.stage import apply_stage
 
 import apache_beam as beam
 
+# Checked against the HTML standard's rendering rules, tag by tag, in
+# docs/fidelity.md ("What a browser renders").
 DROP_TAGS = (
     # Code and styling.
     "script", "style", "template",
-    # Embedded content that has no text of its own (MathML's formulas are
-    # text; its TeX or XML sources in `annotation` are not shown).
-    "svg", "annotation-xml", "iframe", "frame", "frameset", "object", "embed", "applet", "canvas",
+    # Embedded content whose children a browser does not render (MathML's
+    # formulas are text; its TeX or XML sources in `annotation` are not
+    # shown). `object` and `applet` are inline: they show their children
+    # when what they embed cannot be shown (a Flash video, a Java applet:
+    # every browser today), all but `param`.
+    "svg", "annotation-xml", "iframe", "frame", "frameset", "embed", "param", "canvas",
     "audio", "video", "picture", "source", "track", "map",
     # Form controls (the form itself and its labels stay).
-    "input", "button", "select", "option", "optgroup", "datalist", "textarea", "output",
+    "input", "button", "select", "option", "optgroup", "datalist", "textarea",
     "progress", "meter", "keygen",
     # Document metadata.
     "head", "title", "meta", "link", "base",
 )
 
 INLINE_TAGS = (
-    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "blink", "cite", "code", "data", "del",
-    "dfn", "em", "font", "i", "ins", "kbd", "label", "mark", "nobr", "q", "rb", "rp", "rt",
-    "rtc", "ruby", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time",
+    "a", "abbr", "acronym", "applet", "b", "bdi", "bdo", "big", "blink", "cite", "code", "data", "del",
+    "dfn", "em", "font", "i", "ins", "kbd", "label", "mark", "nobr", "object", "output", "q", "rb", "rp",
+    "rt", "rtc", "ruby", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time",
     "tt", "u", "var", "wbr",
 )
 
@@ -579,6 +589,16 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
                 and link.first_child is not None and previous.tag_id < kinds_length
                 and kinds[previous.tag_id] in (KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION)):
             link.insert_before(" ")
+    for node in inline:
+        # Any other inline element right after a shown inline element whose text ends with a
+        # lowercase letter, when its own text starts with an uppercase one (after the link spaces,
+        # which its text may start with).
+        previous = node.prev
+        if (kinds[node.tag_id] != KIND_ANCHOR and previous is not None and previous.is_element_node
+                and previous.tag_id < kinds_length
+                and kinds[previous.tag_id] in (KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION)
+                and previous.text()[-1:].islower() and node.text()[:1].isupper()):
+            node.insert_before(" ")
     for node in inline:
         node.unwrap(delete_empty=True)
     body.merge_text_nodes()
