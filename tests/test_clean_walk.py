@@ -127,3 +127,19 @@ def test_the_developer_corpus(corpus_dir):
         accelerated, pure = cleaned(page.payload)
         assert accelerated == pure, page.url
     assert len(pages) > 900
+
+
+@pytest.mark.parametrize("level", [
+    "<span>x",                                   # inline elements in inline elements
+    "<span><a href=/l>l</a><b>x</b><a href=/m>m",  # links after shown inline elements, at every depth
+    "<span>x<div>y",                             # blocks between them, which the unwrapping moves
+    "<abbr title=t><i></i>",                     # expansions, and empty inline elements
+])
+def test_deep_nesting(level):
+    """The pure path unwraps deeply nested inline elements by moving every node once (`_unwrap`); its page is
+    the C walk's. (How long either takes is measured, not asserted: see `_unwrap`.)"""
+    page = "<p>" + level * 1_500 + "z</p><p>after</p>"
+    accelerated, pure = cleaned(page)
+    assert accelerated == pure and pure.blocks[-1] == "after"
+    c_walk, python_walk = walks(page)
+    assert c_walk == python_walk
