@@ -44,6 +44,7 @@ pages.
 from __future__ import annotations
 
 import html as html_escaping
+import importlib.metadata
 import re
 import threading
 from dataclasses import dataclass, field
@@ -634,7 +635,10 @@ def _is_canonical(rel: str | None) -> bool:
 
 
 def _bind_walk():
-    """The C walk, bound to selectolax's lexbor; None, with one warning, when it cannot be."""
+    """The C walk, bound to selectolax's lexbor; None, with one warning, when it cannot be.
+
+    The walk was compiled against the lexbor headers of one selectolax release (lexbor_headers.py): it
+    binds only to that release, with the lexbor version its headers declare."""
     walk = native.load("_lexbor_walk")
     if walk is None:
         return None
@@ -642,15 +646,29 @@ def _bind_walk():
         differing = [name for value, name in enumerate(_KIND_NAMES) if getattr(walk, name, None) != value]
         if differing:
             raise ImportError(f"its {', '.join(differing)} differ from clean_html's")
-        probe_text = "webcorpus: the probe text of CleanHtml's walk"
-        probe = LexborHTMLParser(f"<p>{probe_text}</p>")
-        text_node = probe.body.css_first("p").first_child
-        walk.bind(selectolax.lexbor.__file__, _KINDS, _tag_id("noscript"), is_hidden, text_node.mem_id,
-                  probe_text.encode())
+        mismatch = lexbor_mismatch(walk.SELECTOLAX_VERSION, walk.LEXBOR_VERSION)
+        if mismatch:
+            raise ImportError(mismatch)
+        walk.bind(selectolax.lexbor.__file__, _KINDS, _tag_id("noscript"), is_hidden)
     except (ImportError, ValueError, RuntimeError) as error:
         native.refuse("_lexbor_walk", f"it cannot bind to selectolax's lexbor ({error})")
         return None
     return walk
+
+
+def lexbor_mismatch(headers_selectolax: str, headers_lexbor: tuple[int, int, int]) -> str | None:
+    """Why the installed selectolax is not the one whose lexbor headers the walk was compiled against
+    (`headers_selectolax`, with lexbor `headers_lexbor`); None when it is. selectolax says which lexbor
+    major and minor version it was built with (lexbor has no run-time version of its own)."""
+    installed = importlib.metadata.version("selectolax")
+    if installed != headers_selectolax:
+        return (f"the walk was compiled against selectolax {headers_selectolax}'s lexbor headers, and selectolax "
+                f"{installed} is installed; rebuild webcorpus (pip install .)")
+    running = (selectolax.lexbor.LEXBOR_VERSION_MAJOR, selectolax.lexbor.LEXBOR_VERSION_MINOR)
+    if running != tuple(headers_lexbor[:2]):
+        return (f"selectolax's module runs lexbor {'.'.join(map(str, running))} and the walk was compiled against "
+                f"lexbor {'.'.join(map(str, headers_lexbor))}'s headers")
+    return None
 
 
 _KINDS = _kind_table()
