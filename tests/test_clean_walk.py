@@ -92,6 +92,18 @@ def test_both_paths_give_the_same_pages(page, selectors):
     assert c_walk[1:] == python_walk[1:]
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(page=PAGES)
+def test_unwrapping_by_moving_every_node_once_gives_the_same_pages(page):
+    """The pure path's unwrapping of deeply nested inline elements (`_unwrap`), on every page."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(clean_html, "NESTED_INLINE_LIMIT", 0)
+        accelerated, pure = cleaned(page)
+        assert accelerated == pure
+        c_walk, python_walk = walks(page)
+        assert c_walk == python_walk
+
+
 @pytest.mark.parametrize("page", [
     "<p>a<b></b>c</p>",                                      # an empty inline element is no boundary
     "<p>a<script>x</script>b</p>",                           # nor is a dropped one

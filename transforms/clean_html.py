@@ -115,6 +115,8 @@ SPARSE_BYTES_PER_TAG = 1024
 ATTRIBUTE_SEPARATORS = b" \t\n\r\f/\"'"
 ISOLATE_ABOVE_SEPARATORS = 20_000
 DEFAULT_PAGE_TIMEOUT = 30.0
+# See `_unwrap`: below this many nested inline elements, the pure path unwraps them one by one.
+NESTED_INLINE_LIMIT = 16
 # The memory a page may take in the child process, beyond the child's own.
 DEFAULT_PAGE_MEMORY_MIB = 2048
 
@@ -550,18 +552,24 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
     dropped, inline, anchors, abbreviations = [], [], [], []
     # The body's elements in document order, not below a dropped one.
     pending = [body.iter(include_text=False)]
+    # How many inline elements the children of each of `pending` are below; the most any inline element is.
+    inline_above, most_inline_above = [0], 0
     while pending:
         node = next(pending[-1], None)
         if node is None:
             pending.pop()
+            inline_above.pop()
             continue
         tag_id = node.tag_id
         kind = kinds[tag_id] if tag_id < kinds_length else KIND_BLOCK
         if node.is_comment_node or kind == KIND_DROP or KIND_TITLE <= kind or node.mem_id in hidden:
             dropped.append(node)
             continue
+        above = inline_above[-1]
         if kind == KIND_INLINE or kind == KIND_ANCHOR or kind == KIND_ABBREVIATION:
             inline.append(node)
+            most_inline_above = max(most_inline_above, above)
+            above += 1
             if kind == KIND_ANCHOR:
                 anchors.append(node)
             elif kind == KIND_ABBREVIATION:
@@ -569,6 +577,7 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
                 if expansion:
                     abbreviations.append((node, expansion))
         pending.append(node.iter(include_text=False))
+        inline_above.append(above)
     for node in dropped:
         node.decompose()
     for abbreviation, expansion in abbreviations:
@@ -580,22 +589,28 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
                 and link.first_child is not None and previous.tag_id < kinds_length
                 and kinds[previous.tag_id] in (KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION)):
             link.insert_before(" ")
-    _unwrap(inline)
+    _unwrap(inline, most_inline_above)
     body.merge_text_nodes()
     return body.text(separator=BOUNDARY, skip_empty=True), hrefs, events
 
 
-def _unwrap(inline: list) -> None:
+def _unwrap(inline: list, most_inline_above: int) -> None:
     """Replaces each of the `inline` elements (in document order) by its children, as `unwrap(delete_empty=True)`
-    on each in turn does, in time linear in the nodes below them.
+    on each in turn does; `most_inline_above`: the most inline elements that one of them is below.
 
-    lexbor walks the subtree of every node it inserts (its insertion steps), so unwrapping nested inline
-    elements one by one walks a node once for every inline element above it: 20,000 nested `<span>`s took
-    30 s. Here each node below an inline element is taken out of its parent, and its own children out of
-    it, before it is inserted where unwrapping would leave it: every node is inserted once, with nothing
-    below it. (Each insertion also checks, as selectolax does for a move, that the new parent is not below
-    the node: a walk up the new parent's ancestors, which the parser has already paid for the same depth.)
+    lexbor walks the subtree of every node it inserts (its insertion steps), so unwrapping the elements one
+    by one walks a node once for every inline element above it: 20,000 nested `<span>`s took 30 s. Where
+    none is below `NESTED_INLINE_LIMIT` others, that is at most so many walks a node, in C, and they are
+    unwrapped one by one (most pages: it is the faster). Otherwise each node below an inline element is taken
+    out of its parent, and its own children out of it, before it is inserted where unwrapping would leave it:
+    every node is inserted once, with nothing below it, from Python. (Each insertion also checks, as
+    selectolax does for a move, that the new parent is not below the node: a walk up the new parent's
+    ancestors, as deep as the parser has already gone.)
     """
+    if most_inline_above < NESTED_INLINE_LIMIT:
+        for node in inline:
+            node.unwrap(delete_empty=True)
+        return
     unwrapped = {node.mem_id for node in inline}
     for top in inline:
         if top.parent is None:
@@ -608,13 +623,16 @@ def _unwrap(inline: list) -> None:
             if child is None:
                 pending.pop()
                 continue
+            if child.first_child is None:  # a text, most of them: nothing below it to take out
+                if child.mem_id not in unwrapped:
+                    insert(child, move=True)
+                continue
             grandchildren = _take_children(child)
             if child.mem_id in unwrapped:
                 pending.append((insert, iter(grandchildren)))
                 continue
             insert(child, move=True)
-            if grandchildren:
-                pending.append((child.insert_child, iter(grandchildren)))
+            pending.append((child.insert_child, iter(grandchildren)))
         top.decompose(recursive=False)
 
 
