@@ -81,6 +81,8 @@ def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
      "selectolax 1.0.3 is installed"),
     # A selectolax built with another lexbor than its sdist's.
     ("import selectolax.lexbor\nselectolax.lexbor.LEXBOR_VERSION_MINOR += 1\n", "runs lexbor 3.2"),
+    # A walk built in place by an older webcorpus, without lexbor's headers.
+    ("import transforms._lexbor_walk as walk\ndel walk.SELECTOLAX_VERSION\n", "built without lexbor's headers"),
 ])
 def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the_pure_path(c_result, prelude, reason):
     result, warnings = probe(prelude)

@@ -664,6 +664,8 @@ def _bind_walk():
         differing = [name for value, name in enumerate(_KIND_NAMES) if getattr(walk, name, None) != value]
         if differing:
             raise ImportError(f"its {', '.join(differing)} differ from clean_html's")
+        if not hasattr(walk, "SELECTOLAX_VERSION"):
+            raise ImportError("it was built without lexbor's headers, by an older webcorpus; rebuild webcorpus")
         mismatch = lexbor_mismatch(walk.SELECTOLAX_VERSION, walk.LEXBOR_VERSION)
         if mismatch:
             raise ImportError(mismatch)
