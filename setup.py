@@ -1,8 +1,33 @@
 """Packaging for webcorpus, so that Dataflow and Flink workers can install it (`--setup_file ./setup.py`)."""
 
+import sys
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lexbor_headers  # noqa: E402  (beside this file, in the sdist too)
+
+LEXBOR_WALK = "transforms._lexbor_walk"
+
+
+class BuildExtensions(build_ext):
+    """Builds CleanHtml's walk against lexbor's own headers, those of the lexbor that the pinned selectolax
+    carries (lexbor_headers.py fetches them from its sdist, sha256 checked, kept in build/). Without them
+    (no network and no copy, a changed sdist) the walk is not built: one warning, and the pure-Python path
+    runs; the other modules build as before."""
+
+    def build_extension(self, extension):
+        if extension.name == LEXBOR_WALK:
+            try:
+                include = lexbor_headers.headers(Path(__file__).resolve().parent / "build")
+            except lexbor_headers.HeadersUnavailable as error:
+                self.warn(f"{LEXBOR_WALK} is not built, CleanHtml's pure-Python path will run: no lexbor headers "
+                          f"({error})")
+                return
+            extension.include_dirs.append(str(include))
+        super().build_extension(extension)
 
 
 def requirements():
@@ -22,9 +47,13 @@ setup(
     # The C accelerators of transforms/native.py. Each is optional: without a C compiler (or Python's
     # headers) the build warns and goes on, and the pure-Python path gives the same corpus.
     ext_modules=[
-        # CleanHtml's walk over lexbor's tree (transforms/clean_html.py); it calls the lexbor that
-        # selectolax's own module carries, found at run time, so it needs no lexbor headers.
-        Extension("transforms._lexbor_walk", ["transforms/_lexbor_walk.c"], libraries=["dl"],
+        # CleanHtml's walk over lexbor's tree (transforms/clean_html.py). It calls the lexbor that
+        # selectolax's own module carries (found there at run time by the names its headers declare),
+        # compiled against the headers of that lexbor (BuildExtensions); the selectolax they came from is
+        # checked at import.
+        Extension(LEXBOR_WALK, ["transforms/_lexbor_walk.c"], libraries=["dl"],
+                  define_macros=[("LEXBOR_STATIC", None),
+                                 ("WEBCORPUS_SELECTOLAX_VERSION", f'"{lexbor_headers.SELECTOLAX_VERSION}"')],
                   extra_compile_args=["-O2", "-std=c11"], optional=True),
         # resolve_links's common case (transforms/clean_html.py).
         Extension("transforms._links", ["transforms/_links.c"], extra_compile_args=["-O2", "-std=c11"],
@@ -33,6 +62,7 @@ setup(
         Extension("transforms._code_page", ["transforms/_code_page.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
     ],
+    cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),
     # `python -m pipeline.compression` draws its chart with matplotlib.
     extras_require={

@@ -95,6 +95,18 @@ def test_both_paths_give_the_same_pages(page, selectors):
     assert c_walk[1:] == python_walk[1:]
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(page=PAGES)
+def test_unwrapping_by_moving_every_node_once_gives_the_same_pages(page):
+    """The pure path's unwrapping of deeply nested inline elements (`_unwrap`), on every page."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(clean_html, "NESTED_INLINE_LIMIT", 0)
+        accelerated, pure = cleaned(page)
+        assert accelerated == pure
+        c_walk, python_walk = walks(page)
+        assert c_walk == python_walk
+
+
 @pytest.mark.parametrize("page", [
     "<p>a<b></b>c</p>",                                      # an empty inline element is no boundary
     "<p>a<script>x</script>b</p>",                           # nor is a dropped one
@@ -137,3 +149,19 @@ def test_the_developer_corpus(corpus_dir):
         accelerated, pure = cleaned(page.payload)
         assert accelerated == pure, page.url
     assert len(pages) > 900
+
+
+@pytest.mark.parametrize("level", [
+    "<span>x",                                   # inline elements in inline elements
+    "<span><a href=/l>l</a><b>x</b><a href=/m>m",  # links after shown inline elements, at every depth
+    "<span>x<div>y",                             # blocks between them, which the unwrapping moves
+    "<abbr title=t><i></i>",                     # expansions, and empty inline elements
+])
+def test_deep_nesting(level):
+    """The pure path unwraps deeply nested inline elements by moving every node once (`_unwrap`); its page is
+    the C walk's. (How long either takes is measured, not asserted: see `_unwrap`.)"""
+    page = "<p>" + level * 1_500 + "z</p><p>after</p>"
+    accelerated, pure = cleaned(page)
+    assert accelerated == pure and pure.blocks[-1] == "after"
+    c_walk, python_walk = walks(page)
+    assert c_walk == python_walk

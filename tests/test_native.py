@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import lexbor_headers
 from transforms import minimize_text, native
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +72,78 @@ def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
     assert result[0] == "c for _links, _code_page, python for _lexbor_walk"
     assert len(warnings) == 1 and "_lexbor_walk" in warnings[0] and "does not export" in warnings[0]
     assert result[1:] == c_result[1:]
+
+
+@pytest.mark.parametrize("prelude, reason", [
+    # Another selectolax release installed than the one whose lexbor headers the walk was compiled against.
+    ("import importlib.metadata\nversion = importlib.metadata.version\n"
+     "importlib.metadata.version = lambda name: '1.0.3' if name == 'selectolax' else version(name)\n",
+     "selectolax 1.0.3 is installed"),
+    # A selectolax built with another lexbor than its sdist's.
+    ("import selectolax.lexbor\nselectolax.lexbor.LEXBOR_VERSION_MINOR += 1\n", "runs lexbor 3.2"),
+    # A walk built in place by an older webcorpus, without lexbor's headers.
+    ("import transforms._lexbor_walk as walk\ndel walk.SELECTOLAX_VERSION\n", "built without lexbor's headers"),
+])
+def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the_pure_path(c_result, prelude, reason):
+    result, warnings = probe(prelude)
+    assert result[0] == "c for _links, _code_page, python for _lexbor_walk"
+    assert len(warnings) == 1 and "_lexbor_walk" in warnings[0] and reason in warnings[0], warnings
+    assert result[1:] == c_result[1:]
+
+
+def test_the_walk_is_built_for_the_pinned_selectolax(c_result):
+    from transforms import _lexbor_walk
+
+    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("selectolax")]
+    assert pins == [f"selectolax=={lexbor_headers.SELECTOLAX_VERSION}"]
+    assert _lexbor_walk.SELECTOLAX_VERSION == lexbor_headers.SELECTOLAX_VERSION
+    assert _lexbor_walk.LEXBOR_VERSION[:2] == (3, 1)
+
+
+def test_lexbor_headers_refuse_an_sdist_of_other_bytes(tmp_path, monkeypatch):
+    other = tmp_path / "selectolax-1.0.2.tar.gz"
+    other.write_bytes(b"not selectolax")
+    monkeypatch.setenv(lexbor_headers.SDIST_VARIABLE, str(other))
+    with pytest.raises(lexbor_headers.HeadersUnavailable, match="sha256"):
+        lexbor_headers.headers(tmp_path / "build")
+    assert not (tmp_path / "build").exists()
+
+
+def test_lexbor_headers_extract_only_the_headers_of_lexbor_source(tmp_path):
+    sdist = tmp_path / "sdist.tar.gz"
+    with tarfile.open(sdist, "w:gz") as archive:
+        def add(name, data=b"x", kind=tarfile.REGTYPE, target=""):
+            member = tarfile.TarInfo(name)
+            member.type, member.linkname, member.size = kind, target, len(data) if kind == tarfile.REGTYPE else 0
+            archive.addfile(member, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+        add("s-1/lexbor/source/lexbor/core/base.h", b"#define LEXBOR_VERSION_MAJOR 3")
+        add("s-1/lexbor/source/lexbor/dom/node.h")
+        add("s-1/lexbor/source/lexbor/dom/node.c")
+        add("s-1/lexbor/source/../../escaped.h")
+        add("s-1/lexbor/source/lexbor/link.h", kind=tarfile.SYMTYPE, target="/etc/passwd")
+        add("s-1/selectolax/lexbor.h")
+    into = tmp_path / "include"
+    assert lexbor_headers.extract_headers(sdist, into) == 2
+    assert sorted(str(path.relative_to(into)) for path in into.rglob("*") if path.is_file()) == [
+        "lexbor/core/base.h", "lexbor/dom/node.h"]
+    assert not (tmp_path / "escaped.h").exists()
+
+
+def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
+    """setup.py offline, without a copy of the sdist: one warning, no walk, the other modules built."""
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "transforms", source / "transforms", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    for name in ("setup.py", "lexbor_headers.py", "requirements.txt", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    (tmp_path / "empty").write_bytes(b"")
+    env = dict(os.environ, **{lexbor_headers.SDIST_VARIABLE: str(tmp_path / "empty")})
+    child = subprocess.run([sys.executable, "setup.py", "build_ext", "--build-lib", "lib", "--build-temp", "temp"],
+                           cwd=source, env=env, capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    built = sorted(path.name.split(".")[0] for path in (source / "lib" / "transforms").glob("*.so"))
+    assert built == ["_code_page", "_links"]
+    warnings = [line for line in child.stderr.splitlines() if "_lexbor_walk" in line]
+    assert len(warnings) == 1 and "no lexbor headers" in warnings[0] and "sha256" in warnings[0], child.stderr[-3000:]
 
 
 def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_result):

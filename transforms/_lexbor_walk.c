@@ -7,9 +7,13 @@
  * adjacent text nodes and `text(separator=BOUNDARY)` would give, with each block's whitespace
  * collapsed as Python's `str.split` does and empty blocks left out.
  *
- * selectolax ships lexbor inside its own extension module, without headers. The few functions
- * used here are exported by that module; `bind` looks them up by name, and checks the one
- * structure field read directly (a text node's data) against a probe page.
+ * selectolax links lexbor into its own extension module and installs no headers. This module is
+ * compiled against the headers of that very lexbor (setup.py takes them from the sdist of the
+ * selectolax release that requirements.txt pins: lexbor_headers.py), so its types, struct fields
+ * and function prototypes are lexbor's declarations. The functions are lexbor's exported API in
+ * selectolax's module: `bind` looks them up there by their declared names, after clean_html.py
+ * has checked that the installed selectolax is the release the headers came from, with the same
+ * lexbor version (`SELECTOLAX_VERSION`, `LEXBOR_VERSION`).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -17,32 +21,42 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct lxb_node lxb_node;
-typedef struct lxb_attr lxb_attr;
-typedef struct {
-    const unsigned char *data;
-    size_t length;
-} lexbor_str;
+#include <lexbor/core/base.h>
+#include <lexbor/core/str.h>
+#include <lexbor/dom/interface.h>
+#include <lexbor/dom/interfaces/attr.h>
+#include <lexbor/dom/interfaces/character_data.h>
+#include <lexbor/dom/interfaces/element.h>
+#include <lexbor/dom/interfaces/node.h>
 
-static lxb_node *(*node_first_child)(lxb_node *);
-static lxb_node *(*node_next)(lxb_node *);
-static lxb_node *(*node_parent)(lxb_node *);
-static unsigned int (*node_type)(lxb_node *);
-static uintptr_t (*node_tag_id)(lxb_node *);
-static lxb_attr *(*element_first_attribute)(lxb_node *);
-static lxb_attr *(*element_next_attribute)(lxb_attr *);
-static const unsigned char *(*attr_qualified_name)(lxb_attr *, size_t *);
-static const unsigned char *(*attr_value)(lxb_attr *, size_t *);
-static const unsigned char *(*element_qualified_name)(lxb_node *, size_t *);
+#ifndef WEBCORPUS_SELECTOLAX_VERSION
+#error "WEBCORPUS_SELECTOLAX_VERSION: the selectolax release whose lexbor headers this is compiled against (setup.py)"
+#endif
+
+/* lexbor's functions, typed by their declarations; `bind` fills them in. */
+#define LEXBOR_FUNCTIONS(X)                                        \
+    X(node_first_child, lxb_dom_node_first_child_noi)              \
+    X(node_next, lxb_dom_node_next_noi)                            \
+    X(node_parent, lxb_dom_node_parent_noi)                        \
+    X(node_type, lxb_dom_node_type_noi)                            \
+    X(node_tag_id, lxb_dom_node_tag_id_noi)                        \
+    X(element_first_attribute, lxb_dom_element_first_attribute_noi) \
+    X(element_next_attribute, lxb_dom_element_next_attribute_noi)  \
+    X(attr_qualified_name, lxb_dom_attr_qualified_name)            \
+    X(attr_value, lxb_dom_attr_value_noi)                          \
+    X(element_qualified_name, lxb_dom_element_qualified_name)
+#define DECLARE(variable, function) static __typeof__(function) *variable;
+LEXBOR_FUNCTIONS(DECLARE)
+#undef DECLARE
 
 /* lexbor's node types. */
-enum { TYPE_ELEMENT = 1, TYPE_TEXT = 3, TYPE_COMMENT = 8 };
+static const lxb_dom_node_type_t TYPE_ELEMENT = LXB_DOM_NODE_TYPE_ELEMENT, TYPE_TEXT = LXB_DOM_NODE_TYPE_TEXT,
+                                 TYPE_COMMENT = LXB_DOM_NODE_TYPE_COMMENT;
 
 /* What the walk does with an element, by tag id (the table comes from clean_html.py). */
 enum { KIND_BLOCK, KIND_DROP, KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION, KIND_AREA, KIND_TITLE, KIND_BASE,
        KIND_META, KIND_LINK, KIND_COUNT };
 
-static size_t text_data_offset;
 static unsigned char *kinds;
 static Py_ssize_t kinds_length;
 static uintptr_t noscript_id;
@@ -79,7 +93,7 @@ static int buffer_append(Buffer *buffer, const void *data, size_t length) {
 /* An open element. `clean`: its children follow the cleaning rules (inside the body, not in a
  * dropped subtree); otherwise they are only looked at for metadata. */
 typedef struct {
-    lxb_node *node;
+    lxb_dom_node_t *node;
     unsigned char clean;
     unsigned char transparent;      /* an inline element: no block boundary */
     unsigned char has_kept_child;   /* a child that was not dropped */
@@ -98,7 +112,7 @@ typedef struct {
     int has_block;
     Frame *frames;
     size_t depth, capacity;
-    lxb_node *body;
+    lxb_dom_node_t *body;
     int body_hidden;
     int title_seen, base_seen, canonical_seen;
     int may_hold_entities; /* the text has `&`, 2-32 letters, digits or `#`, then `;` */
@@ -109,8 +123,8 @@ typedef struct {
     PyObject *events;
 } Walk;
 
-static const lexbor_str *text_data(lxb_node *node) {
-    return (const lexbor_str *)((const char *)node + text_data_offset);
+static const lexbor_str_t *text_data(lxb_dom_node_t *node) {
+    return &lxb_dom_interface_character_data(node)->data;
 }
 
 static int ascii_equal_ignoring_case(const unsigned char *data, size_t length, const char *lower) {
@@ -140,8 +154,8 @@ static PyObject *decode(const unsigned char *data, size_t length) {
 }
 
 /* The attribute whose qualified name is `name` (ASCII case ignored), as selectolax's `attrs` finds it. */
-static lxb_attr *attribute(lxb_node *element, const char *name) {
-    for (lxb_attr *attr = element_first_attribute(element); attr != NULL; attr = element_next_attribute(attr)) {
+static lxb_dom_attr_t *attribute(lxb_dom_element_t *element, const char *name) {
+    for (lxb_dom_attr_t *attr = element_first_attribute(element); attr != NULL; attr = element_next_attribute(attr)) {
         size_t length = 0;
         const unsigned char *qualified = attr_qualified_name(attr, &length);
         if (qualified != NULL && ascii_equal_ignoring_case(qualified, length, name))
@@ -151,18 +165,18 @@ static lxb_attr *attribute(lxb_node *element, const char *name) {
 }
 
 /* An attribute's value as text; "" for an attribute without one. */
-static PyObject *attribute_text(lxb_attr *attr) {
+static PyObject *attribute_text(lxb_dom_attr_t *attr) {
     size_t length = 0;
     const unsigned char *value = attr_value(attr, &length);
     return decode(value != NULL ? value : (const unsigned char *)"", value != NULL ? length : 0);
 }
 
 /* selectolax's `attributes`: qualified name -> value, None for an attribute without one. */
-static PyObject *attributes_dict(lxb_node *element) {
+static PyObject *attributes_dict(lxb_dom_element_t *element) {
     PyObject *attributes = PyDict_New();
     if (attributes == NULL)
         return NULL;
-    for (lxb_attr *attr = element_first_attribute(element); attr != NULL; attr = element_next_attribute(attr)) {
+    for (lxb_dom_attr_t *attr = element_first_attribute(element); attr != NULL; attr = element_next_attribute(attr)) {
         size_t name_length = 0, value_length = 0;
         const unsigned char *name = attr_qualified_name(attr, &name_length);
         const unsigned char *value = attr_value(attr, &value_length);
@@ -181,18 +195,18 @@ static PyObject *attributes_dict(lxb_node *element) {
 }
 
 /* The text of the text nodes below `top`, as selectolax's `text()`. */
-static PyObject *subtree_text(lxb_node *top) {
+static PyObject *subtree_text(lxb_dom_node_t *top) {
     Buffer text = {0};
-    lxb_node *node = node_first_child(top);
+    lxb_dom_node_t *node = node_first_child(top);
     while (node != NULL) {
         if (node_type(node) == TYPE_TEXT) {
-            const lexbor_str *data = text_data(node);
+            const lexbor_str_t *data = text_data(node);
             if (data->data != NULL && buffer_append(&text, data->data, data->length) < 0) {
                 PyMem_Free(text.data);
                 return NULL;
             }
         }
-        lxb_node *child = node_first_child(node);
+        lxb_dom_node_t *child = node_first_child(node);
         if (child != NULL) {
             node = child;
             continue;
@@ -329,8 +343,8 @@ static int keep_child(Walk *walk, Frame *parent) {
     return 0;
 }
 
-static int add_href(Walk *walk, lxb_node *element) {
-    lxb_attr *href = attribute(element, "href");
+static int add_href(Walk *walk, lxb_dom_element_t *element) {
+    lxb_dom_attr_t *href = attribute(element, "href");
     if (href == NULL)
         return 0;
     size_t length = 0;
@@ -357,8 +371,8 @@ static int add_event(Walk *walk, int kind, PyObject *value) {
 }
 
 /* Rule 1: the links and what `_metadata` needs of title, base, link and meta. */
-static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
-    lxb_attr *href;
+static int collect_metadata(Walk *walk, lxb_dom_element_t *element, int kind) {
+    lxb_dom_attr_t *href;
     switch (kind) {
     case KIND_ANCHOR:
     case KIND_AREA:
@@ -367,7 +381,7 @@ static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
         if (walk->title_seen)
             return 0;
         walk->title_seen = 1;
-        return add_event(walk, kind, subtree_text(element));
+        return add_event(walk, kind, subtree_text(lxb_dom_interface_node(element)));
     case KIND_BASE:
         /* The first base with an href: the href. */
         if (walk->base_seen || (href = attribute(element, "href")) == NULL)
@@ -376,7 +390,7 @@ static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
         return add_event(walk, kind, attribute_text(href));
     case KIND_LINK: {
         /* The first link rel="canonical" (ASCII case ignored) with an href: the href. */
-        lxb_attr *rel = attribute(element, "rel");
+        lxb_dom_attr_t *rel = attribute(element, "rel");
         size_t length = 0;
         const unsigned char *value = rel != NULL ? attr_value(rel, &length) : NULL;
         if (walk->canonical_seen || value == NULL || !ascii_equal_ignoring_case(value, length, "canonical")
@@ -396,7 +410,7 @@ static int collect_metadata(Walk *walk, lxb_node *element, int kind) {
 /* Rule 2: whether the element is hidden. The candidates are what the CSS selector
  * `[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript,
  * annotation` matches; clean_html's `is_hidden` decides on them. 1, 0, or -1 on error. */
-static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
+static int hidden(Walk *walk, lxb_dom_element_t *element, uintptr_t tag_id) {
     if (walk->user_hidden != Py_None) {
         PyObject *key = PyLong_FromVoidPtr(element);
         if (key == NULL)
@@ -417,7 +431,7 @@ static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
             tag = "annotation";
     }
     int candidate = tag != NULL;
-    for (lxb_attr *attr = element_first_attribute(element); attr != NULL && !candidate;
+    for (lxb_dom_attr_t *attr = element_first_attribute(element); attr != NULL && !candidate;
          attr = element_next_attribute(attr)) {
         size_t length = 0, value_length = 0;
         const unsigned char *name = attr_qualified_name(attr, &length);
@@ -440,7 +454,7 @@ static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
     PyObject *attributes = attributes_dict(element);
     if (attributes == NULL)
         return -1;
-    PyObject *text = tag_id == noscript_id ? subtree_text(element) : Py_NewRef(Py_None);
+    PyObject *text = tag_id == noscript_id ? subtree_text(lxb_dom_interface_node(element)) : Py_NewRef(Py_None);
     if (text == NULL) {
         Py_DECREF(attributes);
         return -1;
@@ -456,8 +470,8 @@ static int hidden(Walk *walk, lxb_node *element, uintptr_t tag_id) {
 }
 
 /* Rule 3: abbr's title, whitespace collapsed; NULL without error when there is none. */
-static PyObject *expansion(lxb_node *element) {
-    lxb_attr *title = attribute(element, "title");
+static PyObject *expansion(lxb_dom_element_t *element) {
+    lxb_dom_attr_t *title = attribute(element, "title");
     size_t length = 0;
     const unsigned char *value = title != NULL ? attr_value(title, &length) : NULL;
     if (value == NULL || length == 0)
@@ -522,13 +536,13 @@ static int leave(Walk *walk, Frame *frame, Frame *parent) {
 
 /* A node's start. Returns 1 when its children are to be walked (its frame is pushed), 0 when
  * not, -1 on error. */
-static int enter(Walk *walk, lxb_node *node) {
+static int enter(Walk *walk, lxb_dom_node_t *node) {
     Frame *parent = &walk->frames[walk->depth - 1];
     unsigned int type = node_type(node);
     if (type == TYPE_TEXT) {
         if (!parent->clean)
             return 0;
-        const lexbor_str *data = text_data(node);
+        const lexbor_str_t *data = text_data(node);
         if (keep_child(walk, parent) < 0 || (data->data != NULL && write_text(walk, data->data, data->length) < 0))
             return -1;
         parent->previous_is_shown_inline = 0;
@@ -547,11 +561,11 @@ static int enter(Walk *walk, lxb_node *node) {
     }
     uintptr_t tag_id = node_tag_id(node);
     int kind = tag_id < (uintptr_t)kinds_length ? kinds[tag_id] : KIND_BLOCK;
-    if (collect_metadata(walk, node, kind) < 0)
+    if (collect_metadata(walk, lxb_dom_interface_element(node), kind) < 0)
         return -1;
     Frame frame = {.node = node};
     if (node == walk->body) {
-        int is_hidden = hidden(walk, node, tag_id);
+        int is_hidden = hidden(walk, lxb_dom_interface_element(node), tag_id);
         if (is_hidden < 0)
             return -1;
         if (is_hidden) {
@@ -563,7 +577,7 @@ static int enter(Walk *walk, lxb_node *node) {
     } else if (parent->clean && kind != KIND_DROP && kind != KIND_TITLE && kind != KIND_BASE && kind != KIND_META
                && kind != KIND_LINK) {
         /* Only an element that its tag keeps is asked whether it is hidden. */
-        int is_hidden = hidden(walk, node, tag_id);
+        int is_hidden = hidden(walk, lxb_dom_interface_element(node), tag_id);
         if (is_hidden < 0)
             return -1;
         if (!is_hidden) {
@@ -581,7 +595,7 @@ static int enter(Walk *walk, lxb_node *node) {
             if (!frame.transparent && end_block(walk) < 0)
                 return -1;
             if (kind == KIND_ABBREVIATION) {
-                frame.expansion = expansion(node);
+                frame.expansion = expansion(lxb_dom_interface_element(node));
                 if (frame.expansion == NULL && PyErr_Occurred())
                     return -1;
             }
@@ -597,10 +611,10 @@ static int enter(Walk *walk, lxb_node *node) {
     return leave(walk, &frame, parent);
 }
 
-static int walk_tree(Walk *walk, lxb_node *root) {
+static int walk_tree(Walk *walk, lxb_dom_node_t *root) {
     if (push(walk, (Frame){.node = root}) < 0)
         return -1;
-    lxb_node *node = node_first_child(root);
+    lxb_dom_node_t *node = node_first_child(root);
     for (;;) {
         if (node == NULL) {
             if (walk->depth == 1)
@@ -632,12 +646,12 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         return NULL;
     }
     Walk state = {0};
-    state.body = (lxb_node *)(uintptr_t)body;
+    state.body = (lxb_dom_node_t *)(uintptr_t)body;
     state.user_hidden = user_hidden;
     state.hrefs = PyList_New(0);
     state.events = PyList_New(0);
     PyObject *result = NULL;
-    if (state.hrefs != NULL && state.events != NULL && walk_tree(&state, (lxb_node *)(uintptr_t)root) == 0) {
+    if (state.hrefs != NULL && state.events != NULL && walk_tree(&state, (lxb_dom_node_t *)(uintptr_t)root) == 0) {
         PyObject *text = NULL;
         if (state.body == NULL || state.body_hidden)
             text = Py_NewRef(Py_None);
@@ -667,48 +681,19 @@ static void *symbol(void *library, const char *name) {
 static PyObject *bind(PyObject *module, PyObject *args) {
     const char *path;
     PyObject *kind_table, *callback;
-    unsigned long long noscript, probe_text;
-    const char *probe_data;
-    Py_ssize_t probe_length;
-    if (!PyArg_ParseTuple(args, "sSKOKy#:bind", &path, &kind_table, &noscript, &callback, &probe_text,
-                          &probe_data, &probe_length))
+    unsigned long long noscript;
+    if (!PyArg_ParseTuple(args, "sSKO:bind", &path, &kind_table, &noscript, &callback))
         return NULL;
     void *library = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     if (library == NULL)
         library = dlopen(path, RTLD_NOW);
     if (library == NULL)
         return PyErr_Format(PyExc_ImportError, "cannot open %s: %s", path, dlerror());
-#define BIND(variable, name)                          \
-    if ((*(void **)&variable = symbol(library, name)) == NULL) \
+#define BIND(variable, function)                                 \
+    if ((*(void **)&variable = symbol(library, #function)) == NULL) \
         return NULL;
-    BIND(node_first_child, "lxb_dom_node_first_child_noi")
-    BIND(node_next, "lxb_dom_node_next_noi")
-    BIND(node_parent, "lxb_dom_node_parent_noi")
-    BIND(node_type, "lxb_dom_node_type_noi")
-    BIND(node_tag_id, "lxb_dom_node_tag_id_noi")
-    BIND(element_first_attribute, "lxb_dom_element_first_attribute_noi")
-    BIND(element_next_attribute, "lxb_dom_element_next_attribute_noi")
-    BIND(attr_qualified_name, "lxb_dom_attr_qualified_name")
-    BIND(attr_value, "lxb_dom_attr_value_noi")
-    BIND(element_qualified_name, "lxb_dom_element_qualified_name")
+    LEXBOR_FUNCTIONS(BIND)
 #undef BIND
-    /* A text node is lexbor's lxb_dom_character_data_t: the node, then its data. The probe's
-     * length is one that none of the node's fields before the data holds (pointers, tag and
-     * namespace ids, its type), so that no other pointer is followed. */
-    lxb_node *text = (lxb_node *)(uintptr_t)probe_text;
-    if (node_type(text) != TYPE_TEXT)
-        return PyErr_Format(PyExc_ImportError, "lexbor's node types differ from those this module was written for");
-    text_data_offset = 0;
-    for (size_t offset = sizeof(void *); offset <= 256; offset += sizeof(void *)) {
-        const lexbor_str *data = (const lexbor_str *)((const char *)text + offset);
-        if (data->length == (size_t)probe_length && data->data != NULL
-            && memcmp(data->data, probe_data, probe_length) == 0) {
-            text_data_offset = offset;
-            break;
-        }
-    }
-    if (text_data_offset == 0)
-        return PyErr_Format(PyExc_ImportError, "cannot find a text node's data in lexbor's structures");
     Py_ssize_t length = PyBytes_GET_SIZE(kind_table);
     unsigned char *table = PyMem_Malloc(length ? length : 1);
     if (table == NULL)
@@ -730,7 +715,7 @@ static PyObject *bind(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS,
-     "bind(library_path, kinds, noscript_id, is_hidden, probe_text_mem_id, probe_text_bytes)\n"
+     "bind(library_path, kinds, noscript_id, is_hidden)\n"
      "Looks up lexbor's functions in selectolax's module and sets the rules' tables."},
     {"walk", walk, METH_VARARGS,
      "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, may_hold_entities, hrefs, events)\n"
@@ -761,5 +746,13 @@ PyMODINIT_FUNC PyInit__lexbor_walk(void) {
             Py_DECREF(m);
             return NULL;
         }
+    /* What the headers it was compiled against are: lexbor's version, and the selectolax release they
+     * came from. */
+    if (PyModule_AddObject(m, "LEXBOR_VERSION", Py_BuildValue("(iii)", LEXBOR_VERSION_MAJOR, LEXBOR_VERSION_MINOR,
+                                                            LEXBOR_VERSION_PATCH)) < 0
+        || PyModule_AddStringConstant(m, "SELECTOLAX_VERSION", WEBCORPUS_SELECTOLAX_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

@@ -49,6 +49,7 @@ pages.
 from __future__ import annotations
 
 import html as html_escaping
+import importlib.metadata
 import re
 import threading
 from dataclasses import dataclass, field
@@ -124,6 +125,8 @@ SPARSE_BYTES_PER_TAG = 1024
 ATTRIBUTE_SEPARATORS = b" \t\n\r\f/\"'"
 ISOLATE_ABOVE_SEPARATORS = 20_000
 DEFAULT_PAGE_TIMEOUT = 30.0
+# See `_unwrap`: below this many nested inline elements, the pure path unwraps them one by one.
+NESTED_INLINE_LIMIT = 16
 # The memory a page may take in the child process, beyond the child's own.
 DEFAULT_PAGE_MEMORY_MIB = 2048
 
@@ -559,18 +562,24 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
     dropped, inline, anchors, abbreviations = [], [], [], []
     # The body's elements in document order, not below a dropped one.
     pending = [body.iter(include_text=False)]
+    # How many inline elements the children of each of `pending` are below; the most any inline element is.
+    inline_above, most_inline_above = [0], 0
     while pending:
         node = next(pending[-1], None)
         if node is None:
             pending.pop()
+            inline_above.pop()
             continue
         tag_id = node.tag_id
         kind = kinds[tag_id] if tag_id < kinds_length else KIND_BLOCK
         if node.is_comment_node or kind == KIND_DROP or KIND_TITLE <= kind or node.mem_id in hidden:
             dropped.append(node)
             continue
+        above = inline_above[-1]
         if kind == KIND_INLINE or kind == KIND_ANCHOR or kind == KIND_ABBREVIATION:
             inline.append(node)
+            most_inline_above = max(most_inline_above, above)
+            above += 1
             if kind == KIND_ANCHOR:
                 anchors.append(node)
             elif kind == KIND_ABBREVIATION:
@@ -578,6 +587,7 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
                 if expansion:
                     abbreviations.append((node, expansion))
         pending.append(node.iter(include_text=False))
+        inline_above.append(above)
     for node in dropped:
         node.decompose()
     for abbreviation, expansion in abbreviations:
@@ -599,10 +609,63 @@ def _tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, li
                 and kinds[previous.tag_id] in (KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION)
                 and previous.text()[-1:].islower() and node.text()[:1].isupper()):
             node.insert_before(" ")
-    for node in inline:
-        node.unwrap(delete_empty=True)
+    _unwrap(inline, most_inline_above)
     body.merge_text_nodes()
     return body.text(separator=BOUNDARY, skip_empty=True), hrefs, events
+
+
+def _unwrap(inline: list, most_inline_above: int) -> None:
+    """Replaces each of the `inline` elements (in document order) by its children, as `unwrap(delete_empty=True)`
+    on each in turn does; `most_inline_above`: the most inline elements that one of them is below.
+
+    lexbor walks the subtree of every node it inserts (its insertion steps), so unwrapping the elements one
+    by one walks a node once for every inline element above it: 20,000 nested `<span>`s took 30 s. Where
+    none is below `NESTED_INLINE_LIMIT` others, that is at most so many walks a node, in C, and they are
+    unwrapped one by one (most pages: it is the faster). Otherwise each node below an inline element is taken
+    out of its parent, and its own children out of it, before it is inserted where unwrapping would leave it:
+    every node is inserted once, with nothing below it, from Python. (Each insertion also checks, as
+    selectolax does for a move, that the new parent is not below the node: a walk up the new parent's
+    ancestors, as deep as the parser has already gone.)
+    """
+    if most_inline_above < NESTED_INLINE_LIMIT:
+        for node in inline:
+            node.unwrap(delete_empty=True)
+        return
+    unwrapped = {node.mem_id for node in inline}
+    for top in inline:
+        if top.parent is None:
+            continue  # below an inline element unwrapped before, and moved with its content
+        # (where a node goes, the children left to place there)
+        pending = [(top.insert_before, iter(_take_children(top)))]
+        while pending:
+            insert, children = pending[-1]
+            child = next(children, None)
+            if child is None:
+                pending.pop()
+                continue
+            if child.first_child is None:  # a text, most of them: nothing below it to take out
+                if child.mem_id not in unwrapped:
+                    insert(child, move=True)
+                continue
+            grandchildren = _take_children(child)
+            if child.mem_id in unwrapped:
+                pending.append((insert, iter(grandchildren)))
+                continue
+            insert(child, move=True)
+            pending.append((child.insert_child, iter(grandchildren)))
+        top.decompose(recursive=False)
+
+
+def _take_children(node) -> list:
+    """The children of `node`, taken out of it (each keeps its own)."""
+    children = []
+    child = node.first_child
+    while child is not None:
+        children.append(child)
+        child = child.next
+    for child in children:
+        child.decompose(recursive=False)
+    return children
 
 
 def _is_canonical(rel: str | None) -> bool:
@@ -610,7 +673,10 @@ def _is_canonical(rel: str | None) -> bool:
 
 
 def _bind_walk():
-    """The C walk, bound to selectolax's lexbor; None, with one warning, when it cannot be."""
+    """The C walk, bound to selectolax's lexbor; None, with one warning, when it cannot be.
+
+    The walk was compiled against the lexbor headers of one selectolax release (lexbor_headers.py): it
+    binds only to that release, with the lexbor version its headers declare."""
     walk = native.load("_lexbor_walk")
     if walk is None:
         return None
@@ -618,15 +684,31 @@ def _bind_walk():
         differing = [name for value, name in enumerate(_KIND_NAMES) if getattr(walk, name, None) != value]
         if differing:
             raise ImportError(f"its {', '.join(differing)} differ from clean_html's")
-        probe_text = "webcorpus: the probe text of CleanHtml's walk"
-        probe = LexborHTMLParser(f"<p>{probe_text}</p>")
-        text_node = probe.body.css_first("p").first_child
-        walk.bind(selectolax.lexbor.__file__, _KINDS, _tag_id("noscript"), is_hidden, text_node.mem_id,
-                  probe_text.encode())
+        if not hasattr(walk, "SELECTOLAX_VERSION"):
+            raise ImportError("it was built without lexbor's headers, by an older webcorpus; rebuild webcorpus")
+        mismatch = lexbor_mismatch(walk.SELECTOLAX_VERSION, walk.LEXBOR_VERSION)
+        if mismatch:
+            raise ImportError(mismatch)
+        walk.bind(selectolax.lexbor.__file__, _KINDS, _tag_id("noscript"), is_hidden)
     except (ImportError, ValueError, RuntimeError) as error:
         native.refuse("_lexbor_walk", f"it cannot bind to selectolax's lexbor ({error})")
         return None
     return walk
+
+
+def lexbor_mismatch(headers_selectolax: str, headers_lexbor: tuple[int, int, int]) -> str | None:
+    """Why the installed selectolax is not the one whose lexbor headers the walk was compiled against
+    (`headers_selectolax`, with lexbor `headers_lexbor`); None when it is. selectolax says which lexbor
+    major and minor version it was built with (lexbor has no run-time version of its own)."""
+    installed = importlib.metadata.version("selectolax")
+    if installed != headers_selectolax:
+        return (f"the walk was compiled against selectolax {headers_selectolax}'s lexbor headers, and selectolax "
+                f"{installed} is installed; rebuild webcorpus (pip install .)")
+    running = (selectolax.lexbor.LEXBOR_VERSION_MAJOR, selectolax.lexbor.LEXBOR_VERSION_MINOR)
+    if running != tuple(headers_lexbor[:2]):
+        return (f"selectolax's module runs lexbor {'.'.join(map(str, running))} and the walk was compiled against "
+                f"lexbor {'.'.join(map(str, headers_lexbor))}'s headers")
+    return None
 
 
 _KINDS = _kind_table()
