@@ -41,6 +41,7 @@ xz and bzip2 blocks that every Avro reader reads.
 
 from __future__ import annotations
 
+import bisect
 import bz2
 import contextlib
 import dataclasses
@@ -447,7 +448,9 @@ class WriteShard(beam.DoFn):
         dropped = set(parts["duplicates"])
         near_dropped = set(parts.get("near_duplicates", ()))
         near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
-        shard = FileSystems.join(self._output_dir, shard_name(shard_order.index(unit), len(shard_order)))
+        # `shard_order` is sorted: a snapshot has about 1.5 million units, too many for a linear search each.
+        shard = FileSystems.join(self._output_dir,
+                                 shard_name(bisect.bisect_left(shard_order, unit), len(shard_order)))
         path = attempt_path(self._staging_dir, shard)
         tally = Counter()
         records = 0
