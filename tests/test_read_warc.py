@@ -375,12 +375,14 @@ def test_read_warc_counts_every_record_it_reads_once_per_range(write_warc, tmp_p
         # Ranges of 2,000 bytes: each file's records are counted over several ranges.
         read = pipeline | ReadWarc([str(tmp_path / "in" / "*")], range_bytes=2000)
         outcomes = ((read.documents, read.skipped, read.dead_letter) | beam.Flatten()
-                    | "OutcomeFile" >> beam.Map(lambda outcome: outcome.source_file) | beam.combiners.Count.PerElement())
+                    | "OutcomeFile" >> beam.Map(lambda outcome: outcome.source_file)
+                    | beam.combiners.Count.PerElement())
         counted = (read[RECORDS_READ] | "ReadFile" >> beam.Map(lambda counted: (counted.source_file, counted.records))
                    | beam.CombinePerKey(sum))
         ranges = read[RECORDS_READ] | "Ranges" >> beam.combiners.Count.Globally()
         # Three records per capture (request, response, metadata) and the warcinfo record.
-        every_record = [(str(tmp_path / "in" / "one.warc.gz"), 12 * 3 + 1), (str(tmp_path / "in" / "two.warc"), 2 * 3 + 1),
+        every_record = [(str(tmp_path / "in" / "one.warc.gz"), 12 * 3 + 1),
+                        (str(tmp_path / "in" / "two.warc"), 2 * 3 + 1),
                         (str(tmp_path / "in" / "bogus.warc.gz"), 1)]
         assert_that(counted, equal_to(every_record), label="counted")
         assert_that(outcomes, equal_to(every_record), label="outcomes")

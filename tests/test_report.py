@@ -184,7 +184,8 @@ def test_tally_written_counts_the_file_size(tmp_path):
 
 
 def test_sum_tallies_and_write_report(tmp_path):
-    outcomes = [RecordsRead("/a.warc.gz", 2), RecordsRead("/b.warc.gz", 1), tally_record(kept_record("/a.warc.gz", 10, 5, 4)),
+    outcomes = [RecordsRead("/a.warc.gz", 2), RecordsRead("/b.warc.gz", 1),
+                tally_record(kept_record("/a.warc.gz", 10, 5, 4)),
                 skip("/a.warc.gz", "redirect"), dead("/b.warc.gz", "read_warc")]
     tallies = [tally_of(outcome) for outcome in outcomes]
     fn = SumTallies()
