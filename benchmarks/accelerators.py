@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import default_corpus
+
 
 def measure(corpus: Path, rounds: int) -> dict:
     """This process's path, timed on the corpus's pages."""
@@ -51,7 +53,7 @@ def measure(corpus: Path, rounds: int) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=Path(os.environ.get("WEBCORPUS_CORPUS", "../shared/corpus")))
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -64,10 +64,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import parse_sections
+from benchmarks import default_corpus, parse_sections
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = Path(os.environ.get("WEBCORPUS_CORPUS", REPO.parent / "shared" / "corpus"))
+DEFAULT_CORPUS = default_corpus()
 SECTIONS = ("fidelity", "snippets", "charset", "noscript")
 
 TARGETS = {

@@ -4,7 +4,7 @@
     python -m benchmarks.formats --captures 500 --reps 3
 
 The captures are the HTML pages of the developer corpus (`$WEBCORPUS_CORPUS`,
-default `../shared/corpus`), taken round after round under new URLs until
+default `benchmarks.default_corpus()`), taken round after round under new URLs until
 there are `--captures` of them, written with `pipeline.sample` in each
 format (the zstd dictionary trained on the first 200 records, as a crawler
 would on its first records; ARC gzipped per record and as one stream).
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import zstandard
 
+from benchmarks import default_corpus
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from transforms.document import Document
 from transforms.read_warc import open_uncompressed, read_warc
@@ -37,7 +38,7 @@ REFERENCE = "WARC.gz (per record)"
 
 
 def corpus_captures(count: int) -> list[Capture]:
-    corpus = os.environ.get("WEBCORPUS_CORPUS", str(Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+    corpus = default_corpus()
     pages = []
     for path in sorted(glob.glob(f"{corpus}/warc/*.warc.gz")):
         pages += [outcome for outcome in read_warc(lambda path=path: open_uncompressed(path), path, on_note=lambda n: None)

@@ -20,12 +20,12 @@ used).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from benchmarks import default_corpus
 from benchmarks.fidelity import load_pages
 
 
@@ -72,7 +72,7 @@ def candidates() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.language", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default=os.environ.get("WEBCORPUS_CORPUS", "../shared/corpus"))
+    parser.add_argument("--corpus", default=default_corpus())
     parser.add_argument("--chars", type=int, default=None,
                         help="give each identifier only the first this many characters (transforms.language: 2000)")
     args = parser.parse_args(argv)

@@ -54,11 +54,11 @@ import threading
 import time
 from dataclasses import dataclass
 
-from benchmarks import parse_sections
+from benchmarks import default_corpus, parse_sections
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = Path(os.environ.get("WEBCORPUS_CORPUS", REPO.parent / "shared" / "corpus"))
+DEFAULT_CORPUS = default_corpus()
 SECTIONS = ("extract", "pipeline", "workers", "memory", "size")
 MIB = 1024 * 1024
 

@@ -29,12 +29,10 @@ from transforms.compress_write import CLEAN_TEXT, DIGESTS, TALLIES, CompressWrit
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
-from transforms.minimize_text import MinimizeText
+from transforms.minimize_text import MOSTLY_DROPPED, MinimizeText
 from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
-from transforms.read_warc import INPUT_FILES, NOTES, ReadWarc
-from transforms.report import (WriteReport, tally_dead_letter, tally_duplicate, tally_mostly_dropped,
-                               tally_near_duplicate, tally_note, tally_read, tally_skip, tally_skip_of_document,
-                               tally_written)
+from transforms.read_warc import INPUT_FILES, NOTES, RECORDS_READ, ReadWarc
+from transforms.report import WriteReport
 from transforms.report_page import WriteReportPage
 from transforms.stage import DEAD_LETTER
 
@@ -184,20 +182,14 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         side_outputs[NEAR_DUPLICATES_FILE] = near.near_duplicates
     side_files = side_outputs | "SideFiles" >> WriteJsonLines(settings.output, side_file_lines)
 
-    tallies = [
-        read.documents | "TallyRead" >> beam.Map(tally_read),
-        minimized.documents | "TallyMostlyDropped" >> beam.FlatMap(tally_mostly_dropped),
-        read.skipped | "TallySkipped" >> beam.Map(tally_skip),
-        document_skips | "DocumentSkips" >> beam.Flatten() | "TallyNoText" >> beam.Map(tally_skip_of_document),
-        read[NOTES] | "TallyReadNotes" >> beam.Map(tally_note),
-        dead | "TallyDeadLetter" >> beam.Map(tally_dead_letter),
-        written[TALLIES],
-        deduplicated.duplicates | "TallyDuplicates" >> beam.Map(tally_duplicate),
-        written[DIGESTS] | "TallyWritten" >> beam.Map(tally_written),
-    ]
+    # Everything the report counts, tallied in one step (`tally_of`); what every document has is counted
+    # per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
+    outcomes = [read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
+                minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
-        tallies.append(near.near_duplicates | "TallyNearDuplicates" >> beam.Map(tally_near_duplicate))
-    report = tallies | "AllTallies" >> beam.Flatten() | "Report" >> WriteReport(settings.output, settings.build_identity())
+        outcomes.append(near.near_duplicates)
+    report = outcomes | "AllOutcomes" >> beam.Flatten() | "Report" >> WriteReport(
+        settings.output, settings.build_identity())
     report_page = {
         "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,

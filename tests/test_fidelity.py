@@ -21,10 +21,10 @@ from transforms.blocks import blocks_to_html
 from transforms.clean_html import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner, decode_leftover_entities
 from transforms.compress_write import CORPUS_SCHEMA, SCHEMA_FIELDS
 from transforms.document import Document
-from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED_SHARE, SCRIPTS, MinimizeText,
-                                      dropped_letter_share, minimize_block, minimize_blocks, minimize_document,
-                                      parse_scripts)
-from transforms.report import build_report, format_report, tally_mostly_dropped
+from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED, MOSTLY_DROPPED_SHARE, SCRIPTS, MinimizeText,
+                                      MostlyDropped, dropped_letter_share, is_mostly_dropped, minimize_block,
+                                      minimize_blocks, minimize_document, parse_scripts)
+from transforms.report import build_report, format_report, tally_of
 
 
 def blocks(html: str, *selectors: str) -> list[str]:
@@ -244,11 +244,11 @@ def test_a_page_in_other_scripts_is_flagged_never_silently_emptied():
     doc = minimize_document(document(["日本語のテキストです。", "東京 2026"]))
     assert doc.text == "2026"
     assert doc.dropped_letter_share == 1.0 > MOSTLY_DROPPED_SHARE
-    assert tally_mostly_dropped(doc) != []
+    assert is_mostly_dropped(doc)
     kept = minimize_document(document(["日本語のテキストです。", "東京 2026"]), scripts=parse_scripts("han,kana"))
     assert kept.text == "日本語のテキストです\n東京 2026"
     assert kept.dropped_letter_share == 0.0
-    assert tally_mostly_dropped(kept) == []
+    assert not is_mostly_dropped(kept)
     latin = minimize_document(document(["Hello world"]))
     assert latin.dropped_letter_share == 0.0
 
@@ -261,10 +261,16 @@ def test_minimize_text_transform_takes_scripts():
                     equal_to([("καλημέρα κόσμε", 0.0), ("hello", 0.0)]))
 
 
+def test_minimize_text_counts_the_mostly_dropped_documents():
+    docs = [document(["日本語"]), document(["abc"]), document(["Ελληνικά"])]
+    with TestPipeline() as pipeline:
+        result = pipeline | beam.Create(docs) | MinimizeText()
+        assert_that(result[MOSTLY_DROPPED] | beam.Map(lambda counted: counted.documents) | beam.CombineGlobally(sum),
+                    equal_to([2]))
+
+
 def test_report_counts_mostly_dropped_documents():
-    tally = sum((counter for doc in (minimize_document(document(["日本語"])), minimize_document(document(["abc"])))
-                 for counter in tally_mostly_dropped(doc)), start=__import__("collections").Counter())
-    report = build_report(tally, {})
+    report = build_report(tally_of(MostlyDropped(1)), {})
     assert report["mostly_dropped"] == 1
     assert "most letters not in --scripts" in format_report(report)
 

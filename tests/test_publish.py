@@ -21,10 +21,12 @@ from apache_beam.io.filesystems import FileSystems
 
 import pipeline.graph
 import pipeline.publish
+import transforms.report
 from pipeline import verify
 from pipeline.publish import LOCK_NAME, RUN_STAGING_PREFIX, output_lock, publish, publish_begun, recover
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.test_cli import REPO, run_main
+from transforms.hash_dedup import Duplicate
 
 USER_FILES = {"corpus-final.avro": b"the user's own corpus", "corpus-notes.txt": b"notes",
               "skipped-files.csv": b"a,b\n", "duplicates-todo.md": b"# todo\n"}
@@ -147,7 +149,7 @@ def test_a_really_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(
 def test_accounting_that_does_not_balance_fails_and_publishes_nothing(earlier, inputs, monkeypatch):
     before = snapshot(earlier)
     # A duplicate that nothing counts: its file reads one record more than it accounts for.
-    monkeypatch.setattr(pipeline.graph, "tally_duplicate", lambda duplicate: Counter())
+    monkeypatch.setitem(transforms.report.TALLY_OF_KIND, Duplicate, lambda duplicate: Counter())
     code, _, stderr = run_main(build_argv(inputs, earlier))
     assert code == 1
     [line] = error_lines(stderr)

@@ -10,8 +10,8 @@ from apache_beam.io.restriction_trackers import OffsetRange
 from pipeline.sample import arc_bytes, sample_captures, warc_bytes
 from tests.helpers import process_unit
 from transforms.document import DeadLetter
-from transforms.read_warc import (ReadWarcRange, WarcRange, WarcRestrictions, detect_format, read_warc,
-                                  split_warc)
+from transforms.read_warc import (NOTES, RECORDS_READ, ReadWarcRange, WarcRange, WarcRestrictions, detect_format,
+                                  read_warc, split_warc)
 
 CAPTURES = sample_captures()[:8]
 SPLITTABLE = {
@@ -28,6 +28,18 @@ UNSPLITTABLE = {
 }
 
 
+def counted(outputs) -> list:
+    """ReadWarcRange's outputs but its count of records read, which it checks: one count, of every record output
+    (each output but the notes)."""
+    counts = [output.value.records for output in outputs
+              if isinstance(output, beam.pvalue.TaggedOutput) and output.tag == RECORDS_READ]
+    rest = [output for output in outputs
+            if not (isinstance(output, beam.pvalue.TaggedOutput) and output.tag == RECORDS_READ)]
+    records = [output for output in rest if not (isinstance(output, beam.pvalue.TaggedOutput) and output.tag == NOTES)]
+    assert counts == ([len(records)] if records else []), (counts, len(records))
+    return rest
+
+
 def identity(output) -> tuple:
     tag = output.tag if isinstance(output, beam.pvalue.TaggedOutput) else "documents"
     value = output.value if isinstance(output, beam.pvalue.TaggedOutput) else output
@@ -42,7 +54,7 @@ def the_unit(tmp_path, name: str, data: bytes) -> WarcRange:
 
 
 def read(unit: WarcRange, restriction: OffsetRange | None = None) -> list[tuple]:
-    return [identity(output) for output in process_unit(unit, restriction)]
+    return [identity(output) for output in counted(process_unit(unit, restriction))]
 
 
 def record_offsets(outputs: list[tuple]) -> list[int]:
@@ -79,12 +91,13 @@ def read_splitting_after(unit: WarcRange, outputs_before_split: int, fraction: f
     tracker = provider.create_tracker(provider.initial_restriction(unit))
     reader = ReadWarcRange()
     reader.setup()
-    primary, split = [], None
+    outputs, split = [], None
     for output in reader.process(unit, tracker=tracker):
-        primary.append(identity(output))
-        if len(primary) == outputs_before_split:
+        outputs.append(output)
+        if len(outputs) == outputs_before_split:
             split = tracker.try_split(fraction)
     tracker.check_done()
+    primary = [identity(output) for output in counted(outputs)]
     residual = read(unit, split[1]) if split else []
     return primary, split, residual
 
@@ -128,8 +141,9 @@ def test_the_tracker_shows_how_far_reading_got(tmp_path, name):
     reader = ReadWarcRange()
     reader.setup()
     progress = [tracker.current_progress().fraction_completed]
-    for _ in reader.process(unit, tracker=tracker):
-        progress.append(tracker.current_progress().fraction_completed)
+    for output in reader.process(unit, tracker=tracker):
+        if not (isinstance(output, beam.pvalue.TaggedOutput) and output.tag == RECORDS_READ):
+            progress.append(tracker.current_progress().fraction_completed)
     assert progress[0] == 0 and progress == sorted(progress) and 0.9 < progress[-1] < 1
     assert provider.restriction_size(unit, provider.initial_restriction(unit)) == unit.size
 
@@ -147,7 +161,7 @@ def test_a_damaged_range_split_anywhere_reads_as_the_same_fixed_ranges_do(tmp_pa
 
     def outcomes(restriction: OffsetRange) -> list:
         return [output.value if isinstance(output, beam.pvalue.TaggedOutput) else output
-                for output in process_unit(unit, restriction)]
+                for output in counted(process_unit(unit, restriction))]
 
     def fixed_range(start: int, end: int | None) -> list:
         return list(read_warc(lambda: open(unit.path, "rb"), unit.path, start, end, on_note=lambda note: None))

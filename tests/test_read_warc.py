@@ -17,7 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.sample import COMPRESSIONS, WARC_VERSIONS, Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import SKIP_KINDS, ReadWarc
+from transforms.read_warc import RECORDS_READ, SKIP_KINDS, ReadWarc
 from tests.helpers import compressed_frames, html_capture, outcomes_by_kind, page, read_bytes
 
 LATIN = html_capture("https://en.example.org/a", "<p>Harbour cranes &amp; the old port.</p>",
@@ -366,6 +366,28 @@ def test_every_record_yields_exactly_one_outcome(kinds, version, compression):
 
 
 # --- ReadWarc in a pipeline ------------------------------------------------------------------
+
+def test_read_warc_counts_every_record_it_reads_once_per_range(write_warc, tmp_path):
+    write_warc([LATIN, REDIRECT, CYRILLIC, PLAIN_TEXT] * 3, name="one.warc.gz")
+    write_warc([ENCODED, LATIN], name="two.warc", compression="none")
+    (tmp_path / "in" / "bogus.warc.gz").write_bytes(NOT_WARC["json"])
+    with TestPipeline() as pipeline:
+        # Ranges of 2,000 bytes: each file's records are counted over several ranges.
+        read = pipeline | ReadWarc([str(tmp_path / "in" / "*")], range_bytes=2000)
+        outcomes = ((read.documents, read.skipped, read.dead_letter) | beam.Flatten()
+                    | "OutcomeFile" >> beam.Map(lambda outcome: outcome.source_file)
+                    | beam.combiners.Count.PerElement())
+        counted = (read[RECORDS_READ] | "ReadFile" >> beam.Map(lambda counted: (counted.source_file, counted.records))
+                   | beam.CombinePerKey(sum))
+        ranges = read[RECORDS_READ] | "Ranges" >> beam.combiners.Count.Globally()
+        # Three records per capture (request, response, metadata) and the warcinfo record.
+        every_record = [(str(tmp_path / "in" / "one.warc.gz"), 12 * 3 + 1),
+                        (str(tmp_path / "in" / "two.warc"), 2 * 3 + 1),
+                        (str(tmp_path / "in" / "bogus.warc.gz"), 1)]
+        assert_that(counted, equal_to(every_record), label="counted")
+        assert_that(outcomes, equal_to(every_record), label="outcomes")
+        assert_that(ranges, lambda counts: None if counts[0] > 3 else pytest.fail(f"{counts} ranges"), label="ranges")
+
 
 def test_read_warc_transform_reads_every_matched_file(write_warc, tmp_path):
     write_warc([LATIN, REDIRECT], name="one.warc.gz")

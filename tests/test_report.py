@@ -11,18 +11,12 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.document import DeadLetter, Document, Skip
+from transforms.document import DeadLetter, Skip
 from transforms.hash_dedup import Duplicate
 from transforms.manifest import digest_file
+from transforms.read_warc import RecordsRead
 from transforms.report import (OUTCOMES, SumTallies, WriteReport, build_report, format_report, read_report,
-                               tally_dead_letter, tally_duplicate, tally_read, tally_record, tally_skip,
-                               tally_skip_of_document, tally_written)
-
-
-def document(source_file: str, index: int) -> Document:
-    return Document(url=f"https://example.org/{index}", warc_record_id=f"<urn:uuid:{index}>",
-                    warc_date="2026-01-15T10:00:00Z", source_file=source_file, source_offset=index,
-                    http_status=200, content_type="text/html")
+                               tally_of, tally_record, tally_records_read, tally_written)
 
 
 def kept_record(source_file: str, raw: int, cleaned: int, minimized: int, charset: str = "utf-8",
@@ -48,28 +42,32 @@ def duplicate(source_file: str) -> Duplicate:
 
 
 def run_tallies(outcomes: dict[str, list[str]]) -> Counter:
-    """Tallies as the pipeline makes them, for each file's list of record fates.
+    """Tallies as the pipeline makes them (`tally_of` each outcome), for each file's list of record fates.
 
     Fates: kept, duplicate, skip:KIND, dead-read (a record ReadWarc could not read), dead:STAGE (a read
-    document that a later stage failed on), no-text (a read document without text).
+    document that a later stage failed on), no-text (a read document without text). The records read are
+    counted as ReadWarc counts them, per range: here the first half of a file's records and the rest.
     """
     total = Counter()
     for source_file, fates in outcomes.items():
+        half = len(fates) // 2
+        for records in (half, len(fates) - half):
+            if records:
+                total.update(tally_of(RecordsRead(source_file, records)))
         for index, fate in enumerate(fates):
-            if fate in ("kept", "duplicate", "no-text") or fate.startswith("dead:"):
-                total.update(tally_read(document(source_file, index)))
             if fate == "no-text":
-                total.update(tally_skip_of_document(skip(source_file, "no-text")))
+                outcome = skip(source_file, "no-text")
             elif fate == "kept":
-                total.update(tally_record(kept_record(source_file, 100 + index, 40, 30)))
+                outcome = tally_record(kept_record(source_file, 100 + index, 40, 30))
             elif fate == "duplicate":
-                total.update(tally_duplicate(duplicate(source_file)))
+                outcome = duplicate(source_file)
             elif fate.startswith("skip:"):
-                total.update(tally_skip(skip(source_file, fate[5:])))
+                outcome = skip(source_file, fate[5:])
             elif fate == "dead-read":
-                total.update(tally_dead_letter(dead(source_file, "read_warc")))
+                outcome = dead(source_file, "read_warc")
             else:
-                total.update(tally_dead_letter(dead(source_file, fate[5:])))
+                outcome = dead(source_file, fate[5:])
+            total.update(tally_of(outcome))
     return total
 
 
@@ -127,7 +125,7 @@ def test_counts_add_up_in_total_and_per_file(outcomes):
 
 def test_a_record_that_went_nowhere_unbalances_the_report():
     tally = run_tallies(EXAMPLE)
-    tally.update(tally_read(document("/in/a.warc.gz", 99)))  # read, then lost
+    tally.update(tally_records_read(RecordsRead("/in/a.warc.gz", 1)))  # read, then lost
     report = build_report(tally, {})
     assert report["records"]["read"] == 10 and report["records"]["balanced"] is False
     balance = next(line for line in format_report(report).splitlines() if "read = kept" in line)
@@ -186,15 +184,17 @@ def test_tally_written_counts_the_file_size(tmp_path):
 
 
 def test_sum_tallies_and_write_report(tmp_path):
-    tallies = [tally_read(document("/a.warc.gz", 0)), tally_record(kept_record("/a.warc.gz", 10, 5, 4)),
-               tally_skip(skip("/a.warc.gz", "redirect")), tally_dead_letter(dead("/b.warc.gz", "read_warc"))]
+    outcomes = [RecordsRead("/a.warc.gz", 2), RecordsRead("/b.warc.gz", 1),
+                tally_record(kept_record("/a.warc.gz", 10, 5, 4)),
+                skip("/a.warc.gz", "redirect"), dead("/b.warc.gz", "read_warc")]
+    tallies = [tally_of(outcome) for outcome in outcomes]
     fn = SumTallies()
     merged = fn.merge_accumulators([fn.add_input(fn.create_accumulator(), tallies[0]),
                                     fn.add_input(fn.add_input(fn.create_accumulator(), tallies[1]), tallies[2]),
-                                    fn.add_input(fn.create_accumulator(), tallies[3])])
+                                    fn.add_input(fn.add_input(fn.create_accumulator(), tallies[3]), tallies[4])])
     assert fn.extract_output(merged) == sum(tallies, Counter())
     with TestPipeline() as pipeline:
-        _ = pipeline | beam.Create(tallies) | WriteReport(str(tmp_path), {"codec": "xz", "level": 6})
+        _ = pipeline | beam.Create(outcomes) | WriteReport(str(tmp_path), {"codec": "xz", "level": 6})
     report = read_report(str(tmp_path))
     assert report["records"] == {"read": 3, "kept": 1, "duplicates": 0, "skipped": 1, "dead_letter": 1,
                                  "balanced": True}

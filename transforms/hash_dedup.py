@@ -271,6 +271,18 @@ class HashDocuments(beam.PTransform):
         return docs | beam.ParDo(HashOrSkip()).with_outputs(SKIPPED, main=DOCUMENTS)
 
 
+CAPTURE_OF_HASH = "capture_of_hash"
+
+
+class KeyByHash(beam.DoFn):
+    """Each fingerprint keyed by its hash, for the survivor's combine (main) and as a capture of the join by hash
+    (tagged): one step over the fingerprints for both."""
+
+    def process(self, fingerprint: Fingerprint):
+        yield fingerprint.content_hash, fingerprint
+        yield beam.pvalue.TaggedOutput(CAPTURE_OF_HASH, (fingerprint.content_hash, (JOINED_CAPTURE, fingerprint)))
+
+
 class NoteSurvivors(beam.DoFn):
     """Per hash: the notes of survivors that stand for others, and (tagged) each such survivor as a value of the
     join by hash."""
@@ -306,16 +318,14 @@ class HashDedup(beam.PTransform):
     """Fingerprints in; outputs `survivors` (notes of those that have duplicates) and `duplicates`."""
 
     def expand(self, fingerprints):
+        keyed = fingerprints | "KeyByHash" >> beam.ParDo(KeyByHash()).with_outputs(CAPTURE_OF_HASH, main="keyed")
         noted = (
-            fingerprints
-            | "KeyByHash" >> beam.Map(lambda fingerprint: (fingerprint.content_hash, fingerprint))
+            keyed.keyed
             | "KeepOneSurvivor" >> beam.CombinePerKey(KeepOneSurvivor())
             | "NoteSurvivors" >> beam.ParDo(NoteSurvivors()).with_outputs(SURVIVOR_OF_HASH, main=SURVIVORS)
         )
-        captures = fingerprints | "CaptureByHash" >> beam.Map(
-            lambda fingerprint: (fingerprint.content_hash, (JOINED_CAPTURE, fingerprint)))
         duplicates = (
-            (noted[SURVIVOR_OF_HASH], captures)
+            (noted[SURVIVOR_OF_HASH], keyed[CAPTURE_OF_HASH])
             | "SurvivorsAndCaptures" >> beam.Flatten()
             | "JoinByHash" >> beam.GroupByKey()
             | "FindDuplicates" >> beam.ParDo(FindDuplicates())

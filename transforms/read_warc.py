@@ -64,6 +64,7 @@ from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 SKIPPED = "skipped"
 INPUT_FILES = "input_files"
 NOTES = "notes"
+RECORDS_READ = "records_read"
 STAGE = "read_warc"
 
 SKIP_KINDS = {
@@ -1026,6 +1027,18 @@ class WarcRange:
 
 
 @dataclass(frozen=True)
+class RecordsRead:
+    """How many records (documents, skips and dead letters alike) one reading of a range took from a file.
+
+    Counted once per range rather than once per record, so that the report's count of records read
+    costs no step per document.
+    """
+
+    source_file: str
+    records: int
+
+
+@dataclass(frozen=True)
 class FileToDigest:
     """A unit of work beside a file's ranges: its size and SHA-256 for the manifest (no range reads its file twice)."""
 
@@ -1181,6 +1194,8 @@ class ReadWarcRange(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
         claims.finish()
         yield from listed_notes()
+        if read:
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(path, read))
         if noted > NOTES_PER_RANGE:
             yield beam.pvalue.TaggedOutput(NOTES, ReadNote(
                 path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
@@ -1192,7 +1207,8 @@ class ReadAllWarc(beam.PTransform):
     """Reads the WARC files matched by each file pattern of a PCollection.
 
     Outputs `documents`, `skipped`, `dead_letter`, `notes` (`ReadNote`s:
-    warcio's warnings, files matched more than once) and `input_files` (the
+    warcio's warnings, files matched more than once), `records_read`
+    (`RecordsRead`: the records of each range read) and `input_files` (the
     size and SHA-256 of each file read, for the build manifest; each file is
     digested as a work item of its own, in parallel with the reading). A file that
     several patterns match (or one pattern given twice) is read once. Files
@@ -1219,7 +1235,7 @@ class ReadAllWarc(beam.PTransform):
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
             | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes)).with_outputs(
-                SKIPPED, DEAD_LETTER, NOTES, INPUT_FILES, main=DOCUMENTS)
+                SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, main=DOCUMENTS)
         )
 
 

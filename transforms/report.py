@@ -1,15 +1,19 @@
 """The run report: what happened to every record, and bytes at every stage.
 
-Each record that leaves a stage is turned into a small tally; the tallies
+Each outcome that leaves a stage (a skip, a dead letter, a duplicate, a
+written shard's tally) is turned into a small tally by one step (`tally_of`);
+what every document has, it is counted where the work is done, not by a step
+over the documents: ReadWarc's `RecordsRead` per range, MinimizeText's
+`MostlyDropped` per bundle, CompressWrite's tallies per shard. The tallies
 are summed by one CombineGlobally (so the report never holds documents) and
 written as `DIR/report.json`. `format_report` renders it as a table.
 
 The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
-total and for each input file. Each file also lists its read `errors` (dead
-letters of the reader) and `notes` (what the reader noticed that costs no
-record: warcio's warnings, a file matched by more than one input pattern).
 total and for each input file; with `--near-dedup`, `near_duplicates` is a
-fifth outcome, counted apart from the exact `duplicates`.
+fifth outcome, counted apart from the exact `duplicates`. Each file also
+lists its read `errors` (dead letters of the reader) and `notes` (what the
+reader noticed that costs no record: warcio's warnings, a file matched by
+more than one input pattern).
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import native
-from transforms.document import DeadLetter, Document, Skip
+from transforms.document import DeadLetter, Skip
 from transforms.hash_dedup import Duplicate
 from transforms.manifest import FileDigest
-from transforms.minimize_text import MOSTLY_DROPPED_SHARE
+from transforms.minimize_text import MostlyDropped
+from transforms.near_dedup import NearDuplicate
 from transforms.read_warc import STAGE as READ_STAGE
-from transforms.read_warc import ReadNote
+from transforms.read_warc import ReadNote, RecordsRead
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
@@ -46,28 +51,24 @@ def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
     return tally
 
 
-def tally_read(doc: Document) -> Counter:
-    return _tally(doc.source_file, "read")
+def tally_records_read(read: RecordsRead) -> Counter:
+    """The records ReadWarc read from a range: every record is counted as read here, and by its outcome
+    elsewhere."""
+    return Counter({("total", "read"): read.records, ("file", read.source_file, "read"): read.records})
 
 
 def tally_skip(skip: Skip) -> Counter:
-    """A record ReadWarc skipped: read, and skipped."""
-    return _tally(skip.source_file, "read", "skipped", f"skipped:{skip.kind}")
-
-
-def tally_skip_of_document(skip: Skip) -> Counter:
-    """A document skipped after reading (`no-text`): already counted as read by `tally_read`."""
+    """A record skipped, by ReadWarc or after reading (`no-text`)."""
     return _tally(skip.source_file, "skipped", f"skipped:{skip.kind}")
 
 
 def tally_dead_letter(dead: DeadLetter) -> Counter:
-    names = ["dead_letter", f"dead_letter:{dead.stage}"]
     tally = Counter()
     if dead.stage == READ_STAGE:
-        names.append("read")
         # What went wrong reading a file (a cut tail, corrupt data) is listed with the file.
         tally[("error", dead.source_file, f"offset {dead.source_offset}: {dead.reason}")] += 1
-    tally.update(_tally(dead.source_file, *names, skipped_corrupt=dead.skipped_bytes))
+    tally.update(_tally(dead.source_file, "dead_letter", f"dead_letter:{dead.stage}",
+                        skipped_corrupt=dead.skipped_bytes))
     return tally
 
 
@@ -87,9 +88,9 @@ def tally_record(record: dict) -> Counter:
     return tally
 
 
-def tally_mostly_dropped(doc: Document) -> list[Counter]:
-    """A tally for a document most of whose letters MinimizeText dropped (their scripts are not kept: --scripts)."""
-    return [Counter({("total", "mostly_dropped"): 1})] if doc.dropped_letter_share > MOSTLY_DROPPED_SHARE else []
+def tally_mostly_dropped(mostly_dropped: MostlyDropped) -> Counter:
+    """Documents most of whose letters MinimizeText dropped (their scripts are not kept: --scripts)."""
+    return Counter({("total", "mostly_dropped"): mostly_dropped.documents})
 
 
 def tally_duplicate(duplicate: Duplicate) -> Counter:
@@ -100,9 +101,27 @@ def tally_written(shard: FileDigest) -> Counter:
     return Counter({("bytes", "written"): shard.size, ("total", "output_files"): 1})
 
 
-def tally_near_duplicate(duplicate) -> Counter:
-    """A tally for a `near_dedup.NearDuplicate`."""
+def tally_near_duplicate(duplicate: NearDuplicate) -> Counter:
     return _tally(duplicate.source_file, NEAR_DUPLICATES)
+
+
+# The tally of each kind of outcome that the report counts (a Counter is already a tally: CompressWrite's).
+TALLY_OF_KIND = {
+    RecordsRead: tally_records_read,
+    Skip: tally_skip,
+    DeadLetter: tally_dead_letter,
+    ReadNote: tally_note,
+    MostlyDropped: tally_mostly_dropped,
+    Duplicate: tally_duplicate,
+    NearDuplicate: tally_near_duplicate,
+    FileDigest: tally_written,
+    Counter: Counter,
+}
+
+
+def tally_of(outcome) -> Counter:
+    """The tally of any outcome the report counts (`TALLY_OF_KIND`)."""
+    return TALLY_OF_KIND[type(outcome)](outcome)
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
@@ -251,16 +270,17 @@ def read_report(output_dir: str) -> dict:
 
 
 class WriteReport(beam.PTransform):
-    """Sums a PCollection of tallies into `output_dir/report.json`."""
+    """Tallies a PCollection of outcomes (`tally_of`) and sums the tallies into `output_dir/report.json`."""
 
     def __init__(self, output_dir: str, options: dict):
         super().__init__()
         self._output_dir = output_dir
         self._options = options
 
-    def expand(self, tallies):
+    def expand(self, outcomes):
         return (
-            tallies
+            outcomes
+            | "Tally" >> beam.Map(tally_of)
             | "Sum" >> beam.CombineGlobally(SumTallies())
             | "Build" >> beam.Map(build_report, self._options)
             | "Write" >> beam.Map(write_report, self._output_dir)
