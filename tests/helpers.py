@@ -6,6 +6,8 @@ import io
 import zlib
 from pathlib import Path
 
+import fastavro
+
 from pipeline.sample import Capture
 from transforms.document import DeadLetter, Document, Skip
 from transforms.read_warc import ReadWarcRange, WarcRestrictions, read_warc
@@ -67,3 +69,12 @@ def process_unit(unit, restriction=None) -> list:
     outputs = list(reader.process(unit, tracker=tracker))
     tracker.check_done()
     return outputs
+
+
+def corpus_records(output: Path) -> list[dict]:
+    """Every record of the corpus shards in `output`, shard by shard."""
+    records = []
+    for shard in sorted(output.glob("corpus-*.avro")):
+        with shard.open("rb") as handle:
+            records.extend(fastavro.reader(handle))
+    return records

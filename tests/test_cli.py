@@ -10,13 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fastavro
 import pytest
 
 from pipeline import cli
 from pipeline.options import SAMPLE_WARC
 from pipeline.sample import CP1251_ARTICLE, Capture, sample_captures, warc_bytes
-from tests.helpers import page, read_bytes
+from tests.helpers import corpus_records, page, read_bytes
 
 REPO = Path(__file__).resolve().parents[1]
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01" + bytes(range(256)) * 4
@@ -62,14 +61,6 @@ def run_module(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300)
-
-
-def corpus_records(output: Path) -> list[dict]:
-    records = []
-    for shard in sorted(output.glob("corpus-*.avro")):
-        with shard.open("rb") as handle:
-            records.extend(fastavro.reader(handle))
-    return records
 
 
 def json_lines(output: Path, name: str) -> list[dict]:

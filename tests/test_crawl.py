@@ -15,14 +15,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import fastavro
 import pytest
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline import crawl
 from pipeline.verify import verify
 from pipeline.sample import Capture, sample_captures, warc_bytes
-from tests.helpers import html_capture
+from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
 from transforms import http_filesystem
 
@@ -175,14 +174,6 @@ def build(tmp_path_factory, *args: str) -> Path:
 
 def output_files(output: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(output.iterdir()) if path.is_file()}
-
-
-def corpus_records(output: Path) -> list[dict]:
-    records = []
-    for shard in sorted(output.glob("corpus-*.avro")):
-        with shard.open("rb") as handle:
-            records.extend(fastavro.reader(handle))
-    return records
 
 
 def as_on_disk(text: str, server: CrawlServer, site: Path) -> str:
