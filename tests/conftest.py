@@ -12,6 +12,26 @@ from pipeline.sample import Capture, warc_bytes
 CORPUS_ENV = "WEBCORPUS_CORPUS"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_prism_download():
+    """The tests' pipelines run where Beam's DirectRunner falls back to when it cannot fetch Prism.
+
+    For a small pipeline the DirectRunner first downloads the Prism runner, through `FileSystems.open` of an
+    https:// URL. transforms/http_filesystem.py serves https:// now, and offline it retries that download
+    with backoff for minutes (urllib's own attempt failed at once), for every such pipeline, before the
+    DirectRunner falls back. Refusing Prism at once gives the fallback the tests always ran on.
+    """
+    from apache_beam.runners.portability import prism_runner
+
+    def refuse(self, pipeline, options):
+        raise RuntimeError("the tests do not download Prism (tests/conftest.py)")
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(prism_runner.PrismRunner, "run_pipeline", refuse)
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def write_warc(tmp_path):
     """write_warc(captures, name=..., compression=..., version=...) -> path of a WARC file in tmp_path/in.
