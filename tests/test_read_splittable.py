@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import apache_beam as beam
 import pytest
+from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.restriction_trackers import OffsetRange
 
 from pipeline.sample import arc_bytes, sample_captures, warc_bytes
 from tests.helpers import process_unit
 from transforms.document import DeadLetter
-from transforms.read_warc import (NOTES, RECORDS_READ, ReadWarcRange, WarcRange, WarcRestrictions, detect_format,
-                                  read_warc, split_warc)
+from transforms.read_warc import (NOTES, RECORDS_READ, ReadWarcRange, SplitWarc, WarcRange, WarcRestrictions,
+                                  detect_format, read_warc, split_warc)
 
 CAPTURES = sample_captures()[:8]
 SPLITTABLE = {
@@ -171,3 +172,20 @@ def test_a_damaged_range_split_anywhere_reads_as_the_same_fixed_ranges_do(tmp_pa
         assert split == fixed_range(0, point) + fixed_range(point, None), point
         # (The damage is reported by the range it starts in, after the records it reads.)
         assert sorted(identity(outcome)[1:] for outcome in split) == sorted(output[1:] for output in whole), point
+
+
+def test_split_warc_gives_each_of_two_workers_dealt_its_items_in_turn_half_the_ranges(tmp_path):
+    """Beam's local runner deals a stage's work items to its workers in turn: with files of one range each, the
+    ranges must not all fall to one worker (and the digests to the other)."""
+    split = SplitWarc(range_bytes=1 << 20)
+    split.start_bundle()
+    items = []
+    for index in range(8):
+        path = tmp_path / f"file-{index}.warc.gz"
+        path.write_bytes(warc_bytes(CAPTURES[index:index + 1]))
+        items += split.process((FileMetadata(str(path), path.stat().st_size), 1))
+    items += [item.value for item in split.finish_bundle() or ()]
+    assert sorted(type(item).__name__ for item in items) == ["FileToDigest"] * 8 + ["WarcRange"] * 8
+    for worker in range(2):
+        dealt = items[worker::2]
+        assert sum(isinstance(item, WarcRange) for item in dealt) == 4, [type(item).__name__ for item in dealt]

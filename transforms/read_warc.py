@@ -50,6 +50,7 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker, UnsplittableRestrictionTracker
+from apache_beam.transforms.window import GlobalWindows
 from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
@@ -1064,14 +1065,28 @@ def once_per_file(path_and_matches) -> tuple:
 
 
 class SplitWarc(beam.DoFn):
+    """Cuts each file into `WarcRange`s; outputs a `FileToDigest` per file too, after every range of the bundle.
+
+    Beam's local runner deals the work items of a stage to its workers in
+    turn, in order: a digest after each file's ranges would give one worker
+    every range and the other every digest (with files of one range each).
+    """
+
     def __init__(self, range_bytes: int):
         self._range_bytes = range_bytes
+
+    def start_bundle(self):
+        self._to_digest: list[FileToDigest] = []
 
     def process(self, file_and_times_matched):
         file, times_matched = file_and_times_matched
         layout = detect_format(lambda: open_uncompressed(file.path)).layout
-        yield FileToDigest(file.path, file.size_in_bytes)
+        self._to_digest.append(FileToDigest(file.path, file.size_in_bytes))
         yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
+
+    def finish_bundle(self):
+        for to_digest in self._to_digest:
+            yield GlobalWindows.windowed_value(to_digest)
 
 
 class WholeRange(OffsetRange):
