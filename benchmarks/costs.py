@@ -239,10 +239,9 @@ def print_snapshot(costs: dict, args) -> None:
     print(f"kept: {kept / 1e9:.2f} billion documents; written: "
           f"{costs['written_bytes_per_kept_document'] * kept / 1e12:.1f} TB by documents, "
           f"{costs['written_bytes_per_compressed_gb'] * args.snapshot_gb / 1e12:.1f} TB by compressed GB")
-    # Side inputs each worker that reads them holds: the survivors of contents with duplicates grow with the
-    # responses, the sorted list of units with the units, the manifest's lists with the files and units.
-    growth = (("HashDedup/FindDuplicates", count, args.snapshot_responses, "responses"),
-              ("CompressWrite/WriteShards", costs["units"], units, "units"),
+    # Side inputs each worker that reads them holds: the sorted list of units grows with the units, the
+    # manifest's lists with the files and units.
+    growth = (("CompressWrite/WriteShards", costs["units"], units, "units"),
               ("Manifest/AllInputs", costs["files"], args.snapshot_files, "input files"),
               ("Manifest/Build", costs["units"], units, "units"))
     for name, here, there, unit in growth:

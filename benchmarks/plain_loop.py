@@ -1,10 +1,11 @@
 """The pipeline's work as a plain Python loop, for `benchmarks.throughput`.
 
 The same pure functions in the same order as `python -m pipeline`:
-read_warc, decode_document, HtmlCleaner, minimize_document, hash_document,
-deduplication by hash in a dict (with HashDedup's survivor rule), and one
-Avro file written with fastavro with CompressWrite's schema, records, codec
-and block size. No Beam, no side outputs, no report.
+read_warc, decode_document, HtmlCleaner, minimize_document, hash_document
+(documents without text skipped), deduplication by hash in a dict (with
+HashDedup's survivor rule), and one Avro file written with fastavro with
+CompressWrite's schema, records, codec and block size. No Beam, no side
+outputs, no report.
 
     python -m benchmarks.plain_loop --input 'DIR/*.warc.gz' --output DIR [--codec CODEC] [--level N]
 """
@@ -25,7 +26,7 @@ from transforms.clean_html import HtmlCleaner
 import transforms.compress_write as compress_write
 from transforms.compress_write import DEFAULT_SYNC_INTERVAL, FILE_METADATA, FILE_PREFIX, PARSED_SCHEMA, avro_record, resolve_level
 from transforms.document import Document
-from transforms.hash_dedup import hash_document
+from transforms.hash_dedup import has_text, hash_document
 from transforms.minimize_text import minimize_document
 from transforms.read_warc import read_warc
 
@@ -42,7 +43,7 @@ def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int 
           sync_interval: int = DEFAULT_SYNC_INTERVAL) -> dict:
     cleaner = HtmlCleaner()
     survivors: dict[str, list] = {}  # content hash -> [survivor, dropped captures]
-    counts = {"read": 0, "documents": 0, "failed": 0, "kept": 0, "duplicates": 0}
+    counts = {"read": 0, "documents": 0, "failed": 0, "no_text": 0, "kept": 0, "duplicates": 0}
     raw_bytes = 0
     for path in paths:
         for outcome in read_warc(lambda: open(path, "rb"), path):
@@ -54,6 +55,9 @@ def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int 
                 doc = hash_document(minimize_document(cleaner(decode_document(outcome))))
             except Exception:  # noqa: BLE001 - the pipeline routes these to dead letters
                 counts["failed"] += 1
+                continue
+            if not has_text(doc):  # HashDocuments' `no-text` skip
+                counts["no_text"] += 1
                 continue
             group = survivors.get(doc.content_hash)
             if group is None:

@@ -41,8 +41,9 @@ NEAR_DUPLICATES_FILE = "near-duplicates"
 
 
 # Lines per side-file shard: a shard is sorted in the memory of one worker, so this bounds that memory
-# (a million lines of about 300 bytes). The dev corpus's side files have a few thousand lines: one shard each.
-LINES_PER_SHARD = 1_000_000
+# (100,000 lines of about 480 bytes: 48 MB; a snapshot's skips are then tens of thousands of shards, as many as
+# its WARC files). The dev corpus's side files have a few thousand lines: one shard each.
+LINES_PER_SHARD = 100_000
 
 
 def to_json_line(record) -> str:

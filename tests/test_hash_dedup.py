@@ -22,9 +22,9 @@ from pipeline import cli
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from transforms.document import Document, Skip
-from transforms.hash_dedup import (DUPLICATE_LIST_CAP, JOINED_CAPTURE, JOINED_SURVIVOR, NO_TEXT, Duplicate,
-                                   Fingerprint, HashDedup, HashDocuments, KeepOneSurvivor, Survivor, content_hash,
-                                   deduplicate, duplicate_of, duplicates_of_hash, hash_document, survivor_note)
+from transforms.hash_dedup import (DUPLICATE_LIST_CAP, NO_TEXT, Duplicate, Fingerprint, HashDedup, HashDocuments,
+                                   Survivor, captures_by_content, content_hash, deduplicate, duplicate_of,
+                                   hash_document, outcomes_of_hash, survivor_note)
 from transforms.read_warc import SKIP_KINDS
 
 
@@ -70,20 +70,8 @@ def duplicate_fields(d: Duplicate) -> tuple:
             d.survivor_record_id, d.survivor_source_file, d.survivor_source_offset)
 
 
-def accumulate(items, splits=()) -> dict:
-    """KeepOneSurvivor's accumulator as a runner may build it: several accumulators, then merged."""
-    fn = KeepOneSurvivor()
-    starts = set(splits)
-    accumulators = [fn.create_accumulator()]
-    for index, item in enumerate(items):  # one at a time: `items` may be a generator
-        if index in starts:
-            accumulators.append(fn.create_accumulator())
-        accumulators[-1] = fn.add_input(accumulators[-1], item)
-    return fn.merge_accumulators(accumulators)
-
-
-def combine(items, splits=()) -> list:
-    return KeepOneSurvivor().extract_output(accumulate(items, splits))
+def combine(items) -> list:
+    return captures_by_content(items)
 
 
 CAPTURE = st.tuples(st.sampled_from(["<div>a</div>", "<div>b</div>", "<div>c</div>"]),
@@ -94,13 +82,11 @@ CAPTURE = st.tuples(st.sampled_from(["<div>a</div>", "<div>b</div>", "<div>c</di
 
 @settings(max_examples=300, deadline=None)
 @given(captures=st.lists(CAPTURE, min_size=1, max_size=10), data=st.data())
-def test_survivor_is_the_same_whatever_the_order_and_merging(captures, data):
+def test_survivor_is_the_same_whatever_the_order(captures, data):
     # Record ids repeat (two to choose from): the capture's identity (here its offset) tells them apart.
     items = [fingerprint(html, url, date, record_id, offset=index)
              for index, (html, date, url, record_id) in enumerate(captures)]
-    shuffled = data.draw(st.permutations(items))
-    splits = data.draw(st.lists(st.integers(0, len(items)), max_size=3))
-    groups = combine(shuffled, splits)
+    groups = combine(data.draw(st.permutations(items)))
     expected = {}
     for item in items:
         expected.setdefault(item.content_check, []).append(item)
@@ -122,7 +108,7 @@ def test_survivor_order_earliest_date_then_url_then_record_id_then_identity():
                                          source_file="a.warc.gz", offset=900)
     early_a_3 = fingerprint(html, "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:3>",
                             source_file="a.warc.gz", offset=100)
-    [group] = combine([late, early_b, early_a_3_later_file, early_a_9, early_a_3_later_offset, early_a_3], [2, 4])
+    [group] = combine([late, early_b, early_a_3_later_file, early_a_9, early_a_3_later_offset, early_a_3])
     assert group.first == [early_a_3, early_a_3_later_offset, early_a_3_later_file, early_a_9, early_b, late]
 
 
@@ -165,10 +151,9 @@ def test_a_hash_collision_never_drops_a_document():
     one = colliding("<div>one</div>", "https://a.example.org/", "2026-01-01T00:00:00Z")
     two = colliding("<div>two</div>", "https://b.example.org/", "2026-01-02T00:00:00Z")
     copy = colliding("<div>two</div>", "https://c.example.org/", "2026-01-03T00:00:00Z")
-    for splits in ([], [1], [2], [1, 2]):
-        for items in ([one, two, copy], [copy, two, one], [two, one, copy]):
-            groups = combine(items, splits)
-            assert sorted([f.url for f in group.first] for group in groups) == [[one.url], [two.url, copy.url]]
+    for items in ([one, two, copy], [copy, two, one], [two, one, copy]):
+        groups = combine(items)
+        assert sorted([f.url for f in group.first] for group in groups) == [[one.url], [two.url, copy.url]]
     notes, duplicates = deduplicate([one, two, copy])
     assert [(n.warc_record_id, n.duplicate_urls) for n in notes] == [(two.warc_record_id, (copy.url,))]
     assert [(d.url, d.survivor_url) for d in duplicates] == [(copy.url, two.url)]
@@ -210,22 +195,46 @@ def test_hash_dedup_joins_by_hash_without_a_side_input():
     assert with_side_inputs == []
 
 
+def test_hash_dedup_shuffles_each_fingerprint_once():
+    # One GroupByKey by hash and no combine before it: a combine would shuffle every fingerprint a second time,
+    # and hold a table of up to 100,000 keys per bundle where a runner lifts it.
+    pipeline = beam.Pipeline()
+    _ = pipeline | beam.Create([fingerprint("<div>x</div>", "https://a.example.org/")]) | "HashDedup" >> HashDedup()
+    shuffles = []
+
+    class Visitor(beam.pipeline.PipelineVisitor):
+        def enter_composite_transform(self, node):
+            if isinstance(node.transform, beam.CombinePerKey):
+                shuffles.append("CombinePerKey")
+
+        def visit_transform(self, node):
+            if isinstance(node.transform, beam.GroupByKey):
+                shuffles.append("GroupByKey")
+
+    pipeline.visit(Visitor())
+    assert shuffles == ["GroupByKey"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(captures=st.lists(CAPTURE, min_size=1, max_size=8), data=st.data())
-def test_the_join_finds_the_same_duplicates_whatever_the_order_of_its_values(captures, data):
+def test_a_hash_gives_the_same_survivors_and_duplicates_whatever_the_order_of_its_values(captures, data):
     items = [fingerprint(html, url, date, record_id, offset=index)
              for index, (html, date, url, record_id) in enumerate(captures)]
     by_hash = {}
-    for group in combine(items):
-        if group.count > 1:
-            by_hash.setdefault(group.first[0].content_hash, []).append((JOINED_SURVIVOR, group.first[0]))
     for item in items:
-        by_hash.setdefault(item.content_hash, []).append((JOINED_CAPTURE, item))
-    found = [duplicate for joined in by_hash.values()
-             for duplicate in duplicates_of_hash(data.draw(st.permutations(joined)))]
-    _, expected = deduplicate(items)
-    assert sorted(map(duplicate_fields, found)) == sorted(map(duplicate_fields, expected))
-    assert len(found) == len(items) - len({item.content_check for item in items})
+        by_hash.setdefault(item.content_hash, []).append(item)
+    found = [outcome for values in by_hash.values() for outcome in outcomes_of_hash(data.draw(st.permutations(values)))]
+    # The rule itself: per content, the least fingerprint survives and every other capture is its duplicate.
+    by_content = {}
+    for item in items:
+        by_content.setdefault(item.content_check, []).append(item)
+    survivors = {check: min(group) for check, group in by_content.items()}
+    expected = [duplicate_of(item, survivors[item.content_check]) for item in items
+                if item.identity != survivors[item.content_check].identity]
+    assert sorted(map(duplicate_fields, [o for o in found if isinstance(o, Duplicate)])) == \
+        sorted(map(duplicate_fields, expected))
+    assert sorted((n.source_offset, n.duplicate_count) for n in found if isinstance(n, Survivor)) == sorted(
+        (survivors[check].source_offset, len(group) - 1) for check, group in by_content.items() if len(group) > 1)
 
 
 # Pages without text -----------------------------------------------------------------------------
@@ -258,31 +267,13 @@ def many_captures(count: int, html: str = "<div>boilerplate</div>"):
 
 
 def test_a_hot_key_of_200_000_captures_keeps_state_of_one_size():
-    # What a runner holds and shuffles for the key: the accumulator, as pickled, at every 50,000 captures.
-    fn = KeepOneSurvivor()
-    accumulator, sizes = fn.create_accumulator(), []
-    for index, item in enumerate(many_captures(200_000), 1):
-        accumulator = fn.add_input(accumulator, item)
-        if index % 50_000 == 0:
-            sizes.append(len(pickle.dumps(accumulator)))
+    # What is kept of the key while its captures stream past: its `Captures`, as pickled.
+    sizes = []
+    for count in (50_000, 200_000):
+        [captures] = captures_by_content(many_captures(count))
+        assert (captures.count, len(captures.first)) == (count, DUPLICATE_LIST_CAP + 1)
+        sizes.append(len(pickle.dumps(captures)))
     assert max(sizes) < 1.05 * min(sizes) and max(sizes) < 100_000, sizes
-    [captures] = fn.extract_output(accumulator)
-    assert (captures.count, len(captures.first)) == (200_000, DUPLICATE_LIST_CAP + 1)
-
-
-def combiner_peak(count: int) -> int:
-    tracemalloc.start()
-    try:
-        accumulate(many_captures(count), splits=[count // 4, count // 2])
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def test_a_hot_key_needs_no_more_memory_for_four_times_the_captures():
-    # Traced memory slows Python down: 12,500 and 50,000 captures keep the test short.
-    small, big = combiner_peak(12_500), combiner_peak(50_000)
-    assert big < 1.2 * small and big < 1_000_000, (small, big)
 
 
 class Paged:
@@ -295,29 +286,27 @@ class Paged:
         return iter(self._values())
 
 
-def join_peak(count: int) -> tuple[int, int]:
-    """The duplicates the join finds among `count` captures of one content (its survivor last), and its peak
-    traced memory."""
-    [captures] = combine(many_captures(count))
-    joined = Paged(lambda: itertools.chain(((JOINED_CAPTURE, f) for f in many_captures(count)),
-                                           [(JOINED_SURVIVOR, captures.first[0])]))
+def hash_peak(count: int) -> tuple[int, int]:
+    """The duplicates found among `count` captures of one content, and the peak traced memory of finding them."""
+    captures = Paged(lambda: many_captures(count))
     tracemalloc.start()
     try:
-        found = sum(1 for _ in duplicates_of_hash(joined))
+        found = sum(1 for outcome in outcomes_of_hash(captures) if isinstance(outcome, Duplicate))
         return found, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
 
 
-def test_the_join_of_a_hot_key_needs_no_more_memory_for_four_times_the_captures():
-    (small_found, small), (big_found, big) = join_peak(12_500), join_peak(50_000)
+def test_a_hot_key_needs_no_more_memory_for_four_times_the_captures():
+    # Traced memory slows Python down: 12,500 and 50,000 captures keep the test short.
+    (small_found, small), (big_found, big) = hash_peak(12_500), hash_peak(50_000)
     assert (small_found, big_found) == (12_500 - 1, 50_000 - 1)
     assert big < 1.2 * small and big < 1_000_000, (small, big)
 
 
 def test_a_hot_key_keeps_the_first_in_survivor_order_and_counts_all():
     items = list(many_captures(3 * DUPLICATE_LIST_CAP))
-    [group] = combine(items, splits=[50, 170])
+    [group] = combine(items)
     assert group.count == len(items)
     assert group.first == sorted(items)[:DUPLICATE_LIST_CAP + 1]
 

@@ -24,19 +24,18 @@ The survivor of a content is the capture with the earliest `warc_date`, then
 the smallest `url`, then the smallest `warc_record_id`, then the smallest
 identity: the same whatever the order in which records arrive or the number
 of workers. Nothing per content grows with its number of captures, so a
-content captured millions of times (boilerplate pages) is no hot key:
-
-1. `KeepOneSurvivor` combines per hash, keeping for each content only its
-   count and its first `DUPLICATE_LIST_CAP + 1` captures in survivor order.
-2. The survivor of each content with duplicates is joined to every capture
-   of its hash by a GroupByKey on the hash (no side input, which runners
-   such as Flink and Dask hold whole on every worker). `FindDuplicates` reads
-   a hash's grouped values twice, never holding them: once for its
-   survivors (one per content), once to compare each capture with its
-   content's survivor. Grouped values are re-iterable in Beam's model and
-   paged in from the shuffle where they are large, so a hash with millions
-   of captures is streamed, not listed. This gives the `duplicates` output,
-   which maps every dropped capture to its survivor.
+content captured millions of times (boilerplate pages) is no hot key for
+memory: fingerprints are grouped by hash (one GroupByKey, no side input,
+which runners such as Flink and Dask hold whole on every worker), and
+`outcomes_of_hash` reads a hash's grouped values twice, never holding them:
+once for each content's count and first `DUPLICATE_LIST_CAP + 1` captures in
+survivor order, once to compare each capture with its content's survivor.
+Grouped values are re-iterable in Beam's model and paged in from the shuffle
+where they are large, so a hash with millions of captures is streamed, not
+listed. This gives the `duplicates` output, which maps every dropped capture
+to its survivor. (A combine per hash before the group would shuffle every
+fingerprint twice, and hold a table of up to 100,000 keys per bundle where
+Beam lifts it.)
 
 The survivor's record lists the first `DUPLICATE_LIST_CAP` duplicates' URLs
 and record ids (in survivor order), and `duplicate_count` says how many there
@@ -47,8 +46,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import heapq
-import itertools
 from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple
 
@@ -62,10 +59,7 @@ DOCUMENTS = "documents"
 SKIPPED = "skipped"
 NO_TEXT = "no-text"
 SURVIVORS = "survivors"
-SURVIVOR_OF_HASH = "survivor_of_hash"
-# What a value of the join by hash is: a survivor of the hash, or one of its captures.
-JOINED_SURVIVOR = "survivor"
-JOINED_CAPTURE = "capture"
+DUPLICATES = "duplicates"
 
 # A survivor's record lists at most this many of its duplicates (the first in
 # survivor order); `duplicate_count` counts them all, and the duplicates file
@@ -166,35 +160,18 @@ class Captures:
             bisect.insort(self.first, fingerprint)
             self.first.pop()
 
-    @classmethod
-    def merged(cls, parts: list["Captures"]) -> "Captures":
-        first = list(itertools.islice(heapq.merge(*(part.first for part in parts)), DUPLICATE_LIST_CAP + 1))
-        return cls(sum(part.count for part in parts), first)
 
-
-class KeepOneSurvivor(beam.CombineFn):
-    """Per hash: for each distinct content (`content_check`), its `Captures`, sorted by content check."""
-
-    def create_accumulator(self):
-        return {}
-
-    def add_input(self, contents, fingerprint):
+def captures_by_content(fingerprints: Iterable[Fingerprint]) -> list[Captures]:
+    """The `Captures` of each distinct content (`content_check`) among one hash's fingerprints, sorted by content
+    check; in any order of `fingerprints`, of which it keeps at most `DUPLICATE_LIST_CAP + 1` per content."""
+    contents: dict[str, Captures] = {}
+    for fingerprint in fingerprints:
         captures = contents.get(fingerprint.content_check)
         if captures is None:
             contents[fingerprint.content_check] = Captures(1, [fingerprint])
         else:
             captures.add(fingerprint)
-        return contents
-
-    def merge_accumulators(self, accumulators):
-        parts: dict[str, list[Captures]] = {}
-        for contents in accumulators:
-            for check, captures in contents.items():
-                parts.setdefault(check, []).append(captures)
-        return {check: Captures.merged(each) for check, each in parts.items()}
-
-    def extract_output(self, contents):
-        return [captures for _, captures in sorted(contents.items())]
+    return [captures for _, captures in sorted(contents.items())]
 
 
 def survivor_note(captures: Captures) -> Survivor | None:
@@ -215,41 +192,37 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate |
                      survivor.warc_record_id, survivor.source_file, survivor.source_offset)
 
 
-def duplicates_of_hash(joined: Iterable[tuple[str, Fingerprint]]) -> Iterator[Duplicate]:
-    """The duplicates among one hash's captures, from its values in the join, in any order: (JOINED_SURVIVOR,
-    fingerprint) for each survivor and (JOINED_CAPTURE, fingerprint) for each capture.
+def outcomes_of_hash(fingerprints: Iterable[Fingerprint]) -> Iterator[Survivor | Duplicate]:
+    """One hash's captures, in any order: the notes of its survivors that stand for others (in content-check
+    order), then its duplicates.
 
-    Iterates `joined` twice and keeps nothing per capture: first for the survivors (one per content that has
-    duplicates), then for the captures; a hash without survivors (a content captured once) is read once.
+    Iterates `fingerprints` twice and keeps nothing per capture: first for
+    each content's `Captures`, then to compare each capture with its
+    content's survivor; a hash without duplicates is read once.
     """
-    survivors = {fingerprint.content_check: fingerprint for tag, fingerprint in joined if tag == JOINED_SURVIVOR}
+    survivors = {}
+    for captures in captures_by_content(fingerprints):
+        note = survivor_note(captures)
+        if note is not None:
+            survivors[captures.first[0].content_check] = captures.first[0]
+            yield note
     if not survivors:
         return
-    for tag, fingerprint in joined:
-        survivor = survivors.get(fingerprint.content_check) if tag == JOINED_CAPTURE else None
+    for fingerprint in fingerprints:
+        survivor = survivors.get(fingerprint.content_check)
         duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
         if duplicate is not None:
             yield duplicate
 
 
 def deduplicate(fingerprints: Iterable[Fingerprint]) -> tuple[list[Survivor], list[Duplicate]]:
-    """HashDedup in one process, with the transform's own parts: the survivors' notes and the duplicates."""
-    combiner = KeepOneSurvivor()
-    by_hash: dict[str, dict] = {}
-    joined: dict[str, list[tuple[str, Fingerprint]]] = {}
+    """HashDedup in one process: the survivors' notes and the duplicates."""
+    by_hash: dict[str, list[Fingerprint]] = {}
     for fingerprint in fingerprints:
-        by_hash[fingerprint.content_hash] = combiner.add_input(
-            by_hash.get(fingerprint.content_hash) or combiner.create_accumulator(), fingerprint)
-        joined.setdefault(fingerprint.content_hash, []).append((JOINED_CAPTURE, fingerprint))
-    notes = []
-    for digest, contents in by_hash.items():
-        for captures in combiner.extract_output(contents):
-            note = survivor_note(captures)
-            if note is not None:
-                notes.append(note)
-                joined[digest].append((JOINED_SURVIVOR, captures.first[0]))
-    duplicates = [duplicate for values in joined.values() for duplicate in duplicates_of_hash(values)]
-    return notes, duplicates
+        by_hash.setdefault(fingerprint.content_hash, []).append(fingerprint)
+    outcomes = [outcome for captures in by_hash.values() for outcome in outcomes_of_hash(captures)]
+    return ([outcome for outcome in outcomes if isinstance(outcome, Survivor)],
+            [outcome for outcome in outcomes if isinstance(outcome, Duplicate)])
 
 
 class HashOrSkip(beam.DoFn):
@@ -271,42 +244,21 @@ class HashDocuments(beam.PTransform):
         return docs | beam.ParDo(HashOrSkip()).with_outputs(SKIPPED, main=DOCUMENTS)
 
 
-CAPTURE_OF_HASH = "capture_of_hash"
-
-
-class KeyByHash(beam.DoFn):
-    """Each fingerprint keyed by its hash, for the survivor's combine (main) and as a capture of the join by hash
-    (tagged): one step over the fingerprints for both."""
-
-    def process(self, fingerprint: Fingerprint):
-        yield fingerprint.content_hash, fingerprint
-        yield beam.pvalue.TaggedOutput(CAPTURE_OF_HASH, (fingerprint.content_hash, (JOINED_CAPTURE, fingerprint)))
-
-
-class NoteSurvivors(beam.DoFn):
-    """Per hash: the notes of survivors that stand for others, and (tagged) each such survivor as a value of the
-    join by hash."""
-
-    def process(self, keyed_contents):
-        digest, contents = keyed_contents
-        for captures in contents:
-            note = survivor_note(captures)
-            if note is not None:
-                yield note
-                yield beam.pvalue.TaggedOutput(SURVIVOR_OF_HASH, (digest, (JOINED_SURVIVOR, captures.first[0])))
-
-
-class FindDuplicates(beam.DoFn):
-    """Per hash of the join: its duplicates (`duplicates_of_hash`)."""
+class DeduplicateHash(beam.DoFn):
+    """Per hash, its captures grouped: `outcomes_of_hash`, the notes of survivors (main) and the duplicates
+    (tagged)."""
 
     def setup(self):
         self._duplicates = counter("hash_dedup", "duplicates")
 
-    def process(self, keyed_values):
-        _, joined = keyed_values
-        for duplicate in duplicates_of_hash(joined):
-            self._duplicates.inc()
-            yield duplicate
+    def process(self, hash_and_fingerprints):
+        _, fingerprints = hash_and_fingerprints
+        for outcome in outcomes_of_hash(fingerprints):
+            if isinstance(outcome, Duplicate):
+                self._duplicates.inc()
+                yield beam.pvalue.TaggedOutput(DUPLICATES, outcome)
+            else:
+                yield outcome
 
 
 class Deduplicated(NamedTuple):
@@ -318,16 +270,10 @@ class HashDedup(beam.PTransform):
     """Fingerprints in; outputs `survivors` (notes of those that have duplicates) and `duplicates`."""
 
     def expand(self, fingerprints):
-        keyed = fingerprints | "KeyByHash" >> beam.ParDo(KeyByHash()).with_outputs(CAPTURE_OF_HASH, main="keyed")
-        noted = (
-            keyed.keyed
-            | "KeepOneSurvivor" >> beam.CombinePerKey(KeepOneSurvivor())
-            | "NoteSurvivors" >> beam.ParDo(NoteSurvivors()).with_outputs(SURVIVOR_OF_HASH, main=SURVIVORS)
+        outcomes = (
+            fingerprints
+            | "KeyByHash" >> beam.Map(lambda fingerprint: (fingerprint.content_hash, fingerprint))
+            | "ByHash" >> beam.GroupByKey()
+            | "Deduplicate" >> beam.ParDo(DeduplicateHash()).with_outputs(DUPLICATES, main=SURVIVORS)
         )
-        duplicates = (
-            (noted[SURVIVOR_OF_HASH], keyed[CAPTURE_OF_HASH])
-            | "SurvivorsAndCaptures" >> beam.Flatten()
-            | "JoinByHash" >> beam.GroupByKey()
-            | "FindDuplicates" >> beam.ParDo(FindDuplicates())
-        )
-        return Deduplicated(noted[SURVIVORS], duplicates)
+        return Deduplicated(outcomes[SURVIVORS], outcomes[DUPLICATES])
