@@ -41,9 +41,10 @@ NEAR_DUPLICATES_FILE = "near-duplicates"
 
 
 # Lines per side-file shard: a shard is sorted in the memory of one worker, so this bounds that memory
-# (100,000 lines of about 480 bytes: 48 MB; a snapshot's skips are then tens of thousands of shards, as many as
-# its WARC files). The dev corpus's side files have a few thousand lines: one shard each.
-LINES_PER_SHARD = 100_000
+# (50,000 lines of about 480 bytes: 24 MB; a snapshot's listed skips are then about as many shards as its WARC
+# files). The dev corpus's side files have a few thousand lines: one shard each.
+LINES_PER_SHARD = 50_000
+LINES_PER_WRITE = 1_000
 
 
 def to_json_line(record) -> str:
@@ -69,8 +70,11 @@ def write_json_lines(shard_lines: tuple, output_dir: str) -> str:
     out `None`s; returns the path."""
     (name, index, count), lines = shard_lines
     path = FileSystems.join(output_dir, side_file_name(name, index, count))
+    ordered = sorted(line for line in lines if line is not None)
     with FileSystems.create(path) as handle:
-        handle.write("".join(f"{line}\n" for line in sorted(line for line in lines if line is not None)).encode("utf-8"))
+        # In slices: the shard's text is never one string (nor its bytes) beside its lines.
+        for start in range(0, len(ordered), LINES_PER_WRITE):
+            handle.write("".join(f"{line}\n" for line in ordered[start:start + LINES_PER_WRITE]).encode("utf-8"))
     return path
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
 from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.graph import build_corpus, shard_count
+from pipeline.graph import build_corpus, shard_count, write_json_lines
 from pipeline.options import CorpusSettings
 from pipeline.publish import names_a_build_may_write
 from tests.helpers import html_capture
@@ -68,3 +69,17 @@ def test_a_build_may_write_side_file_shards_of_any_count(tmp_path):
     may_write = names_a_build_may_write(str(tmp_path))
     assert "skipped-00002-of-00003.jsonl" in may_write and "near-duplicates-00000-of-00002.jsonl" in may_write
     assert "notes.jsonl" not in may_write
+
+
+def test_a_shard_is_written_without_its_text_as_one_string(tmp_path):
+    # A shard's lines are held to be sorted; the file's text and its bytes must not be held beside them.
+    lines = [json.dumps({"url": f"https://example.org/{k:06d}", "detail": "x" * 400}) for k in range(20_000)]
+    held = sum(len(line) for line in lines)
+    tracemalloc.start()
+    try:
+        path = write_json_lines((("skipped", 0, 1), lines + [None]), str(tmp_path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert Path(path).read_text("utf-8").splitlines() == sorted(lines)
+    assert peak < 0.2 * held, (peak, held)
