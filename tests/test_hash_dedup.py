@@ -180,39 +180,36 @@ def test_hash_dedup_transform():
             label="duplicates")
 
 
-def test_hash_dedup_joins_by_hash_without_a_side_input():
-    # A side input grows with the input, and Flink and Dask hold it whole on every worker.
+def hash_dedup_graph() -> tuple[list, list]:
+    """HashDedup's applied transforms on one fingerprint: (composites, leaves), in the order visited."""
     pipeline = beam.Pipeline()
     _ = pipeline | beam.Create([fingerprint("<div>x</div>", "https://a.example.org/")]) | "HashDedup" >> HashDedup()
-    with_side_inputs = []
+    composites, leaves = [], []
 
     class Visitor(beam.pipeline.PipelineVisitor):
+        def enter_composite_transform(self, node):
+            composites.append(node)
+
         def visit_transform(self, node):
-            if node.side_inputs:
-                with_side_inputs.append(node.full_label)
+            leaves.append(node)
 
     pipeline.visit(Visitor())
-    assert with_side_inputs == []
+    return composites, leaves
+
+
+def test_hash_dedup_joins_by_hash_without_a_side_input():
+    # A side input grows with the input, and Flink and Dask hold it whole on every worker.
+    _, leaves = hash_dedup_graph()
+    assert [node.full_label for node in leaves if node.side_inputs] == []
 
 
 def test_hash_dedup_shuffles_each_fingerprint_once():
     # One GroupByKey by hash and no combine before it: a combine would shuffle every fingerprint a second time,
     # and hold a table of up to 100,000 keys per bundle where a runner lifts it.
-    pipeline = beam.Pipeline()
-    _ = pipeline | beam.Create([fingerprint("<div>x</div>", "https://a.example.org/")]) | "HashDedup" >> HashDedup()
-    shuffles = []
-
-    class Visitor(beam.pipeline.PipelineVisitor):
-        def enter_composite_transform(self, node):
-            if isinstance(node.transform, beam.CombinePerKey):
-                shuffles.append("CombinePerKey")
-
-        def visit_transform(self, node):
-            if isinstance(node.transform, beam.GroupByKey):
-                shuffles.append("GroupByKey")
-
-    pipeline.visit(Visitor())
-    assert shuffles == ["GroupByKey"]
+    composites, leaves = hash_dedup_graph()
+    assert [node for node in composites if isinstance(node.transform, beam.CombinePerKey)] == []
+    assert [type(node.transform).__name__ for node in leaves if isinstance(node.transform, beam.GroupByKey)] == \
+        ["GroupByKey"]
 
 
 @settings(max_examples=200, deadline=None)
