@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -126,6 +128,31 @@ def test_a_child_process_times_out_survives_crashes_and_passes_errors_on():
     with pytest.raises(ValueError, match="bad page"):
         failing()
     failing.close()
+
+
+MAIN_MODULE_PROBE = """
+import sys
+with open(sys.argv[1], "a") as imports:
+    imports.write(__name__ + "\\n")
+if __name__ == "__main__":
+    from transforms.isolation import ChildProcess
+    child = ChildProcess(len, timeout=60)
+    print(child("page"))
+    child.close()
+"""
+
+
+def test_a_child_process_does_not_import_its_parents_main_module(tmp_path):
+    # A Beam worker's main module is Beam's SDK harness: importing it again cost each worker's child ~2 CPU s.
+    (tmp_path / "main_module_probe.py").write_text(MAIN_MODULE_PROBE)
+    imports = tmp_path / "imports.txt"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                                os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-m", "main_module_probe", str(imports)], cwd=tmp_path, env=environment,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["4"]
+    assert imports.read_text().split() == ["__main__"]
 
 
 def mutate(data: bytes, operations: list[tuple[str, int, int]]) -> bytes:

@@ -19,12 +19,18 @@ fragmented, ends after either.
 
 from __future__ import annotations
 
-import multiprocessing
+import multiprocessing.connection
 import resource
+import subprocess
+import sys
 from typing import Any, Callable
 
-# Beam workers run gRPC threads: forking them is unsafe, spawning is not.
-CONTEXT = multiprocessing.get_context("spawn")
+# The child is a fresh interpreter that imports only what the function needs. Forking a Beam worker (it runs
+# gRPC threads) is unsafe; multiprocessing's spawn would import the parent's main module again in the child
+# (in a Beam worker that is all of Beam's SDK harness, about 2 CPU s a child), and its forkserver does not
+# pass the parent's sys.path on (Python 3.11).
+_BOOTSTRAP = ("import sys; sys.path[:] = {path!r}; "
+              "from transforms.isolation import _serve_inherited; _serve_inherited({fd})")
 READY = "ready"
 # Starting a child imports the function's modules (Beam, selectolax): that
 # time does not count against a page.
@@ -78,6 +84,13 @@ def _serve(connection, function: Callable, memory_limit: int | None) -> None:
         connection.send(outcome)
 
 
+def _serve_inherited(fd: int) -> None:
+    """The child's side: the function and its memory limit come first on the inherited connection."""
+    connection = multiprocessing.connection.Connection(fd)
+    function, memory_limit = connection.recv()
+    _serve(connection, function, memory_limit)
+
+
 class ChildProcess:
     """Calls `function` in a child process, at most `timeout` seconds and `memory_limit` bytes (of address
     space beyond the child's own at its start; None: no limit) a call."""
@@ -90,16 +103,22 @@ class ChildProcess:
         self._connection = None
 
     def _start(self) -> None:
-        self._connection, child_end = CONTEXT.Pipe()
-        self._process = CONTEXT.Process(target=_serve, args=(child_end, self._function, self._memory_limit), daemon=True)
-        self._process.start()
+        self._connection, child_end = multiprocessing.Pipe()
+        fd = child_end.fileno()
+        self._process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP.format(path=sys.path, fd=fd)],
+                                         pass_fds=(fd,), stdin=subprocess.DEVNULL)
         child_end.close()
-        if not self._connection.poll(START_TIMEOUT) or self._connection.recv() != READY:
+        try:
+            self._connection.send((self._function, self._memory_limit))
+            started = self._connection.poll(START_TIMEOUT) and self._connection.recv() == READY
+        except (EOFError, OSError):
+            started = False
+        if not started:
             self.close()
             raise ChildCrashed("the parser's process did not start")
 
     def __call__(self, *args) -> Any:
-        if self._process is None or not self._process.is_alive():
+        if self._process is None or self._process.poll() is not None:
             self._start()
         self._connection.send(args)
         if not self._connection.poll(self._timeout):
@@ -108,8 +127,10 @@ class ChildProcess:
         try:
             succeeded, value = self._connection.recv()
         except (EOFError, OSError):
-            self._process.join(1)
-            code = self._process.exitcode
+            try:
+                code = self._process.wait(1)
+            except subprocess.TimeoutExpired:
+                code = None
             self.close()
             raise ChildCrashed(f"the parser's process died (exit code {code})") from None
         if not succeeded:
@@ -121,7 +142,7 @@ class ChildProcess:
     def close(self) -> None:
         if self._process is not None:
             self._process.kill()
-            self._process.join(5)
+            self._process.wait(5)
             self._connection.close()
         self._process = None
         self._connection = None
