@@ -272,3 +272,46 @@ def test_with_worker_processes_only_the_progress_line_reaches_the_terminal_unles
     assert lines and all(line.startswith(("reading:", "deduplicating:", "writing:", "done:")) for line in lines), lines
     verbose = run_module("--output", str(tmp_path / "loud"), "--verbose", *workers)
     assert verbose.returncode == 0 and "INFO:" in verbose.stderr
+
+
+def test_the_local_runner_loses_nothing_while_a_workers_input_is_still_being_sent(monkeypatch):
+    # At scale a stage's input takes seconds to send and the send queue fills: here each element is written
+    # on its own, 10 ms apart, and every flush waits 0.3 s, as a full queue makes it. Beam's default
+    # once-a-second flush then lost what the runner wrote during it (the 1,000,000-capture build's loss).
+    import time
+
+    import apache_beam as beam
+    from apache_beam.coders.coder_impl import create_InputStream, create_OutputStream
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.portability.api import beam_fn_api_pb2
+    from apache_beam.runners.portability.fn_api_runner import execution
+    from apache_beam.runners.worker import data_plane
+    from apache_beam.testing.util import assert_that, equal_to
+
+    whole_chunks = execution.ListBuffer.__iter__
+
+    def element_by_element(buffer):
+        for chunk in whole_chunks(buffer):
+            stream = create_InputStream(chunk)
+            while stream.size() > 0:
+                element = create_OutputStream()
+                buffer._coder_impl.encode_to_stream(buffer._coder_impl.decode_from_stream(stream, True), element, True)
+                time.sleep(0.01)
+                yield element.get()
+
+    enqueue = data_plane._GrpcDataChannel._enqueue_to_send
+
+    def enqueue_into_a_full_queue(channel, element):
+        if isinstance(element, beam_fn_api_pb2.Elements.Data) and element.data:
+            time.sleep(0.3)
+        return enqueue(channel, element)
+
+    monkeypatch.setattr(execution.ListBuffer, "__iter__", element_by_element)
+    monkeypatch.setattr(data_plane._GrpcDataChannel, "_enqueue_to_send", enqueue_into_a_full_queue)
+    options = cli.ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    with beam.Pipeline(runner=cli.make_runner(options), options=options) as pipeline:
+        numbers = pipeline | beam.Create(range(300)) | beam.Reshuffle()
+        # A Flatten of two stages' outputs is a buffer the runner holds and sends on as the next stage's input.
+        both = (numbers | "Evens" >> beam.Filter(lambda n: n % 2 == 0),
+                numbers | "Odds" >> beam.Filter(lambda n: n % 2 == 1)) | beam.Flatten()
+        assert_that(both | beam.combiners.Count.Globally(), equal_to([300]))
