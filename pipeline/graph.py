@@ -187,14 +187,14 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         side_outputs[NEAR_DUPLICATES_FILE] = near.near_duplicates
     side_files = side_outputs | "SideFiles" >> WriteJsonLines(settings.output, side_file_lines)
 
-    # Everything the report counts, tallied in one step (`tally_of`); what every document has is counted
-    # per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
+    # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
+    # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
     outcomes = [read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
                 minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)
-    report = outcomes | "AllOutcomes" >> beam.Flatten() | "Report" >> WriteReport(
-        settings.output, settings.build_identity())
+    # (A tuple: Beam takes a list given to a transform for one value, to create.)
+    report = tuple(outcomes) | "Report" >> WriteReport(settings.output, settings.build_identity())
     report_page = {
         "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,

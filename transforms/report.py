@@ -1,12 +1,14 @@
 """The run report: what happened to every record, and bytes at every stage.
 
 Each outcome that leaves a stage (a skip, a dead letter, a duplicate, a
-written shard's tally) is turned into a small tally by one step (`tally_of`);
+written shard's tally) is turned into a small tally (`tally_of`), and the
+tallies of a bundle are summed where the outcomes are made (`TallyBundle`);
 what every document has, it is counted where the work is done, not by a step
 over the documents: ReadWarc's `RecordsRead` per range, MinimizeText's
-`MostlyDropped` per bundle, CompressWrite's tallies per shard. The tallies
-are summed by one CombineGlobally (so the report never holds documents) and
-written as `DIR/report.json`. `format_report` renders it as a table.
+`MostlyDropped` per bundle, CompressWrite's tallies per shard. The bundles'
+tallies are summed by one CombineGlobally (so the report never holds
+documents) and written as `DIR/report.json`. `format_report` renders it as a
+table.
 
 The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
 total and for each input file; with `--near-dedup`, `near_duplicates` is a
@@ -23,6 +25,7 @@ from collections import Counter
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from transforms import native
 from transforms.document import DeadLetter, Skip
@@ -239,6 +242,26 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+class TallyBundle(beam.DoFn):
+    """The sum of the tallies (`tally_of`) of a bundle's outcomes, one per bundle.
+
+    Summed here, beside the stage that made the outcomes, a tally per bundle
+    crosses to the report's sum, not one per record: Beam's local runner does
+    not fuse a Flatten into the stages before it, and carried every record's
+    (at 1,000,000 captures, 860 MB of skips' tallies through the runner).
+    """
+
+    def start_bundle(self):
+        self._tally = Counter()
+
+    def process(self, outcome):
+        self._tally.update(tally_of(outcome))
+
+    def finish_bundle(self):
+        if self._tally:
+            yield GlobalWindows.windowed_value(self._tally)
+
+
 class SumTallies(beam.CombineFn):
     def create_accumulator(self):
         return Counter()
@@ -270,7 +293,8 @@ def read_report(output_dir: str) -> dict:
 
 
 class WriteReport(beam.PTransform):
-    """Tallies a PCollection of outcomes (`tally_of`) and sums the tallies into `output_dir/report.json`."""
+    """Tallies the outcomes (`tally_of`) of a PCollection, or of a tuple of them, and sums the tallies into
+    `output_dir/report.json`."""
 
     def __init__(self, output_dir: str, options: dict):
         super().__init__()
@@ -278,9 +302,10 @@ class WriteReport(beam.PTransform):
         self._options = options
 
     def expand(self, outcomes):
+        kinds = (outcomes,) if isinstance(outcomes, beam.PCollection) else tuple(outcomes)
         return (
-            outcomes
-            | "Tally" >> beam.Map(tally_of)
+            [kind | f"Tally{index}" >> beam.ParDo(TallyBundle()) for index, kind in enumerate(kinds)]
+            | "AllTallies" >> beam.Flatten()
             | "Sum" >> beam.CombineGlobally(SumTallies())
             | "Build" >> beam.Map(build_report, self._options)
             | "Write" >> beam.Map(write_report, self._output_dir)
