@@ -13,10 +13,9 @@ side-file shards written. The captures: a page of
 its own for 60 %, a hot key for 20 % (one boilerplate page, the same content
 under every URL: HashDedup's per-key state and its survivor's duplicate
 lists stay bounded), 404s for 20 % (listed in `skipped-*.jsonl`). The
-default, a million, takes about 10 minutes a build on the project's 2-core
-machine, and its build fails its accounting on the local 2-worker runner
-(docs/scale.md); the figures in benchmarks/README.md are at 100,000 and
-200,000. Nothing in it is a test.
+default, a million, takes about 6 minutes on the project's 2-core machine,
+and twice as many 16; benchmarks/README.md has the figures. Nothing in it
+is a test.
 """
 
 from __future__ import annotations
