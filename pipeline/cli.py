@@ -73,8 +73,9 @@ def make_runner(options: PipelineOptions):
     thread goes on writing the same stream unlocked: whatever is written
     between the flush's copy and its clearing of the buffer is lost. A
     stage's input that takes over a second to send (at 1,000,000 captures,
-    the report's 860 MB of outcomes) lost hundreds of thousands of
-    records, and the build failed its accounting.
+    the report's 860 MB of outcomes, before they were tallied per bundle)
+    lost hundreds of thousands of records, and the build failed its
+    accounting.
     """
     standard = options.view_as(StandardOptions)
     if standard.runner in IN_PROCESS_RUNNER_NAMES:

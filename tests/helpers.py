@@ -6,11 +6,27 @@ import io
 import zlib
 from pathlib import Path
 
+import apache_beam as beam
 import fastavro
 
 from pipeline.sample import Capture
 from transforms.document import DeadLetter, Document, Skip
 from transforms.read_warc import ReadWarcRange, WarcRestrictions, read_warc
+
+
+def applied_transforms(pipeline: beam.Pipeline) -> tuple[list, list]:
+    """The applied transforms of a pipeline's graph: (composites, leaves), in the order visited."""
+    composites, leaves = [], []
+
+    class Visitor(beam.pipeline.PipelineVisitor):
+        def enter_composite_transform(self, node):
+            composites.append(node)
+
+        def visit_transform(self, node):
+            leaves.append(node)
+
+    pipeline.visit(Visitor())
+    return composites, leaves
 
 
 def page(body: str, title: str = "Test page", lang: str = "en", head: str = "") -> str:

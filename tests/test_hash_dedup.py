@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pipeline import cli
 from pipeline.sample import Capture, warc_bytes
-from tests.helpers import page
+from tests.helpers import applied_transforms, page
 from transforms.document import Document, Skip
 from transforms.hash_dedup import (DUPLICATE_LIST_CAP, NO_TEXT, Duplicate, Fingerprint, HashDedup, HashDocuments,
                                    Survivor, captures_by_content, content_hash, deduplicate, duplicate_of,
@@ -184,17 +184,7 @@ def hash_dedup_graph() -> tuple[list, list]:
     """HashDedup's applied transforms on one fingerprint: (composites, leaves), in the order visited."""
     pipeline = beam.Pipeline()
     _ = pipeline | beam.Create([fingerprint("<div>x</div>", "https://a.example.org/")]) | "HashDedup" >> HashDedup()
-    composites, leaves = [], []
-
-    class Visitor(beam.pipeline.PipelineVisitor):
-        def enter_composite_transform(self, node):
-            composites.append(node)
-
-        def visit_transform(self, node):
-            leaves.append(node)
-
-    pipeline.visit(Visitor())
-    return composites, leaves
+    return applied_transforms(pipeline)
 
 
 def test_hash_dedup_joins_by_hash_without_a_side_input():

@@ -12,6 +12,7 @@ from apache_beam.testing.util import assert_that
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import applied_transforms
 from transforms.document import DeadLetter, Skip
 from transforms.hash_dedup import Duplicate
 from transforms.manifest import digest_file
@@ -218,13 +219,7 @@ def test_the_reports_sum_gets_a_tally_per_bundle_of_each_kind_not_one_per_record
     pipeline = beam.Pipeline()
     kinds = (pipeline | "Skips" >> beam.Create(skips[:1]), pipeline | "Reads" >> beam.Create(skips[-1:]))
     _ = kinds | "Report" >> WriteReport(str(tmp_path), {})
-    producers = {}
-
-    class Visitor(beam.pipeline.PipelineVisitor):
-        def visit_transform(self, node):
-            for output in node.outputs.values():
-                producers[output] = node
-
-    pipeline.visit(Visitor())
-    summed = next(node for node in producers.values() if node.full_label == "Report/AllTallies")
+    _, leaves = applied_transforms(pipeline)
+    producers = {output: node for node in leaves for output in node.outputs.values()}
+    summed = next(node for node in leaves if node.full_label == "Report/AllTallies")
     assert [type(producers[pcoll].transform.fn).__name__ for pcoll in summed.inputs] == ["TallyBundle"] * 2
