@@ -18,6 +18,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
+from pipeline.local_runner import make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
@@ -61,32 +62,10 @@ class UsageError(Exception):
 
 
 def make_runner(options: PipelineOptions):
-    """The runner for `options`.
-
-    Beam 2.77's DirectRunner first tries to download a Prism binary, which
-    fails offline; under that name this uses the in-process FnApiRunner
-    (which also runs `--direct_running_mode=multi_processing`).
-
-    That runner's data plane is made to buffer by size only. By default it
-    also flushes what it sends a worker once a second, from a thread of its
-    own (`worker_handlers.DATA_BUFFER_TIME_LIMIT_MS`), while the runner's
-    thread goes on writing the same stream unlocked: whatever is written
-    between the flush's copy and its clearing of the buffer is lost. A
-    stage's input that takes over a second to send (at 1,000,000 captures,
-    the report's 860 MB of outcomes, before they were tallied per bundle)
-    lost hundreds of thousands of records, and the build failed its
-    accounting.
-    """
+    """The runner for `options`: for the DirectRunner (or none named), `pipeline.local_runner`'s."""
     standard = options.view_as(StandardOptions)
     if standard.runner in IN_PROCESS_RUNNER_NAMES:
-        from apache_beam.portability.api import beam_provision_api_pb2
-        from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
-        from apache_beam.runners.portability.portable_runner import JobServiceHandle
-
-        worker_handlers.DATA_BUFFER_TIME_LIMIT_MS = 0
-        encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
-        provision = fn_runner.ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded))
-        return fn_runner.FnApiRunner(provision_info=provision)
+        return make_local_runner(options)
     standard.runner = RUNNER_ALIASES.get(standard.runner, standard.runner)
     return None
 

@@ -23,19 +23,27 @@ record ids, inside one file and across files.
 The survivor of a content is the capture with the earliest `warc_date`, then
 the smallest `url`, then the smallest `warc_record_id`, then the smallest
 identity: the same whatever the order in which records arrive or the number
-of workers. Nothing per content grows with its number of captures, so a
-content captured millions of times (boilerplate pages) is no hot key for
-memory: fingerprints are grouped by hash (one GroupByKey, no side input,
-which runners such as Flink and Dask hold whole on every worker), and
-`outcomes_of_hash` reads a hash's grouped values twice, never holding them:
-once for each content's count and first `DUPLICATE_LIST_CAP + 1` captures in
-survivor order, once to compare each capture with its content's survivor.
-Grouped values are re-iterable in Beam's model and paged in from the shuffle
-where they are large, so a hash with millions of captures is streamed, not
-listed. This gives the `duplicates` output, which maps every dropped capture
-to its survivor. (A combine per hash before the group would shuffle every
-fingerprint twice, and hold a table of up to 100,000 keys per bundle where
-Beam lifts it.)
+of workers.
+
+Nothing per content grows with its number of captures, so a content captured
+millions of times (boilerplate pages, empty error pages) is no hot key, on
+any runner. No runner can be trusted to page a large group in from the
+shuffle: Beam's local runner and Flink's batch GroupByKey hold each key's
+values as one list (apache/beam#18848), and a group over 2 GiB cannot even be
+sent to a Python worker. So no step groups a content's captures whole:
+- `CapturesByHash`, a combine per hash, keeps of each content its count, its
+  first `DUPLICATE_LIST_CAP + 1` captures in survivor order and the buckets
+  its captures fell in (at most `CAPTURE_BUCKETS`): enough for the survivor
+  and its record's note;
+- each capture is keyed by its hash and its bucket (`bucket_of`, from where
+  it was read), and the survivor of each content that has duplicates is sent
+  to each bucket its captures are in; one GroupByKey by (hash, bucket) then
+  meets each capture with its survivor, in groups of about 1/1,024 of a
+  content's captures. This gives the `duplicates` output, which maps every
+  dropped capture to its survivor.
+There is no side input, which runners such as Flink and Dask hold whole on
+every worker. The price is a second shuffle: each fingerprint crosses once
+in the combine's accumulators and once to meet its survivor.
 
 The survivor's record lists the first `DUPLICATE_LIST_CAP` duplicates' URLs
 and record ids (in survivor order), and `duplicate_count` says how many there
@@ -46,6 +54,8 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
+import zlib
 from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple
 
@@ -59,13 +69,19 @@ DOCUMENTS = "documents"
 SKIPPED = "skipped"
 NO_TEXT = "no-text"
 SURVIVORS = "survivors"
-DUPLICATES = "duplicates"
+BY_BUCKET = "by-bucket"
+# What a value of a (hash, bucket) group is: one of the bucket's captures, or a survivor sent to it.
+CAPTURE, SURVIVOR = 0, 1
 
 # A survivor's record lists at most this many of its duplicates (the first in
 # survivor order); `duplicate_count` counts them all, and the duplicates file
 # maps every one. Enough for a reader to see what a page was copied as, and a
 # bound on the size of a record whatever the crawl.
 DUPLICATE_LIST_CAP = 100
+
+# How many groups a content's captures are split among to meet their survivor: a content captured a million
+# times is read in groups of about a thousand, and one captured once is one group of one.
+CAPTURE_BUCKETS = 1024
 
 
 def content_hash(div_html: str) -> str:
@@ -145,20 +161,60 @@ class Survivor:
     duplicate_record_ids: tuple[str, ...]
 
 
+def bucket_of(fingerprint: Fingerprint) -> int:
+    """The group, among `CAPTURE_BUCKETS`, in which a capture meets its survivor: from where it was read."""
+    source_file, source_range, source_offset = fingerprint.identity
+    return zlib.crc32(f"{source_file}\n{source_range}\n{source_offset}".encode("utf-8")) % CAPTURE_BUCKETS
+
+
 @dataclass
 class Captures:
-    """A content's captures as far as the survivor rule needs them: how many, and the first in survivor order."""
+    """A content's captures as far as the survivor rule needs them: how many, the first in survivor order, and the
+    buckets they are in."""
 
     count: int
     first: list[Fingerprint]
+    buckets: set[int]
+
+    @classmethod
+    def of(cls, fingerprint: Fingerprint) -> "Captures":
+        return cls(1, [fingerprint], {bucket_of(fingerprint)})
 
     def add(self, fingerprint: Fingerprint) -> None:
         self.count += 1
+        self.buckets.add(bucket_of(fingerprint))
         if len(self.first) <= DUPLICATE_LIST_CAP:
             bisect.insort(self.first, fingerprint)
         elif fingerprint < self.first[-1]:
             bisect.insort(self.first, fingerprint)
             self.first.pop()
+
+    def merge(self, other: "Captures") -> None:
+        self.count += other.count
+        self.buckets |= other.buckets
+        self.first = list(heapq.merge(self.first, other.first))[:DUPLICATE_LIST_CAP + 1]
+
+
+def add_capture(contents: dict[str, Captures], fingerprint: Fingerprint) -> dict[str, Captures]:
+    """`contents` (content check to its `Captures`) with `fingerprint` added."""
+    captures = contents.get(fingerprint.content_check)
+    if captures is None:
+        contents[fingerprint.content_check] = Captures.of(fingerprint)
+    else:
+        captures.add(fingerprint)
+    return contents
+
+
+def merge_contents(all_contents: Iterable[dict[str, Captures]]) -> dict[str, Captures]:
+    """Several `contents` of one hash as one."""
+    merged: dict[str, Captures] = {}
+    for contents in all_contents:
+        for check, captures in contents.items():
+            if check in merged:
+                merged[check].merge(captures)
+            else:
+                merged[check] = captures
+    return merged
 
 
 def captures_by_content(fingerprints: Iterable[Fingerprint]) -> list[Captures]:
@@ -166,11 +222,7 @@ def captures_by_content(fingerprints: Iterable[Fingerprint]) -> list[Captures]:
     check; in any order of `fingerprints`, of which it keeps at most `DUPLICATE_LIST_CAP + 1` per content."""
     contents: dict[str, Captures] = {}
     for fingerprint in fingerprints:
-        captures = contents.get(fingerprint.content_check)
-        if captures is None:
-            contents[fingerprint.content_check] = Captures(1, [fingerprint])
-        else:
-            captures.add(fingerprint)
+        add_capture(contents, fingerprint)
     return [captures for _, captures in sorted(contents.items())]
 
 
@@ -192,27 +244,26 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate |
                      survivor.warc_record_id, survivor.source_file, survivor.source_offset)
 
 
-def outcomes_of_hash(fingerprints: Iterable[Fingerprint]) -> Iterator[Survivor | Duplicate]:
-    """One hash's captures, in any order: the notes of its survivors that stand for others (in content-check
-    order), then its duplicates.
+def duplicates_among(fingerprints: Iterable[Fingerprint], survivors: dict[str, Fingerprint]) -> Iterator[Duplicate]:
+    """The duplicates among captures of one hash, given the survivor of each content (by content check) that has
+    duplicates."""
+    for fingerprint in fingerprints:
+        survivor = survivors.get(fingerprint.content_check)
+        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
+        if duplicate is not None:
+            yield duplicate
 
-    Iterates `fingerprints` twice and keeps nothing per capture: first for
-    each content's `Captures`, then to compare each capture with its
-    content's survivor; a hash without duplicates is read once.
-    """
+
+def outcomes_of_hash(fingerprints: list[Fingerprint]) -> Iterator[Survivor | Duplicate]:
+    """One hash's captures, in any order: the notes of its survivors that stand for others (in content-check
+    order), then its duplicates."""
     survivors = {}
     for captures in captures_by_content(fingerprints):
         note = survivor_note(captures)
         if note is not None:
             survivors[captures.first[0].content_check] = captures.first[0]
             yield note
-    if not survivors:
-        return
-    for fingerprint in fingerprints:
-        survivor = survivors.get(fingerprint.content_check)
-        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
-        if duplicate is not None:
-            yield duplicate
+    yield from duplicates_among(fingerprints, survivors)
 
 
 def deduplicate(fingerprints: Iterable[Fingerprint]) -> tuple[list[Survivor], list[Duplicate]]:
@@ -244,21 +295,57 @@ class HashDocuments(beam.PTransform):
         return docs | beam.ParDo(HashOrSkip()).with_outputs(SKIPPED, main=DOCUMENTS)
 
 
-class DeduplicateHash(beam.DoFn):
-    """Per hash, its captures grouped: `outcomes_of_hash`, the notes of survivors (main) and the duplicates
-    (tagged)."""
+class CapturesOfHash(beam.CombineFn):
+    """A hash's fingerprints combined into its contents' `Captures` (by content check): bounded whatever their
+    number."""
+
+    def create_accumulator(self) -> dict[str, Captures]:
+        return {}
+
+    def add_input(self, contents, fingerprint):
+        return add_capture(contents, fingerprint)
+
+    def merge_accumulators(self, accumulators):
+        return merge_contents(accumulators)
+
+    def extract_output(self, contents):
+        return [captures for _, captures in sorted(contents.items())]
+
+
+class SurvivorsOfHash(beam.DoFn):
+    """Per hash, its contents' `Captures`: the notes of survivors that stand for others (main), and each such
+    survivor keyed by (hash, bucket) for each bucket its content's captures are in (tagged)."""
+
+    def process(self, hash_and_contents):
+        content_hash, contents = hash_and_contents
+        for captures in contents:
+            note = survivor_note(captures)
+            if note is not None:
+                yield note
+                for bucket in sorted(captures.buckets):
+                    yield beam.pvalue.TaggedOutput(BY_BUCKET, ((content_hash, bucket), (SURVIVOR, captures.first[0])))
+
+
+class DuplicatesOfBucket(beam.DoFn):
+    """Per (hash, bucket), its captures and the survivors sent to it: the duplicates among the captures."""
 
     def setup(self):
         self._duplicates = counter("hash_dedup", "duplicates")
 
-    def process(self, hash_and_fingerprints):
-        _, fingerprints = hash_and_fingerprints
-        for outcome in outcomes_of_hash(fingerprints):
-            if isinstance(outcome, Duplicate):
-                self._duplicates.inc()
-                yield beam.pvalue.TaggedOutput(DUPLICATES, outcome)
-            else:
-                yield outcome
+    def process(self, key_and_values):
+        # A bucket's share of a content's captures: small enough to hold, and read twice.
+        values = list(key_and_values[1])
+        survivors = {fingerprint.content_check: fingerprint for role, fingerprint in values if role == SURVIVOR}
+        if not survivors:
+            return
+        for duplicate in duplicates_among((fingerprint for role, fingerprint in values if role == CAPTURE),
+                                          survivors):
+            self._duplicates.inc()
+            yield duplicate
+
+
+def capture_by_bucket(fingerprint: Fingerprint):
+    return (fingerprint.content_hash, bucket_of(fingerprint)), (CAPTURE, fingerprint)
 
 
 class Deduplicated(NamedTuple):
@@ -270,10 +357,16 @@ class HashDedup(beam.PTransform):
     """Fingerprints in; outputs `survivors` (notes of those that have duplicates) and `duplicates`."""
 
     def expand(self, fingerprints):
-        outcomes = (
+        survivors = (
             fingerprints
             | "KeyByHash" >> beam.Map(lambda fingerprint: (fingerprint.content_hash, fingerprint))
-            | "ByHash" >> beam.GroupByKey()
-            | "Deduplicate" >> beam.ParDo(DeduplicateHash()).with_outputs(DUPLICATES, main=SURVIVORS)
+            | "CapturesByHash" >> beam.CombinePerKey(CapturesOfHash())
+            | "Survivors" >> beam.ParDo(SurvivorsOfHash()).with_outputs(BY_BUCKET, main=SURVIVORS)
         )
-        return Deduplicated(outcomes[SURVIVORS], outcomes[DUPLICATES])
+        duplicates = (
+            (fingerprints | "KeyByBucket" >> beam.Map(capture_by_bucket), survivors[BY_BUCKET])
+            | "CapturesAndSurvivors" >> beam.Flatten()
+            | "ByBucket" >> beam.GroupByKey()
+            | "Duplicates" >> beam.ParDo(DuplicatesOfBucket())
+        )
+        return Deduplicated(survivors[SURVIVORS], duplicates)

@@ -1,0 +1,118 @@
+"""The local runner: it loses nothing, sends its workers bounded messages, and starts them with few malloc arenas."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import apache_beam as beam
+from apache_beam.coders.coder_impl import create_InputStream, create_OutputStream
+from apache_beam.portability.api import beam_fn_api_pb2
+from apache_beam.runners.portability.fn_api_runner import execution
+from apache_beam.runners.worker import data_plane
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline.cli import ViewedOnceOptions
+from pipeline.local_runner import PIECE_VALUES, make_local_runner, pieces_of
+
+
+def test_the_local_runner_loses_nothing_while_a_workers_input_is_still_being_sent(monkeypatch):
+    # At scale a stage's input takes seconds to send and the send queue fills: here each element is written
+    # on its own, 10 ms apart, and every flush waits 0.3 s, as a full queue makes it. Beam's default
+    # once-a-second flush then lost what the runner wrote during it (the 1,000,000-capture build's loss).
+    whole_chunks = execution.ListBuffer.__iter__
+
+    def element_by_element(buffer):
+        for chunk in whole_chunks(buffer):
+            stream = create_InputStream(chunk)
+            while stream.size() > 0:
+                element = create_OutputStream()
+                buffer._coder_impl.encode_to_stream(buffer._coder_impl.decode_from_stream(stream, True), element, True)
+                time.sleep(0.01)
+                yield element.get()
+
+    enqueue = data_plane._GrpcDataChannel._enqueue_to_send
+
+    def enqueue_into_a_full_queue(channel, element):
+        if isinstance(element, beam_fn_api_pb2.Elements.Data) and element.data:
+            time.sleep(0.3)
+        return enqueue(channel, element)
+
+    monkeypatch.setattr(execution.ListBuffer, "__iter__", element_by_element)
+    monkeypatch.setattr(data_plane._GrpcDataChannel, "_enqueue_to_send", enqueue_into_a_full_queue)
+    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
+        numbers = pipeline | beam.Create(range(300)) | beam.Reshuffle()
+        # A Flatten of two stages' outputs is a buffer the runner holds and sends on as the next stage's input.
+        both = (numbers | "Evens" >> beam.Filter(lambda n: n % 2 == 0),
+                numbers | "Odds" >> beam.Filter(lambda n: n % 2 == 1)) | beam.Flatten()
+        assert_that(both | beam.combiners.Count.Globally(), equal_to([300]))
+
+
+def test_a_worker_gets_a_large_grouped_share_in_messages_of_about_10_mb(monkeypatch):
+    # 40,000 groups of a 1 KB value: 40 MB for the one worker. Beam's runner sent it as one message, which the
+    # worker held whole (at 1,000,000 captures, 180 MB of HashDedup's input; past 2 GiB it cannot be sent).
+    sent = []
+    enqueue = data_plane._GrpcDataChannel._enqueue_to_send
+
+    def recorded(channel, element):
+        if isinstance(element, beam_fn_api_pb2.Elements.Data) and element.data:
+            sent.append((element.transform_id, len(element.data)))
+        return enqueue(channel, element)
+
+    monkeypatch.setattr(data_plane._GrpcDataChannel, "_enqueue_to_send", recorded)
+    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
+        grouped = (pipeline | beam.Create(range(40_000)) | beam.Map(lambda n: (n, b"x" * 1000))
+                   | beam.GroupByKey())
+        assert_that(grouped | beam.MapTuple(lambda key, values: len(b"".join(values))) | beam.CombineGlobally(sum),
+                    equal_to([40_000_000]))
+    sizes = [size for _, size in sent]
+    assert sum(sizes) > 40_000_000 and len(sizes) > 4, sizes
+    assert max(sizes) < 16 << 20, max(sizes)
+
+
+def test_pieces_keep_each_key_whole_and_hold_about_the_values_asked():
+    table = {f"key-{n}": list(range(n % 7 + 1)) for n in range(1_000)}
+    pieces = list(pieces_of(table, PIECE_VALUES // 100))
+    assert [key for piece in pieces for key in piece] == list(table)
+    assert all(piece[key] is table[key] for piece in pieces for key in piece)
+    sizes = [sum(map(len, piece.values())) for piece in pieces]
+    assert all(PIECE_VALUES // 100 <= size < PIECE_VALUES // 100 + 7 for size in sizes[:-1]), sizes
+
+
+def test_worker_processes_start_with_two_malloc_arenas_unless_told_otherwise(monkeypatch):
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_processing"])
+    with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
+        seen = pipeline | beam.Create([None]) | beam.Map(lambda _: os.environ.get("MALLOC_ARENA_MAX"))
+        assert_that(seen, equal_to(["2"]))
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
+    make_local_runner(options)
+    assert os.environ["MALLOC_ARENA_MAX"] == "8"
+
+
+def test_a_share_larger_than_the_queues_reaches_a_worker_that_has_not_started_its_bundle(monkeypatch):
+    # Beam writes a bundle's input before it starts the bundle; a worker queues little of an instruction it has
+    # not started. Messages of about 2 MB (a piece) and queues of 1 message and 1 MB here stand for messages of
+    # 10 MB and queues of 5 messages and 100 MB at scale.
+    stream = data_plane.SizeBasedBufferingClosableOutputStream.__init__
+    monkeypatch.setattr(stream, "__defaults__", (None, None, 100 << 10, 512 << 20))
+    monkeypatch.setattr(data_plane, "_DEFAULT_RECEIVE_QUEUE_MAX_ELEMENTS", 1)
+    monkeypatch.setattr(data_plane, "_DEFAULT_SEND_QUEUE_MAX_ELEMENTS", 1)
+    monkeypatch.setattr(data_plane, "_DEFAULT_SEND_QUEUE_MAX_BYTES", 1 << 20)
+    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    finished = []
+
+    def build():
+        with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
+            grouped = (pipeline | beam.Create(range(60_000)) | beam.Map(lambda n: (n, b"x" * 1000))
+                       | beam.GroupByKey())
+            assert_that(grouped | beam.combiners.Count.Globally(), equal_to([60_000]))
+        finished.append(True)
+
+    builder = threading.Thread(target=build, daemon=True)
+    builder.start()
+    builder.join(timeout=60)
+    assert finished, "the build waits for ever: its worker waits for a request the runner has not sent"
