@@ -13,8 +13,8 @@ side-file shards written. The captures: a page of
 its own for 60 %, a hot key for 20 % (one boilerplate page, the same content
 under every URL: HashDedup's per-key state and its survivor's duplicate
 lists stay bounded), 404s for 20 % (listed in `skipped-*.jsonl`). The
-default, a million, takes about 6 minutes on the project's 2-core machine,
-and twice as many 16; benchmarks/README.md has the figures. Nothing in it
+default, a million, takes about 6-11 minutes on the project's 2-core machine,
+and twice as many 13-16; benchmarks/README.md has the figures. Nothing in it
 is a test.
 """
 
