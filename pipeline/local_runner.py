@@ -32,12 +32,13 @@ to how it feeds its workers. None changes what a worker computes.
   input was these arenas (docs/scale.md).
 
 This relies on the FnApiRunner's internals (`GroupingBuffer`, the bundle
-manager's `_send_input_to_worker`, the data plane's channel classes), so Beam is pinned to 2.77 in
-requirements.txt; `tests/test_local_runner.py` checks each change.
+manager's `_send_input_to_worker`, the data plane's channel classes), so Beam
+is pinned to 2.77 in requirements.txt; `tests/test_local_runner.py` checks each change.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
@@ -55,6 +56,8 @@ PIECE_VALUES = 2_000
 WORKER_MALLOC_ARENAS = "2"
 
 BeamGroupingBuffer = execution.GroupingBuffer
+
+_LOGGER = logging.getLogger(__name__)
 
 
 def make_local_runner(options: PipelineOptions) -> fn_runner.FnApiRunner:
@@ -129,7 +132,15 @@ def send_input_in_pieces(bundle_manager, process_bundle_id: str, read_transform_
             data_out.maybe_flush()
         data_out.close()
 
+    def write_beside_the_request() -> None:
+        # The worker waits for the end of this stream: say why it never comes.
+        try:
+            write()
+        except Exception:  # noqa: BLE001 - logged, as nothing joins this thread
+            _LOGGER.exception("sending the input of bundle %s to %s failed", process_bundle_id, read_transform_id)
+
     if isinstance(data_conn, data_plane.InMemoryDataChannel):
         write()
     else:
-        threading.Thread(target=write, name=f"input-{process_bundle_id}-{read_transform_id}", daemon=True).start()
+        threading.Thread(target=write_beside_the_request, name=f"input-{process_bundle_id}-{read_transform_id}",
+                         daemon=True).start()

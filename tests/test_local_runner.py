@@ -16,6 +16,14 @@ from apache_beam.testing.util import assert_that, equal_to
 from pipeline.cli import ViewedOnceOptions
 from pipeline.local_runner import PIECE_VALUES, make_local_runner, pieces_of
 
+# One worker on a thread of the runner's process, fed through the data plane (gRPC) as a worker process is.
+ONE_THREADED_WORKER = ("--direct_num_workers=1", "--direct_running_mode=multi_threading")
+
+
+def kilobyte_groups(pipeline, groups: int):
+    """`groups` groups of one 1 KB value each: a grouped stage's input of `groups` KB."""
+    return pipeline | beam.Create(range(groups)) | beam.Map(lambda n: (n, b"x" * 1000)) | beam.GroupByKey()
+
 
 def test_the_local_runner_loses_nothing_while_a_workers_input_is_still_being_sent(monkeypatch):
     # At scale a stage's input takes seconds to send and the send queue fills: here each element is written
@@ -41,7 +49,7 @@ def test_the_local_runner_loses_nothing_while_a_workers_input_is_still_being_sen
 
     monkeypatch.setattr(execution.ListBuffer, "__iter__", element_by_element)
     monkeypatch.setattr(data_plane._GrpcDataChannel, "_enqueue_to_send", enqueue_into_a_full_queue)
-    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    options = ViewedOnceOptions(list(ONE_THREADED_WORKER))
     with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
         numbers = pipeline | beam.Create(range(300)) | beam.Reshuffle()
         # A Flatten of two stages' outputs is a buffer the runner holds and sends on as the next stage's input.
@@ -62,12 +70,10 @@ def test_a_worker_gets_a_large_grouped_share_in_messages_of_about_10_mb(monkeypa
         return enqueue(channel, element)
 
     monkeypatch.setattr(data_plane._GrpcDataChannel, "_enqueue_to_send", recorded)
-    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    options = ViewedOnceOptions(list(ONE_THREADED_WORKER))
     with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
-        grouped = (pipeline | beam.Create(range(40_000)) | beam.Map(lambda n: (n, b"x" * 1000))
-                   | beam.GroupByKey())
-        assert_that(grouped | beam.MapTuple(lambda key, values: len(b"".join(values))) | beam.CombineGlobally(sum),
-                    equal_to([40_000_000]))
+        sizes_of_groups = kilobyte_groups(pipeline, 40_000) | beam.MapTuple(lambda key, values: len(b"".join(values)))
+        assert_that(sizes_of_groups | beam.CombineGlobally(sum), equal_to([40_000_000]))
     sizes = [size for _, size in sent]
     assert sum(sizes) > 40_000_000 and len(sizes) > 4, sizes
     assert max(sizes) < 16 << 20, max(sizes)
@@ -102,14 +108,12 @@ def test_a_share_larger_than_the_queues_reaches_a_worker_that_has_not_started_it
     monkeypatch.setattr(data_plane, "_DEFAULT_RECEIVE_QUEUE_MAX_ELEMENTS", 1)
     monkeypatch.setattr(data_plane, "_DEFAULT_SEND_QUEUE_MAX_ELEMENTS", 1)
     monkeypatch.setattr(data_plane, "_DEFAULT_SEND_QUEUE_MAX_BYTES", 1 << 20)
-    options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_threading"])
+    options = ViewedOnceOptions(list(ONE_THREADED_WORKER))
     finished = []
 
     def build():
         with beam.Pipeline(runner=make_local_runner(options), options=options) as pipeline:
-            grouped = (pipeline | beam.Create(range(60_000)) | beam.Map(lambda n: (n, b"x" * 1000))
-                       | beam.GroupByKey())
-            assert_that(grouped | beam.combiners.Count.Globally(), equal_to([60_000]))
+            assert_that(kilobyte_groups(pipeline, 60_000) | beam.combiners.Count.Globally(), equal_to([60_000]))
         finished.append(True)
 
     builder = threading.Thread(target=build, daemon=True)

@@ -55,6 +55,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
+import itertools
 import zlib
 from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple
@@ -192,7 +193,7 @@ class Captures:
     def merge(self, other: "Captures") -> None:
         self.count += other.count
         self.buckets |= other.buckets
-        self.first = list(heapq.merge(self.first, other.first))[:DUPLICATE_LIST_CAP + 1]
+        self.first = list(itertools.islice(heapq.merge(self.first, other.first), DUPLICATE_LIST_CAP + 1))
 
 
 def add_capture(contents: dict[str, Captures], fingerprint: Fingerprint) -> dict[str, Captures]:
@@ -206,15 +207,21 @@ def add_capture(contents: dict[str, Captures], fingerprint: Fingerprint) -> dict
 
 
 def merge_contents(all_contents: Iterable[dict[str, Captures]]) -> dict[str, Captures]:
-    """Several `contents` of one hash as one."""
-    merged: dict[str, Captures] = {}
-    for contents in all_contents:
+    """Several `contents` of one hash as one: the first, with the others merged into it (which stay as they were,
+    as a CombineFn's `merge_accumulators` must leave them)."""
+    contents_iter = iter(all_contents)
+    merged = next(contents_iter, {})
+    for contents in contents_iter:
         for check, captures in contents.items():
             if check in merged:
                 merged[check].merge(captures)
             else:
-                merged[check] = captures
+                merged[check] = Captures(captures.count, list(captures.first), set(captures.buckets))
     return merged
+
+
+def in_check_order(contents: dict[str, Captures]) -> list[Captures]:
+    return [captures for _, captures in sorted(contents.items())]
 
 
 def captures_by_content(fingerprints: Iterable[Fingerprint]) -> list[Captures]:
@@ -223,7 +230,7 @@ def captures_by_content(fingerprints: Iterable[Fingerprint]) -> list[Captures]:
     contents: dict[str, Captures] = {}
     for fingerprint in fingerprints:
         add_capture(contents, fingerprint)
-    return [captures for _, captures in sorted(contents.items())]
+    return in_check_order(contents)
 
 
 def survivor_note(captures: Captures) -> Survivor | None:
@@ -244,6 +251,14 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate |
                      survivor.warc_record_id, survivor.source_file, survivor.source_offset)
 
 
+def notes_of(contents: Iterable[Captures]) -> Iterator[tuple[Survivor, Captures]]:
+    """Of one hash's contents, those that have duplicates, each with its survivor's note."""
+    for captures in contents:
+        note = survivor_note(captures)
+        if note is not None:
+            yield note, captures
+
+
 def duplicates_among(fingerprints: Iterable[Fingerprint], survivors: dict[str, Fingerprint]) -> Iterator[Duplicate]:
     """The duplicates among captures of one hash, given the survivor of each content (by content check) that has
     duplicates."""
@@ -258,11 +273,9 @@ def outcomes_of_hash(fingerprints: list[Fingerprint]) -> Iterator[Survivor | Dup
     """One hash's captures, in any order: the notes of its survivors that stand for others (in content-check
     order), then its duplicates."""
     survivors = {}
-    for captures in captures_by_content(fingerprints):
-        note = survivor_note(captures)
-        if note is not None:
-            survivors[captures.first[0].content_check] = captures.first[0]
-            yield note
+    for note, captures in notes_of(captures_by_content(fingerprints)):
+        survivors[captures.first[0].content_check] = captures.first[0]
+        yield note
     yield from duplicates_among(fingerprints, survivors)
 
 
@@ -309,7 +322,7 @@ class CapturesOfHash(beam.CombineFn):
         return merge_contents(accumulators)
 
     def extract_output(self, contents):
-        return [captures for _, captures in sorted(contents.items())]
+        return in_check_order(contents)
 
 
 class SurvivorsOfHash(beam.DoFn):
@@ -318,12 +331,10 @@ class SurvivorsOfHash(beam.DoFn):
 
     def process(self, hash_and_contents):
         content_hash, contents = hash_and_contents
-        for captures in contents:
-            note = survivor_note(captures)
-            if note is not None:
-                yield note
-                for bucket in sorted(captures.buckets):
-                    yield beam.pvalue.TaggedOutput(BY_BUCKET, ((content_hash, bucket), (SURVIVOR, captures.first[0])))
+        for note, captures in notes_of(contents):
+            yield note
+            for bucket in sorted(captures.buckets):
+                yield beam.pvalue.TaggedOutput(BY_BUCKET, ((content_hash, bucket), (SURVIVOR, captures.first[0])))
 
 
 class DuplicatesOfBucket(beam.DoFn):
