@@ -26,7 +26,7 @@ def measure(corpus: Path, rounds: int) -> dict:
     """This process's path, timed on the corpus's pages."""
     from benchmarks.throughput import load_pages
     from transforms import native
-    from transforms.clean_html import HtmlCleaner
+    from transforms.html_cleaner import HtmlCleaner
     from transforms.document import Document
     from transforms.minimize_text import minimize_document
 

@@ -220,7 +220,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
     from selectolax.lexbor import LexborHTMLParser
 
     from transforms.charset import to_utf8
-    from transforms.clean_html import HtmlCleaner
+    from transforms.html_cleaner import HtmlCleaner
     from transforms.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()
@@ -290,7 +290,7 @@ CLEAN_TEXT = "clean_text"
 def clean_text_tool():
     """webcorpus's `clean_text` field: CleanHtml's blocks, one a line, before MinimizeText (measure with KEEP_CASE)."""
     from transforms.charset import to_utf8
-    from transforms.clean_html import HtmlCleaner
+    from transforms.html_cleaner import HtmlCleaner
 
     cleaner = HtmlCleaner()
 
@@ -656,7 +656,7 @@ def run_noscript(pages: list[Page], scripts=None) -> dict:
     """
     from selectolax.lexbor import LexborHTMLParser
 
-    from transforms.clean_html import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner
+    from transforms.html_cleaner import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner
     from transforms.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()

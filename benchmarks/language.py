@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chars", type=int, default=None,
                         help="give each identifier only the first this many characters (transforms.language: 2000)")
     args = parser.parse_args(argv)
-    from transforms.clean_html import HtmlCleaner
+    from transforms.html_cleaner import HtmlCleaner
 
     from transforms.minimize_text import minimize_blocks
 

@@ -22,7 +22,7 @@ import time
 import fastavro
 
 from transforms.charset import decode_document
-from transforms.clean_html import HtmlCleaner
+from transforms.html_cleaner import HtmlCleaner
 import transforms.compress_write as compress_write
 from transforms.compress_write import DEFAULT_SYNC_INTERVAL, FILE_METADATA, FILE_PREFIX, PARSED_SCHEMA, avro_record, resolve_level
 from transforms.document import Document

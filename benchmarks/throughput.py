@@ -220,7 +220,7 @@ def extractors() -> dict:
     """name -> function(page) for every method compared per page."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from transforms.clean_html import HtmlCleaner
+    from transforms.html_cleaner import HtmlCleaner
     from transforms.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()

@@ -14,6 +14,7 @@ import threading
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.crawl import ListingError, expand_inputs

@@ -45,9 +45,10 @@ from typing import Callable, Iterable
 
 import fastavro
 from apache_beam.io.filesystems import FileSystems
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 from transforms.charset import decode_document
-from transforms.clean_html import HtmlCleaner
+from transforms.html_cleaner import HtmlCleaner
 from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, PARSED_SCHEMA, avro_record
 from transforms.document import Document
 from transforms.hash_dedup import Fingerprint, deduplicate, has_text, hash_document

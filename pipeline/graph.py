@@ -21,6 +21,7 @@ import math
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 from pipeline.options import CorpusSettings
 from transforms.charset import DecodeCharset

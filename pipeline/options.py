@@ -25,7 +25,7 @@ from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange
 
 from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
                                        LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
-from transforms.clean_html import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
+from transforms.html_cleaner import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
 from transforms.language import parse_languages
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts

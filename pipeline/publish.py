@@ -38,6 +38,7 @@ import re
 import uuid
 
 from apache_beam.io.filesystems import FileSystems
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR

@@ -16,7 +16,8 @@ from tests.helpers import page
 from urllib.parse import urljoin, urlsplit
 
 from transforms.blocks import blocks_to_html, html_to_blocks
-from transforms.clean_html import CleanHtml, HtmlCleaner, resolve_links
+from transforms.clean_html import CleanHtml
+from transforms.html_cleaner import HtmlCleaner, resolve_links
 from transforms.document import Document
 
 DIV_ONLY = re.compile(r"^(<div>[^<>]*</div>)*$")

@@ -1,9 +1,9 @@
 """CleanHtml's two paths give the same pages: the walk in C and the pure-Python path.
 
-The pure-Python path (`clean_html._tree_walk`) carries the rules out with lexbor's own tree
+The pure-Python path (`html_cleaner._tree_walk`) carries the rules out with lexbor's own tree
 operations: it removes the dropped and hidden subtrees, adds the abbreviations' expansions and
 the spaces between adjacent links, unwraps the inline elements, merges the adjacent text nodes and
-asks lexbor for the text, plainly the rules of `transforms/clean_html.py`. The C walk reads the
+asks lexbor for the text, plainly the rules of `transforms/html_cleaner.py`. The C walk reads the
 same tree without changing it, and must give the same blocks, links and metadata for any page.
 """
 
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from transforms import clean_html
-from transforms.clean_html import HtmlCleaner, _tree_walk, css
+from transforms import html_cleaner
+from transforms.html_cleaner import HtmlCleaner, _tree_walk, css
 
-pytestmark = pytest.mark.skipif(clean_html._WALK is None, reason="the C walk is not in use here (not built, "
+pytestmark = pytest.mark.skipif(html_cleaner._WALK is None, reason="the C walk is not in use here (not built, "
                                 "refused, or WEBCORPUS_PURE_PYTHON=1): only the pure-Python path runs")
 
 
@@ -29,11 +29,11 @@ def walks(page: str, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
         root, body = tree.root, tree.body
         user_hidden = {node.mem_id for node in css(body, ", ".join(selectors))} if selectors and body else None
         if walk == "c":
-            text, _, hrefs, events = clean_html._WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
-            blocks = text.split(clean_html.BOUNDARY) if text else []
+            text, _, hrefs, events = html_cleaner._WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
+            blocks = text.split(html_cleaner.BOUNDARY) if text else []
         else:
             text, hrefs, events = _tree_walk(root, body, user_hidden)
-            blocks = clean_html.split_blocks(text or "")
+            blocks = html_cleaner.split_blocks(text or "")
         found.append((blocks, text is None, hrefs, events))
     return found[0], found[1]
 
@@ -42,8 +42,8 @@ def cleaned(page: str, selectors: tuple[str, ...] = ()):
     """The CleanedPage with the C walk and links, and with neither."""
     accelerated = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(clean_html, "_WALK", None)
-        patch.setattr(clean_html, "_links", None)
+        patch.setattr(html_cleaner, "_WALK", None)
+        patch.setattr(html_cleaner, "_links", None)
         pure = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
     return accelerated, pure
 
@@ -100,7 +100,7 @@ def test_both_paths_give_the_same_pages(page, selectors):
 def test_unwrapping_by_moving_every_node_once_gives_the_same_pages(page):
     """The pure path's unwrapping of deeply nested inline elements (`_unwrap`), on every page."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(clean_html, "NESTED_INLINE_LIMIT", 0)
+        patch.setattr(html_cleaner, "NESTED_INLINE_LIMIT", 0)
         accelerated, pure = cleaned(page)
         assert accelerated == pure
         c_walk, python_walk = walks(page)

@@ -8,9 +8,12 @@ file. Builds over HTTP are compared with the build of the same files on disk.
 
 from __future__ import annotations
 
+import ast
 import gzip
 import io
 import json
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,6 +28,7 @@ from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
 from transforms import http_filesystem
 
+REPO = Path(__file__).resolve().parent.parent
 CRAWL = "CC-TEST-2026-05"
 SEGMENT = "1722640000000.00"
 
@@ -363,6 +367,28 @@ def test_a_server_that_keeps_dropping_is_an_error_naming_the_url_and_offset(serv
         with pytest.raises(http_filesystem.RemoteReadError, match=rf"{url}: reading from offset \d+ failed after 3"):
             stream.read()
     server.reset()
+
+
+def test_every_module_that_uses_beams_file_systems_registers_https():
+    # The `transforms` package imports nothing, so that CleanHtml's rules load without Beam in the parser's
+    # child: each module that reaches FileSystems registers https:// itself, in every worker that imports it.
+    checked = []
+    for path in sorted(REPO.glob("pipeline/*.py")) + sorted(REPO.glob("transforms/*.py")):
+        names = {(node.module, alias.name) for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.ImportFrom) for alias in node.names}
+        if ("apache_beam.io.filesystems", "FileSystems") in names and path.name != "http_filesystem.py":
+            checked.append(path.name)
+            assert ("transforms", "http_filesystem") in names or any(
+                module == "transforms.http_filesystem" for module, _ in names), path
+    assert "manifest.py" in checked and "verify.py" in checked
+    code = ("import sys, transforms.manifest\n"
+            "from apache_beam.io.filesystems import FileSystems\n"
+            "print(type(FileSystems.get_filesystem('https://example.org/a.warc.gz')).__name__)")
+    child = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert child.stdout.split()[-1] == "HttpsFileSystem"
+    bare = subprocess.run([sys.executable, "-c", "import sys, transforms; print('apache_beam' in sys.modules)"],
+                          cwd=REPO, capture_output=True, text=True, check=True)
+    assert bare.stdout.split()[-1] == "False"
 
 
 def test_the_https_file_system_refuses_to_write(clean_server):

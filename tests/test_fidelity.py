@@ -18,7 +18,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.options import CorpusSettings, parse_settings, settings_from_manifest
 from transforms.blocks import blocks_to_html
-from transforms.clean_html import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner, decode_leftover_entities
+from transforms.html_cleaner import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner, decode_leftover_entities
 from transforms.compress_write import CORPUS_SCHEMA, SCHEMA_FIELDS
 from transforms.document import Document
 from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED, MOSTLY_DROPPED_SHARE, SCRIPTS, MinimizeText,

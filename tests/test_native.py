@@ -27,7 +27,7 @@ PAGE = ("<html lang=en><head><title>T</title><link rel=canonical href=/c></head>
 PROBE = f"""
 import json
 from transforms import native
-from transforms.clean_html import HtmlCleaner
+from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import minimize_blocks
 page = HtmlCleaner().clean({PAGE!r}, "https://example.org/a/")
 print(json.dumps([native.accelerator(), page.blocks, page.title, page.links, page.lang, page.meta,
@@ -158,7 +158,7 @@ def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_res
 def test_reading_a_corpus_imports_no_parser():
     child = run_python("import sys, transforms.read_corpus, pipeline.verify\n"
                        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'selectolax'\n"
-                       "             or name == 'transforms.clean_html'))")
+                       "             or name == 'transforms.html_cleaner'))")
     assert child.stdout.split()[-1] == "[]"
 
 

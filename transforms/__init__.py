@@ -4,12 +4,15 @@ Each stage is a pure function on plain data plus a thin Beam PTransform:
 
 - `read_warc.ReadWarc` / `ReadAllWarc`: HTML responses out of WARC files.
 - `charset.DecodeCharset`: every page to UTF-8, recording the charset.
-- `clean_html.CleanHtml`: only `<div>` blocks of visible text remain.
+- `clean_html.CleanHtml`: only `<div>` blocks of visible text remain (its rules: `html_cleaner`).
 - `minimize_text.MinimizeText`: letters, digits and a few symbols, lowercased.
 - `hash_dedup.HashDedup`: one document per distinct content.
 - `compress_write.CompressWrite`: sharded Avro files.
 - `report.WriteReport`: the run report.
-"""
 
-# Registers the https:// and http:// file system with Beam wherever a stage is unpickled (every worker).
-from transforms import http_filesystem  # noqa: E402,F401
+Every module that reads or writes through Beam's FileSystems imports
+`http_filesystem`, which registers https:// and http:// with it wherever the
+module is imported (every worker that unpickles a stage of it). This package
+imports nothing itself, so that the modules without Beam (`html_cleaner`,
+`document`, `blocks`, `isolation`) load without it.
+"""

@@ -60,6 +60,7 @@ import apache_beam as beam
 import fastavro
 import fastavro._write as fastavro_write
 from apache_beam.io.filesystems import FileSystems
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document

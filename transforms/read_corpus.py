@@ -29,6 +29,7 @@ from typing import Iterator
 import apache_beam as beam
 import fastavro
 from apache_beam.io.filesystems import FileSystems
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from fastavro.read import HEADER_SCHEMA
 
 from transforms.blocks import html_to_blocks
