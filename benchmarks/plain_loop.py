@@ -22,11 +22,11 @@ import time
 import fastavro
 
 from transforms.charset import decode_document
-from transforms.html_cleaner import HtmlCleaner
 import transforms.compress_write as compress_write
 from transforms.compress_write import DEFAULT_SYNC_INTERVAL, FILE_METADATA, FILE_PREFIX, PARSED_SCHEMA, avro_record, resolve_level
 from transforms.document import Document
 from transforms.hash_dedup import has_text, hash_document
+from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import minimize_document
 from transforms.read_warc import read_warc
 

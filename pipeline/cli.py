@@ -14,7 +14,6 @@ import threading
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.crawl import ListingError, expand_inputs
@@ -24,6 +23,7 @@ from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, pars
 from pipeline.progress import ProgressDisplay
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
                               output_lock, publish, publish_begun, recover)
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.exact_paths import is_local, remove_exactly
 from transforms.manifest import digest_file

@@ -45,13 +45,13 @@ from typing import Callable, Iterable
 
 import fastavro
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import decode_document
-from transforms.html_cleaner import HtmlCleaner
 from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, PARSED_SCHEMA, avro_record
 from transforms.document import Document
 from transforms.hash_dedup import Fingerprint, deduplicate, has_text, hash_document
+from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import minimize_document
 from transforms.read_corpus import corpus_files, iter_corpus
 from transforms.read_warc import open_uncompressed, read_warc

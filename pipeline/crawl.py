@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from apache_beam.io.filesystems import FileSystems
+
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 CRAWL_BASES = {"https": "https://data.commoncrawl.org/", "s3": "s3://commoncrawl/"}

@@ -21,9 +21,9 @@ import math
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 from pipeline.options import CorpusSettings
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
 from transforms.compress_write import CLEAN_TEXT, DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for

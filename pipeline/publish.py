@@ -38,9 +38,9 @@ import re
 import uuid
 
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, seal

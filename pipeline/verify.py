@@ -30,8 +30,8 @@ import sys
 from collections import Counter
 
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.manifest import MANIFEST_NAME, digest_file, seal
 from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_avro
 from transforms.report import REPORT_NAME, outcomes_of

@@ -17,8 +17,8 @@ from urllib.parse import urljoin, urlsplit
 
 from transforms.blocks import blocks_to_html, html_to_blocks
 from transforms.clean_html import CleanHtml
-from transforms.html_cleaner import HtmlCleaner, resolve_links
 from transforms.document import Document
+from transforms.html_cleaner import HtmlCleaner, resolve_links
 
 DIV_ONLY = re.compile(r"^(<div>[^<>]*</div>)*$")
 

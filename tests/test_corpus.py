@@ -18,9 +18,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from pipeline import cli
 from transforms.charset import decode_document
-from transforms.html_cleaner import HtmlCleaner
 from transforms.document import Document
 from transforms.hash_dedup import hash_document
+from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import minimize_document
 
 MAX_EXTRA_MERGES = 25

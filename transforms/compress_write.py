@@ -60,9 +60,9 @@ import apache_beam as beam
 import fastavro
 import fastavro._write as fastavro_write
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from apache_beam.transforms.window import GlobalWindows
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import Document
 from transforms.exact_paths import remove_exactly
 from transforms.hash_dedup import DUPLICATE_LIST_CAP, HASH_ALGORITHM, Fingerprint

@@ -13,6 +13,7 @@ import re
 import shutil
 
 from apache_beam.io.filesystems import FileSystems
+
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 GLOB_CHARACTER = re.compile(r"([*?\[])")

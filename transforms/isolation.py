@@ -11,10 +11,10 @@ page alone, which goes to the dead letter, and a fresh child serves the
 next one.
 
 The memory limit caps the child's address space (`RLIMIT_AS`) at what it
-holds once started (for CleanHtml, Python and selectolax: about 26 MiB
-of address space) plus the limit; lexbor reports the allocation that fails as a parse
-error, Python as a MemoryError, and the child, which may be left
-fragmented, ends after either.
+holds once started (for CleanHtml, Python and selectolax: about 26 MiB)
+plus the limit; lexbor reports the allocation that fails as a parse error,
+Python as a MemoryError, and the child, which may be left fragmented, ends
+after either.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any, Callable
 _BOOTSTRAP = ("import sys; sys.path[:] = {path!r}; "
               "from transforms.isolation import _serve_inherited; _serve_inherited({fd})")
 READY = "ready"
-# Starting a child imports the function's modules (for CleanHtml, selectolax): that
-# time does not count against a page.
+# Starting a child imports the function's modules (for CleanHtml, selectolax and
+# transforms.html_cleaner): that time does not count against a page.
 START_TIMEOUT = 120
 
 

@@ -17,8 +17,8 @@ from importlib import metadata
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
 
 MANIFEST_NAME = "manifest.json"

@@ -29,9 +29,9 @@ from typing import Iterator
 import apache_beam as beam
 import fastavro
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from fastavro.read import HEADER_SCHEMA
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.blocks import html_to_blocks
 from transforms.compress_write import FILE_PREFIX, RECORD_DIGEST, record_digest
 from transforms.exact_paths import escape_glob

@@ -25,9 +25,9 @@ from collections import Counter
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from apache_beam.transforms.window import GlobalWindows
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.hash_dedup import Duplicate

@@ -32,12 +32,12 @@ import re
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from selectolax.lexbor import LexborHTMLParser
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import decode_document
-from transforms.html_cleaner import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, css, is_hidden
 from transforms.document import Document
+from transforms.html_cleaner import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, css, is_hidden
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
