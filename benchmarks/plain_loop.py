@@ -3,9 +3,9 @@
 The same pure functions in the same order as `python -m pipeline`:
 read_warc, decode_document, HtmlCleaner, minimize_document, hash_document
 (documents without text skipped), deduplication by hash in a dict (with
-HashDedup's survivor rule), and one Avro file written with fastavro with
-CompressWrite's schema, records, codec and block size. No Beam, no side
-outputs, no report.
+HashDedup's survivor rule), and one Avro file of CompressWrite's records
+(encoded with its `RecordLayout`, written with its `EncodedWriter`), codec
+and block size. No Beam, no side outputs, no report.
 
     python -m benchmarks.plain_loop --input 'DIR/*.warc.gz' --output DIR [--codec CODEC] [--level N]
 """
@@ -19,11 +19,10 @@ import os
 import sys
 import time
 
-import fastavro
-
 from transforms.charset import decode_document
 import transforms.compress_write as compress_write
-from transforms.compress_write import DEFAULT_SYNC_INTERVAL, FILE_METADATA, FILE_PREFIX, PARSED_SCHEMA, avro_record, resolve_level
+from transforms.compress_write import (DEFAULT_SYNC_INTERVAL, FILE_PREFIX, PARSED_SCHEMA, EncodedWriter, RecordLayout,
+                                      resolve_level)
 from transforms.document import Document
 from transforms.hash_dedup import has_text, hash_document
 from transforms.html_cleaner import HtmlCleaner
@@ -69,14 +68,14 @@ def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int 
     os.makedirs(output, exist_ok=True)
     path = os.path.join(output, f"{FILE_PREFIX}-00000-of-00001.avro")
     with open(path, "wb") as handle:
-        writer = fastavro.write.Writer(handle, PARSED_SCHEMA, codec=codec, compression_level=resolve_level(codec, level),
-                                       sync_interval=sync_interval, metadata=FILE_METADATA)
+        layout = RecordLayout()
+        writer = EncodedWriter(handle, PARSED_SCHEMA, codec, resolve_level(codec, level), sync_interval)
         for survivor, dropped in survivors.values():
             dropped.sort(key=survivor_order)
             if dropped:
                 survivor = survivor.replace(duplicate_count=len(dropped), duplicate_urls=[doc.url for doc in dropped],
                                             duplicate_record_ids=[doc.warc_record_id for doc in dropped])
-            writer.write(avro_record(survivor))
+            writer.write(layout.encoded(survivor))
             raw_bytes += survivor.raw_bytes
             counts["kept"] += 1
             counts["duplicates"] += len(dropped)

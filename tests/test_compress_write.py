@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import io
 import random
 import re
 from pathlib import Path
@@ -11,9 +12,13 @@ import apache_beam as beam
 import fastavro
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from transforms.compress_write import (CODECS, CORPUS_SCHEMA, RECORD_DIGEST, SCHEMA_FIELDS, STAGING_DIR, CompressWrite,
-                                       StageAndFingerprint, avro_record, record_digest, resolve_level)
+from transforms.compress_write import (CODECS, CORPUS_SCHEMA, FIELD_NAMES, FILE_METADATA, NEAR_DUPLICATE_COUNT,
+                                       RECORD_DIGEST, SCHEMA_FIELDS, STAGING_DIR, CompressWrite, EncodedWriter,
+                                       RecordLayout, StageAndFingerprint, _Run, avro_record, corpus_schema,
+                                       record_digest, resolve_fields, resolve_level, staged_records)
 from transforms.document import Document
 from transforms.hash_dedup import HashDedup, content_hash, hash_document
 
@@ -225,3 +230,88 @@ def fastavro_encoded(schema, record) -> bytes:
     out = io.BytesIO()
     fastavro.schemaless_writer(out, fastavro.parse_schema(schema), record)
     return out.getvalue()
+
+
+# --- Records written from their encoded parts ---------------------------------
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+CHOSEN_FIELDS = st.one_of(st.none(), st.lists(st.sampled_from(FIELD_NAMES[:-1]), min_size=1, unique=True))
+
+
+@st.composite
+def corpus_documents(draw) -> Document:
+    return Document(
+        url=draw(TEXT), warc_record_id=draw(TEXT), warc_date=draw(TEXT), source_file="f.warc.gz",
+        source_offset=draw(st.integers(0, 2**40)), http_status=200, content_type=draw(TEXT),
+        charset=draw(TEXT), charset_source=draw(TEXT), title=draw(TEXT), links=draw(st.lists(TEXT, max_size=3)),
+        lang=draw(TEXT), meta=draw(st.dictionaries(TEXT, TEXT, max_size=4)), language=draw(TEXT),
+        language_confidence=draw(st.floats(0, 1)), html=draw(TEXT), text=draw(TEXT), clean_text=draw(TEXT),
+        content_hash=draw(TEXT), raw_bytes=draw(st.integers(0, 2**40)), cleaned_bytes=draw(st.integers(0, 2**40)),
+        minimized_bytes=draw(st.integers(0, 2**40)), dropped_letter_share=draw(st.floats(0, 1)))
+
+
+@st.composite
+def written_records(draw):
+    """Documents, each with the duplicate lists and near-duplicate count it is written with (None: its own)."""
+    docs = draw(st.lists(corpus_documents(), min_size=1, max_size=6))
+    duplicates = draw(st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 10**6), st.lists(TEXT, max_size=3),
+                                                                st.lists(TEXT, max_size=3))),
+                               min_size=len(docs), max_size=len(docs)))
+    near_counts = draw(st.lists(st.integers(0, 10**6), min_size=len(docs), max_size=len(docs)))
+    return list(zip(docs, duplicates, near_counts))
+
+
+def staging_round_trip(layout: RecordLayout, staged: dict) -> dict:
+    out = io.BytesIO()
+    fastavro.writer(out, layout.staging_schema, [staged])
+    out.seek(0)
+    [read] = list(fastavro.reader(out))
+    return read
+
+
+@settings(max_examples=150, deadline=None)
+@given(chosen=CHOSEN_FIELDS, near_dedup=st.booleans(), records=written_records(), codec=st.sampled_from(sorted(CODECS)),
+       sync_interval=st.sampled_from([None, 1, 200, 4096]))
+def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, near_dedup, records, codec,
+                                                                     sync_interval):
+    """Whatever the fields, meta's order, the duplicate lists and the block size, a record encoded at staging
+    and joined with its duplicate lists when written is the same file, byte for byte, as fastavro's writer
+    gives its record dict with its `record_digest`. (`sync_interval` None: a block is full with the first
+    record.)"""
+    near_dedup = near_dedup or NEAR_DUPLICATE_COUNT in (chosen or ())
+    fields = resolve_fields(chosen, near_dedup)
+    layout, level = RecordLayout(fields), resolve_level(codec, None)
+    if sync_interval is None:
+        sync_interval = len(layout.record(layout.staged(records[0][0]), None, records[0][2]))
+    expected, actual = io.BytesIO(), io.BytesIO()
+    writer = fastavro.write.Writer(expected, fastavro.parse_schema(corpus_schema(fields)), codec=codec,
+                                   compression_level=level, sync_interval=sync_interval, metadata=FILE_METADATA,
+                                   sync_marker=b"s" * 16)
+    encoded = EncodedWriter(actual, fastavro.parse_schema(corpus_schema(fields)), codec, level, sync_interval,
+                            b"s" * 16)
+    for doc, duplicates, near_count in records:
+        written = doc if duplicates is None else doc.replace(
+            duplicate_count=duplicates[0], duplicate_urls=duplicates[1], duplicate_record_ids=duplicates[2])
+        record = {name: getattr(written, name) for name in fields[:-1] if name != NEAR_DUPLICATE_COUNT}
+        if NEAR_DUPLICATE_COUNT in fields:
+            record[NEAR_DUPLICATE_COUNT] = near_count
+        record[RECORD_DIGEST] = record_digest(record)
+        writer.write(record)
+        staged = staging_round_trip(layout, layout.staged(doc))
+        encoded.write(layout.record(staged, None if duplicates is None else layout.duplicates_of(*duplicates),
+                                    near_count))
+    writer.flush()
+    encoded.flush()
+    assert actual.getvalue() == expected.getvalue()
+
+
+def test_a_staging_file_of_other_fields_is_refused(tmp_path):
+    [doc] = SMALL[:1]
+    path = str(tmp_path / "staged.avro")
+    run = _Run(path, RecordLayout(resolve_fields(("url", "html"))))
+    run.write(RecordLayout(resolve_fields(("url", "html"))).staged(doc))
+    run.close()
+    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), RecordLayout(
+        resolve_fields(("url", "html"))))] == [doc.source_offset]
+    with pytest.raises(ValueError, match="staged for records of other fields"):
+        list(staged_records([path], str(tmp_path), RecordLayout()))

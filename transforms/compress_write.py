@@ -9,16 +9,19 @@ are Avro's: zstandard (levels 1-22, default 9; the default codec), deflate
 Writing has two halves around HashDedup, so that no document crosses a
 shuffle and nothing holds all documents:
 
-1. `StageDocuments`, fused with reading: each document is appended to a
-   staging file of its unit of reading (an input file, or a byte range of a
-   big one; in `DIR/.webcorpus-staging/`), and only its fingerprint goes on
-   to HashDedup. A staging file is a run of one unit's documents in rising
-   offset, named for its bundle attempt; fused with reading, a unit has one.
+1. `StageDocuments`, fused with reading: each document's record is encoded
+   (`RecordLayout`: Avro bytes, in parts around the fields filled in later)
+   and appended to a staging file of its unit of reading (an input file, or
+   a byte range of a big one; in `DIR/.webcorpus-staging/`), and only its
+   fingerprint goes on to HashDedup. A staging file is a run of one unit's
+   records in rising offset, named for its bundle attempt; fused with
+   reading, a unit has one.
 2. `CompressWrite`: per unit, every staging file the runner committed for
    it is read back, merged by offset (each offset once), duplicates are
    left out, survivors get their duplicate lists, each
    record its `record_digest` (of every other field, once they are final),
-   and the records are written, compressed, to that unit's corpus shard.
+   and the records' bytes are written, compressed, to that unit's corpus
+   shard (`EncodedWriter`).
    Shards are numbered in the sorted order of (input path, range start) of
    the units that gave documents. Each attempt at a shard writes a file of
    its own (named for the attempt, a uuid), so a retry and its zombie, or a
@@ -211,14 +214,6 @@ PARSED_SCHEMA = fastavro.parse_schema(CORPUS_SCHEMA)
 SCHEMA_FIELDS = DEFAULT_FIELDS
 
 
-def staged_fields(fields: tuple[str, ...]) -> tuple[str, ...]:
-    """What a staging file holds for a build that writes `fields`: the default fields (HashDedup's and the
-    report's need some, the written subset is taken when writing) and `clean_text` and the language fields if
-    they are written."""
-    computed = (CLEAN_TEXT,) + LANGUAGE_FIELDS
-    return tuple(name for name in FIELD_NAMES[:-1] if name in DEFAULT_FIELDS or name in computed and name in fields)
-
-
 @functools.lru_cache(maxsize=None)
 def _parsed(fields: tuple[str, ...]):
     return fastavro.parse_schema(corpus_schema(fields))
@@ -282,6 +277,12 @@ def resolve_level(codec: str, level: int | None) -> int | None:
     return level
 
 
+# 64 bits: it is there to catch damage (content_hash names the content), and a damaged record passes it
+# once in 2^64. Digests do not compress: all 256 bits would cost the developer corpus 0.9 % of its size,
+# 128 bits 0.5 %, 64 bits 0.25 %.
+DIGEST_HEX_DIGITS = 16
+
+
 def record_digest(record: dict) -> str:
     """The `record_digest` of a corpus record: it covers every other field it has, so that no changed byte goes
     unseen (the record's fields in schema order: the same for the records of any --fields choice)."""
@@ -290,21 +291,141 @@ def record_digest(record: dict) -> str:
     if "meta" in record:
         record = dict(record, meta=dict(sorted(record["meta"].items())))
     fastavro.schemaless_writer(digested, _parsed(fields), record)
-    # 64 bits: it is there to catch damage (content_hash names the content), and a damaged record passes it
-    # once in 2^64. Digests do not compress: all 256 bits would cost the developer corpus 0.9 % of its size,
-    # 128 bits 0.5 %, 64 bits 0.25 %.
-    return hashlib.sha256(digested.getvalue()).hexdigest()[:16]
-
-
-def staged_record(doc: Document, fields: tuple[str, ...] = staged_fields(DEFAULT_FIELDS)) -> dict:
-    return {name: getattr(doc, name) for name in fields}
+    return hashlib.sha256(digested.getvalue()).hexdigest()[:DIGEST_HEX_DIGITS]
 
 
 def avro_record(doc: Document) -> dict:
-    """The corpus record of a document, as written when it has no duplicates."""
-    record = staged_record(doc)
+    """The corpus record of a document with the default fields, as fastavro writes it."""
+    record = {name: getattr(doc, name) for name in DEFAULT_FIELDS[:-1]}
     record[RECORD_DIGEST] = record_digest(record)
     return record
+
+
+DUPLICATE_FIELDS = ("duplicate_count", "duplicate_urls", "duplicate_record_ids")
+# What the report counts of a written record (`tally_record`), besides the language fields when they are written.
+TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "cleaned_bytes", "minimized_bytes")
+
+
+def _encoded(schema, values: dict) -> bytes:
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, schema, values)
+    return out.getvalue()
+
+
+class RecordLayout:
+    """A build's corpus record as Avro bytes, in the parts a document's fields fall into, in schema order:
+    `before_meta`, `meta`, `after_meta`, `duplicates` (the duplicate lists), `after_duplicates`; then
+    `near_duplicate_count` if the build writes it, and `record_digest`.
+
+    A document is encoded once, part by part, when it is staged; WriteShard joins the parts, with a survivor's
+    duplicate lists and its near-duplicate count, and the digest, computed from the same bytes (with `meta`
+    in key order: `sorted_meta`, staged when the page's is not). So no staged text is decoded or encoded
+    again, and the record is the same bytes as fastavro's writer gives its dict, with `record_digest`'s
+    digest.
+    """
+
+    def __init__(self, fields: tuple[str, ...] = DEFAULT_FIELDS):
+        written = [name for name in fields if name not in (RECORD_DIGEST, NEAR_DUPLICATE_COUNT)]
+        meta = FIELD_NAMES.index("meta")
+        first_duplicate, last_duplicate = FIELD_NAMES.index(DUPLICATE_FIELDS[0]), FIELD_NAMES.index(DUPLICATE_FIELDS[-1])
+
+        def between(low: int, high: int) -> tuple[str, ...]:
+            return tuple(name for name in written if low < FIELD_NAMES.index(name) < high)
+
+        self._parts = {
+            "before_meta": between(-1, meta),
+            "meta": ("meta",) if "meta" in written else (),
+            "after_meta": between(meta, first_duplicate),
+            "duplicates": tuple(name for name in DUPLICATE_FIELDS if name in written),
+            "after_duplicates": between(last_duplicate, len(FIELD_NAMES)),
+        }
+        self._near = NEAR_DUPLICATE_COUNT in fields
+        self._tallied = TALLIED_FIELDS + (("language",) if "language" in fields else ())
+        # The staging record: the document's offset (runs are merged by it), what the report tallies, the parts.
+        self.staging_schema = fastavro.parse_schema({
+            "type": "record", "name": "StagedDocument", "namespace": "webcorpus.staging",
+            "fields": [_FIELDS_BY_NAME["source_offset"]]
+                      + [_FIELDS_BY_NAME[name] for name in self._tallied]
+                      + [{"name": part, "type": "bytes"} for part in self._parts]
+                      + [{"name": "sorted_meta", "type": ["null", "bytes"]}],
+        })
+        # Staging files say which layout they hold: WriteShard refuses one of another.
+        self.identity = "|".join(",".join(names) for names in self._parts.values())
+
+    def _part(self, part: str, values) -> bytes:
+        names = self._parts[part]
+        return _encoded(_parsed(names), {name: values[name] for name in names})
+
+    def staged(self, doc: Document) -> dict:
+        """The staging record of a document: its parts encoded, and what the report tallies of it."""
+        values = {name: getattr(doc, name) for names in self._parts.values() for name in names}
+        record = {name: getattr(doc, name) for name in self._tallied}
+        record.update({part: self._part(part, values) for part in self._parts}, source_offset=doc.source_offset,
+                      sorted_meta=None)
+        if self._parts["meta"] and list(doc.meta) != sorted(doc.meta):
+            record["sorted_meta"] = self._part("meta", {"meta": dict(sorted(doc.meta.items()))})
+        return record
+
+    def duplicates_of(self, duplicate_count: int, duplicate_urls, duplicate_record_ids) -> bytes:
+        """The duplicate lists part of a survivor."""
+        return self._part("duplicates", dict(duplicate_count=duplicate_count, duplicate_urls=list(duplicate_urls),
+                                             duplicate_record_ids=list(duplicate_record_ids)))
+
+    def record(self, staged: dict, duplicates: bytes | None = None, near_duplicate_count: int = 0) -> bytes:
+        """The Avro bytes of a corpus record: `staged`'s parts, `duplicates` (None: the staged ones), the
+        near-duplicate count if the build writes it, and `record_digest`."""
+        rest = [staged["after_meta"], staged["duplicates"] if duplicates is None else duplicates,
+                staged["after_duplicates"]]
+        if self._near:
+            rest.append(_encoded(_parsed((NEAR_DUPLICATE_COUNT,)), {NEAR_DUPLICATE_COUNT: near_duplicate_count}))
+        digest = hashlib.sha256(staged["before_meta"])
+        for part in (staged["sorted_meta"] or staged["meta"], *rest):
+            digest.update(part)
+        encoded_digest = _encoded(_parsed((RECORD_DIGEST,)), {RECORD_DIGEST: digest.hexdigest()[:DIGEST_HEX_DIGITS]})
+        return b"".join((staged["before_meta"], staged["meta"], *rest, encoded_digest))
+
+    def encoded(self, doc: Document) -> bytes:
+        """The Avro bytes of a document's corpus record, with its own duplicate lists."""
+        return self.record(self.staged(doc))
+
+
+class _Block(NamedTuple):
+    """A block of encoded records, with the two attributes of `fastavro.read.Block` that
+    `fastavro.write.Writer.write_block` reads."""
+
+    bytes_: io.BytesIO
+    num_records: int
+
+
+class EncodedWriter:
+    """An Avro container file of records given as their Avro bytes (`RecordLayout.record`).
+
+    fastavro writes the header and each block (`Writer.write_block`, its interface for blocks read from
+    another file); a block is cut where fastavro's `Writer.write` would cut it (once it holds `sync_interval`
+    bytes), so the file is the same bytes as fastavro's writer gives the records' dicts.
+    """
+
+    def __init__(self, handle, schema, codec: str, level: int | None, sync_interval: int, sync_marker: bytes = b""):
+        self._writer = fastavro.write.Writer(handle, schema, codec=codec, compression_level=level,
+                                             sync_interval=sync_interval, metadata=FILE_METADATA,
+                                             sync_marker=sync_marker)
+        self._sync_interval = sync_interval
+        self._block, self._records = io.BytesIO(), 0
+
+    def write(self, record: bytes) -> None:
+        self._block.write(record)
+        self._records += 1
+        if self._block.tell() >= self._sync_interval:
+            self._dump()
+
+    def _dump(self) -> None:
+        self._writer.write_block(_Block(self._block, self._records))
+        self._block, self._records = io.BytesIO(), 0
+
+    def flush(self) -> None:
+        if self._records:
+            self._dump()
+        self._writer.flush()
 
 
 def shard_name(index: int, count: int) -> str:
@@ -325,13 +446,19 @@ def staging_path(staging_dir: str, unit: tuple[str, int], attempt: str, run: int
     return FileSystems.join(staging_dir, f"staged-{name}-{attempt}-{run:05d}.avro")
 
 
-class _Run:
-    """A staging file being written: documents of one unit in rising offset, with the staged `fields`."""
+# The metadata key of a staging file's `RecordLayout.identity`.
+STAGED_LAYOUT = "webcorpus.staged_layout"
 
-    def __init__(self, path: str, fields: tuple[str, ...]):
+
+class _Run:
+    """A staging file being written: the staging records (`RecordLayout.staged`) of one unit in rising
+    offset."""
+
+    def __init__(self, path: str, layout: RecordLayout):
         self.path = path
         self._handle = FileSystems.create(path)
-        self._writer = fastavro.write.Writer(self._handle, _parsed(fields), codec="null")
+        self._writer = fastavro.write.Writer(self._handle, layout.staging_schema, codec="null",
+                                             metadata={STAGED_LAYOUT: layout.identity})
         self.last_offset = -1
 
     def write(self, record: dict) -> None:
@@ -360,7 +487,7 @@ class StageDocuments(beam.DoFn):
 
     def __init__(self, staging_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS):
         self._staging_dir = staging_dir
-        self._fields = staged_fields(fields)
+        self._layout = RecordLayout(fields)
 
     def start_bundle(self):
         self._attempt = uuid.uuid4().hex
@@ -373,9 +500,9 @@ class StageDocuments(beam.DoFn):
         if run is None or doc.source_offset <= run.last_offset:
             if run is not None:
                 yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
-            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._fields)
+            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout)
             self._runs += 1
-        run.write(staged_record(doc, self._fields))
+        run.write(self._layout.staged(doc))
         yield Fingerprint.of(doc)
 
     def finish_bundle(self):
@@ -384,10 +511,14 @@ class StageDocuments(beam.DoFn):
         self._open = {}
 
 
-def _merged(paths: list[str]):
+def _merged(paths: list[str], layout: RecordLayout):
     """The records of staging files in offset order, each offset once (a record read twice is the same record)."""
     with contextlib.ExitStack() as stack:
         runs = [fastavro.reader(stack.enter_context(FileSystems.open(path))) for path in sorted(paths)]
+        for path, run in zip(sorted(paths), runs):
+            if run.metadata.get(STAGED_LAYOUT) != layout.identity:
+                raise ValueError(f"{path} was staged for records of other fields "
+                                 f"({run.metadata.get(STAGED_LAYOUT)!r}, not {layout.identity!r})")
         last_offset = None
         for record in heapq.merge(*runs, key=lambda record: record["source_offset"]):
             if record["source_offset"] != last_offset:
@@ -395,21 +526,21 @@ def _merged(paths: list[str]):
                 yield record
 
 
-def staged_records(paths: list[str], staging_dir: str, fields: tuple[str, ...]):
-    """A unit's staged records (of the staged `fields`) in offset order, each once, from any number of staging
-    files (runs).
+def staged_records(paths: list[str], staging_dir: str, layout: RecordLayout):
+    """A unit's staging records (of `layout`) in offset order, each once, from any number of staging files
+    (runs).
 
     Runs past `MAX_OPEN_RUNS` are merged in groups into new runs first, so that few files are open at once.
     """
     while len(paths) > MAX_OPEN_RUNS:
         merged = []
         for start in range(0, len(paths), MAX_OPEN_RUNS):
-            run = _Run(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"), fields)
-            for record in _merged(paths[start:start + MAX_OPEN_RUNS]):
+            run = _Run(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"), layout)
+            for record in _merged(paths[start:start + MAX_OPEN_RUNS], layout):
                 run.write(record)
             merged.append(run.close())
         paths = merged
-    yield from _merged(paths)
+    yield from _merged(paths, layout)
 
 
 class ShardAttempt(NamedTuple):
@@ -455,27 +586,19 @@ class WriteShard(beam.DoFn):
         path = attempt_path(self._staging_dir, shard)
         tally = Counter()
         records = 0
+        layout = RecordLayout(self._fields)
         with FileSystems.create(path) as handle:
-            schema = _parsed(self._fields)
-            written_fields = self._fields[:-1]
-            writer = fastavro.write.Writer(
-                handle, schema, codec=self._codec, compression_level=self._level,
-                sync_interval=self._sync_interval, metadata=FILE_METADATA, sync_marker=self._sync_marker,
-            )
-            for record in staged_records(sorted(parts[STAGED]), self._staging_dir, staged_fields(self._fields)):
-                offset = record["source_offset"]
+            writer = EncodedWriter(handle, _parsed(self._fields), self._codec, self._level, self._sync_interval,
+                                   self._sync_marker)
+            for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, layout):
+                offset = staged["source_offset"]
                 if offset in dropped or offset in near_dropped:
                     continue
-                if NEAR_DUPLICATE_COUNT in self._fields:
-                    record[NEAR_DUPLICATE_COUNT] = near_counts.get(offset, 0)
                 note = notes.get(offset)
-                if note is not None:
-                    record.update(duplicate_count=note.duplicate_count, duplicate_urls=list(note.duplicate_urls),
-                                  duplicate_record_ids=list(note.duplicate_record_ids))
-                tally.update(tally_record(record))
-                record = {name: record[name] for name in written_fields}
-                record[RECORD_DIGEST] = record_digest(record)
-                writer.write(record)
+                duplicates = None if note is None else layout.duplicates_of(
+                    note.duplicate_count, note.duplicate_urls, note.duplicate_record_ids)
+                tally.update(tally_record(staged))
+                writer.write(layout.record(staged, duplicates, near_counts.get(offset, 0)))
                 records += 1
             writer.flush()
         self._written.inc(records)

@@ -82,7 +82,7 @@ def tally_note(note: ReadNote) -> Counter:
 
 
 def tally_record(record: dict) -> Counter:
-    """What a record written to the corpus adds (`record` as staged: every field the build computed)."""
+    """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`)."""
     tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
     if "language" in record:
