@@ -308,10 +308,10 @@ def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, nea
 def test_a_staging_file_of_other_fields_is_refused(tmp_path):
     [doc] = SMALL[:1]
     path = str(tmp_path / "staged.avro")
-    run = _Run(path, RecordLayout(resolve_fields(("url", "html"))))
-    run.write(RecordLayout(resolve_fields(("url", "html"))).staged(doc))
+    layout = RecordLayout(resolve_fields(("url", "html")))
+    run = _Run(path, layout)
+    run.write(layout.staged(doc))
     run.close()
-    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), RecordLayout(
-        resolve_fields(("url", "html"))))] == [doc.source_offset]
+    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [doc.source_offset]
     with pytest.raises(ValueError, match="staged for records of other fields"):
         list(staged_records([path], str(tmp_path), RecordLayout()))

@@ -339,7 +339,9 @@ class RecordLayout:
             "duplicates": tuple(name for name in DUPLICATE_FIELDS if name in written),
             "after_duplicates": between(last_duplicate, len(FIELD_NAMES)),
         }
+        self._schemas = {part: _parsed(names) for part, names in self._parts.items()}
         self._near = NEAR_DUPLICATE_COUNT in fields
+        self._near_schema, self._digest_schema = _parsed((NEAR_DUPLICATE_COUNT,)), _parsed((RECORD_DIGEST,))
         self._tallied = TALLIED_FIELDS + (("language",) if "language" in fields else ())
         # The staging record: the document's offset (runs are merged by it), what the report tallies, the parts.
         self.staging_schema = fastavro.parse_schema({
@@ -352,15 +354,15 @@ class RecordLayout:
         # Staging files say which layout they hold: WriteShard refuses one of another.
         self.identity = "|".join(",".join(names) for names in self._parts.values())
 
-    def _part(self, part: str, values) -> bytes:
-        names = self._parts[part]
-        return _encoded(_parsed(names), {name: values[name] for name in names})
+    def _part(self, part: str, values: dict) -> bytes:
+        # fastavro takes the part's fields from `values` by name and leaves the rest.
+        return _encoded(self._schemas[part], values)
 
     def staged(self, doc: Document) -> dict:
         """The staging record of a document: its parts encoded, and what the report tallies of it."""
-        values = {name: getattr(doc, name) for names in self._parts.values() for name in names}
-        record = {name: getattr(doc, name) for name in self._tallied}
-        record.update({part: self._part(part, values) for part in self._parts}, source_offset=doc.source_offset,
+        fields = vars(doc)
+        record = {name: fields[name] for name in self._tallied}
+        record.update({part: self._part(part, fields) for part in self._parts}, source_offset=doc.source_offset,
                       sorted_meta=None)
         if self._parts["meta"] and list(doc.meta) != sorted(doc.meta):
             record["sorted_meta"] = self._part("meta", {"meta": dict(sorted(doc.meta.items()))})
@@ -377,11 +379,11 @@ class RecordLayout:
         rest = [staged["after_meta"], staged["duplicates"] if duplicates is None else duplicates,
                 staged["after_duplicates"]]
         if self._near:
-            rest.append(_encoded(_parsed((NEAR_DUPLICATE_COUNT,)), {NEAR_DUPLICATE_COUNT: near_duplicate_count}))
+            rest.append(_encoded(self._near_schema, {NEAR_DUPLICATE_COUNT: near_duplicate_count}))
         digest = hashlib.sha256(staged["before_meta"])
         for part in (staged["sorted_meta"] or staged["meta"], *rest):
             digest.update(part)
-        encoded_digest = _encoded(_parsed((RECORD_DIGEST,)), {RECORD_DIGEST: digest.hexdigest()[:DIGEST_HEX_DIGITS]})
+        encoded_digest = _encoded(self._digest_schema, {RECORD_DIGEST: digest.hexdigest()[:DIGEST_HEX_DIGITS]})
         return b"".join((staged["before_meta"], staged["meta"], *rest, encoded_digest))
 
     def encoded(self, doc: Document) -> bytes:
@@ -513,9 +515,10 @@ class StageDocuments(beam.DoFn):
 
 def _merged(paths: list[str], layout: RecordLayout):
     """The records of staging files in offset order, each offset once (a record read twice is the same record)."""
+    paths = sorted(paths)
     with contextlib.ExitStack() as stack:
-        runs = [fastavro.reader(stack.enter_context(FileSystems.open(path))) for path in sorted(paths)]
-        for path, run in zip(sorted(paths), runs):
+        runs = [fastavro.reader(stack.enter_context(FileSystems.open(path))) for path in paths]
+        for path, run in zip(paths, runs):
             if run.metadata.get(STAGED_LAYOUT) != layout.identity:
                 raise ValueError(f"{path} was staged for records of other fields "
                                  f"({run.metadata.get(STAGED_LAYOUT)!r}, not {layout.identity!r})")
@@ -564,6 +567,7 @@ class WriteShard(beam.DoFn):
         self._output_dir = output_dir
         self._staging_dir = staging_dir
         self._fields = fields
+        self._layout = RecordLayout(fields)
         self._codec = codec
         self._level = level
         self._sync_interval = sync_interval
@@ -586,19 +590,18 @@ class WriteShard(beam.DoFn):
         path = attempt_path(self._staging_dir, shard)
         tally = Counter()
         records = 0
-        layout = RecordLayout(self._fields)
         with FileSystems.create(path) as handle:
             writer = EncodedWriter(handle, _parsed(self._fields), self._codec, self._level, self._sync_interval,
                                    self._sync_marker)
-            for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, layout):
+            for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
                 offset = staged["source_offset"]
                 if offset in dropped or offset in near_dropped:
                     continue
                 note = notes.get(offset)
-                duplicates = None if note is None else layout.duplicates_of(
+                duplicates = None if note is None else self._layout.duplicates_of(
                     note.duplicate_count, note.duplicate_urls, note.duplicate_record_ids)
                 tally.update(tally_record(staged))
-                writer.write(layout.record(staged, duplicates, near_counts.get(offset, 0)))
+                writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0)))
                 records += 1
             writer.flush()
         self._written.inc(records)
