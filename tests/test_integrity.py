@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import apache_beam as beam
@@ -224,3 +227,18 @@ def test_dev_corpus_builds_are_byte_identical_across_runs_and_workers(corpus_dir
     parallel = file_bytes(build(inputs, tmp_path / "two", *TWO_WORKERS))
     assert first == parallel
     assert verify.main([str(tmp_path / "two")]) == 0
+
+
+def test_reading_a_local_corpus_imports_no_beam_and_prints_nothing(sample_inputs, tmp_path):
+    """A reader needs fastavro, not Beam: importing Beam costs seconds and logs warnings nobody asked for."""
+    output = build(sample_inputs, tmp_path / "out")
+    expected = sorted(record["content_hash"] for record in iter_corpus(str(output)))
+    code = ("import sys\n"
+            "from transforms.read_corpus import CorruptCorpus, iter_corpus\n"
+            f"hashes = sorted(record['content_hash'] for record in iter_corpus({str(output)!r}))\n"
+            "print(len(hashes), hashes[0], 'apache_beam' in sys.modules)\n")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)))
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == [str(len(expected)), expected[0], "False"]
+    assert child.stderr == ""

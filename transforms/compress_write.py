@@ -66,15 +66,15 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus_format import DIGEST_HEX_DIGITS, FILE_PREFIX, HASH_ALGORITHM, RECORD_DIGEST, digest_in
 from transforms.document import Document
 from transforms.exact_paths import remove_exactly
-from transforms.hash_dedup import DUPLICATE_LIST_CAP, HASH_ALGORITHM, Fingerprint
+from transforms.hash_dedup import DUPLICATE_LIST_CAP, Fingerprint
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
 from transforms.stage import counter
 
-FILE_PREFIX = "corpus"
 STAGING_DIR = ".webcorpus-staging"
 STAGED = "staged"
 FINGERPRINTS = "fingerprints"
@@ -142,7 +142,6 @@ DIGESTED_FIELDS = [
      "doc": "Share of the page's letters that MinimizeText dropped because their script is not kept "
             "(--scripts); over 0.5: the page is mostly in other scripts (counted as mostly_dropped in the report)."},
 ]
-RECORD_DIGEST = "record_digest"
 CLEAN_TEXT = "clean_text"
 NEAR_DUPLICATE_COUNT = "near_duplicate_count"
 
@@ -277,21 +276,10 @@ def resolve_level(codec: str, level: int | None) -> int | None:
     return level
 
 
-# 64 bits: it is there to catch damage (content_hash names the content), and a damaged record passes it
-# once in 2^64. Digests do not compress: all 256 bits would cost the developer corpus 0.9 % of its size,
-# 128 bits 0.5 %, 64 bits 0.25 %.
-DIGEST_HEX_DIGITS = 16
-
-
 def record_digest(record: dict) -> str:
     """The `record_digest` of a corpus record: it covers every other field it has, so that no changed byte goes
     unseen (the record's fields in schema order: the same for the records of any --fields choice)."""
-    digested = io.BytesIO()
-    fields = tuple(name for name in FIELD_NAMES[:-1] if name in record)
-    if "meta" in record:
-        record = dict(record, meta=dict(sorted(record["meta"].items())))
-    fastavro.schemaless_writer(digested, _parsed(fields), record)
-    return hashlib.sha256(digested.getvalue()).hexdigest()[:DIGEST_HEX_DIGITS]
+    return digest_in(_parsed(tuple(name for name in FIELD_NAMES[:-1] if name in record)), record)
 
 
 def avro_record(doc: Document) -> dict:

@@ -62,10 +62,10 @@ from typing import Iterable, Iterator, NamedTuple
 
 import apache_beam as beam
 
+from transforms.corpus_format import content_hash
 from transforms.document import Document, Skip
 from transforms.stage import counter
 
-HASH_ALGORITHM = "sha256"
 DOCUMENTS = "documents"
 SKIPPED = "skipped"
 NO_TEXT = "no-text"
@@ -83,10 +83,6 @@ DUPLICATE_LIST_CAP = 100
 # How many groups a content's captures are split among to meet their survivor: a content captured a million
 # times is read in groups of about a thousand, and one captured once is one group of one.
 CAPTURE_BUCKETS = 1024
-
-
-def content_hash(div_html: str) -> str:
-    return hashlib.sha256(div_html.encode("utf-8")).hexdigest()
 
 
 def content_check(div_html: str) -> str:

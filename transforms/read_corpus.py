@@ -7,6 +7,11 @@ its other fields, and raises `CorruptCorpus` on any mismatch or damaged
 block. `ReadCorpus` does the same in a Beam pipeline, sending bad records to
 a `dead_letter` output instead of failing.
 
+Reading a local corpus imports fastavro, not Beam (whose import takes seconds and
+logs warnings a reader never asked for): Beam's file systems are imported only
+for a path with a scheme (gs://, https://, ...), and `ReadCorpus` only when asked
+for (`transforms.read_corpus_transform`).
+
 `scan_avro` walks an Avro container file block by block itself (rather than
 through fastavro's reader, which stops at the first damaged block): it checks
 every sync marker, decompresses every block and decodes every record, and
@@ -17,28 +22,26 @@ block does not hide the state of the rest of the file.
 from __future__ import annotations
 
 import bz2
+import glob
 import io
 import json
 import lzma
+import os
 import re
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
-import apache_beam as beam
 import fastavro
-from apache_beam.io.filesystems import FileSystems
 from fastavro.read import HEADER_SCHEMA
 
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.blocks import html_to_blocks
-from transforms.compress_write import FILE_PREFIX, RECORD_DIGEST, record_digest
-from transforms.exact_paths import escape_glob
-from transforms.hash_dedup import content_hash
-from transforms.stage import DEAD_LETTER, counter
+from transforms.corpus_format import FILE_PREFIX, RECORD_DIGEST, content_hash, digest_in, digested_schema
 
 SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro")
+# As Beam's FileSystems.get_scheme tells a path on another file system.
+SCHEME = re.compile(r"[a-zA-Z][-a-zA-Z0-9+.]*://")
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -97,17 +100,20 @@ def _read_long(data: bytes, position: int) -> tuple[int, int]:
             raise ValueError("malformed block header")
 
 
-def record_problem(record: dict) -> str | None:
+def record_problem(record: dict, digest: Callable[[dict], str] | None = None) -> str | None:
     """Why a record does not match its digests (or its text its html), or None.
 
-    Records of corpora written before `record_digest` was added have none:
-    only their `html` and `text` are checked.
+    `digest` computes a record's `record_digest` (from the schema of the shard it was read from); by
+    default, the pipeline's own `compress_write.record_digest`, which imports Beam. Records of corpora
+    written before `record_digest` was added have none: only their `html` and `text` are checked.
     """
     if "html" in record and "content_hash" in record and content_hash(record["html"]) != record["content_hash"]:
         return f"content_hash mismatch (url {record.get('url', '')!r})"
     if "html" in record and "text" in record and "\n".join(html_to_blocks(record["html"])) != record["text"]:
         return f"text differs from html (url {record.get('url', '')!r})"
-    if RECORD_DIGEST in record and record_digest(record) != record[RECORD_DIGEST]:
+    if digest is None:
+        from transforms.compress_write import record_digest as digest
+    if RECORD_DIGEST in record and digest(record) != record[RECORD_DIGEST]:
         return f"record_digest mismatch: a field of the record changed (url {record.get('url', '')!r})"
     return None
 
@@ -117,7 +123,9 @@ def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Pr
     header_stream = io.BytesIO(data)
     try:
         header = fastavro.schemaless_reader(header_stream, HEADER_SCHEMA)
-        schema = fastavro.parse_schema(json.loads(header["meta"]["avro.schema"]))
+        written_schema = json.loads(header["meta"]["avro.schema"])
+        schema = fastavro.parse_schema(written_schema)
+        digest_schema = digested_schema(written_schema)
         codec = header["meta"].get("avro.codec", b"null").decode()
         decompress = DECOMPRESSORS[codec]
     except Exception as error:  # noqa: BLE001 - any failure here means the header is damaged
@@ -152,7 +160,7 @@ def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Pr
             block_index += 1
             continue
         for record in records:
-            problem = record_problem(record) if verify else None
+            problem = record_problem(record, lambda record: digest_in(digest_schema, record)) if verify else None
             if problem:
                 yield Problem(name, f"record {record_index} (block {block_index} at byte {start})", problem)
             else:
@@ -164,6 +172,16 @@ def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Pr
 def corpus_files(location: str) -> list[str]:
     """The corpus shards of a directory (`corpus-SSSSS-of-NNNNN.avro`: a user's `corpus-final.avro` beside them
     is none), or the files a pattern matches."""
+    if not SCHEME.match(location):
+        if os.path.isdir(location):
+            matched = glob.glob(os.path.join(glob.escape(location), f"{FILE_PREFIX}-*-of-*.avro"))
+            return sorted(path for path in matched if SHARD_NAME.fullmatch(os.path.basename(path)))
+        return sorted(path for path in glob.glob(location, recursive=True) if os.path.isfile(path))
+    from apache_beam.io.filesystems import FileSystems
+
+    from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+    from transforms.exact_paths import escape_glob
+
     if FileSystems.exists(location) and not location.endswith(".avro"):
         # The directory is a path, not a pattern.
         matched = FileSystems.match([FileSystems.join(escape_glob(location), f"{FILE_PREFIX}-*-of-*.avro")])
@@ -173,6 +191,13 @@ def corpus_files(location: str) -> list[str]:
 
 
 def read_bytes(path: str) -> bytes:
+    if not SCHEME.match(path):
+        with open(path, "rb") as handle:
+            return handle.read()
+    from apache_beam.io.filesystems import FileSystems
+
+    from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+
     with FileSystems.open(path, compression_type="uncompressed") as handle:
         return handle.read()
 
@@ -189,29 +214,10 @@ def iter_corpus(location: str, verify: bool = True) -> Iterator[dict]:
             yield item
 
 
-class VerifyRecord(beam.DoFn):
-    def setup(self):
-        self._bad = counter("read_corpus", "corrupt")
+def __getattr__(name: str):
+    """`ReadCorpus` and `VerifyRecord` are Beam transforms: Beam is imported when one is asked for."""
+    if name in ("ReadCorpus", "VerifyRecord"):
+        from transforms import read_corpus_transform
 
-    def process(self, record: dict):
-        problem = record_problem(record)
-        if problem:
-            self._bad.inc()
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, {"url": record.get("url", ""), "reason": problem})
-        else:
-            yield record
-
-
-class ReadCorpus(beam.PTransform):
-    """Reads a corpus's records in a Beam pipeline; outputs `records` and `dead_letter` (hash mismatches)."""
-
-    def __init__(self, location: str):
-        super().__init__()
-        self._pattern = location if location.endswith(".avro") else FileSystems.join(location, f"{FILE_PREFIX}-*.avro")
-
-    def expand(self, pbegin):
-        return (
-            pbegin
-            | "ReadAvro" >> beam.io.ReadFromAvro(self._pattern)
-            | "Verify" >> beam.ParDo(VerifyRecord()).with_outputs(DEAD_LETTER, main="records")
-        )
+        return getattr(read_corpus_transform, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
