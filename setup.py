@@ -41,6 +41,9 @@ setup(
     description="An Apache Beam pipeline that turns WARC files into a clean, deduplicated, compressed Avro corpus.",
     long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
+    # As Beam, warcio and requests; the other requirements' licenses (MIT, BSD, PSF) allow it. LICENSE.
+    license="Apache-2.0",
+    classifiers=["License :: OSI Approved :: Apache Software License"],
     python_requires=">=3.10",
     packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
     package_data={"pipeline": ["data/*.warc.gz"]},

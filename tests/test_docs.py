@@ -135,3 +135,13 @@ def test_every_local_command_of_the_docs_runs_as_written(sandbox):
         ran.append(line)
     assert any(line.startswith("python -m pipeline.verify") for line in ran)
     assert any("--rebuild" in line for line in ran)
+
+
+def test_the_license_is_apache_2_in_the_repository_the_package_and_the_readme():
+    assert (REPO / "LICENSE").read_text().split()[:3] == ["Apache", "License", "Version"]
+    metadata = subprocess.run([sys.executable, "setup.py", "--license", "--classifiers"], cwd=REPO, capture_output=True,
+                              text=True, timeout=120)
+    assert metadata.returncode == 0, metadata.stderr
+    assert metadata.stdout.splitlines()[:2] == ["Apache-2.0", "License :: OSI Approved :: Apache Software License"]
+    assert "LICENSE" in (REPO / "MANIFEST.in").read_text().split()
+    assert "Apache License 2.0 ([LICENSE](LICENSE))" in section((REPO / "README.md").read_text(), "## License")
