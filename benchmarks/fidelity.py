@@ -19,7 +19,9 @@ The tools:
 - resiliparse: `extract_plain_text` (whole page, its defaults).
 - trafilatura: `extract` (main content, its defaults).
 
-A tool that is not installed is skipped with a note.
+A tool that cannot be imported (not installed, or installed without what it
+imports) is left out with a warning on stderr; one named in `--tools` is an
+error, exit status 2.
 
 What is measured, per page, with gold text and tool output both normalized
 by MinimizeText's `minimize_block` (line by line) and cut into words at
@@ -215,6 +217,24 @@ def load_pages(corpus: Path) -> tuple[list[Page], dict]:
 # The tools: page -> list of text lines (before normalization).
 
 
+REQUIREMENTS = "benchmarks/requirements-fidelity.txt"
+
+
+def why_not_imported(module: str, error: ImportError) -> str:
+    """Why a tool's module did not import: not installed, or installed without something it imports (trafilatura
+    with an lxml from 5.2 on and no lxml_html_clean), which only the error's own words explain."""
+    import importlib.util
+
+    installed = importlib.util.find_spec(module) is not None
+    return (f"installed but cannot be imported ({type(error).__name__}: {error})" if installed
+            else f"not installed ({error})") + f"; python -m pip install -r {REQUIREMENTS}"
+
+
+def warn_left_out(left_out: dict) -> None:
+    for name, why in left_out.items():
+        print(f"WARNING: {name} is left out of the comparison: {why}", file=sys.stderr)
+
+
 def tools(scripts=None) -> tuple[dict, dict]:
     """(name -> function(page) -> lines, name -> why it is skipped)."""
     from selectolax.lexbor import LexborHTMLParser
@@ -257,7 +277,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
 
         methods["bs4"] = bs4
     except ImportError as error:
-        skipped["bs4"] = f"not installed ({error})"
+        skipped["bs4"] = why_not_imported("bs4", error)
     try:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
@@ -267,7 +287,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
 
         methods["resiliparse"] = resiliparse
     except ImportError as error:
-        skipped["resiliparse"] = f"not installed ({error})"
+        skipped["resiliparse"] = why_not_imported("resiliparse", error)
     try:
         import logging
 
@@ -280,7 +300,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
 
         methods["trafilatura"] = trafilatura_extract
     except ImportError as error:
-        skipped["trafilatura"] = f"not installed ({error})"
+        skipped["trafilatura"] = why_not_imported("trafilatura", error)
     return methods, skipped
 
 
@@ -730,6 +750,17 @@ def main(argv: list[str] | None = None) -> int:
 
         scripts = parse_scripts(args.scripts)
     sys.path.insert(0, str(REPO))
+    methods, skipped = tools(scripts) if "fidelity" in sections or "snippets" in sections else ({}, {})
+    if args.tools:
+        wanted = [name.strip() for name in args.tools.split(",") if name.strip()]
+        for name in wanted:
+            if name in skipped:
+                parser.exit(2, f"{parser.prog}: error: {name} is {skipped[name]}\n")
+            if name not in methods:
+                parser.error(f"--tools: no tool {name}; the tools: {', '.join([*methods, *skipped])}")
+        methods, skipped = {name: methods[name] for name in wanted}, {}
+    else:
+        warn_left_out(skipped)
     start = time.perf_counter()
     pages, missing = load_pages(args.corpus)
     gold_pages = sum(1 for page in pages if page.gold)
@@ -739,12 +770,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {"pages": len(pages), "left_out": missing}
 
     if "fidelity" in sections or "snippets" in sections:
-        methods, skipped = tools(scripts)
-        if args.tools:
-            wanted = [name.strip() for name in args.tools.split(",") if name.strip()]
-            methods = {name: methods[name] for name in wanted if name in methods}
         for name, why in skipped.items():
-            print(f"  skipped: {name}: {why}")
+            print(f"  left out: {name}: {why}")
         results = run_tools(pages, methods, args.reps, scripts)
         if "webcorpus" in methods:
             # webcorpus's readable text, with case and punctuation kept on both sides.

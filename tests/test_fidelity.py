@@ -9,6 +9,8 @@ WEBCORPUS_CORPUS is set.
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import apache_beam as beam
 import fastavro
@@ -25,6 +27,8 @@ from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED, MOSTLY_DR
                                       MostlyDropped, dropped_letter_share, is_mostly_dropped, minimize_block,
                                       minimize_blocks, minimize_document, parse_scripts)
 from transforms.report import build_report, format_report, tally_of
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def blocks(html: str, *selectors: str) -> list[str]:
@@ -323,3 +327,52 @@ def test_fidelity_targets_on_the_dev_corpus(corpus_dir):
     assert summary["snippets_missing"] == summary["snippets_excused"], summary
     charset = fidelity.run_charset(pages)
     assert charset["right"] == charset["pages"], charset["wrong"]
+
+
+# --- the benchmark's peers --------------------------------------------------------------------
+
+@pytest.fixture
+def broken_trafilatura(tmp_path, monkeypatch):
+    """A trafilatura that is installed but cannot be imported, as lxml without lxml_html_clean leaves it."""
+    package = tmp_path / "site" / "trafilatura"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('raise ImportError("lxml.html.clean module is now a separate project '
+                                         'lxml_html_clean. Install lxml[html_clean] or lxml_html_clean directly.")\n')
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "trafilatura", raising=False)
+
+
+def test_fidelity_refuses_a_peer_it_was_asked_for_that_cannot_be_imported(broken_trafilatura, tmp_path, capsys):
+    from benchmarks import fidelity
+
+    with pytest.raises(SystemExit) as exit_:
+        fidelity.main(["--corpus", str(tmp_path), "--tools", "webcorpus,trafilatura"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "trafilatura is installed but cannot be imported" in error and "lxml_html_clean" in error
+    assert "benchmarks/requirements-fidelity.txt" in error
+
+
+def test_fidelity_refuses_a_tool_it_does_not_know(tmp_path, capsys):
+    from benchmarks import fidelity
+
+    with pytest.raises(SystemExit) as exit_:
+        fidelity.main(["--corpus", str(tmp_path), "--tools", "webcorpus,trafilatur"])
+    assert exit_.value.code == 2
+    assert "no tool trafilatur" in capsys.readouterr().err
+
+
+def test_fidelity_says_loudly_which_peers_it_leaves_out(broken_trafilatura, capsys):
+    from benchmarks import fidelity
+
+    methods, left_out = fidelity.tools()
+    assert "trafilatura" not in methods and "webcorpus" in methods
+    fidelity.warn_left_out(left_out)
+    error = capsys.readouterr().err
+    assert "WARNING: trafilatura is left out of the comparison: installed but cannot be imported" in error
+
+
+def test_the_fidelity_requirements_install_what_trafilatura_imports():
+    """lxml 5.2 moved lxml.html.clean, which trafilatura (through justext) imports, to lxml_html_clean."""
+    requirements = (REPO / "benchmarks" / "requirements-fidelity.txt").read_text().splitlines()
+    assert any(line.startswith("lxml_html_clean") for line in requirements)
