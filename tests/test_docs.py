@@ -145,3 +145,17 @@ def test_the_license_is_apache_2_in_the_repository_the_package_and_the_readme():
     assert metadata.stdout.splitlines()[:2] == ["Apache-2.0", "License :: OSI Approved :: Apache Software License"]
     assert "LICENSE" in (REPO / "MANIFEST.in").read_text().split()
     assert "Apache License 2.0 ([LICENSE](LICENSE))" in section((REPO / "README.md").read_text(), "## License")
+
+
+def test_the_quick_start_says_what_text_holds_and_which_options_change_it():
+    """A newcomer reads the quick start only: it says that `text` is minimized, that `--clean-text` is the
+    readable text, and that the whole page is kept (menus too), naming options that exist."""
+    from pipeline.options import make_parser
+
+    quick_start = section((REPO / "README.md").read_text(), "## Quick start")
+    paragraph = next(part for part in quick_start.split("\n\n") if "`text`" in part)
+    for words in ("minimized", "`--clean-text`", "`clean_text`", "menus"):
+        assert words in paragraph, words
+    known = set(re.findall(r"--[a-z-]+", make_parser().format_help()))
+    named = set(re.findall(r"`(--[a-z-]+)", paragraph))
+    assert {"--clean-text", "--scripts", "--drop-selector"} <= named <= known, named - known
