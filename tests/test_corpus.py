@@ -58,6 +58,7 @@ def build(corpus_dir, tmp_path_factory) -> dict:
                     if s["kind"] != "non-response"},
         "dead": json_lines(output, "dead-letter"),
         "report": json.loads((output / "report.json").read_text()),
+        "terminal": stdout.getvalue(),
     }
 
 
@@ -200,3 +201,16 @@ def test_charsets_of_the_corpus_are_reported(build):
     charsets = build["report"]["charsets"]
     assert sum(charsets.values()) == len(build["written"])
     assert Counter(f"{r['charset']} ({r['charset_source']})" for r in build["written"].values()) == Counter(charsets)
+
+
+def test_the_figures_readme_quotes_are_those_of_a_build_today(build, corpus_dir, tmp_path):
+    """README.md's figures of the developer corpus, within the tolerances that benchmarks/dev_corpus_figures.py
+    states; `python -m benchmarks.dev_corpus_figures --write` refreshes them."""
+    from benchmarks import dev_corpus_figures as figures
+
+    readme = figures.README.read_text()
+    builds = {(): figures.Build(build["output"], build["terminal"])}
+    for index, options in enumerate(figures.needed_builds(readme)[1:]):
+        builds[options] = figures.run_build(corpus_dir, tmp_path / f"build-{index}", options)
+    assert figures.differences(readme, figures.figures_of(readme, builds, corpus_dir, tmp_path)) == []
+
