@@ -159,3 +159,27 @@ def test_the_quick_start_says_what_text_holds_and_which_options_change_it():
     known = set(re.findall(r"--[a-z-]+", make_parser().format_help()))
     named = set(re.findall(r"`(--[a-z-]+)", paragraph))
     assert {"--clean-text", "--scripts", "--drop-selector"} <= named <= known, named - known
+
+
+# A path the docs cite: in the repository (one of its directories first), or in the developer data beside it.
+CITED_PATH = re.compile(r"(?<![\w/.:-])((?:pipeline|transforms|tests|benchmarks|docs|shared|\.ci)(?:/[\w.-]+)+)")
+DEVELOPER_DATA = ("shared/corpus", "shared/peer-warcs")
+
+
+def test_every_file_the_docs_cite_is_in_the_repository_or_the_developer_data():
+    for document in DOCUMENTS:
+        for cited in CITED_PATH.findall((REPO / document).read_text()):
+            cited = cited.rstrip(".")
+            if cited.startswith("shared/"):
+                assert cited.startswith(DEVELOPER_DATA), f"{document} cites {cited}, outside the repository"
+            else:
+                assert (REPO / cited).exists() or "*" in cited, f"{document} cites {cited}, which is not there"
+
+
+def test_the_compression_doc_says_the_block_size_the_study_charts():
+    from pipeline import compression
+    from transforms.compress_write import DEFAULT_SYNC_INTERVAL
+
+    charted = re.search(r"one point per codec and level at (?:the pipeline's default block size, )?(\d+ [KM]iB)",
+                        re.sub(r"\s+", " ", (REPO / "docs" / "compression.md").read_text()))
+    assert charted[1] == compression._size_label(DEFAULT_SYNC_INTERVAL)
