@@ -4,7 +4,7 @@
 
 builds the developer corpus as README.md's figures say (`python -m pipeline`'s defaults, then with each
 `--fields` table row's options), takes a shard away for `pipeline.verify`'s example, counts the pages
-CleanHtml sends to its child process, and prints every figure that differs from what README.md quotes;
+CleanHtml sends to its child process and the gold pages whose charset is right, and prints every figure that differs from what README.md quotes;
 `--write` puts the builds' figures into README.md. Exit status 1 when a figure is off by more than its
 tolerance and `--write` was not given. About a minute on 2 idle cores. tests/test_corpus.py checks the
 same figures against its own build.
@@ -35,13 +35,14 @@ WRITTEN_TOLERANCE = 0.005
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 # The terminal table of a default build, after this line of README.md.
-TABLE = re.compile(r"(the terminal table:\n\n```\n)(.*?)(```)", re.DOTALL)
+TABLE = re.compile(r"(the terminal table.*?:\n\n```\n)(.*?)(```)", re.DOTALL)
 # A row of the `--fields` table: what is chosen (with the options, in backquotes) and the bytes written.
 FIELDS_ROW = re.compile(r"^(\| (?P<label>[^|]+) \| )(?P<written>[\d,]+)( bytes)(?: \((?P<share>[+-]\d+) %\))?( \|)$",
                         re.MULTILINE)
 FIELDS_RECORDS = re.compile(r"(What each choice costs on the developer corpus \()([\d,]+)( records)")
 VERIFY_EXAMPLE = re.compile(r"(without its shard\n?\s*`(?P<shard>corpus-\d{5}-of-\d{5}\.avro)`, under a manifest sealed "
                             r"again without it, gives\n?\s*`)(?P<line>report\.json: records\.kept: [^`]+)(`)")
+CHARSETS = re.compile(r"(the charset is right for )([\d,]+)( of )([\d,]+)")
 ISOLATED = re.compile(r"(a parse: )([\d,]+)( of the developer corpus's )([\d,]+)( pages go to the child)")
 
 
@@ -119,6 +120,14 @@ def isolated_pages(corpus: Path) -> tuple[int, int]:
     return sum(1 for page in pages if isolation_reason(page.payload) is not None), len(pages)
 
 
+def right_charsets(corpus: Path) -> tuple[int, int]:
+    """(gold pages whose charset Charset gets right, gold pages with a true charset) of the developer corpus."""
+    from benchmarks import fidelity
+
+    charsets = fidelity.run_charset(fidelity.load_pages(corpus)[0])
+    return charsets["right"], charsets["pages"]
+
+
 def verify_example(build: Build, shard: str, directory: Path) -> str:
     """What `pipeline.verify` says of a copy of the build without `shard`, under a manifest sealed again."""
     from pipeline import verify
@@ -154,6 +163,8 @@ def figures_of(readme: str, builds: dict[tuple[str, ...], Build], corpus: Path, 
     figures["verify"] = verify_example(default, example["shard"], scratch)
     isolated, pages = isolated_pages(corpus)
     figures["isolated"], figures["pages"] = f"{isolated:,}", f"{pages:,}"
+    right, gold = right_charsets(corpus)
+    figures["charsets right"], figures["charset pages"] = f"{right:,}", f"{gold:,}"
     return figures
 
 
@@ -177,6 +188,10 @@ def differences(readme: str, figures: dict[str, str]) -> list[str]:
     if (isolated[2], isolated[4]) != (figures["isolated"], figures["pages"]):
         found.append(f"isolation: {isolated[2]} of {isolated[4]} pages quoted, {figures['isolated']} of "
                      f"{figures['pages']} go to the child")
+    charsets = CHARSETS.search(readme)
+    if (charsets[2], charsets[4]) != (figures["charsets right"], figures["charset pages"]):
+        found.append(f"charsets: right for {charsets[2]} of {charsets[4]} quoted, {figures['charsets right']} of "
+                     f"{figures['charset pages']} now")
     return found
 
 
@@ -192,7 +207,9 @@ def refreshed(readme: str, figures: dict[str, str]) -> str:
 
     readme = FIELDS_ROW.sub(row, readme)
     readme = VERIFY_EXAMPLE.sub(lambda match: match[1] + figures["verify"] + match[4], readme)
-    return ISOLATED.sub(lambda match: match[1] + figures["isolated"] + match[3] + figures["pages"] + match[5], readme)
+    readme = ISOLATED.sub(lambda match: match[1] + figures["isolated"] + match[3] + figures["pages"] + match[5], readme)
+    return CHARSETS.sub(lambda match: match[1] + figures["charsets right"] + match[3] + figures["charset pages"],
+                        readme)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         print(difference)
     if args.write:
         README.write_text(refreshed(readme, figures))
-        print(f"README.md: {len(found)} figures refreshed" if found else "README.md: every figure is current")
+        print(f"README.md: refreshed, {len(found)} differed" if found else "README.md: every figure is current")
         return 0
     print(f"{len(found)} figures of README.md are not current" if found else "every figure of README.md is current")
     return 1 if found else 0
