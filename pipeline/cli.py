@@ -20,7 +20,7 @@ from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.local_runner import make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
-from pipeline.progress import ProgressDisplay
+from pipeline.progress import ProgressDisplay, progress_notes
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
                               output_lock, publish, publish_begun, recover)
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
@@ -239,15 +239,11 @@ def build(settings: CorpusSettings, total_bytes: int) -> dict:
     os.close(log_descriptor)
     try:
         with contextlib.nullcontext(sys.stderr) if settings.verbose else runner_output_to(log_path) as terminal:
-            # Progress notes need a directory that every worker sees: local runs only.
-            if runner is None or settings.quiet:
-                with beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings)
-            else:
-                with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
-                    with ProgressDisplay(notes, total_bytes, terminal), \
-                            beam.Pipeline(runner=runner, options=options) as pipeline:
-                        build_corpus(pipeline, settings, notes)
+            # Progress notes need a directory that every worker sees (pipeline.progress.progress_notes).
+            with progress_notes(settings.output, runner is not None, settings.quiet) as notes:
+                with ProgressDisplay(notes, total_bytes, terminal) if notes else contextlib.nullcontext(), \
+                        beam.Pipeline(runner=runner, options=options) as pipeline:
+                    build_corpus(pipeline, settings, notes)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:

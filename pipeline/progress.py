@@ -1,8 +1,16 @@
-"""Progress of a local run on stderr: the phase, records and bytes read, rate, time left.
+"""Progress of a run on stderr: the phase, records and bytes read, rate, time left.
 
 `ProgressDisplay`, in a thread of the command, sums the readers' and the
 shard writers' notes (`transforms.progress`). On a terminal the line updates
-in place; otherwise a line is printed every `LINE_SECONDS`.
+in place; otherwise a line is printed every `LINE_SECONDS`. Until the first
+record is read, the line says that the workers are starting.
+
+The notes are files (`progress_notes`): the in-process runner's workers leave
+them in a temporary directory; the workers of other runners (Dask, a portable
+runner's worker pool), which all write the build's directory, leave them in it
+while the build runs, when it is on this machine's file system (a local disk
+or a shared mount). A build in an object store shows no progress here: its
+runner's own console does.
 
 A run reads, then deduplicates, then writes its shards. The time left is for
 the whole run, and is only shown once it means something: while reading,
@@ -14,11 +22,17 @@ written so far.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from typing import Iterator
 
+from transforms.exact_paths import is_local
 from transforms.progress import read_notes, read_shard_notes
 
 REFRESH_SECONDS = 0.5
@@ -28,6 +42,8 @@ ESTIMATE_AFTER_SECONDS = 3.0
 # Deduplicating and writing take about a fifth of a run of the dev corpus,
 # a quarter of its reading time.
 AFTER_READING_SHARE = 0.25
+# In the build's directory, beside what it writes; never published (publish moves the files a manifest lists).
+NOTES_DIR = ".webcorpus-progress"
 
 
 def format_duration(seconds: float) -> str:
@@ -65,6 +81,9 @@ def _left(seconds: float | None) -> str:
 
 def progress_line(progress: Progress) -> str:
     records = f"{progress.records:,} records"
+    if not progress.bytes_read and not progress.records and progress.reading_ended is None:
+        # Imports, the graph and the workers' start: seconds with 2 worker processes, more on a cluster.
+        return f"starting workers: {format_duration(progress.elapsed)}, {format_size(progress.total_bytes)} to read"
     if progress.reading_ended is None:
         elapsed = progress.elapsed - progress.reading_started
         rate = progress.bytes_read / elapsed if elapsed > 0 else 0.0
@@ -140,3 +159,24 @@ class ProgressDisplay:
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
             self._show()
+
+
+@contextlib.contextmanager
+def progress_notes(build_dir: str, in_process: bool, quiet: bool) -> Iterator[str | None]:
+    """The directory the readers and shard writers of a build in `build_dir` leave their notes in, while it runs;
+    None for no progress display (`--quiet`, or a build in an object store)."""
+    if quiet:
+        yield None
+    elif in_process:
+        with tempfile.TemporaryDirectory(prefix="webcorpus-progress-") as notes:
+            yield notes
+    elif is_local(build_dir):
+        notes = os.path.abspath(os.path.join(build_dir, NOTES_DIR))
+        os.makedirs(notes, exist_ok=True)
+        try:
+            yield notes
+        finally:
+            shutil.rmtree(notes, ignore_errors=True)
+    else:
+        yield None
+

@@ -191,6 +191,12 @@ def assert_same_output(output: Path, expected: dict) -> None:
     assert manifest_outputs(output) == expected["manifest_outputs"], "the files are not byte-identical"
 
 
+def assert_progress_shown(log: Path) -> None:
+    """The run's progress display ended with its final line (the log holds its stdout and stderr)."""
+    assert any(line.startswith("done: ") and " records, " in line for line in log.read_text().splitlines()), \
+        f"no progress shown:\n{tail(log)}"
+
+
 # The DirectRunner's output, the reference ----------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -271,6 +277,7 @@ def test_portable_runner_loopback(work, warc, direct, job_endpoint):
     run_pipeline(["--input", warc, "--runner=PortableRunner", f"--job_endpoint={job_endpoint}",
                   "--environment_type=LOOPBACK"], output, work / "portable-loopback.log")
     assert_same_output(output, direct)
+    assert_progress_shown(work / "portable-loopback.log")
 
 
 def test_portable_runner_external_worker_pool(work, warc, direct, job_endpoint, worker_pool):
@@ -327,6 +334,7 @@ def test_dask_runner(request, dask_scheduler, work, warc, direct):
     run_pipeline(["--input", warc, "--runner=DaskRunner", f"--dask_client_address={dask_scheduler}",
                   "--dask_partition_size=1"], output, work / "dask.log", timeout=60 if stock else RUN_TIMEOUT)
     assert_same_output(output, direct)
+    assert_progress_shown(work / "dask.log")
 
 
 def test_staging_on_the_dask_runner_after_a_shuffle_gives_the_direct_runners_corpus(dask_scheduler, tmp_path):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pipeline import cli
-from pipeline.progress import Progress, progress_line
+from pipeline.progress import Progress, progress_line, progress_notes
 from transforms.progress import ProgressNotes, note_shard_written, read_notes, read_shard_notes
 
 
@@ -58,3 +60,26 @@ def test_a_local_run_shows_progress_unless_quiet(tmp_path, capsys):
     assert shown and shown[-1].startswith("done: 34 records") and "shards written" in shown[-1]
     assert cli.main(["--output", str(tmp_path / "quiet"), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_before_the_first_record_is_read_the_line_says_workers_are_starting():
+    assert progress_line(Progress(0, 0, 100_000_000, 6.0)) == "starting workers: 0:00:06, 100.0 MB to read"
+    assert progress_line(Progress(900, 2, 20_500, 7.0, reading_started=6.5)).startswith("reading: 2 records")
+
+
+def test_runners_with_workers_of_their_own_leave_their_notes_beside_the_build(tmp_path):
+    """The in-process runner's notes go to a temporary directory; another runner's workers (Dask, a portable
+    runner's) all write the build's directory, so their notes go there while it runs, and go with the run."""
+    build = tmp_path / "out" / ".webcorpus-staging-1"
+    build.mkdir(parents=True)
+    with progress_notes(str(build), in_process=False, quiet=False) as notes:
+        assert Path(notes).parent == build and Path(notes).is_dir() and Path(notes).is_absolute()
+        ProgressNotes(notes, "a.warc.gz@0").update(100, 3, force=True)
+        assert read_notes(notes) == (100, 3)
+    assert list(build.iterdir()) == []
+    with progress_notes(str(build), in_process=True, quiet=False) as notes:
+        assert not Path(notes).is_relative_to(tmp_path) and Path(notes).is_dir()
+    with progress_notes("gs://bucket/corpus/.webcorpus-staging-1", in_process=False, quiet=False) as notes:
+        assert notes is None  # an object store is no place for notes rewritten every second
+    with progress_notes(str(build), in_process=True, quiet=True) as notes:
+        assert notes is None
