@@ -4,10 +4,10 @@
 
 builds the developer corpus as README.md's figures say (`python -m pipeline`'s defaults, then with each
 `--fields` table row's options), takes a shard away for `pipeline.verify`'s example, counts the pages
-CleanHtml sends to its child process and the gold pages whose charset is right, and prints every figure that differs from what README.md quotes;
-`--write` puts the builds' figures into README.md. Exit status 1 when a figure is off by more than its
-tolerance and `--write` was not given. About a minute on 2 idle cores. tests/test_corpus.py checks the
-same figures against its own build.
+CleanHtml sends to its child process and the gold pages whose charset is right, and prints every
+figure that differs from what README.md quotes; `--write` puts the builds' figures into README.md.
+Exit status 1 when a figure is off by more than its tolerance and `--write` was not given. About 20 s
+on 2 idle cores. tests/test_corpus.py checks the same figures against its own build.
 
 Tolerance: counts and the bytes before compression exactly (the builds are byte-identical on every
 machine with the pinned requirements); the bytes written, and the ratios computed from them, within
@@ -72,13 +72,21 @@ def run_build(corpus: Path, output: Path, options: tuple[str, ...] = ()) -> Buil
 
 def terminal_table(printed: str) -> str:
     """The report table of a build's output, without the line that says where the build is."""
-    lines = printed.split("\nCorpus, report.json", 1)[0].rstrip("\n")
-    return lines + "\n"
+    return printed.split("\nCorpus, report.json", 1)[0].rstrip("\n") + "\n"
 
 
 def field_options(label: str) -> tuple[str, ...]:
     """The options a `--fields` table row names: `--clean-text`, `--fields url,text` (as backquoted in the row)."""
     return tuple(part for option in re.findall(r"`(--[a-z-]+(?: [^`]+)?)`", label) for part in option.split(" ", 1))
+
+
+def quoted(pattern: re.Pattern, readme: str) -> re.Match:
+    """Where README.md quotes a figure; a README that no longer says it the way `pattern` reads is an error."""
+    match = pattern.search(readme)
+    if match is None:
+        raise ValueError(f"README.md no longer quotes what {pattern.pattern!r} reads: update "
+                         "benchmarks/dev_corpus_figures.py with it")
+    return match
 
 
 def _numbers(line: str) -> list[float]:
@@ -145,6 +153,7 @@ def verify_example(build: Build, shard: str, directory: Path) -> str:
 
 def needed_builds(readme: str) -> list[tuple[str, ...]]:
     """The options of every build the figures of `readme` come from: the default one first."""
+    quoted(FIELDS_ROW, readme)
     return list(dict.fromkeys([(), *(field_options(row["label"]) for row in FIELDS_ROW.finditer(readme))]))
 
 
@@ -159,7 +168,7 @@ def figures_of(readme: str, builds: dict[tuple[str, ...], Build], corpus: Path, 
         figures[f"written {row['label']}"] = f"{written:,}"
         if row["share"]:
             figures[f"share {row['label']}"] = f"{written_share(written, default_written):+d}"
-    example = VERIFY_EXAMPLE.search(readme)
+    example = quoted(VERIFY_EXAMPLE, readme)
     figures["verify"] = verify_example(default, example["shard"], scratch)
     isolated, pages = isolated_pages(corpus)
     figures["isolated"], figures["pages"] = f"{isolated:,}", f"{pages:,}"
@@ -170,8 +179,8 @@ def figures_of(readme: str, builds: dict[tuple[str, ...], Build], corpus: Path, 
 
 def differences(readme: str, figures: dict[str, str]) -> list[str]:
     """Every figure of `readme` that is not the builds' within its tolerance."""
-    found = table_differences(TABLE.search(readme)[2], figures["table"])
-    quoted_records = FIELDS_RECORDS.search(readme)[2]
+    found = table_differences(quoted(TABLE, readme)[2], figures["table"])
+    quoted_records = quoted(FIELDS_RECORDS, readme)[2]
     if quoted_records != figures["records"]:
         found.append(f"fields table: {quoted_records} records quoted, the build kept {figures['records']}")
     for row in FIELDS_ROW.finditer(readme):
@@ -181,14 +190,14 @@ def differences(readme: str, figures: dict[str, str]) -> list[str]:
         share = figures.get(f"share {row['label']}")
         if row["share"] and abs(int(row["share"]) - int(share)) > 1:
             found.append(f"fields table, {row['label']}: {row['share']} % quoted, the build's is {share} %")
-    quoted_verify = re.sub(r"\s+", " ", VERIFY_EXAMPLE.search(readme)["line"])
+    quoted_verify = re.sub(r"\s+", " ", quoted(VERIFY_EXAMPLE, readme)["line"])
     if quoted_verify != figures["verify"]:
         found.append(f"verify example: {quoted_verify!r} quoted, verify says {figures['verify']!r}")
-    isolated = ISOLATED.search(readme)
+    isolated = quoted(ISOLATED, readme)
     if (isolated[2], isolated[4]) != (figures["isolated"], figures["pages"]):
         found.append(f"isolation: {isolated[2]} of {isolated[4]} pages quoted, {figures['isolated']} of "
                      f"{figures['pages']} go to the child")
-    charsets = CHARSETS.search(readme)
+    charsets = quoted(CHARSETS, readme)
     if (charsets[2], charsets[4]) != (figures["charsets right"], figures["charset pages"]):
         found.append(f"charsets: right for {charsets[2]} of {charsets[4]} quoted, {figures['charsets right']} of "
                      f"{figures['charset pages']} now")
