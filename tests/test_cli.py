@@ -144,12 +144,17 @@ def test_side_outputs(built):
     assert "truncated" in letter["reason"]
 
 
-def test_python_m_pipeline_gives_the_same_corpus(built, inputs, tmp_path):
+@pytest.mark.parametrize("runner, built_by", [
+    ("DirectRunner", "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"),
+    ("FnApiRunner", "FnApiRunner"),  # Beam's own, unpatched
+])
+def test_python_m_pipeline_gives_the_same_corpus(built, inputs, tmp_path, runner, built_by):
     output, _ = built
-    result = run_module("--runner=DirectRunner", "--input", str(inputs / "*.warc.gz"), "--output",
+    result = run_module(f"--runner={runner}", "--input", str(inputs / "*.warc.gz"), "--output",
                         str(tmp_path / "out"), "--drop-selector", "h4.warning")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
+    assert f"Built by the runner {built_by}\n" in result.stdout
     assert corpus_records(tmp_path / "out") == corpus_records(output)
     assert json.loads((tmp_path / "out" / "report.json").read_text())["records"] == \
         json.loads((output / "report.json").read_text())["records"]
@@ -162,6 +167,9 @@ def test_help_mentions_every_flag():
         assert flag in result.stdout, flag
     for codec in ("deflate", "snappy", "zstandard", "xz", "bzip2", "null"):
         assert codec in result.stdout
+    help_text = " ".join(result.stdout.split())
+    assert "--runner=DirectRunner (the default) runs webcorpus's patched FnApiRunner" in help_text
+    assert "--runner=FnApiRunner runs Beam's own, unpatched" in help_text
 
 
 def test_without_input_it_builds_the_shipped_sample(tmp_path):
