@@ -329,6 +329,19 @@ def test_dask_runner(request, dask_scheduler, work, warc, direct):
     assert_same_output(output, direct)
 
 
+def test_a_reshuffle_on_the_dask_runner_spreads_its_input_over_the_clusters_threads():
+    # Beam 2.77's DaskRunner makes a Reshuffle a no-op: every file one pattern matches was read in one task.
+    pytest.importorskip("distributed", reason=NO_DASK)
+    from pipeline.dask_runner import DaskRunner
+
+    pipeline = beam.Pipeline(options=PipelineOptions([]))
+    # (A replaced transform's output is a new PCollection: the step after it holds on to its own.)
+    spread = pipeline | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(lambda n: n)
+    bags = DaskRunner().translate(pipeline, {}, parallelism=4).bags
+    assert bags[spread].npartitions == 4
+    assert sorted(bags[spread].compute(scheduler="sync")) == list(range(8))
+
+
 def test_staging_on_the_dask_runner_after_a_shuffle_gives_the_direct_runners_corpus(dask_scheduler, tmp_path):
     """Staging split over the cluster's tasks, out of offset order, still gives each unit's whole shard.
 
