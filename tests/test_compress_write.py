@@ -205,28 +205,6 @@ def test_only_the_compat_module_relies_on_fastavros_private_modules():
     assert relying == {"transforms/fastavro_compat.py"}
 
 
-XZ_AT_TWO_LEVELS = """
-import io, fastavro
-schema = {"type": "record", "name": "R", "fields": [{"name": "x", "type": "string"}]}
-def written(level):
-    out = io.BytesIO()
-    fastavro.writer(out, schema, [{"x": "abc" * 1000}], codec="xz", codec_compression_level=level,
-                    sync_marker=b"0123456789abcdef")
-    return out.getvalue()
-print(written(0) == written(9))
-"""
-
-
-def test_fastavros_own_xz_writer_ignores_the_level():
-    """The bug that transforms/fastavro_compat.py works around (docs/upstream.md), in fastavro alone: when this
-    fails, fastavro honours the level and the replaced block writers can go."""
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", XZ_AT_TWO_LEVELS], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "True", "fastavro now writes xz at the level it is given"
-
-
 @pytest.mark.parametrize("codec, compress", [("xz", lambda data: lzma.compress(data, preset=0)),
                                              ("bzip2", lambda data: bz2.compress(data, 1))], ids=["xz", "bzip2"])
 def test_fastavros_writer_compresses_at_the_level_it_is_given(tmp_path, codec, compress):

@@ -135,3 +135,13 @@ def test_every_local_command_of_the_docs_runs_as_written(sandbox):
         ran.append(line)
     assert any(line.startswith("python -m pipeline.verify") for line in ran)
     assert any("--rebuild" in line for line in ran)
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_each_reproduction_of_an_upstream_bug_still_shows_it(index):
+    """docs/upstream.md's reproductions run as written and their bug is still there (each asserts it): when one
+    fails, the library has fixed it, and the workaround in its compat module can go."""
+    reproductions = code_blocks((REPO / "docs" / "upstream.md").read_text(), "python")
+    assert len(reproductions) == 4
+    result = subprocess.run([sys.executable, "-c", reproductions[index]], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{reproductions[index]}\n{result.stderr[-3000:]}"
