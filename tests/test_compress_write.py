@@ -100,6 +100,7 @@ def big_shard(output: Path) -> Path:
 
 
 @pytest.mark.parametrize("codec,level", VARIANTS)
+@pytest.mark.slow
 def test_every_codec_writes_files_fastavro_reads_with_the_schema(written, codec, level):
     output = written[(codec, level)]
     shards = read_dir(output)
@@ -136,11 +137,13 @@ def test_every_codec_writes_files_fastavro_reads_with_the_schema(written, codec,
 
 
 @pytest.mark.parametrize("codec,low,high", [("deflate", 0, 9), ("xz", 0, 9), ("bzip2", 1, 9)])
+@pytest.mark.slow
 def test_the_level_is_honoured(written, codec, low, high):
     size = {level: big_shard(written[(codec, level)]).stat().st_size for level in (low, high)}
     assert size[low] > size[high] * 1.2, size
 
 
+@pytest.mark.slow
 def test_compressed_files_are_smaller_than_null(written):
     null = big_shard(written[("null", None)]).stat().st_size
     for codec, level in VARIANTS:
@@ -293,6 +296,7 @@ def staging_round_trip(layout: RecordLayout, staged: dict) -> dict:
 @settings(max_examples=150, deadline=None)
 @given(chosen=CHOSEN_FIELDS, near_dedup=st.booleans(), records=written_records(), codec=st.sampled_from(sorted(CODECS)),
        sync_interval=st.sampled_from([None, 1, 200, 4096]))
+@pytest.mark.slow
 def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, near_dedup, records, codec,
                                                                      sync_interval):
     """Whatever the fields, meta's order, the duplicate lists and the block size, a record encoded at staging

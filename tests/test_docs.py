@@ -49,6 +49,7 @@ def default_build(tmp_path_factory) -> Path:
     return cwd
 
 
+@pytest.mark.slow
 def test_the_readme_snippets_that_read_a_corpus_run_as_written(default_build):
     snippets = code_blocks(section((REPO / "README.md").read_text(), "### Reading the corpus"), "python")
     assert len(snippets) == 3
@@ -120,6 +121,7 @@ def sandbox(tmp_path_factory) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_every_local_command_of_the_docs_runs_as_written(sandbox):
     """In the order the docs give them (the rebuild and verify follow the build they name)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -138,6 +140,7 @@ def test_every_local_command_of_the_docs_runs_as_written(sandbox):
 
 
 @pytest.mark.parametrize("index", range(4))
+@pytest.mark.slow
 def test_each_reproduction_of_an_upstream_bug_still_shows_it(index):
     """docs/upstream.md's reproductions run as written and their bug is still there (each asserts it): when one
     fails, the library has fixed it, and the workaround in its compat module can go."""

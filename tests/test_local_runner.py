@@ -50,6 +50,7 @@ def arrived(pipeline: beam.Pipeline, elements) -> int:
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.slow
 def test_the_local_runner_loses_nothing_while_a_workers_input_is_still_being_sent(monkeypatch, runner):
     # At scale a stage's input takes seconds to send and the send queue fills: here each element is written
     # on its own, 10 ms apart, and every flush waits 0.3 s, as a full queue makes it. Beam's default
@@ -88,6 +89,7 @@ def test_the_local_runner_loses_nothing_while_a_workers_input_is_still_being_sen
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.slow
 def test_a_worker_gets_a_large_grouped_share_in_messages_of_about_10_mb(monkeypatch, runner):
     # 40,000 groups of a 1 KB value: 40 MB for the one worker. Beam's runner sent it as one message, which the
     # worker held whole (at 1,000,000 captures, 180 MB of HashDedup's input; past 2 GiB it cannot be sent).
@@ -121,6 +123,7 @@ def test_pieces_keep_each_key_whole_and_hold_about_the_values_asked():
     assert all(PIECE_VALUES // 100 <= size < PIECE_VALUES // 100 + 7 for size in sizes[:-1]), sizes
 
 
+@pytest.mark.slow
 def test_worker_processes_start_with_two_malloc_arenas_unless_told_otherwise(monkeypatch):
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     options = ViewedOnceOptions(["--direct_num_workers=1", "--direct_running_mode=multi_processing"])
@@ -132,6 +135,7 @@ def test_worker_processes_start_with_two_malloc_arenas_unless_told_otherwise(mon
     assert os.environ["MALLOC_ARENA_MAX"] == "8"
 
 
+@pytest.mark.slow
 def test_a_share_larger_than_the_queues_reaches_a_worker_that_has_not_started_its_bundle(monkeypatch):
     # Beam writes a bundle's input before it starts the bundle; a worker queues little of an instruction it has
     # not started. Messages of about 2 MB (a piece) and queues of 1 message and 1 MB here stand for messages of
