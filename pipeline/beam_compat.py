@@ -4,10 +4,10 @@ The one module of webcorpus that touches Beam's internals. `patched_fn_api_runne
 holds three patches for the length of one run of webcorpus's local runner
 (`pipeline/local_runner.py`), so that Beam's own FnApiRunner
 (`--runner=FnApiRunner`) stays as Beam made it, even in the same process.
-Each is a fault of Beam's, reported in docs/upstream.md with a minimal
-reproduction; `tests/test_local_runner.py` reproduces each on Beam's own
-runner and shows the patched one free of it. None changes what a worker
-computes.
+Each works around a fault of Beam's, reported in docs/upstream.md with a
+minimal reproduction; `tests/test_local_runner.py` shows the faults on Beam's
+own runner and the patched one free of them (the third patch is what the
+second needs, not a fault of its own). None changes what a worker computes.
 
 1. `worker_handlers.DATA_BUFFER_TIME_LIMIT_MS` = 0: the runner's data plane
    buffers by size only. Beam's once-a-second flush runs on a thread of its
