@@ -214,3 +214,12 @@ def test_python_m_pipeline_under_another_beam_says_so_in_one_line(monkeypatch, t
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("python -m pipeline: the build failed: UnsupportedBeam: webcorpus's local runner patches "
                            "Beam 2.77's FnApiRunner, and Beam 2.78.0 is installed: install apache-beam>=2.77,<2.78"), line
+
+
+def test_the_report_names_the_runner_as_the_user_chose_it():
+    from pipeline.local_runner import describe_runner
+
+    patched = "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"
+    assert [describe_runner(name) for name in (None, "DirectRunner", "direct")] == [patched] * 3
+    assert describe_runner("FnApiRunner") == "FnApiRunner"
+    assert describe_runner("DaskRunner") == "DaskRunner (pipeline.dask_runner.DaskRunner)"
