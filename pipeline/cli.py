@@ -18,7 +18,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
-from pipeline.local_runner import make_local_runner
+from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay, progress_notes
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
@@ -29,9 +29,6 @@ from transforms.exact_paths import is_local, remove_exactly
 from transforms.manifest import digest_file
 from transforms.read_warc import open_uncompressed, starts_like_archive
 from transforms.report import format_report, imbalances, read_report
-
-IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
-
 
 class ViewedOnceOptions(PipelineOptions):
     """PipelineOptions whose view of each options class is made once.
@@ -228,12 +225,14 @@ def runner_output_to(log_path: str):
 
 
 def build(settings: CorpusSettings, total_bytes: int) -> dict:
-    """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report.
+    """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
+    with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
     named when the build fails and removed when it succeeds.
     """
     options = ViewedOnceOptions(list(settings.beam_args))
+    runner_description = describe_runner(options.view_as(StandardOptions).runner)
     runner = make_runner(options)
     log_descriptor, log_path = tempfile.mkstemp(prefix="webcorpus-", suffix=".log")
     os.close(log_descriptor)
@@ -254,7 +253,7 @@ def build(settings: CorpusSettings, total_bytes: int) -> dict:
         os.remove(log_path)
         raise
     os.remove(log_path)
-    return read_report(settings.output)
+    return dict(read_report(settings.output), runner=runner_description)
 
 
 def disk_full(error: BaseException | None) -> bool:
@@ -361,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     for note in notes:
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))
-    print(f"\nCorpus, report.json, report.html, manifest.json and side outputs are in {settings.output}")
+    print(f"\nBuilt by the runner {report['runner']}")
+    print(f"Corpus, report.json, report.html, manifest.json and side outputs are in {settings.output}")
     if manifest is None:
         return 0
     different = compare_with_manifest(manifest, settings.output)

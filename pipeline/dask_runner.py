@@ -17,29 +17,36 @@ five faults of apache_beam.runners.dask 2.77:
    every other sink (the side-output files) is silently skipped. Here every
    leaf is computed.
 4. Reshuffle is a no-op, so all files matched by one pattern are read in
-   one task: here it spreads its input over as many partitions as the
-   cluster has threads (or --dask_npartitions).
+   one task: here it becomes `SpreadOverWorkers` (before Beam's overrides),
+   which spreads its input over as many partitions as the cluster has
+   threads (or --dask_npartitions).
 5. A side input is materialised by a nested `bag.compute()` inside each task
    that reads it, so its upstream runs again per reading task: side effects
    (a sink's temp directory, its written files) happen several times, with
    different temp directories. Here a side input is a dependency of the
    graph, computed once and passed whole to each task.
+
+It touches none of Beam's private names: a bundle runs through Beam's
+`DoFnRunner`, as on Beam's own workers. The faults are written up for Beam
+in docs/upstream.md.
 """
 
 from __future__ import annotations
 
 import functools
 
+import apache_beam as beam
 import dask
-from apache_beam import DoFn, pvalue
-from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, _OutputHandler
+from apache_beam import pvalue
+from apache_beam.pipeline import PTransformOverride
+from apache_beam.runners.common import DoFnRunner
 from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask import transform_evaluator as te
-from apache_beam.runners.dask.overrides import _Reshuffle
 from apache_beam.transforms.sideinputs import SideInputMap
 from apache_beam.utils.windowed_value import WindowedValue
 
-MAIN = "__main__"
+# DaskOptions that shape bags, not the client (`--dask_npartitions`, `--dask_partition_size`).
+BAG_OPTIONS = ("npartitions", "partition_size")
 
 
 class _Collect(te.Receiver):
@@ -65,27 +72,20 @@ def _concat(partitions):
     return [item for partition in partitions for item in partition]
 
 
-def _run_bundle(items, fn, label, window_fn, args, kwargs, side_specs, *side_values):
+def _run_bundle(items, fn, label, windowing, args, kwargs, side_specs, *side_values):
     values = []
-    receivers = _Receivers(values)
-    handler = _OutputHandler(
-        window_fn=window_fn, main_receivers=receivers[MAIN], tagged_receivers=receivers,
-        per_element_output_counter=None, output_batch_converter=None,
-        process_yields_batches=False, process_batch_yields_elements=False)
     side_inputs = [
         SideInputMap(view_class, view_options, [te.get_windowed_value(item, mapping_fn) for item in data])
         for (view_class, view_options, mapping_fn), data in zip(side_specs, side_values)
     ]
-    invoker = DoFnInvoker.create_invoker(
-        DoFnSignature(fn), handler, context=DoFnContext(label, state=None), side_inputs=side_inputs,
-        input_args=args, input_kwargs=kwargs, user_state_context=None,
-        bundle_finalizer_param=DoFn.BundleFinalizerParam())
-    invoker.invoke_setup()
-    invoker.invoke_start_bundle()
+    # The main output's tag is None, as in the ParDo's outputs.
+    runner = DoFnRunner(fn, args, kwargs, side_inputs, windowing, _Receivers(values), step_name=label)
+    runner.setup()
+    runner.start()
     for item in items:
-        invoker.invoke_process(item if isinstance(item, WindowedValue) else te.get_windowed_value(item, window_fn))
-    invoker.invoke_finish_bundle()
-    invoker.invoke_teardown()
+        runner.process(item if isinstance(item, WindowedValue) else te.get_windowed_value(item, windowing.windowfn))
+    runner.finish()
+    runner.teardown()
     return values
 
 
@@ -104,6 +104,21 @@ def _has_tag(pair, tag):
 
 def _value(pair):
     return pair[1]
+
+
+class SpreadOverWorkers(beam.PTransform):
+    """What a Reshuffle is here: the visitor spreads its input over the cluster's threads."""
+
+    def expand(self, input_or_inputs):
+        return pvalue.PCollection.from_(input_or_inputs)
+
+
+class ReshuffleOverride(PTransformOverride):
+    def matches(self, applied_ptransform) -> bool:
+        return applied_ptransform.transform.__class__ == beam.Reshuffle
+
+    def get_replacement_transform_for_applied_ptransform(self, applied_ptransform):
+        return SpreadOverWorkers()
 
 
 class DaskRunner(beam_dask.DaskRunner):
@@ -126,10 +141,9 @@ class DaskRunner(beam_dask.DaskRunner):
                 if op_class is te.ParDo:
                     raw = self._par_do(node, inputs[0])
                     for tag, output in node.outputs.items():
-                        wanted = MAIN if tag is None else tag
-                        self.bags[output] = raw.filter(functools.partial(_has_tag, tag=wanted)).map(_value)
+                        self.bags[output] = raw.filter(functools.partial(_has_tag, tag=tag)).map(_value)
                     return
-                if isinstance(node.transform, _Reshuffle):
+                if isinstance(node.transform, SpreadOverWorkers):
                     spread = max(inputs[0].npartitions, bag_kwargs.get("npartitions") or parallelism)
                     for output in node.outputs.values():
                         self.bags[output] = inputs[0].repartition(npartitions=spread)
@@ -153,15 +167,14 @@ class DaskRunner(beam_dask.DaskRunner):
             def _par_do(self, node, input_bag):
                 transform = node.transform
                 args, kwargs = transform.raw_side_inputs
-                main_input = next(iter(node.main_inputs.values()))
-                window_fn = main_input.windowing.windowfn if hasattr(main_input, "windowing") else None
+                windowing = next(iter(node.main_inputs.values())).windowing
                 side_specs, side_values = [], []
                 for side in node.side_inputs:
                     side_specs.append((type(side), side._view_options(), side._window_mapping_fn))
                     parts = self.bags[side.pvalue].to_delayed(optimize_graph=False)
                     side_values.append(dask.delayed(_concat)(parts))
                 return input_bag.map_partitions(
-                    _run_bundle, transform.fn, transform.label, window_fn, list(args), kwargs, side_specs,
+                    _run_bundle, transform.fn, transform.label, windowing, list(args), kwargs, side_specs,
                     *side_values)
 
             def leaves(self):
@@ -173,10 +186,17 @@ class DaskRunner(beam_dask.DaskRunner):
         import dask.distributed as ddist
 
         dask_options = options.view_as(beam_dask.DaskOptions).get_all_options(drop_default=True, current_only=True)
-        bag_kwargs = beam_dask.DaskOptions._extract_bag_kwargs(dask_options)
+        bag_kwargs = {name: value for name in BAG_OPTIONS if (value := dask_options.pop(name, None))}
         client = ddist.Client(**dask_options)
-        pipeline.replace_all(beam_dask.dask_overrides())
-        visitor = self.to_dask_bag_visitor(bag_kwargs, parallelism=sum(client.nthreads().values()) or 1)
-        pipeline.visit(visitor)
+        visitor = self.translate(pipeline, bag_kwargs, parallelism=sum(client.nthreads().values()) or 1)
         futures = client.compute(visitor.leaves())
         return beam_dask.DaskRunnerResult(client, futures)
+
+    def translate(self, pipeline, bag_kwargs: dict, parallelism: int):
+        """The visitor that has made `pipeline` into Dask bags (`bags`, by PCollection; `leaves()`)."""
+        # Reshuffles first, so that Beam's overrides leave them to this runner.
+        pipeline.replace_all([ReshuffleOverride()])
+        pipeline.replace_all(beam_dask.dask_overrides())
+        visitor = self.to_dask_bag_visitor(bag_kwargs, parallelism=parallelism)
+        pipeline.visit(visitor)
+        return visitor

@@ -170,7 +170,8 @@ def make_parser() -> argparse.ArgumentParser:
             "Turn WARC files into a clean, deduplicated, compressed Avro corpus. "
             "Options not listed here are passed to Apache Beam (for example --runner, "
             "--direct_num_workers, --direct_running_mode, --temp_location); one that Beam "
-            "does not know either is an error."
+            "does not know either is an error. --runner=DirectRunner (the default) runs webcorpus's patched "
+            "FnApiRunner (pipeline/local_runner.py); --runner=FnApiRunner runs Beam's own, unpatched."
         ),
     )
     parser.add_argument(

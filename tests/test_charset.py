@@ -205,6 +205,7 @@ def test_any_bytes_become_valid_utf8_without_raising(payload, content_type, meta
 
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
+@pytest.mark.slow
 def test_utf8_text_round_trips(text):
     payload = text.encode("utf-8")
     if payload.startswith(codecs.BOM_UTF8):

@@ -312,6 +312,7 @@ HTML = st.recursive(TEXT | st.sampled_from(["<br>", "<img src=x>", "<hr>", "<!--
 
 @settings(max_examples=300, deadline=None)
 @given(html=st.lists(HTML, max_size=5).map("".join), drop=st.sampled_from([(), ("div.warning",), (".warning", "b")]))
+@pytest.mark.slow
 def test_output_is_only_div_blocks_for_any_html(html, drop):
     page = HtmlCleaner(drop).clean(html, "https://example.org/dir/")
     assert DIV_ONLY.match(page.html), page.html

@@ -87,6 +87,7 @@ PAGES = st.builds(lambda head, body_attributes, body: f"<html><head>{head}</head
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(page=PAGES, selectors=st.sampled_from([(), (".warning",), ("div.warning, p",), ("span > b",)]))
+@pytest.mark.slow
 def test_both_paths_give_the_same_pages(page, selectors):
     accelerated, pure = cleaned(page, selectors)
     assert accelerated == pure
@@ -141,6 +142,7 @@ def test_tricky_pages(page):
     assert c_walk == python_walk
 
 
+@pytest.mark.slow
 def test_the_developer_corpus(corpus_dir):
     from benchmarks.throughput import load_pages
 

@@ -86,6 +86,7 @@ def built(inputs, tmp_path_factory) -> tuple[Path, str]:
     return output, stdout
 
 
+@pytest.mark.slow
 def test_corpus_holds_the_kept_pages(built):
     output, _ = built
     records = corpus_records(output)
@@ -111,6 +112,7 @@ def test_corpus_holds_the_kept_pages(built):
         assert record["minimized_bytes"] == len(record["html"].encode("utf-8"))
 
 
+@pytest.mark.slow
 def test_report_counts_add_up(built, inputs):
     output, stdout = built
     report = json.loads((output / "report.json").read_text())
@@ -132,6 +134,7 @@ def test_report_counts_add_up(built, inputs):
     assert balance.split()[-1] == "yes"
 
 
+@pytest.mark.slow
 def test_side_outputs(built):
     output, _ = built
     listed = {entry["url"]: entry["kind"] for entry in json_lines(output, "skipped") if entry["kind"] != "non-response"}
@@ -144,17 +147,24 @@ def test_side_outputs(built):
     assert "truncated" in letter["reason"]
 
 
-def test_python_m_pipeline_gives_the_same_corpus(built, inputs, tmp_path):
+@pytest.mark.parametrize("runner, built_by", [
+    ("DirectRunner", "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"),
+    ("FnApiRunner", "FnApiRunner"),  # Beam's own, unpatched
+])
+@pytest.mark.slow
+def test_python_m_pipeline_gives_the_same_corpus(built, inputs, tmp_path, runner, built_by):
     output, _ = built
-    result = run_module("--runner=DirectRunner", "--input", str(inputs / "*.warc.gz"), "--output",
+    result = run_module(f"--runner={runner}", "--input", str(inputs / "*.warc.gz"), "--output",
                         str(tmp_path / "out"), "--drop-selector", "h4.warning")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
+    assert f"Built by the runner {built_by}\n" in result.stdout
     assert corpus_records(tmp_path / "out") == corpus_records(output)
     assert json.loads((tmp_path / "out" / "report.json").read_text())["records"] == \
         json.loads((output / "report.json").read_text())["records"]
 
 
+@pytest.mark.slow
 def test_help_mentions_every_flag():
     result = run_module("--help")
     assert result.returncode == 0
@@ -162,8 +172,12 @@ def test_help_mentions_every_flag():
         assert flag in result.stdout, flag
     for codec in ("deflate", "snappy", "zstandard", "xz", "bzip2", "null"):
         assert codec in result.stdout
+    help_text = " ".join(result.stdout.split())
+    assert "--runner=DirectRunner (the default) runs webcorpus's patched FnApiRunner" in help_text
+    assert "--runner=FnApiRunner runs Beam's own, unpatched" in help_text
 
 
+@pytest.mark.slow
 def test_without_input_it_builds_the_shipped_sample(tmp_path):
     code, stdout, stderr = run_main(["--output", str(tmp_path / "out")])
     assert code == 0, stderr
@@ -225,6 +239,7 @@ def test_bad_input_exits_2_with_one_error_line(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["no-match", "unknown-codec"])
+@pytest.mark.slow
 def test_bad_input_stderr_holds_nothing_but_the_error(case, tmp_path):
     args, _ = BAD[case]
     result = run_module(*[arg.replace("{tmp}", str(tmp_path)) for arg in args], "--output", str(tmp_path / "out"))
@@ -253,6 +268,7 @@ def test_viewed_once_options_behave_as_beams_views():
     assert copy.get_all_options() == options.get_all_options()
 
 
+@pytest.mark.slow
 def test_the_webcorpus_console_script_is_the_pipeline_under_its_own_name(tmp_path):
     script = Path(sys.executable).parent / "webcorpus"
     if not script.exists():
@@ -264,6 +280,7 @@ def test_the_webcorpus_console_script_is_the_pipeline_under_its_own_name(tmp_pat
     assert wrong.returncode == 2 and wrong.stderr.startswith("webcorpus: error:")
 
 
+@pytest.mark.slow
 def test_with_worker_processes_only_the_progress_line_reaches_the_terminal_unless_verbose(tmp_path):
     workers = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
     quiet = run_module("--output", str(tmp_path / "out"), *workers)

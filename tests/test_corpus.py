@@ -98,6 +98,7 @@ def fate(build: dict, row: dict) -> str:
     return fates[0]
 
 
+@pytest.mark.slow
 def test_every_manifest_row_is_handled_as_expected(build, manifest, not_visible):
     wrong = []
     for row in manifest:

@@ -226,6 +226,7 @@ def crawl_build(server, tmp_path_factory) -> Path:
     return build(tmp_path_factory, "--crawl", CRAWL, "--files", "0:2", "--crawl-base-url", server.base)
 
 
+@pytest.mark.slow
 def test_a_crawl_by_name_builds_what_its_files_on_disk_build(crawl_build, disk_build, server, site):
     assert_same_build_as_on_disk(crawl_build, disk_build, server, site)
     manifest = json.loads((crawl_build / "manifest.json").read_text())
@@ -233,6 +234,7 @@ def test_a_crawl_by_name_builds_what_its_files_on_disk_build(crawl_build, disk_b
     assert manifest["options"]["inputs"] == [server.base + warc_name(0), server.base + warc_name(1)]
 
 
+@pytest.mark.slow
 def test_the_listing_as_input_builds_the_same_bytes(crawl_build, clean_server, tmp_path_factory):
     listing = f"{clean_server.base}crawl-data/{CRAWL}/warc.paths.gz"
     output = build(tmp_path_factory, "--input", listing, "--files", ":2")
@@ -240,6 +242,7 @@ def test_the_listing_as_input_builds_the_same_bytes(crawl_build, clean_server, t
 
 
 @pytest.mark.parametrize("faults", [("drop",), ("503-GET", "503-HEAD")], ids=["drop-mid-file", "503-once"])
+@pytest.mark.slow
 def test_a_server_that_fails_once_gives_the_same_bytes(faults, crawl_build, clean_server, tmp_path_factory):
     clean_server.reset(*faults)
     output = build(tmp_path_factory, "--crawl", CRAWL, "--files", "0:2", "--crawl-base-url", clean_server.base)
@@ -253,6 +256,7 @@ def test_a_server_that_fails_once_gives_the_same_bytes(faults, crawl_build, clea
                        for method, path, span in clean_server.requests if span), (dropped_path, offset)
 
 
+@pytest.mark.slow
 def test_the_build_over_http_rebuilds_byte_identical(crawl_build, clean_server, tmp_path):
     code, stdout, stderr = run_main(["--rebuild", str(crawl_build / "manifest.json"), "--output",
                                      str(tmp_path / "again"), "--quiet"])
@@ -260,6 +264,7 @@ def test_the_build_over_http_rebuilds_byte_identical(crawl_build, clean_server, 
     assert "byte-identical" in stdout
 
 
+@pytest.mark.slow
 def test_small_byte_ranges_over_http_read_as_on_disk(site, clean_server, tmp_path_factory):
     over_http = build(tmp_path_factory, "--crawl", CRAWL, "--files", "0:1", "--crawl-base-url", clean_server.base,
                       "--range-size", "2000")
@@ -369,6 +374,7 @@ def test_a_server_that_keeps_dropping_is_an_error_naming_the_url_and_offset(serv
     server.reset()
 
 
+@pytest.mark.slow
 def test_every_module_that_uses_beams_file_systems_registers_https():
     # The `transforms` package imports nothing, so that CleanHtml's rules load without Beam in the parser's
     # child: each module that reaches FileSystems registers https:// itself, in every worker that imports it.

@@ -49,6 +49,7 @@ def default_build(tmp_path_factory) -> Path:
     return cwd
 
 
+@pytest.mark.slow
 def test_the_readme_snippets_that_read_a_corpus_run_as_written(default_build):
     snippets = code_blocks(section((REPO / "README.md").read_text(), "### Reading the corpus"), "python")
     assert len(snippets) == 3
@@ -120,6 +121,7 @@ def sandbox(tmp_path_factory) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_every_local_command_of_the_docs_runs_as_written(sandbox):
     """In the order the docs give them (the rebuild and verify follow the build they name)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -183,3 +185,14 @@ def test_the_compression_doc_says_the_block_size_the_study_charts():
     charted = re.search(r"one point per codec and level at (?:the pipeline's default block size, )?(\d+ [KM]iB)",
                         re.sub(r"\s+", " ", (REPO / "docs" / "compression.md").read_text()))
     assert charted[1] == compression._size_label(DEFAULT_SYNC_INTERVAL)
+
+
+@pytest.mark.parametrize("index", range(4))
+@pytest.mark.slow
+def test_each_reproduction_of_an_upstream_bug_still_shows_it(index):
+    """docs/upstream.md's reproductions run as written and their bug is still there (each asserts it): when one
+    fails, the library has fixed it, and the workaround in its compat module can go."""
+    reproductions = code_blocks((REPO / "docs" / "upstream.md").read_text(), "python")
+    assert len(reproductions) == 4
+    result = subprocess.run([sys.executable, "-c", reproductions[index]], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{reproductions[index]}\n{result.stderr[-3000:]}"

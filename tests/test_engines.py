@@ -235,6 +235,7 @@ def direct(work, warc) -> dict:
 
 # Beam's local multi-processing mode -----------------------------------------------------------
 
+@pytest.mark.slow
 def test_direct_runner_multi_processing(work, warc, direct):
     output = work / "multi-processing"
     run_pipeline(["--input", warc, "--runner=DirectRunner", "--direct_num_workers=2",
@@ -272,6 +273,7 @@ def worker_pool(work):
         yield found
 
 
+@pytest.mark.slow
 def test_portable_runner_loopback(work, warc, direct, job_endpoint):
     output = work / "portable-loopback"
     run_pipeline(["--input", warc, "--runner=PortableRunner", f"--job_endpoint={job_endpoint}",
@@ -280,6 +282,7 @@ def test_portable_runner_loopback(work, warc, direct, job_endpoint):
     assert_progress_shown(work / "portable-loopback.log")
 
 
+@pytest.mark.slow
 def test_portable_runner_external_worker_pool(work, warc, direct, job_endpoint, worker_pool):
     output = work / "portable-external"
     run_pipeline(["--input", warc, "--runner=PortableRunner", f"--job_endpoint={job_endpoint}",
@@ -322,6 +325,7 @@ def dask_scheduler(work):
         yield found.removeprefix("tcp://")
 
 
+@pytest.mark.slow
 def test_dask_runner(request, dask_scheduler, work, warc, direct):
     stock = RUNNER_ALIASES.get("DaskRunner") == STOCK_DASK_RUNNER
     if stock:  # see docs/engines.md; a runner without these faults passes
@@ -337,6 +341,20 @@ def test_dask_runner(request, dask_scheduler, work, warc, direct):
     assert_progress_shown(work / "dask.log")
 
 
+def test_a_reshuffle_on_the_dask_runner_spreads_its_input_over_the_clusters_threads():
+    # Beam 2.77's DaskRunner makes a Reshuffle a no-op: every file one pattern matches was read in one task.
+    pytest.importorskip("distributed", reason=NO_DASK)
+    from pipeline.dask_runner import DaskRunner
+
+    pipeline = beam.Pipeline(options=PipelineOptions([]))
+    # (A replaced transform's output is a new PCollection: the step after it holds on to its own.)
+    spread = pipeline | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(lambda n: n)
+    bags = DaskRunner().translate(pipeline, {}, parallelism=4).bags
+    assert bags[spread].npartitions == 4
+    assert sorted(bags[spread].compute(scheduler="sync")) == list(range(8))
+
+
+@pytest.mark.slow
 def test_staging_on_the_dask_runner_after_a_shuffle_gives_the_direct_runners_corpus(dask_scheduler, tmp_path):
     """Staging split over the cluster's tasks, out of offset order, still gives each unit's whole shard.
 
@@ -385,6 +403,7 @@ def build_isolation_flags() -> list[str]:
 
 
 @pytest.mark.parametrize("compiler", ["present", "hidden"])
+@pytest.mark.slow
 def test_sdist_and_wheel_install_and_run(tmp_path, compiler):
     """sdist -> wheel -> a fresh venv -> `python -m pipeline` outside the repo, on the shipped sample.
 

@@ -313,6 +313,7 @@ def test_a_manifest_without_scripts_rebuilds_with_the_default():
 
 # --- the dev corpus --------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_fidelity_targets_on_the_dev_corpus(corpus_dir):
     from benchmarks import fidelity
 

@@ -35,6 +35,7 @@ def test_clean_text_keeps_case_punctuation_and_every_script():
 
 @pytest.mark.parametrize("argv, clean_text", [(["--clean-text"], True), (["--fields", "url,text,clean_text"], True),
                                               ([], False)])
+@pytest.mark.slow
 def test_builds_write_the_chosen_fields(argv, clean_text, write_warc, tmp_path):
     source = write_warc([CAPTURE, Capture("https://mirror.example.org/question", CAPTURE.body)])
     output = tmp_path / "out"

@@ -222,6 +222,7 @@ def test_a_hot_contents_captures_meet_their_survivor_in_groups_of_a_thousandth()
     assert max(sizes.values()) < 2 * 200_000 / CAPTURE_BUCKETS, max(sizes.values())
 
 
+@pytest.mark.slow
 def test_the_duplicates_of_a_hot_content_are_found_in_small_groups(monkeypatch):
     items = [*many_captures(5_000), *(fingerprint(f"<div>{n % 40}</div>", f"https://o.example.org/{n}", offset=n)
                                      for n in range(200))]
@@ -333,6 +334,7 @@ def test_a_hot_key_keeps_the_first_in_survivor_order_and_counts_all():
     assert group.first == sorted(items)[:DUPLICATE_LIST_CAP + 1]
 
 
+@pytest.mark.slow
 def test_a_survivor_lists_the_first_duplicates_and_the_duplicates_output_maps_them_all():
     items = list(many_captures(DUPLICATE_LIST_CAP + 150))
     ordered = sorted(items)
@@ -418,6 +420,7 @@ def where(row: dict, prefix: str = "") -> tuple:
     return (row[f"{prefix}source_file"].rsplit("/", 1)[-1], row[f"{prefix}source_offset"])
 
 
+@pytest.mark.slow
 def test_every_capture_is_accounted_for(built):
     assert built["report"]["records"]["balanced"]
     for name, (captures, _) in FILES.items():
@@ -430,6 +433,7 @@ def test_every_capture_is_accounted_for(built):
         assert len(places) == len(set(places)) == len(captures), name
 
 
+@pytest.mark.slow
 def test_a_survivor_and_its_duplicate_that_share_a_record_id(built):
     assert TWICE.record_id == Capture(TWICE.url, TWICE.body).record_id
     [kept] = built["records"]["twice.warc.gz"]
@@ -440,6 +444,7 @@ def test_a_survivor_and_its_duplicate_that_share_a_record_id(built):
     assert where(duplicate, "survivor_") == where(kept)
 
 
+@pytest.mark.slow
 def test_a_different_page_that_reuses_a_dropped_duplicates_record_id(built):
     assert COPY.record_id == OTHER.record_id
     records = built["records"]["reused.warc.gz"]
@@ -450,6 +455,7 @@ def test_a_different_page_that_reuses_a_dropped_duplicates_record_id(built):
     assert where(duplicate, "survivor_") == where(next(r for r in records if r["url"] == ORIGINAL.url))
 
 
+@pytest.mark.slow
 def test_the_same_crawl_as_warc_and_warc_gz(built):
     # Same date, URL and record id: the capture read first (file, then offset) survives.
     assert built["records"]["crawl.warc.gz"] == []
@@ -465,6 +471,7 @@ def test_the_same_crawl_as_warc_and_warc_gz(built):
         assert duplicate["survivor_record_id"] == survivor["warc_record_id"]
 
 
+@pytest.mark.slow
 def test_pages_without_text_are_skipped_not_merged(built):
     assert [r["url"] for r in built["records"]["no-text.warc.gz"]] == [TEXT_PAGE.url]
     assert built["duplicates"]["no-text.warc.gz"] == []
@@ -474,6 +481,7 @@ def test_pages_without_text_are_skipped_not_merged(built):
     assert built["files"]["no-text.warc.gz"]["skipped"] == built["files"]["no-text.warc.gz"]["read"] - 1
 
 
+@pytest.mark.slow
 def test_a_long_duplicate_list_is_capped_in_the_record(built):
     [kept] = built["records"]["many.warc.gz"]
     assert kept["url"] == MANY_ORIGIN.url

@@ -47,6 +47,7 @@ def sample_inputs(tmp_path) -> list[str]:
     return [str(tmp_path / "in" / "*.warc.gz")]
 
 
+@pytest.mark.slow
 def test_two_builds_and_two_workers_are_byte_identical(sample_inputs, tmp_path):
     first = file_bytes(build(sample_inputs, tmp_path / "one"))
     again = file_bytes(build(sample_inputs, tmp_path / "again"))
@@ -55,6 +56,7 @@ def test_two_builds_and_two_workers_are_byte_identical(sample_inputs, tmp_path):
     assert {"manifest.json", "report.json", "corpus-00000-of-00002.avro", "corpus-00001-of-00002.avro"} <= set(first)
 
 
+@pytest.mark.slow
 def test_survivor_is_the_earliest_capture_whatever_the_file_order(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     records = {record["url"]: record for record in iter_corpus(str(output))}
@@ -69,6 +71,7 @@ def test_survivor_is_the_earliest_capture_whatever_the_file_order(sample_inputs,
     assert dropped["https://ru.example.org/news/most"]["content_hash"] == survivor["content_hash"]
 
 
+@pytest.mark.slow
 def test_manifest_lists_inputs_options_software_and_outputs(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out", "--codec", "zstandard", "--level", "5")
     manifest = json.loads((output / MANIFEST_NAME).read_text())
@@ -85,6 +88,7 @@ def test_manifest_lists_inputs_options_software_and_outputs(sample_inputs, tmp_p
         "records"]["kept"]
 
 
+@pytest.mark.slow
 def test_rebuild_from_a_manifest_is_identical(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out", "--codec", "xz", "--level", "1")
     assert cli.main(["--rebuild", str(output / MANIFEST_NAME), "--output", str(tmp_path / "again")]) == 0
@@ -92,6 +96,7 @@ def test_rebuild_from_a_manifest_is_identical(sample_inputs, tmp_path, capsys):
     assert file_bytes(output) == file_bytes(tmp_path / "again")
 
 
+@pytest.mark.slow
 def test_a_build_from_relative_paths_rebuilds_from_any_directory(sample_inputs, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     output = build(["in/*.warc.gz"], Path("out"))
@@ -106,6 +111,7 @@ def test_a_build_from_relative_paths_rebuilds_from_any_directory(sample_inputs, 
 
 
 @pytest.mark.parametrize("damage", ["no codec", "options a list", "scripts a number"])
+@pytest.mark.slow
 def test_rebuild_of_a_manifest_whose_options_are_not_a_builds_is_one_line(sample_inputs, tmp_path, capsys, damage):
     output = build(sample_inputs, tmp_path / "out")
     manifest = json.loads((output / MANIFEST_NAME).read_text())
@@ -125,6 +131,7 @@ def test_rebuild_of_a_manifest_whose_options_are_not_a_builds_is_one_line(sample
     assert len(err.strip().splitlines()) == 1 and "--rebuild" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_rebuild_refuses_changed_inputs_and_conflicting_options(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out")
     with pytest.raises(SystemExit) as conflict:
@@ -146,6 +153,7 @@ def problems(directory: Path) -> tuple[int, list[str]]:
     return records, [str(problem) for problem in found]
 
 
+@pytest.mark.slow
 def test_verify_passes_an_intact_build(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out")
     assert problems(output)[1] == []
@@ -153,6 +161,7 @@ def test_verify_passes_an_intact_build(sample_inputs, tmp_path, capsys):
     assert "intact" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_verify_names_a_damaged_record_in_an_uncompressed_file(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out", "--codec", "null")
     shard = output / "corpus-00000-of-00002.avro"
@@ -173,6 +182,7 @@ def first_block(data: bytes) -> tuple[int, int]:
     return start, data.index(sync, start)
 
 
+@pytest.mark.slow
 def test_verify_names_a_damaged_compressed_block(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out", "--codec", "deflate")
     shard = output / "corpus-00000-of-00002.avro"
@@ -183,6 +193,7 @@ def test_verify_names_a_damaged_compressed_block(sample_inputs, tmp_path):
     assert "corpus-00000-of-00002.avro: file: sha256 differs from the manifest" in problems(output)[1]
 
 
+@pytest.mark.slow
 def test_verify_names_a_broken_block_boundary_without_the_manifest(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out", "--codec", "deflate", "--block-size", "2000")
     shard = output / "corpus-00000-of-00002.avro"
@@ -196,6 +207,7 @@ def test_verify_names_a_broken_block_boundary_without_the_manifest(sample_inputs
     assert records > 0
 
 
+@pytest.mark.slow
 def test_verify_names_a_damaged_manifest(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     manifest = output / MANIFEST_NAME
@@ -211,6 +223,7 @@ def test_verify_refuses_a_directory_without_a_build(tmp_path, capsys):
     assert "holds no webcorpus build" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_read_corpus_transform_verifies_records(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     expected = sorted(record["content_hash"] for record in iter_corpus(str(output)))
@@ -221,6 +234,7 @@ def test_read_corpus_transform_verifies_records(sample_inputs, tmp_path):
         assert_that(read.dead_letter, equal_to([]), label="NoCorruptRecords")
 
 
+@pytest.mark.slow
 def test_dev_corpus_builds_are_byte_identical_across_runs_and_workers(corpus_dir, tmp_path):
     inputs = [str(corpus_dir / "warc" / "*.warc.gz")]
     first = file_bytes(build(inputs, tmp_path / "one"))

@@ -35,6 +35,7 @@ def test_parse_languages():
         parse_languages(" , ")
 
 
+@pytest.mark.slow
 def test_languages_keeps_only_those_and_counts_the_rest(write_warc, tmp_path):
     source = write_warc([ENGLISH, RUSSIAN])
     output = tmp_path / "out"
@@ -53,6 +54,7 @@ def test_languages_keeps_only_those_and_counts_the_rest(write_warc, tmp_path):
     assert verify(str(output))[1:] == (1, [])
 
 
+@pytest.mark.slow
 def test_language_writes_the_fields_for_every_page(write_warc, tmp_path):
     source = write_warc([ENGLISH, RUSSIAN])
     output = tmp_path / "out"

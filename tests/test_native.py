@@ -59,12 +59,14 @@ def c_result():
     return result
 
 
+@pytest.mark.slow
 def test_the_environment_variable_forces_the_pure_path_without_a_warning(c_result):
     result, warnings = probe(**{native.PURE_PYTHON_VARIABLE: "1"})
     assert result[0] == "python" and warnings == []
     assert result[1:] == c_result[1:]
 
 
+@pytest.mark.slow
 def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
     # selectolax's module seen as another library: lexbor's symbols are missing where the walk looks.
     prelude = "import selectolax.lexbor, transforms._links\nselectolax.lexbor.__file__ = transforms._links.__file__\n"
@@ -84,6 +86,7 @@ def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
     # A walk built in place by an older webcorpus, without lexbor's headers.
     ("import transforms._lexbor_walk as walk\ndel walk.SELECTOLAX_VERSION\n", "built without lexbor's headers"),
 ])
+@pytest.mark.slow
 def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the_pure_path(c_result, prelude, reason):
     result, warnings = probe(prelude)
     assert result[0] == "c for _links, _code_page, python for _lexbor_walk"
@@ -91,6 +94,7 @@ def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the
     assert result[1:] == c_result[1:]
 
 
+@pytest.mark.slow
 def test_the_walk_is_built_for_the_pinned_selectolax(c_result):
     from transforms import _lexbor_walk
 
@@ -129,6 +133,7 @@ def test_lexbor_headers_extract_only_the_headers_of_lexbor_source(tmp_path):
     assert not (tmp_path / "escaped.h").exists()
 
 
+@pytest.mark.slow
 def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
     """setup.py offline, without a copy of the sdist: one warning, no walk, the other modules built."""
     source = tmp_path / "source"
@@ -146,6 +151,7 @@ def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
     assert len(warnings) == 1 and "no lexbor headers" in warnings[0] and "sha256" in warnings[0], child.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_result):
     # A module that is not built imports as this does (sys.modules[name] = None raises ImportError).
     prelude = "import sys\nfor name in ('_lexbor_walk', '_links', '_code_page'):\n    sys.modules['transforms.' + name] = None\n"
@@ -155,6 +161,7 @@ def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_res
     assert result[1:] == c_result[1:]
 
 
+@pytest.mark.slow
 def test_reading_a_corpus_imports_no_parser():
     child = run_python("import sys, transforms.read_corpus, pipeline.verify\n"
                        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'selectolax'\n"

@@ -77,6 +77,7 @@ def test_the_estimate_follows_the_jaccard_similarity_of_known_edits(edit):
     assert abs(similarity(signature(article(2)), signature(edited)) - jaccard(article(2), edited)) < 0.12
 
 
+@pytest.mark.slow
 def test_signatures_do_not_depend_on_the_process():
     code = ("from transforms.near_dedup import *; p = MinHashParameters(); "
             "grams = shingles(open(0).read(), p.shingle_size); "
@@ -115,6 +116,7 @@ class CountedMembers:
         return (Candidate(rank(self.size - index), self.signature) for index in range(self.size))
 
 
+@pytest.mark.slow
 def test_a_hot_bucket_of_100000_members_costs_linear_work_and_constant_memory(monkeypatch):
     comparisons = Counter()
 
@@ -138,6 +140,7 @@ def test_a_hot_bucket_of_100000_members_costs_linear_work_and_constant_memory(mo
     assert peak < 1_000_000
 
 
+@pytest.mark.slow
 def test_a_hot_root_resolves_its_100000_members_in_one_pass_and_constant_memory():
     root = Pointer(rank(0), rank(0), signature(article(5)))
     members = (Pointer(rank(index), rank(0), root.signature) for index in range(100_001))
@@ -181,6 +184,7 @@ def families() -> tuple[list[Document], list[NearDuplicate], list[NearSurvivor]]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.slow
 def test_clusters_and_survivors_do_not_depend_on_the_order_of_arrival(seed):
     docs, duplicates, survivors = families()
     docs = docs + [doc_of(article(900 + index), 100 + index, "2026-01-01T00:00:00Z") for index in range(4)]
@@ -207,6 +211,7 @@ def assert_near_dedup(candidates: list[Candidate], parameters: MinHashParameters
         assert_that(near[NEAR_SURVIVORS], equal_to(notes), label="NearSurvivors")
 
 
+@pytest.mark.slow
 def test_a_page_linked_through_another_gets_the_root_as_survivor():
     # B is like A (3 of 4 values), C like B but not like A: C shares a bucket with B only.
     a, b, c = crafted(0, (1, 2, 3, 4)), crafted(1, (1, 2, 3, 9)), crafted(2, (7, 2, 3, 9))
@@ -215,6 +220,7 @@ def test_a_page_linked_through_another_gets_the_root_as_survivor():
                       [near_duplicate(b, a), near_duplicate(c, a)], [NearSurvivor("hot.warc.gz", 0, 0, 2)])
 
 
+@pytest.mark.slow
 def test_a_chain_longer_than_the_rounds_resolve_keeps_its_far_end():
     # Page i shares one band with page i-1 and the other with page i+1: a chain of links.
     resolved = 2 ** CHAIN_ROUNDS
@@ -249,6 +255,7 @@ MIRRORED = Capture("https://mirror.example.org/story", REDATED.body, date="2026-
 OTHER = Capture("https://news.example.org/other", page(f"<p>{article(300)}</p>").encode(), date="2026-01-15T11:00:00Z")
 
 
+@pytest.mark.slow
 def test_the_pipeline_drops_near_duplicates_and_lists_them_apart(write_warc, tmp_path):
     source = write_warc([ORIGINAL, REDATED, MIRRORED, OTHER])
     output = tmp_path / "out"
@@ -271,6 +278,7 @@ def test_the_pipeline_drops_near_duplicates_and_lists_them_apart(write_warc, tmp
     assert manifest["options"]["near_dedup"] == {"threshold": 0.7, "shingle_size": 5, "bands": 20, "rows": 5}
 
 
+@pytest.mark.slow
 def test_without_near_dedup_the_corpus_has_no_trace_of_it(write_warc, tmp_path):
     source = write_warc([ORIGINAL, REDATED, OTHER])
     output = tmp_path / "out"

@@ -50,6 +50,7 @@ def test_a_misspelled_runner_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_bad_value_of_a_beam_flag_is_one_line(tmp_path):
     result = run_module("--direct_num_workers=two", "--output", str(tmp_path / "out"))
     assert result.returncode == 2

@@ -61,6 +61,7 @@ def test_a_brotli_page_whose_output_comes_in_many_pieces_is_whole():
     assert isinstance(outcome, Document) and outcome.payload == body
 
 
+@pytest.mark.slow
 def test_a_brotli_page_reaches_the_corpus_end_to_end(tmp_path):
     from tests.test_cli import corpus_records, json_lines, run_main
 
@@ -243,6 +244,7 @@ def test_an_empty_html_or_untyped_response_is_empty(content_type):
 
 # --- the option ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_max_page_bytes_is_an_option_of_the_build(tmp_path):
     from pipeline.options import parse_settings, settings_from_manifest
     from tests.test_cli import json_lines, run_main

@@ -84,6 +84,7 @@ def test_every_html_response_warcio_reads_is_a_document_or_a_dead_letter(peer_fi
     assert lost == {}
 
 
+@pytest.mark.slow
 def test_a_build_over_every_peer_file_balances(peer_files, tmp_path):
     directory = peer_files[0].parent
     # Two patterns that match every file; `*.gz` and `*.warc.gz` alone would overlap.
@@ -108,6 +109,7 @@ def test_a_lone_peer_file_that_is_not_a_warc_is_exit_2(peer_files, tmp_path):
         assert code == 2 and "is not a WARC file" in err, path.name
 
 
+@pytest.mark.slow
 def test_a_lone_peer_arc_file_that_warcio_reads_builds(peer_files, tmp_path):
     arc_files = [path for path in peer_files if ".arc" in path.name and warcio_html_200(path)]
     assert len(arc_files) >= 5

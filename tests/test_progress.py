@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pipeline import cli
 from pipeline.progress import Progress, progress_line, progress_notes
 from transforms.progress import ProgressNotes, note_shard_written, read_notes, read_shard_notes
@@ -54,6 +56,7 @@ def test_after_reading_the_line_names_the_phase():
     assert writing == "writing: 2 of 6 shards, 9 records read, about 0:00:20 left"
 
 
+@pytest.mark.slow
 def test_a_local_run_shows_progress_unless_quiet(tmp_path, capsys):
     assert cli.main(["--output", str(tmp_path / "loud")]) == 0
     shown = capsys.readouterr().err.strip().splitlines()

@@ -80,6 +80,7 @@ def other_inputs(tmp_path) -> Path:
 
 # --- a run that fails leaves the earlier corpus as it was -----------------------------------------
 
+@pytest.mark.slow
 def test_a_failing_build_leaves_the_earlier_corpus_as_it_was(earlier, other_inputs, monkeypatch):
     before = snapshot(earlier)
 
@@ -96,6 +97,7 @@ def test_a_failing_build_leaves_the_earlier_corpus_as_it_was(earlier, other_inpu
     assert verify.main([str(earlier)]) == 0
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(earlier, other_inputs, monkeypatch):
     before = snapshot(earlier)
 
@@ -132,6 +134,7 @@ def small_disk(tmp_path):
     subprocess.run(["umount", str(mount_point)], check=True)
 
 
+@pytest.mark.slow
 def test_a_really_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(small_disk, reference, big_inputs):
     earlier = Path(shutil.copytree(reference, small_disk / "out"))
     before = snapshot(earlier)
@@ -146,6 +149,7 @@ def test_a_really_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(
     assert snapshot(earlier) == before
 
 
+@pytest.mark.slow
 def test_accounting_that_does_not_balance_fails_and_publishes_nothing(earlier, inputs, monkeypatch):
     before = snapshot(earlier)
     # A duplicate that nothing counts: its file reads one record more than it accounts for.
@@ -160,6 +164,7 @@ def test_accounting_that_does_not_balance_fails_and_publishes_nothing(earlier, i
     assert snapshot(earlier) == before
 
 
+@pytest.mark.slow
 def test_a_new_build_replaces_only_what_the_earlier_build_wrote(earlier, other_inputs):
     for name, data in USER_FILES.items():
         (earlier / name).write_bytes(data)
@@ -192,6 +197,7 @@ def test_a_file_in_the_way_that_no_manifest_lists_is_refused_and_kept(inputs, tm
 # --- paths are paths ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,sibling", [("run?", "runA"), ("victim-*", "victim-1"), ("set[12]", "set1")])
+@pytest.mark.slow
 def test_an_output_path_with_glob_characters_touches_no_other_directory(reference, inputs, tmp_path, name, sibling,
                                                                         capsys):
     for directory in (sibling, name):
@@ -218,6 +224,7 @@ def test_an_output_in_a_directory_of_the_inputs_is_refused(inputs, where):
 
 # --- one run at a time ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_second_run_on_a_locked_output_refuses_at_once(earlier, other_inputs):
     before = snapshot(earlier)
     with output_lock(str(earlier)):
@@ -256,6 +263,7 @@ def signalled_run(inputs: Path, output: Path, signum: int, *flags: str) -> subpr
 
 
 @pytest.mark.parametrize("signum,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.slow
 def test_an_interrupted_run_leaves_the_earlier_corpus_as_it_was(earlier, big_inputs, signum, status):
     before = snapshot(earlier)
     result = signalled_run(big_inputs, earlier, signum)
@@ -265,6 +273,7 @@ def test_an_interrupted_run_leaves_the_earlier_corpus_as_it_was(earlier, big_inp
     assert snapshot(earlier) == before  # the staging directory and the lock file are gone too
 
 
+@pytest.mark.slow
 def test_ctrl_c_with_worker_processes_is_one_line_and_leaves_the_earlier_corpus(earlier, big_inputs):
     # Beam's multi-processing workers end with `RuntimeError: Worker subprocess exited with return code -2`,
     # and log as they start and stop: none of it reaches the terminal.
@@ -277,6 +286,7 @@ def test_ctrl_c_with_worker_processes_is_one_line_and_leaves_the_earlier_corpus(
     assert snapshot(earlier) == before
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_the_earlier_corpus_and_the_next_run_cleans_up(earlier, big_inputs, inputs):
     before = snapshot(earlier)
     result = signalled_run(big_inputs, earlier, signal.SIGKILL)
@@ -294,6 +304,7 @@ def test_a_killed_run_leaves_the_earlier_corpus_and_the_next_run_cleans_up(earli
 
 # --- publishing cut short ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_publish_cut_short_at_any_step_is_finished_by_the_next_run(earlier, other_inputs, tmp_path, monkeypatch):
     # A complete build, as `run` has it in its staging directory before publishing.
     complete = tmp_path / "complete"
@@ -333,6 +344,7 @@ def test_a_publish_cut_short_at_any_step_is_finished_by_the_next_run(earlier, ot
     assert limit > 8  # every step was cut once: the journal, the old manifest and files, the new files
 
 
+@pytest.mark.slow
 def test_verify_does_not_take_a_directory_without_its_manifest_for_a_build(earlier, capsys):
     (earlier / "manifest.json").unlink()
     assert verify.main([str(earlier)]) == 1
@@ -340,6 +352,7 @@ def test_verify_does_not_take_a_directory_without_its_manifest_for_a_build(earli
     assert "not a complete build" in out and "intact" not in out
 
 
+@pytest.mark.slow
 def test_recover_removes_what_an_unfinished_run_left(earlier):
     before = snapshot(earlier)
     leftover = earlier / f"{RUN_STAGING_PREFIX}0123456789ab"

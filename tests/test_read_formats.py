@@ -176,6 +176,7 @@ def test_ranges_of_a_file_compressed_per_record_read_every_record_once(variant):
 
 
 @pytest.mark.parametrize("variant", ["zstd-trained-dictionary", "lz4", "arc"])
+@pytest.mark.slow
 def test_a_lone_file_of_each_format_builds_whatever_its_name(tmp_path, variant):
     data = arc_bytes(CAPTURES, "record") if variant == "arc" else warc_bytes(CAPTURES, **WARC_VARIANTS[variant])
     path = input_dir(tmp_path) / "crawl.bin"
@@ -220,6 +221,7 @@ def test_an_arc_file_gzipped_as_one_stream_reads_as_the_plain_file(captures):
     assert len(read_all(data)) == 1 + len(captures)
 
 
+@pytest.mark.slow
 def test_an_arc_file_gzipped_as_one_stream_builds_as_one_range(tmp_path):
     data, _ = whole_stream("arc", CAPTURES)
     path = input_dir(tmp_path) / "crawl.bin"

@@ -149,6 +149,7 @@ def test_the_tracker_shows_how_far_reading_got(tmp_path, name):
     assert provider.restriction_size(unit, provider.initial_restriction(unit)) == unit.size
 
 
+@pytest.mark.slow
 def test_a_damaged_range_split_anywhere_reads_as_the_same_fixed_ranges_do(tmp_path):
     data = bytearray(warc_bytes(CAPTURES))
     unit = the_unit(tmp_path, "intact", bytes(data))

@@ -367,6 +367,7 @@ def test_every_record_yields_exactly_one_outcome(kinds, version, compression):
 
 # --- ReadWarc in a pipeline ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_read_warc_counts_every_record_it_reads_once_per_range(write_warc, tmp_path):
     write_warc([LATIN, REDIRECT, CYRILLIC, PLAIN_TEXT] * 3, name="one.warc.gz")
     write_warc([ENCODED, LATIN], name="two.warc", compression="none")
@@ -389,6 +390,7 @@ def test_read_warc_counts_every_record_it_reads_once_per_range(write_warc, tmp_p
         assert_that(ranges, lambda counts: None if counts[0] > 3 else pytest.fail(f"{counts} ranges"), label="ranges")
 
 
+@pytest.mark.slow
 def test_read_warc_transform_reads_every_matched_file(write_warc, tmp_path):
     write_warc([LATIN, REDIRECT], name="one.warc.gz")
     write_warc([CYRILLIC, PLAIN_TEXT], name="two.warc", compression="none")

@@ -133,6 +133,7 @@ def test_warcio_warnings_of_files_read_at_once_on_threads_stay_with_their_file()
     assert len(notes["damaged"]) == 20 and {note.source_file for note in notes["damaged"]} == {"damaged"}
 
 
+@pytest.mark.slow
 def test_quiet_prints_no_warcio_warning_and_the_report_lists_it_with_its_file(tmp_path):
     path = input_dir(tmp_path) / "damaged.warc"
     path.write_bytes(b"".join([warc_bytes([], "none"), response(PAGES[0]),
@@ -147,6 +148,7 @@ def test_quiet_prints_no_warcio_warning_and_the_report_lists_it_with_its_file(tm
 
 
 @pytest.mark.parametrize("twice", ["same-input", "overlapping-patterns"])
+@pytest.mark.slow
 def test_a_file_matched_twice_is_read_once(tmp_path, twice):
     path = input_dir(tmp_path) / "pages.warc.gz"
     path.write_bytes(warc_bytes(PAGES))
@@ -190,6 +192,7 @@ def test_warcio_log_warnings_are_notes_too(caplog):
     assert caplog.records == []
 
 
+@pytest.mark.slow
 def test_the_notes_of_a_file_are_bounded(tmp_path):
     # Every record has a space in its target URI: one warning each.
     spaced = [Capture(f"https://en.example.org/page {n}", PAGES[0].body, date=PAGES[0].date) for n in range(150)]

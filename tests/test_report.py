@@ -7,6 +7,7 @@ import json
 from collections import Counter
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 from hypothesis import given, settings
@@ -203,6 +204,7 @@ def test_sum_tallies_and_write_report(tmp_path):
     assert report["options"] == {"codec": "xz", "level": 6}
 
 
+@pytest.mark.slow
 def test_the_reports_sum_gets_a_tally_per_bundle_of_each_kind_not_one_per_record(tmp_path):
     # Beam's local runner does not fuse a Flatten into the stages before it: with a tally per record, every
     # record's crossed it (at 1,000,000 captures, 860 MB through the runner).

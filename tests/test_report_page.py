@@ -132,12 +132,14 @@ def built_report(tmp_path) -> Path:
     return output
 
 
+@pytest.mark.slow
 def test_a_sample_of_none_is_a_report_without_inspected_pages(write_warc, tmp_path):
     source = write_warc(sample_captures())
     assert cli.main(["--input", str(source), "--output", str(tmp_path / "out"), "--quiet", "--report-sample", "0"]) == 0
     assert "No page was sampled" in (tmp_path / "out" / REPORT_PAGE_NAME).read_text()
 
 
+@pytest.mark.slow
 def test_every_build_writes_report_html_listed_in_the_manifest(built_report):
     manifest = json.loads((built_report / MANIFEST_NAME).read_text())
     assert REPORT_PAGE_NAME in {entry["path"] for entry in manifest["outputs"]}
@@ -169,6 +171,7 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
+@pytest.mark.slow
 def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request(built_report, tmp_path):
     browser = _chromium()
     if browser is None:

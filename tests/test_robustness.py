@@ -62,6 +62,7 @@ def test_a_corrupt_member_mid_file_costs_only_that_member():
     assert {outcome.source_offset for outcome in kept} == {outcome.source_offset for outcome in intact} - {start}
 
 
+@pytest.mark.slow
 def test_the_report_names_the_damaged_file_and_the_run_goes_on(tmp_path, capsys):
     data = warc_bytes(sample_captures())
     start, end = member_spans(data)[5]
@@ -112,6 +113,7 @@ def _fail():
     raise ValueError("bad page")
 
 
+@pytest.mark.slow
 def test_a_child_process_times_out_survives_crashes_and_passes_errors_on():
     sleeper = ChildProcess(_sleep, timeout=2)
     try:
@@ -255,6 +257,7 @@ def test_pathological_pages_are_cleaned_without_a_crash_or_stall():
     assert "after" in texts["svg-template"] and ">t<" not in texts["svg-template"]
 
 
+@pytest.mark.slow
 def test_a_page_that_takes_too_long_goes_to_the_dead_letter_alone():
     deep = b"<html><body>" + b"<div>" * 100_000 + b"deep" + b"</div>" * 100_000
     results = clean_through_stage({"deep": deep, "fine": b"<p>fine page</p>"}, page_timeout=2)

@@ -8,6 +8,7 @@ import tracemalloc
 from pathlib import Path
 
 import apache_beam as beam
+import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline.graph import build_corpus, shard_count, write_json_lines
@@ -37,6 +38,7 @@ def build(inputs: Path, output: Path, *beam_args: str) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(output.iterdir()) if SIDE_FILE.match(path.name)}
 
 
+@pytest.mark.slow
 def test_side_files_are_sharded_by_their_line_count_and_the_same_with_two_workers(write_warc, tmp_path):
     inputs = write_warc(captures())
     one = build(inputs, tmp_path / "one")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ def read_ranges(data: bytes, cuts: list[int]) -> list:
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(1, len(SAMPLE) - 1), max_size=12))
+@pytest.mark.slow
 def test_any_split_points_read_every_record_exactly_once(cuts):
     whole = [identity(outcome) for outcome in read_warc(lambda: io.BytesIO(SAMPLE), "big.warc.gz")]
     assert [identity(outcome) for outcome in read_ranges(SAMPLE, cuts)] == whole
@@ -57,6 +59,7 @@ def test_dev_corpus_file_split_into_many_ranges(corpus_dir):
     assert [identity(outcome) for outcome in read_ranges(data, cuts)] == whole
 
 
+@pytest.mark.slow
 def test_a_split_build_keeps_the_same_documents(tmp_path):
     source = tmp_path / "in" / "big.warc.gz"  # an output is never in an input's directory
     source.parent.mkdir()

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from transforms import compress_write
@@ -61,6 +62,7 @@ def build(output: Path, reshuffled: bool, pipeline: beam.Pipeline | None = None,
     return shard_bytes(output)
 
 
+@pytest.mark.slow
 def test_a_shuffle_between_reading_and_staging_gives_the_same_corpus(tmp_path):
     fused = build(tmp_path / "fused", reshuffled=False)
     assert len(fused) == len(UNITS)

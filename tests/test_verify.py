@@ -49,6 +49,7 @@ def exit_status(output: Path, capsys) -> tuple[int, str]:
 
 # --- the manifest is input --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_null_output_entry_is_named_not_a_traceback(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out")
     manifest = manifest_of(output)
@@ -61,6 +62,7 @@ def test_a_null_output_entry_is_named_not_a_traceback(sample_inputs, tmp_path, c
 
 @pytest.mark.parametrize("path", ["../elsewhere/secret.txt", "{elsewhere}/secret.txt", "sub/secret.txt",
                                   "..\\secret.txt", "..", ""])
+@pytest.mark.slow
 def test_a_listed_path_never_leads_out_of_the_corpus(sample_inputs, tmp_path, capsys, path):
     output = build(sample_inputs, tmp_path / "out")
     for place in (tmp_path / "elsewhere", output / "sub"):
@@ -77,6 +79,7 @@ def test_a_listed_path_never_leads_out_of_the_corpus(sample_inputs, tmp_path, ca
            "corpus directory" in printed
 
 
+@pytest.mark.slow
 def test_a_listed_directory_is_named(sample_inputs, tmp_path, capsys):
     output = build(sample_inputs, tmp_path / "out")
     (output / "notes").mkdir()
@@ -156,6 +159,7 @@ def replaced(document, place: str, value):
 
 @settings(max_examples=200, deadline=None)
 @given(place=st.sampled_from(PLACES), value=json_values(), sealed=st.booleans())
+@pytest.mark.slow
 def test_random_json_in_any_field_of_the_manifest_or_report_is_named(built_once, place, value, sealed):
     name = MANIFEST_NAME if place.startswith("manifest") else "report.json"
     path = built_once / name
@@ -182,6 +186,7 @@ def test_random_json_in_any_field_of_the_manifest_or_report_is_named(built_once,
 
 # --- the report's accounting ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_shard_left_out_of_a_resealed_manifest_is_caught_by_the_accounting(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     report = json.loads((output / "report.json").read_text())
@@ -197,6 +202,7 @@ def test_a_shard_left_out_of_a_resealed_manifest_is_caught_by_the_accounting(sam
         f"report.json: files[{b_file!r}].kept: {lost}, but the corpus shards hold 0 records of that file"]
 
 
+@pytest.mark.slow
 def test_a_report_that_does_not_add_up_is_named_with_its_numbers(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     report = json.loads((output / "report.json").read_text())
@@ -216,6 +222,7 @@ def test_a_report_that_does_not_add_up_is_named_with_its_numbers(sample_inputs, 
         f"{report['records']['dead_letter']} = {report['records']['read'] - 2} (2 records unaccounted for)"][::-1]
 
 
+@pytest.mark.slow
 def test_a_report_that_says_it_does_not_balance_is_a_problem(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     report = json.loads((output / "report.json").read_text())
@@ -226,6 +233,7 @@ def test_a_report_that_says_it_does_not_balance_is_a_problem(sample_inputs, tmp_
         "report.json: records.balanced: False: the build found that its records do not add up"]
 
 
+@pytest.mark.slow
 def test_a_report_left_out_of_the_manifest_is_a_problem(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out")
     manifest = manifest_of(output)
@@ -264,6 +272,7 @@ def caught(output: Path, shard: str) -> list[str]:
     return [line for line in problems(output)[1] if line.startswith(shard) or line.startswith("report.json")]
 
 
+@pytest.mark.slow
 def test_one_changed_byte_in_any_field_of_a_record_is_caught(sample_inputs, tmp_path):
     described = page("<p>A page with a description</p>", head='<meta name="description" content="Described">')
     (tmp_path / "in" / "c.warc.gz").write_bytes(warc_bytes([Capture("https://meta.example.org/", described.encode())],
@@ -290,6 +299,7 @@ def test_one_changed_byte_in_any_field_of_a_record_is_caught(sample_inputs, tmp_
     assert missed == []
 
 
+@pytest.mark.slow
 def test_fifty_random_single_byte_changes_are_all_caught(sample_inputs, tmp_path):
     output = build(sample_inputs, tmp_path / "out", "--codec", "null")
     shard = output / SHARD

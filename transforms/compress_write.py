@@ -37,15 +37,15 @@ alone, and the Avro sync marker is derived from the build's options: the same
 inputs and options give byte-identical files whatever the runner or the
 number of workers.
 
-fastavro ignores the level for xz and bzip2, so this module installs block
-writers for those two codecs that honour it; the bytes they write are plain
-xz and bzip2 blocks that every Avro reader reads.
+fastavro ignores the level for xz and bzip2, so this module has
+`transforms/fastavro_compat.py` install block writers for those two codecs
+that honour it; the bytes they write are plain xz and bzip2 blocks that every
+Avro reader reads.
 """
 
 from __future__ import annotations
 
 import bisect
-import bz2
 import contextlib
 import dataclasses
 import difflib
@@ -54,17 +54,16 @@ import hashlib
 import heapq
 import io
 import json
-import lzma
 import uuid
 from collections import Counter
 from typing import NamedTuple
 
 import apache_beam as beam
 import fastavro
-import fastavro._write as fastavro_write
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
+from transforms import fastavro_compat
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import DIGEST_HEX_DIGITS, FILE_PREFIX, HASH_ALGORITHM, RECORD_DIGEST, digest_in
 from transforms.document import Document
@@ -221,42 +220,8 @@ def _parsed(fields: tuple[str, ...]):
 FILE_METADATA = {"webcorpus.content_hash": HASH_ALGORITHM}
 
 
-def _zigzag_varint(value: int) -> bytes:
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _write_block(out, data: bytes) -> None:
-    # fastavro's compiled writer hands block writers the file, its pure
-    # Python writer an encoder.
-    if hasattr(out, "write_long"):
-        out.write_long(len(data))
-        out._fo.write(data)
-    else:
-        out.write(_zigzag_varint(len(data)))
-        out.write(data)
-
-
-def _xz_block(out, block_bytes, level):
-    _write_block(out, lzma.compress(block_bytes, preset=6 if level is None else level))
-
-
-def _bzip2_block(out, block_bytes, level):
-    _write_block(out, bz2.compress(block_bytes, 9 if level is None else level))
-
-
-# fastavro's xz and bzip2 writers ignore the level; fastavro has no public
-# way to give a codec another writer. This module alone relies on its private
-# `fastavro._write.BLOCK_WRITERS`, a dict from codec name to
-# `writer(out, block_bytes, level)` that both its compiled and its pure-Python
-# writer look up; `test_compress_write` checks that it still is.
-fastavro_write.BLOCK_WRITERS["xz"] = _xz_block
-fastavro_write.BLOCK_WRITERS["bzip2"] = _bzip2_block
+# fastavro's xz and bzip2 writers ignore the level: transforms/fastavro_compat.py.
+fastavro_compat.honour_compression_levels()
 
 
 def resolve_level(codec: str, level: int | None) -> int | None:

@@ -1,0 +1,181 @@
+"""Beam's FnApiRunner, patched where Beam 2.77 loses records or cannot bound a worker's input.
+
+The one module of webcorpus that touches Beam's internals. `patched_fn_api_runner()`
+holds three patches for the length of one run of webcorpus's local runner
+(`pipeline/local_runner.py`), so that Beam's own FnApiRunner
+(`--runner=FnApiRunner`) stays as Beam made it, even in the same process.
+Each works around a fault of Beam's, reported in docs/upstream.md with a
+minimal reproduction; `tests/test_local_runner.py` shows the faults on Beam's
+own runner and the patched one free of them (the third patch is what the
+second needs, not a fault of its own). None changes what a worker computes.
+
+1. `worker_handlers.DATA_BUFFER_TIME_LIMIT_MS` = 0: the runner's data plane
+   buffers by size only. Beam's once-a-second flush runs on a thread of its
+   own while the runner's thread writes the same stream unlocked: whatever
+   is written between the flush's copy and its clearing of the buffer is
+   lost (at 1,000,000 captures, hundreds of thousands of the report's
+   outcomes; docs/scale.md).
+2. `execution.GroupingBuffer` = `PiecewiseGroupingBuffer`: a grouped
+   stage's share of a worker is encoded in pieces of about `PIECE_VALUES`
+   values, not as one buffer that becomes one message (which the worker
+   holds whole, and which past protobuf's 2 GiB cannot be sent at all).
+3. `BundleManager._send_input_to_worker` = `send_input_in_pieces`: the
+   stream is flushed after each piece, so a message holds about 10 MB (the
+   data plane's size threshold), and, to a worker over gRPC, the input is
+   written beside the request that starts the bundle (its docstring says
+   why).
+
+Before patching, `check_supported` checks the installed Beam against
+`SUPPORTED` (what requirements.txt pins) and that every attribute patched or
+relied on is there; otherwise it fails with one line that says what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+
+import apache_beam
+from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, worker_handlers
+from apache_beam.runners.worker import data_plane
+
+# The Beam releases these patches are written and tested for: >= 2.77, < 2.78 (requirements.txt).
+SUPPORTED = ((2, 77), (2, 78))
+
+# Values of a grouped stage's input encoded per piece. A fingerprint is about 450 bytes, a side-file line
+# about 300: a piece is about 1 MB, and a message, flushed once over 10 MB, is at most one piece more.
+PIECE_VALUES = 2_000
+
+# What the patches replace, and the attributes of Beam's objects they read (set by the class's __init__).
+PATCHED = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS"), (execution, "GroupingBuffer"),
+           (fn_runner, "BundleManager._send_input_to_worker"))
+READ = ((execution, "GroupingBuffer", ("_table", "_grouped_output", "_pre_grouped_coder", "_post_grouped_coder",
+                                       "_windowing")),
+        (fn_runner, "BundleManager", ("_worker_handler",)))
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class UnsupportedBeam(RuntimeError):
+    """The installed Beam is not one that webcorpus's local runner can patch."""
+
+
+def check_supported() -> None:
+    """Raises `UnsupportedBeam` (one line) unless Beam is in `SUPPORTED` and has every attribute patched or read."""
+    version = apache_beam.__version__
+    release = tuple(int(part) for part in version.split(".")[:2])
+    advice = ("install apache-beam>=2.77,<2.78 (requirements.txt), or run Beam's own unpatched runner with "
+              "--runner=FnApiRunner")
+    if not SUPPORTED[0] <= release < SUPPORTED[1]:
+        raise UnsupportedBeam(f"webcorpus's local runner patches Beam 2.77's FnApiRunner, and Beam {version} is "
+                              f"installed: {advice}")
+    missing = [f"{module.__name__}.{path}" for module, path in PATCHED if _lookup(module, path) is None]
+    for module, path, names in READ:
+        init = getattr(_lookup(module, path), "__init__", None)
+        assigned = init.__code__.co_names if hasattr(init, "__code__") else ()
+        missing += [f"{module.__name__}.{path}().{name}" for name in names if name not in assigned]
+    if missing:
+        raise UnsupportedBeam(f"Beam {version} has no {', '.join(missing)}, which webcorpus's local runner "
+                              f"patches: {advice}")
+
+
+def _lookup(module, path: str):
+    value = module
+    for name in path.split("."):
+        value = getattr(value, name, None)
+    return value
+
+
+@contextlib.contextmanager
+def patched_fn_api_runner():
+    """Beam's FnApiRunner with the three patches, for the length of the block; Beam's own again after it."""
+    check_supported()
+    patches = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 0),
+               (execution, "GroupingBuffer", PiecewiseGroupingBuffer),
+               (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces))
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    for owner, name, value in patches:
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for owner, name, value in originals:
+            setattr(owner, name, value)
+
+
+# (Missing from another Beam, it is found by `check_supported` before anything is patched.)
+BeamGroupingBuffer = getattr(execution, "GroupingBuffer", object)
+
+
+class PiecewiseGroupingBuffer(BeamGroupingBuffer):
+    """Beam's `GroupingBuffer`, whose `partition` gives each part in pieces of about `PIECE_VALUES` values.
+
+    Each piece is partitioned by Beam's own code, as a buffer holding some of
+    the keys: windowing and triggers stay Beam's. A key and all its values
+    stay in one piece: a group is one element.
+    """
+
+    def partition(self, n: int) -> list[list[bytes]]:
+        if self._grouped_output:
+            return self._grouped_output
+        parts: list[list[bytes]] = [[] for _ in range(n)]
+        for table in pieces_of(self._table, PIECE_VALUES * n):
+            piece = BeamGroupingBuffer(self._pre_grouped_coder, self._post_grouped_coder, self._windowing)
+            piece._table = table
+            for part, encoded in zip(parts, piece.partition(n)):
+                part.extend(chunk for chunk in encoded if chunk)
+        self._grouped_output = parts
+        return parts
+
+
+def pieces_of(table: dict, values_per_piece: int):
+    """`table` (key to its list of values) cut, in its order, into tables of about `values_per_piece` values;
+    a key is never cut."""
+    piece: dict = {}
+    values = 0
+    for key, key_values in table.items():
+        piece[key] = key_values
+        values += len(key_values)
+        if values >= values_per_piece:
+            yield piece
+            piece, values = {}, 0
+    if piece:
+        yield piece
+
+
+def send_input_in_pieces(bundle_manager, process_bundle_id: str, read_transform_id: str, byte_streams) -> None:
+    """Beam's `BundleManager._send_input_to_worker`, flushing its stream (once over the size threshold) after
+    each piece instead of only at the end.
+
+    Beam writes a bundle's whole input before it asks the worker to start
+    the bundle, and a worker queues at most 5 messages of an instruction it
+    has not started: in pieces, a share of over about 300 MB (what the
+    queues on both sides hold) would wait for a worker that waits for the
+    request. So, to a worker over gRPC, the input is written by a thread of
+    its own, beside the request, as Dataflow and Flink stream a bundle's
+    input; the worker ends the bundle only once every input's stream has
+    ended. A worker in the runner's process reads its input as a list when
+    the bundle starts, so it is written in full first, as before.
+    """
+    data_conn = bundle_manager._worker_handler.data_conn
+    data_out = data_conn.output_stream(process_bundle_id, read_transform_id)
+
+    def write() -> None:
+        for byte_stream in byte_streams or []:
+            data_out.write(byte_stream)
+            data_out.maybe_flush()
+        data_out.close()
+
+    def write_beside_the_request() -> None:
+        # The worker waits for the end of this stream: say why it never comes.
+        try:
+            write()
+        except Exception:  # noqa: BLE001 - logged, as nothing joins this thread
+            _LOGGER.exception("sending the input of bundle %s to %s failed", process_bundle_id, read_transform_id)
+
+    if isinstance(data_conn, data_plane.InMemoryDataChannel):
+        write()
+    else:
+        threading.Thread(target=write_beside_the_request, name=f"input-{process_bundle_id}-{read_transform_id}",
+                         daemon=True).start()
