@@ -36,6 +36,8 @@ from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
+# The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
+MIN_RANGE_BYTES = 1 << 20
 DEFAULT_OUTPUT = "webcorpus-out"
 # Short names for runners that Beam only knows by their module path. Beam
 # 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
@@ -112,8 +114,9 @@ class CorpusSettings:
         self.written_fields()
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
-        if self.range_bytes <= 0:
-            raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
+        if self.range_bytes < MIN_RANGE_BYTES:
+            raise ValueError(f"--range-size {self.range_bytes} is below the minimum of {MIN_RANGE_BYTES} bytes (1 MiB): "
+                             "a range reads at least one record, and smaller ranges only multiply work items")
         if self.report_sample < 0:
             raise ValueError(f"--report-sample must be 0 or more, not {self.report_sample}")
         if not self.page_timeout > 0:
@@ -252,7 +255,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--range-size", type=int, default=None, metavar="BYTES", dest="range_bytes",
         help="Files gzipped per record and bigger than this are read in ranges of this many bytes, in parallel, "
-             f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}).",
+             f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}, at least {MIN_RANGE_BYTES}).",
     )
     parser.add_argument(
         "--page-timeout", type=float, default=None, metavar="SECONDS",

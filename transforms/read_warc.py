@@ -124,6 +124,9 @@ ARC_HEADER = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.-]*:\S* \S+ \d{14} \S+ \d+\r?\n")
 RESYNC_CHUNK = 1 << 20
 # Common Crawl's files are about 1 GB: 16 ranges each.
 DEFAULT_RANGE_BYTES = 64 << 20
+# Ranges of one file at most (a bigger file gets bigger ranges): whatever size a file claims, its ranges are
+# listed in bounded memory (64 MiB ranges up to 256 GiB).
+MAX_RANGES_PER_FILE = 4096
 # Bytes of a candidate gzip member to decompress when looking for `WARC/`.
 RESYNC_PROBE = 4096
 # Blank lines between two records beyond this many bytes are a dead letter (they are skipped all the same).
@@ -1048,10 +1051,12 @@ class FileToDigest:
 
 
 def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
-    """Byte ranges of a file; only files compressed per record can start reading mid-file."""
+    """Byte ranges of a file (at most MAX_RANGES_PER_FILE); only files compressed per record can start reading
+    mid-file."""
     splittable = layout == "record"
     if not splittable or size <= range_bytes:
         return [WarcRange(path, file_size=size, times_matched=times_matched, splittable=splittable)]
+    range_bytes = max(range_bytes, -(-size // MAX_RANGES_PER_FILE))
     return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched,
                       splittable)
             for start in range(0, size, range_bytes)]
