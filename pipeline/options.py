@@ -32,6 +32,7 @@ from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
                                    MinHashParameters)
+from transforms.locations import redacted
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
@@ -115,8 +116,8 @@ class CorpusSettings:
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
         if self.range_bytes < MIN_RANGE_BYTES:
-            raise ValueError(f"--range-size {self.range_bytes} is below the minimum of {MIN_RANGE_BYTES} bytes (1 MiB): "
-                             "a range reads at least one record, and smaller ranges only multiply work items")
+            raise ValueError(f"--range-size {self.range_bytes} is below the minimum of {MIN_RANGE_BYTES} bytes "
+                             "(1 MiB): a range is a work item and a shard, and smaller ranges only multiply them")
         if self.report_sample < 0:
             raise ValueError(f"--report-sample must be 0 or more, not {self.report_sample}")
         if not self.page_timeout > 0:
@@ -131,7 +132,8 @@ class CorpusSettings:
         described = asdict(self)
         for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "quiet", "verbose"):
             del described[name]
-        described["inputs"] = list(self.inputs)
+        # (Without the credentials a URL may hold: the manifest, the report and the shards' sync marker hold it.)
+        described["inputs"] = [redacted(path) for path in self.inputs]
         described["drop_selectors"] = list(self.drop_selectors)
         described["scripts"] = list(self.scripts)
         # Builds without the stage, or with the default fields, keep the identity (and so the bytes) they had
