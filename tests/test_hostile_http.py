@@ -407,11 +407,13 @@ def test_credentials_in_urls_are_written_nowhere(server, tmp_path):
     assert sources == {server.base + "a.warc.gz", server.base + "many.warc.gz"}
 
 
-def test_a_failure_line_names_a_url_without_its_credentials(server, quick_retries, tmp_path):
+@pytest.mark.parametrize("names", [["a.warc.gz"], ["a.warc.gz", "many.warc.gz"]], ids=["launcher", "pipeline"])
+def test_a_failure_line_names_a_url_without_its_credentials(names, server, quick_retries, tmp_path):
     server.behaviour = {"auth", "cut"}
-    secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/a.warc.gz"
-    line = failed_build(["--input", secret], tmp_path)
-    assert PASSWORD not in line and server.base + "a.warc.gz" in line
+    secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/"
+    line = failed_build([argument for name in names for argument in ("--input", secret + name)], tmp_path)
+    assert PASSWORD not in line and "reading from offset" in line
+    assert any(server.base + name in line for name in names)
 
 
 def test_credentials_from_netrc_are_used(server, tmp_path, monkeypatch):
