@@ -107,6 +107,9 @@ class HostileHandler(BaseHTTPRequestHandler):
             return
         first, _, last = self.headers.get("Range", "bytes=0-").removeprefix("bytes=").partition("-")
         first, last = int(first), min(int(last or len(data) - 1), len(data) - 1)
+        if first >= len(data):
+            self._head(416, 0, {"Content-Range": f"bytes */{len(data)}"})
+            return
         body = data[first:last + 1]
         # Shrinking: each answer says the file ends where this range ends (and no ETag to tell files apart).
         total = last + 1 if "shrinking" in behaviour else len(data)
@@ -328,6 +331,16 @@ def test_a_server_that_ignores_range_is_read_as_one_stream(plain_server, tmp_pat
     assert len(list((tmp_path / "out").glob("corpus-*.avro"))) == 2
     many = [record["url"] for record in corpus_records(tmp_path / "out") if "many.example.org" in record["url"]]
     assert sorted(many) == sorted(record["url"] for record in corpus_records(disk))
+
+
+def test_whether_a_server_serves_ranges_is_told_by_one_request(server, plain_server):
+    served, _ = plain_server
+    assert not http_filesystem.serves_ranges(f"http://127.0.0.1:{served.server_address[1]}/a.warc.gz")
+    server.files["empty.warc.gz"] = b""
+    assert http_filesystem.serves_ranges(server.base + "a.warc.gz")
+    assert http_filesystem.serves_ranges(server.base + "empty.warc.gz")  # (416: there is no byte 0)
+    assert read_url(server.base + "empty.warc.gz") == b""
+    assert http_filesystem.serves_ranges("/data/a.warc.gz")
 
 
 # Listings.

@@ -61,9 +61,10 @@ def serves_ranges(path: str) -> bool:
     except requests.RequestException as error:
         raise RemoteReadError(f"{redacted(path)}: {error}") from error
     with answer:
-        if answer.status_code not in (200, 206):
+        if answer.status_code not in (200, 206, 416):
             raise failure(path, answer, 0)
-        return answer.status_code == 206
+        # (416: an empty file, which has no byte 0.)
+        return answer.status_code != 200
 
 
 class HttpReadStream(io.RawIOBase):
