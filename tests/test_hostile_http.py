@@ -23,7 +23,7 @@ import pytest
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline import crawl, options
-from pipeline.sample import Capture, sample_captures, warc_bytes
+from pipeline.sample import sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
 from transforms import http_filesystem, http_session

@@ -45,9 +45,6 @@ FIRST_BLOCK = 256 << 10
 LARGEST_BLOCK = 16 << 20
 CHUNK = http_session.CHUNK
 
-__all__ = ["HttpFileSystem", "HttpsFileSystem", "ReadOnly", "RemoteReadError", "serves_ranges"]
-
-
 class ReadOnly(BeamIOError):
     """Writing, copying, renaming or deleting over HTTP: this file system only reads."""
 
