@@ -27,7 +27,7 @@ from pipeline.sample import sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
 from transforms import http_filesystem, http_session
-from transforms.locations import redacted
+from transforms.locations import readable_by_name, redacted
 from transforms.read_warc import DEFAULT_RANGE_BYTES, split_warc
 
 USER, PASSWORD = "alice", "s3cretpw"
@@ -400,6 +400,8 @@ def test_redacted_drops_the_credentials_of_a_url_only():
     assert redacted(f"https://{USER}@mirror.example/b.warc.gz") == "https://mirror.example/b.warc.gz"
     for unchanged in ("/data/a@b.warc.gz", "https://mirror.example/a@b.warc.gz", "s3://bucket/x.warc.gz"):
         assert redacted(unchanged) == unchanged
+    assert readable_by_name(["/data/a.warc.gz", f"http://{USER}:{PASSWORD}@mirror.example/b.warc.gz"]) == \
+        {"http://mirror.example/b.warc.gz": f"http://{USER}:{PASSWORD}@mirror.example/b.warc.gz"}
 
 
 def test_credentials_in_urls_are_written_nowhere(server, tmp_path):
@@ -418,6 +420,9 @@ def test_credentials_in_urls_are_written_nowhere(server, tmp_path):
         assert PASSWORD.encode() not in content and f"{USER}:".encode() not in content, path
     sources = {record["source_file"] for record in corpus_records(tmp_path / "out")}
     assert sources == {server.base + "a.warc.gz", server.base + "many.warc.gz"}
+    # The page inspector read its pages again, with the credentials.
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "kept pages, the same sample" in page and "cannot read it again" not in page
 
 
 @pytest.mark.parametrize("names", [["a.warc.gz"], ["a.warc.gz", "many.warc.gz"]], ids=["launcher", "pipeline"])

@@ -22,6 +22,12 @@ def redacted(path: str) -> str:
     return _USERINFO.sub(r"\1", path, count=1)
 
 
+def readable_by_name(paths) -> dict[str, str]:
+    """The paths among `paths` that hold credentials, by the name written for each: what reads a file again by
+    its written name (the report page's inspector) reads it with them."""
+    return {redacted(path): path for path in paths if redacted(path) != path}
+
+
 def origin(url: str) -> tuple[str, str, int | None] | None:
     """(scheme, host, port) of a URL, the default port for http and https filled in; None for a local path."""
     if "://" not in url:
