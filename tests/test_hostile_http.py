@@ -331,6 +331,8 @@ def test_a_server_that_ignores_range_is_read_as_one_stream(plain_server, tmp_pat
     assert len(list((tmp_path / "out").glob("corpus-*.avro"))) == 2
     many = [record["url"] for record in corpus_records(tmp_path / "out") if "many.example.org" in record["url"]]
     assert sorted(many) == sorted(record["url"] for record in corpus_records(disk))
+    # The page inspector does not download a file again from its start for each page it shows.
+    assert "not read again: its server ignores Range requests" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_whether_a_server_serves_ranges_is_told_by_one_request(server, plain_server):

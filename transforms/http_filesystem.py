@@ -27,6 +27,7 @@ such a server, so that its files are not split into ranges).
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import time
@@ -49,8 +50,10 @@ class ReadOnly(BeamIOError):
     """Writing, copying, renaming or deleting over HTTP: this file system only reads."""
 
 
+@functools.lru_cache(maxsize=1024)
 def serves_ranges(path: str) -> bool:
-    """Whether `path` can be read from any offset: False for a URL whose server ignores Range (one GET tells)."""
+    """Whether `path` can be read from any offset: False for a URL whose server ignores Range (one GET tells,
+    once per process)."""
     if not path.startswith(("http://", "https://")):
         return True
     try:

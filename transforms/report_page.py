@@ -34,10 +34,10 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from selectolax.lexbor import LexborHTMLParser
 
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import decode_document
 from transforms.document import Document
 from transforms.html_cleaner import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, css, is_hidden
+from transforms.http_filesystem import serves_ranges  # (and FileSystems reads https:// and http:// with it)
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
@@ -219,6 +219,10 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
     where = dict(url=fingerprint.url, source_file=fingerprint.source_file, source_offset=fingerprint.source_offset)
     path = (sources or {}).get(fingerprint.source_file, fingerprint.source_file)
     try:
+        if not serves_ranges(path):
+            return InspectedPage(**where, charset="", kept_blocks=(), original="",
+                                 note="not read again: its server ignores Range requests, so each page would "
+                                      "download the file again from its start")
         doc = _document_at(path, fingerprint.source_offset, max_page_bytes)
     except Exception as error:  # noqa: BLE001 - the inspector shows why, the build is not at stake
         return InspectedPage(**where, charset="", kept_blocks=(), original="", note=f"cannot read it again: {error}")
