@@ -157,8 +157,10 @@ class HttpReadStream(io.RawIOBase):
             except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as error:
                 self._drop_whole()
                 if attempt >= http_session.ATTEMPTS:
+                    # (urllib3's ProtocolError repeats its cause after its message: the message says it.)
+                    why = error.args[0] if isinstance(error, urllib3.exceptions.ProtocolError) and error.args else error
                     raise RemoteReadError(f"{self.name}: reading from offset {offset} failed after {attempt} "
-                                          f"attempts: {error}") from error
+                                          f"attempts: {why}") from error
                 # The first retry at once (a new connection), then with backoff.
                 if attempt > 1:
                     time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
