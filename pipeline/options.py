@@ -28,11 +28,11 @@ from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAUL
 from transforms.html_cleaner import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
 from transforms.language import parse_languages
+from transforms.locations import redacted
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
                                    MinHashParameters)
-from transforms.locations import redacted
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
