@@ -327,10 +327,15 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
 
 def check_inputs_unchanged(manifest: dict) -> None:
     for entry in manifest["inputs"]:
-        if not FileSystems.exists(entry["path"]):
-            raise UsageError(f"input {entry['path']} of the manifest is missing")
-        if digest_file(entry["path"]).sha256 != entry["sha256"]:
-            raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
+        try:
+            if not FileSystems.exists(entry["path"]):
+                raise UsageError(f"input {entry['path']} of the manifest is missing")
+            if digest_file(entry["path"]).sha256 != entry["sha256"]:
+                raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
+        except RemoteReadError as error:
+            # A manifest names URLs without their credentials (transforms.locations).
+            raise BuildFailed(f"{describe_failure(error)} (a manifest names URLs without credentials: give them "
+                              "in ~/.netrc)") from error
 
 
 def compare_with_manifest(manifest: dict, output: str) -> list[str]:

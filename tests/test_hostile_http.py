@@ -438,10 +438,21 @@ def test_a_failure_line_names_a_url_without_its_credentials(names, server, quick
     assert any(server.base + name in line for name in names)
 
 
-def test_credentials_from_netrc_are_used(server, tmp_path, monkeypatch):
+def test_a_build_with_credentials_in_urls_rebuilds_with_them_in_netrc(server, tmp_path, monkeypatch):
+    server.behaviour = {"auth"}
+    secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/"
+    code, _, stderr = run_main(["--input", secret + "a.warc.gz", "--input", secret + "many.warc.gz",
+                                "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, stderr
+    rebuild = ["--rebuild", str(tmp_path / "out" / "manifest.json")]
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    (tmp_path / "first").mkdir()
+    line = failed_build(rebuild, tmp_path / "first")
+    assert f"{server.base}a.warc.gz: HTTP 401 Unauthorized (a manifest names URLs without credentials" in line
     netrc = tmp_path / "netrc"
     netrc.write_text(f"machine 127.0.0.1 login {USER} password {PASSWORD}\n")
     netrc.chmod(0o600)
     monkeypatch.setenv("NETRC", str(netrc))
-    server.behaviour = {"auth"}
     assert read_url(server.base + "a.warc.gz") == FILES["a.warc.gz"]
+    code, stdout, stderr = run_main([*rebuild, "--output", str(tmp_path / "again"), "--quiet"])
+    assert code == 0 and "byte-identical" in stdout, stderr
