@@ -14,7 +14,7 @@ reading goes on forwards (from 256 KiB to 16 MiB) and start small again
 after a seek, so `detect_format`'s probes and the byte ranges of
 `--range-size` fetch about what they read. A body that breaks off (a dropped
 connection, a stalled or too slow read) is asked for again from the byte it
-got to, up to `ATTEMPTS` times with backoff, and then raises
+got to, up to `http_session.ATTEMPTS` times with backoff, and then raises
 `RemoteReadError`, which names the URL and the offset. Reading checks that
 each answer is the range asked for, of the file HEAD described (the total of
 its Content-Range is HEAD's size, its ETag the same): a file that changes
@@ -22,7 +22,9 @@ while it is read is an error, not a mixture. A server that ignores Range
 (answers 200 with the whole file, as Python's `http.server` does) is read
 as one stream from the start, as wget would: a stream reads on in the same
 answer, and a seek back asks for the file again (`serves_ranges` tells
-such a server, so that its files are not split into ranges).
+such a server, so that its files are not split into ranges). A URL's
+credentials (`user:password@`) are used to read it, and left out of every
+message and name written (`transforms.locations.redacted`).
 """
 
 from __future__ import annotations
