@@ -26,6 +26,8 @@ from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_b
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.exact_paths import is_local, remove_exactly
+from transforms.http_filesystem import RemoteReadError
+from transforms.locations import redacted
 from transforms.manifest import digest_file
 from transforms.read_warc import open_uncompressed, starts_like_archive
 from transforms.report import format_report, imbalances, read_report
@@ -89,18 +91,21 @@ def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
         try:
             matched = FileSystems.match([pattern])[0].metadata_list
         except Exception as error:  # noqa: BLE001 - any file system's failure is a usage error here
-            raise UsageError(f"cannot read --input {pattern}: {error}") from error
+            raise UsageError(f"cannot read --input {redacted(pattern)}: {error}") from error
         if not matched:
-            raise UsageError(f"no file matches --input {pattern}; check the path or quote the glob")
+            raise UsageError(f"no file matches --input {redacted(pattern)}; check the path or quote the glob")
         files.extend(meta.path for meta in matched)
         total += sum(meta.size_in_bytes for meta in matched)
     if len(files) == 1:
         try:
             is_warc = starts_like_archive(lambda: open_uncompressed(files[0]))
+        except RemoteReadError as error:
+            # The network failed, not the input: the build fails (exit 1), as when a worker cannot read a file.
+            raise BuildFailed(describe_failure(error)) from error
         except Exception as error:  # noqa: BLE001
-            raise UsageError(f"cannot read {files[0]}: {error}") from error
+            raise UsageError(f"cannot read {redacted(files[0])}: {error}") from error
         if not is_warc:
-            raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC or ARC record); "
+            raise UsageError(f"{redacted(files[0])} is not a WARC file (it does not start with a WARC or ARC record); "
                              "give WARC files (uncompressed, gzip, zstd or LZ4) or ARC files (uncompressed or gzip)")
     return total, files
 
@@ -124,7 +129,7 @@ def check_output_apart_from_inputs(output: str, input_files: list[str]) -> None:
     for path in input_files:
         directory = _directory_of(path)
         if target == directory or target.startswith(directory.rstrip("/") + "/"):
-            raise UsageError(f"--output {output} is in {directory}, where the input {path} is; "
+            raise UsageError(f"--output {output} is in {redacted(directory)}, where the input {redacted(path)} is; "
                              "write the corpus outside the inputs' directories")
 
 
@@ -317,10 +322,15 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
 
 def check_inputs_unchanged(manifest: dict) -> None:
     for entry in manifest["inputs"]:
-        if not FileSystems.exists(entry["path"]):
-            raise UsageError(f"input {entry['path']} of the manifest is missing")
-        if digest_file(entry["path"]).sha256 != entry["sha256"]:
-            raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
+        try:
+            if not FileSystems.exists(entry["path"]):
+                raise UsageError(f"input {entry['path']} of the manifest is missing")
+            if digest_file(entry["path"]).sha256 != entry["sha256"]:
+                raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
+        except RemoteReadError as error:
+            # A manifest names URLs without their credentials (transforms.locations).
+            raise BuildFailed(f"{describe_failure(error)} (a manifest names URLs without credentials: give them "
+                              "in ~/.netrc)") from error
 
 
 def compare_with_manifest(manifest: dict, output: str) -> list[str]:

@@ -15,20 +15,30 @@ directory above `crawl-data/`; a `crawl-data/...` line of a listing kept
 elsewhere (Common Crawl's listing, downloaded) is relative to the crawl's
 base; any other line is relative to the listing's own directory.
 
-The listing is read when the command starts, and the build records the files
-it resolved to as its inputs: `--rebuild` reads the same files, whatever the
+A listing read over the network (a URL, an `s3://` or `gs://` path) may
+only name files on its own server (the same scheme, host and port) or under
+the crawl's base: not a local path, nor another server's or scheme's file,
+which a listing someone else wrote could otherwise make a build read.
+
+The listing is read when the command starts, as a stream, only as far as
+`--files` needs (lines of at most `LINE_BYTES_LIMIT` bytes, a listing of at
+most `LISTING_BYTES_LIMIT` uncompressed), and the build records the files it
+resolved to as its inputs: `--rebuild` reads the same files, whatever the
 listing says later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.locations import origin, redacted
 
 CRAWL_BASES = {"https": "https://data.commoncrawl.org/", "s3": "s3://commoncrawl/"}
 DEFAULT_SOURCE = "https"
@@ -39,6 +49,10 @@ LISTING = re.compile(r"\.paths(\.gz)?$")
 CRAWL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 CRAWL_DATA = "crawl-data/"
 S3_EXTRA = "pip install 'apache-beam[aws]==2.77.*'"
+# Bounds of a listing, uncompressed: Common Crawl's hold about 90,000 lines of about 140 bytes (13 MB).
+LISTING_BYTES_LIMIT = 256 << 20
+LINE_BYTES_LIMIT = 4096
+READ_SIZE = 1 << 16
 
 
 class ListingError(ValueError):
@@ -55,14 +69,20 @@ class FileRange:
     def __str__(self) -> str:
         return f"{'' if self.start is None else self.start}:{'' if self.end is None else self.end}"
 
-    def of(self, lines: list[str], listing: str) -> list[str]:
-        count = len(lines)
+    def of(self, lines: Iterable, listing: str) -> list:
+        """The chosen lines of `lines` (the listing's), read no further than the last chosen one."""
         start = 0 if self.start is None else self.start
-        end = count if self.end is None else self.end
-        if start >= count or end > count:
-            raise ListingError(f"--files {self} is out of range: the listing {listing} has {count} files "
+        chosen, count = [], 0
+        for line in lines:
+            if count >= start:
+                chosen.append(line)
+            count += 1
+            if count == self.end:
+                break
+        if start >= count or (self.end is not None and self.end > count):
+            raise ListingError(f"--files {self} is out of range: the listing {redacted(listing)} has {count} files "
                                f"(0:{count} is all of them)")
-        return lines[start:end]
+        return chosen
 
 
 def parse_file_range(text: str) -> FileRange:
@@ -107,21 +127,62 @@ def resolve_line(line: str, listing: str, base: str) -> str:
     return listing.rsplit("/", 1)[0] + "/" + line
 
 
-def read_listing(listing: str, crawl: str | None = None) -> list[str]:
-    """The non-blank lines of a listing (gzipped if its name ends in .gz)."""
+def read_listing(listing: str, crawl: str | None = None) -> Iterator[tuple[int, str]]:
+    """(number, from 1; text, stripped) of each non-blank line of a listing (gzipped if its name ends in .gz),
+    read as they are asked for."""
+    name = redacted(listing)
     check_source_installed(listing)
     try:
         found = FileSystems.exists(listing)
     except Exception as error:  # noqa: BLE001 - any file system's failure is said in one line
-        raise ListingError(f"cannot read the listing {listing}: {error}") from error
+        raise ListingError(f"cannot read the listing {name}: {error}") from error
     if not found:
-        raise ListingError(f"no crawl named {crawl} at {listing}" if crawl else f"no listing at {listing}")
+        raise ListingError(f"no crawl named {crawl} at {name}" if crawl else f"no listing at {name}")
     try:
         with FileSystems.open(listing) as handle:
-            text = handle.read().decode("utf-8")
+            for number, line in enumerate(_lines(handle, name), start=1):
+                try:
+                    text = line.decode("utf-8").strip()
+                except UnicodeDecodeError as error:
+                    raise ListingError(f"the listing {name}: line {number} is not UTF-8 ({error})") from error
+                if text:
+                    yield number, text
+    except ListingError:
+        raise
     except Exception as error:  # noqa: BLE001
-        raise ListingError(f"cannot read the listing {listing}: {error}") from error
-    return [line.strip() for line in text.splitlines() if line.strip()]
+        raise ListingError(f"cannot read the listing {name}: {error}") from error
+
+
+def _lines(handle, name: str) -> Iterator[bytes]:
+    """The lines of an open listing, within the bounds on a line and on the whole."""
+    pending, total, number = b"", 0, 0
+    while chunk := handle.read(READ_SIZE):
+        total += len(chunk)
+        if total > LISTING_BYTES_LIMIT:
+            raise ListingError(f"the listing {name} holds over {LISTING_BYTES_LIMIT} bytes (uncompressed): a listing "
+                               "names one file per line, and Common Crawl's hold about 13 MB")
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            number += 1
+            yield line
+        if len(pending) > LINE_BYTES_LIMIT:
+            raise ListingError(f"the listing {name}: line {number + 1} is longer than {LINE_BYTES_LIMIT} bytes; a "
+                               "listing names one file per line")
+    if pending:
+        yield pending
+
+
+def check_named_file(path: str, line: str, number: int, listing: str, base: str) -> None:
+    """A listing read over the network names only files on its own server, or under the crawl's base."""
+    served_from = origin(listing)
+    if served_from is None or served_from[0] == "file":
+        return  # a local listing: the user's own
+    if origin(path) == served_from or redacted(path).startswith(redacted(base)):
+        return
+    scheme, host, port = served_from
+    raise ListingError(f"the listing {redacted(listing)}, line {number}, names {redacted(line)}: a listing read from "
+                       f"{scheme}://{host}{'' if port is None else f':{port}'} may only name files on its own server "
+                       f"or under the crawl's base {redacted(base)}, not a local path, another server or scheme")
 
 
 def boto3_installed() -> bool:
@@ -146,11 +207,15 @@ def expand_inputs(inputs: tuple[str, ...], base: str, files: FileRange | None,
         if not is_listing(pattern):
             expanded.append(pattern)
             continue
-        lines = read_listing(pattern, crawl)
-        chosen = lines if files is None else files.of(lines, pattern)
+        with contextlib.closing(read_listing(pattern, crawl)) as lines:
+            chosen = list(lines) if files is None else files.of(lines, pattern)
         if not chosen:
-            raise ListingError(f"the listing {pattern} names no file")
-        resolved = [resolve_line(line, pattern, base) for line in chosen]
+            raise ListingError(f"the listing {redacted(pattern)} names no file")
+        resolved = []
+        for number, line in chosen:
+            path = resolve_line(line, pattern, base)
+            check_named_file(path, line, number, pattern, base)
+            resolved.append(path)
         for path in resolved[:1]:
             check_source_installed(path)
         expanded.extend(resolved)

@@ -30,6 +30,7 @@ from transforms.compress_write import CLEAN_TEXT, DIGESTS, TALLIES, CompressWrit
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
+from transforms.locations import readable_by_name
 from transforms.minimize_text import MOSTLY_DROPPED, MinimizeText
 from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
 from transforms.read_warc import INPUT_FILES, NOTES, RECORDS_READ, ReadWarc
@@ -199,7 +200,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     report_page = {
         "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
-                                        settings.scripts, settings.max_page_bytes)
+                                        settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs))
     output_digests = (
         [written[DIGESTS]]
         + [paths | f"Digest-{name}" >> beam.Map(digest_file)

@@ -28,6 +28,7 @@ from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAUL
 from transforms.html_cleaner import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
 from transforms.language import parse_languages
+from transforms.locations import redacted
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
@@ -36,6 +37,8 @@ from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
+# The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
+MIN_RANGE_BYTES = 1 << 20
 DEFAULT_OUTPUT = "webcorpus-out"
 # Short names for runners that Beam only knows by their module path. Beam
 # 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
@@ -112,8 +115,9 @@ class CorpusSettings:
         self.written_fields()
         if self.sync_interval <= 0:
             raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
-        if self.range_bytes <= 0:
-            raise ValueError(f"--range-size must be positive, not {self.range_bytes}")
+        if self.range_bytes < MIN_RANGE_BYTES:
+            raise ValueError(f"--range-size {self.range_bytes} is below the minimum of {MIN_RANGE_BYTES} bytes "
+                             "(1 MiB): a range is a work item and a shard, and smaller ranges only multiply them")
         if self.report_sample < 0:
             raise ValueError(f"--report-sample must be 0 or more, not {self.report_sample}")
         if not self.page_timeout > 0:
@@ -128,7 +132,8 @@ class CorpusSettings:
         described = asdict(self)
         for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "quiet", "verbose"):
             del described[name]
-        described["inputs"] = list(self.inputs)
+        # (Without the credentials a URL may hold: the manifest, the report and the shards' sync marker hold it.)
+        described["inputs"] = [redacted(path) for path in self.inputs]
         described["drop_selectors"] = list(self.drop_selectors)
         described["scripts"] = list(self.scripts)
         # Builds without the stage, or with the default fields, keep the identity (and so the bytes) they had
@@ -253,7 +258,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--range-size", type=int, default=None, metavar="BYTES", dest="range_bytes",
         help="Files gzipped per record and bigger than this are read in ranges of this many bytes, in parallel, "
-             f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}).",
+             f"each with its own corpus shard (default {DEFAULT_RANGE_BYTES}, at least {MIN_RANGE_BYTES}).",
     )
     parser.add_argument(
         "--page-timeout", type=float, default=None, metavar="SECONDS",

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import crawl
+from pipeline import crawl, options
 from pipeline.verify import verify
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
-from transforms import http_filesystem
+from transforms import http_filesystem, http_session
 
 REPO = Path(__file__).resolve().parent.parent
 CRAWL = "CC-TEST-2026-05"
@@ -265,7 +265,8 @@ def test_the_build_over_http_rebuilds_byte_identical(crawl_build, clean_server, 
 
 
 @pytest.mark.slow
-def test_small_byte_ranges_over_http_read_as_on_disk(site, clean_server, tmp_path_factory):
+def test_small_byte_ranges_over_http_read_as_on_disk(monkeypatch, site, clean_server, tmp_path_factory):
+    monkeypatch.setattr(options, "MIN_RANGE_BYTES", 64)  # ranges of a small file
     over_http = build(tmp_path_factory, "--crawl", CRAWL, "--files", "0:1", "--crawl-base-url", clean_server.base,
                       "--range-size", "2000")
     on_disk = build(tmp_path_factory, "--input", str(site / warc_name(0)), "--range-size", "2000")
@@ -363,8 +364,8 @@ def test_the_read_stream_seeks_and_reads_every_byte_over_blocks(clean_server, si
 
 
 def test_a_server_that_keeps_dropping_is_an_error_naming_the_url_and_offset(server, site, monkeypatch):
-    monkeypatch.setattr(http_filesystem, "ATTEMPTS", 3)
-    monkeypatch.setattr(http_filesystem, "BACKOFF", 0.01)
+    monkeypatch.setattr(http_session, "ATTEMPTS", 3)
+    monkeypatch.setattr(http_session, "BACKOFF", 0.01)
     url = server.base + warc_name(1)
     server.reset("drop")
     monkeypatch.setattr(server, "fault_once", lambda fault, path: fault == "drop" and path == warc_name(1))

@@ -18,6 +18,7 @@ import lz4.frame
 import pytest
 import zstandard
 
+from pipeline import options
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
@@ -222,7 +223,8 @@ def test_an_arc_file_gzipped_as_one_stream_reads_as_the_plain_file(captures):
 
 
 @pytest.mark.slow
-def test_an_arc_file_gzipped_as_one_stream_builds_as_one_range(tmp_path):
+def test_an_arc_file_gzipped_as_one_stream_builds_as_one_range(monkeypatch, tmp_path):
+    monkeypatch.setattr(options, "MIN_RANGE_BYTES", 64)  # ranges of a small file
     data, _ = whole_stream("arc", CAPTURES)
     path = input_dir(tmp_path) / "crawl.bin"
     path.write_bytes(data)

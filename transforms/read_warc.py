@@ -40,7 +40,7 @@ import struct
 import sys
 import threading
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, Callable, Iterator
 
 import apache_beam as beam
@@ -56,7 +56,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
-from transforms.http_filesystem import RemoteReadError
+from transforms.http_filesystem import RemoteReadError, serves_ranges
+from transforms.locations import redacted
 from transforms.manifest import digest_file
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, PayloadTooLarge, read_payload
 from transforms.progress import ProgressNotes
@@ -124,6 +125,9 @@ ARC_HEADER = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.-]*:\S* \S+ \d{14} \S+ \d+\r?\n")
 RESYNC_CHUNK = 1 << 20
 # Common Crawl's files are about 1 GB: 16 ranges each.
 DEFAULT_RANGE_BYTES = 64 << 20
+# Ranges of one file at most (a bigger file gets bigger ranges): whatever size a file claims, its ranges are
+# listed in bounded memory (64 MiB ranges up to 256 GiB).
+MAX_RANGES_PER_FILE = 4096
 # Bytes of a candidate gzip member to decompress when looking for `WARC/`.
 RESYNC_PROBE = 4096
 # Blank lines between two records beyond this many bytes are a dead letter (they are skipped all the same).
@@ -1021,6 +1025,8 @@ class WarcRange:
     times_matched: int = 1
     # Whether reading may start mid-range, at the record after any offset (a file compressed per record).
     splittable: bool = False
+    # Whether the file can be read from any offset: False where its server ignores Range (it is one range).
+    ranged: bool = True
 
     @property
     def size(self) -> int:
@@ -1047,11 +1053,14 @@ class FileToDigest:
     file_size: int = 0
 
 
-def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1) -> list[WarcRange]:
-    """Byte ranges of a file; only files compressed per record can start reading mid-file."""
-    splittable = layout == "record"
+def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matched: int = 1,
+               ranged: bool = True) -> list[WarcRange]:
+    """Byte ranges of a file (at most MAX_RANGES_PER_FILE); only files compressed per record, that can be read
+    from any offset (`ranged`), can start reading mid-file."""
+    splittable = layout == "record" and ranged
     if not splittable or size <= range_bytes:
-        return [WarcRange(path, file_size=size, times_matched=times_matched, splittable=splittable)]
+        return [WarcRange(path, file_size=size, times_matched=times_matched, splittable=splittable, ranged=ranged)]
+    range_bytes = max(range_bytes, -(-size // MAX_RANGES_PER_FILE))
     return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched,
                       splittable)
             for start in range(0, size, range_bytes)]
@@ -1082,7 +1091,8 @@ class SplitWarc(beam.DoFn):
         file, times_matched = file_and_times_matched
         layout = detect_format(lambda: open_uncompressed(file.path)).layout
         self._to_digest.append(FileToDigest(file.path, file.size_in_bytes))
-        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
+        yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched,
+                              serves_ranges(file.path))
 
     def finish_bundle(self):
         for to_digest in self._to_digest:
@@ -1168,9 +1178,12 @@ class ReadWarcRange(beam.DoFn):
         claims = _Claims(tracker)
         if isinstance(unit, FileToDigest):
             if claims(0):
-                yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(unit.path))
+                yield beam.pvalue.TaggedOutput(INPUT_FILES, replace(digest_file(unit.path), path=redacted(unit.path)))
             return
         path = unit.path
+        # The name written (records, side files, report, manifest): a URL without its credentials, which only
+        # `path` holds, to read it.
+        source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
@@ -1188,9 +1201,12 @@ class ReadWarcRange(beam.DoFn):
 
         # (A split never moves the start of the restriction that reads a file's first record.)
         if start == 0 and unit.times_matched > 1:
-            warnings.append(ReadNote(path, None, f"matched {unit.times_matched} times by the input patterns; "
-                                                 "read once"))
-        for outcome in read_warc(lambda: open_uncompressed(path), path, start, None, warnings.append,
+            warnings.append(ReadNote(source_file, None, f"matched {unit.times_matched} times by the input patterns; "
+                                                        "read once"))
+        if not unit.ranged:
+            warnings.append(ReadNote(source_file, None, "the server ignores Range requests: read as one stream "
+                                                        "from the start, not in ranges"))
+        for outcome in read_warc(lambda: open_uncompressed(path), source_file, start, None, warnings.append,
                                  self._max_page_bytes, claims):
             yield from listed_notes()
             self._records.inc()
@@ -1210,10 +1226,11 @@ class ReadWarcRange(beam.DoFn):
         claims.finish()
         yield from listed_notes()
         if read:
-            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(path, read))
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read))
         if noted > NOTES_PER_RANGE:
             yield beam.pvalue.TaggedOutput(NOTES, ReadNote(
-                path, None, f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
+                source_file, None,
+                f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 

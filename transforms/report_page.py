@@ -34,10 +34,10 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from selectolax.lexbor import LexborHTMLParser
 
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import decode_document
 from transforms.document import Document
 from transforms.html_cleaner import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, css, is_hidden
+from transforms.http_filesystem import serves_ranges  # (and FileSystems reads https:// and http:// with it)
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
@@ -211,11 +211,19 @@ def _cleaner(drop_selectors: tuple[str, ...]) -> HtmlCleaner:
 
 
 def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
-                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> InspectedPage:
-    """A sampled page read again from its WARC file, cleaned again, and its original marked."""
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None) -> InspectedPage:
+    """A sampled page read again from its WARC file, cleaned again, and its original marked.
+
+    `sources`: the paths to read, by the names written where they differ (URLs with credentials: `locations`).
+    """
     where = dict(url=fingerprint.url, source_file=fingerprint.source_file, source_offset=fingerprint.source_offset)
+    path = (sources or {}).get(fingerprint.source_file, fingerprint.source_file)
     try:
-        doc = _document_at(fingerprint.source_file, fingerprint.source_offset, max_page_bytes)
+        if not serves_ranges(path):
+            return InspectedPage(**where, charset="", kept_blocks=(), original="",
+                                 note="not read again: its server ignores Range requests, so each page would "
+                                      "download the file again from its start")
+        doc = _document_at(path, fingerprint.source_offset, max_page_bytes)
     except Exception as error:  # noqa: BLE001 - the inspector shows why, the build is not at stake
         return InspectedPage(**where, charset="", kept_blocks=(), original="", note=f"cannot read it again: {error}")
     if doc is None:
@@ -450,11 +458,12 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
 
 
 def write_report_page(report_path: str, samples: list, skips: list, dead_letters: list, output_dir: str,
-                      drop_selectors: tuple[str, ...], scripts, max_page_bytes: int) -> str:
+                      drop_selectors: tuple[str, ...], scripts, max_page_bytes: int,
+                      sources: dict[str, str] | None = None) -> str:
     """Writes `output_dir/report.html`; returns its path."""
     with FileSystems.open(report_path) as handle:
         report = json.loads(handle.read())
-    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes) for fingerprint in samples]
+    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources) for fingerprint in samples]
     by_kind = {kind: [json.loads(record) for *_, record in sorted(chosen)] for kind, chosen in skips}
     dead = [json.loads(record) for *_, record in sorted(dead_letters)]
     path = FileSystems.join(output_dir, REPORT_PAGE_NAME)
@@ -468,12 +477,14 @@ class WriteReportPage(beam.PTransform):
 
     Takes a dict of PCollections: `report` (the path of report.json),
     `fingerprints` (of every document, for the sample), `skipped` and
-    `dead_letter`.
+    `dead_letter`. `sources`: the paths of input files whose names
+    written differ (URLs with credentials), by those names, to read pages again.
     """
 
     def __init__(self, output_dir: str, sample_size: int = DEFAULT_SAMPLE_SIZE, drop_selectors: tuple[str, ...] = (),
-                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None):
         super().__init__()
+        self._sources = dict(sources or {})
         self._max_page_bytes = max_page_bytes
         self._output_dir = output_dir
         self._sample_size = sample_size
@@ -494,4 +505,5 @@ class WriteReportPage(beam.PTransform):
         )
         return inputs["report"] | "Write" >> beam.Map(
             write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
-            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes)
+            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes,
+            self._sources)

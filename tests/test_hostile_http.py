@@ -1,0 +1,458 @@
+"""Servers and listings that misbehave: each is an error in one line, or read correctly; none hangs a run.
+
+A server on 127.0.0.1 serves a few WARC files and listings; `behaviour`
+says how it misbehaves (a Content-Range total that shrinks, Retry-After of
+a day, a body at a trickle, a HEAD that claims 90 TB, a compressed answer,
+a body cut on every attempt, basic auth). Every answer it sends is bounded
+in time, and the server stops with the test module.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import json
+import re
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline import crawl, options
+from pipeline.sample import sample_captures, warc_bytes
+from tests.helpers import corpus_records, html_capture
+from tests.test_cli import run_main
+from transforms import http_filesystem, http_session
+from transforms.locations import readable_by_name, redacted
+from transforms.read_warc import DEFAULT_RANGE_BYTES, split_warc
+
+USER, PASSWORD = "alice", "s3cretpw"
+# The longest any answer of the server may take: it stops trickling after this, whoever still waits.
+ANSWER_SECONDS = 20
+
+
+def many_pages(count: int) -> bytes:
+    """A WARC file of `count` pages, of about 2 KB each."""
+    return warc_bytes([html_capture(f"https://many.example.org/{index}", f"<p>Page {index} " + "word " * 400 + "</p>")
+                       for index in range(count)], filename="many.warc.gz")
+
+
+FILES = {
+    "a.warc.gz": warc_bytes(sample_captures(), filename="a.warc.gz"),
+    "many.warc.gz": many_pages(305),
+    "junk.warc.gz": b"not a WARC file at all\n" * 10,
+}
+
+
+class HostileServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), HostileHandler)
+        self.files: dict[str, bytes] = dict(FILES)
+        self.behaviour: set[str] = set()
+        self.seen: set[str] = set()
+        self.lock = threading.Lock()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up on an answer (the build's stderr is the test's)
+
+    def first_time(self, key: str) -> bool:
+        with self.lock:
+            if key in self.seen:
+                return False
+            self.seen.add(key)
+            return True
+
+
+class HostileHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _head(self, status: int, length: int, headers: dict) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(length))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _answer(self, with_body: bool) -> None:
+        server: HostileServer = self.server
+        behaviour = server.behaviour
+        path = self.path.lstrip("/")
+        expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+        if "auth" in behaviour and self.headers.get("Authorization") != expected:
+            self._head(401, 0, {"WWW-Authenticate": 'Basic realm="mirror"'})
+            return
+        if "retry-after" in behaviour and server.first_time(f"{self.command} {path}"):
+            self._head(503, 0, {"Retry-After": "100000"})
+            return
+        data = server.files.get(path)
+        if data is None:
+            self._head(404, 0, {})
+            return
+        if self.command == "HEAD":
+            length = 99999999999999 if "huge-head" in behaviour else len(data)
+            self._head(200, length, {"Accept-Ranges": "bytes"})
+            return
+        first, _, last = self.headers.get("Range", "bytes=0-").removeprefix("bytes=").partition("-")
+        first, last = int(first), min(int(last or len(data) - 1), len(data) - 1)
+        if first >= len(data):
+            self._head(416, 0, {"Content-Range": f"bytes */{len(data)}"})
+            return
+        body = data[first:last + 1]
+        # Shrinking: each answer says the file ends where this range ends (and no ETag to tell files apart).
+        total = last + 1 if "shrinking" in behaviour else len(data)
+        headers = {"Content-Range": f"bytes {first}-{last}/{total}"}
+        if "gzip" in behaviour:
+            body = gzip.compress(body)
+            headers["Content-Encoding"] = "gzip"
+        self._head(206, len(body), headers)
+        if "slow" in behaviour:
+            self._trickle(body)
+        elif "cut" in behaviour:
+            self.wfile.write(body[:len(body) // 2])
+            self.close_connection = True
+        else:
+            self.wfile.write(body)
+
+    def _trickle(self, body: bytes) -> None:
+        give_up = time.monotonic() + ANSWER_SECONDS
+        for index in range(len(body)):
+            if time.monotonic() > give_up:
+                break
+            try:
+                self.wfile.write(body[index:index + 1])
+                self.wfile.flush()
+            except OSError:
+                break
+            time.sleep(0.05)
+        self.close_connection = True
+
+    def do_GET(self):
+        self._answer(True)
+
+    def do_HEAD(self):
+        self._answer(False)
+
+
+@pytest.fixture(scope="module")
+def hostile_server():
+    served = HostileServer()
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    yield served
+    served.shutdown()
+    served.server_close()
+
+
+@pytest.fixture
+def server(hostile_server):
+    hostile_server.behaviour, hostile_server.seen = set(), set()
+    hostile_server.files = dict(FILES)
+    yield hostile_server
+    hostile_server.behaviour, hostile_server.seen = set(), set()
+
+
+@pytest.fixture
+def quick_retries(monkeypatch):
+    monkeypatch.setattr(http_session, "ATTEMPTS", 2)
+    monkeypatch.setattr(http_session, "BACKOFF", 0.01)
+
+
+def read_url(url: str) -> bytes:
+    with FileSystems.open(url, compression_type="uncompressed") as stream:
+        return stream.read()
+
+
+def within(seconds: float, function, *args):
+    """`function(*args)`'s result or exception, failing the test (not hanging it) past `seconds`."""
+    outcome = {}
+
+    def call():
+        try:
+            outcome["result"] = function(*args)
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def failed_build(args: list[str], tmp_path: Path) -> str:
+    """The one line of a build that fails (exit 1), leaving nothing in its output directory."""
+    code, stdout, stderr = run_main([*args, "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 1, (stdout, stderr)
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "nothing was published" in lines[0], stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    return lines[0]
+
+
+def refusal(args: list[str], tmp_path: Path) -> str:
+    code, stdout, stderr = run_main([*args, "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 2, (stdout, stderr)
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m pipeline: error: "), stderr
+    return lines[0]
+
+
+# A Content-Range total that is not HEAD's size.
+
+def test_a_content_range_total_that_shrinks_is_an_error(server, monkeypatch):
+    monkeypatch.setattr(http_filesystem, "FIRST_BLOCK", 1000)
+    server.behaviour = {"shrinking"}
+    size = len(FILES["a.warc.gz"])
+    assert size > 8192  # more than the first read asks for
+    with pytest.raises(http_filesystem.RemoteReadError,
+                       match=rf"a.warc.gz: an answer says the file ends at \d+ bytes .*HEAD said {size}"):
+        read_url(server.base + "a.warc.gz")
+
+
+def test_a_build_from_a_server_whose_file_shrinks_fails(server, tmp_path):
+    server.behaviour = {"shrinking"}
+    assert len(FILES["many.warc.gz"]) > http_filesystem.FIRST_BLOCK
+    line = failed_build(["--input", server.base + "many.warc.gz", "--input", server.base + "a.warc.gz"], tmp_path)
+    assert f"{server.base}many.warc.gz" in line or f"{server.base}a.warc.gz" in line
+
+
+# Waits between retries.
+
+def test_retry_after_is_waited_at_most_the_cap(server, monkeypatch):
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    server.behaviour = {"retry-after"}
+    assert read_url(server.base + "a.warc.gz") == FILES["a.warc.gz"]
+    assert slept and max(slept) == http_session.BACKOFF_MAX == 30
+
+
+# A body at a trickle.
+
+def test_a_body_at_a_trickle_is_an_error_after_the_deadline(server, quick_retries, monkeypatch):
+    monkeypatch.setattr(http_session, "ANSWER_SECONDS", 0.5)
+    monkeypatch.setattr(http_session, "MIN_RATE", 1 << 20)
+    server.behaviour = {"slow"}
+    with pytest.raises(http_filesystem.RemoteReadError,
+                       match=r"a.warc.gz: reading from offset \d+ failed after 2 attempts: .*too slow"):
+        within(10, read_url, server.base + "a.warc.gz")
+
+
+# Ranges: bounded, and a range size that is too small.
+
+def test_a_file_of_any_size_has_a_bounded_number_of_ranges():
+    size = 1 << 36
+    ranges = list(split_warc("f.warc.gz", size, 1 << 20, "record"))
+    assert len(ranges) <= split_warc.__globals__["MAX_RANGES_PER_FILE"]
+    assert ranges[0].start == 0 and ranges[-1].end is None
+    assert all(one.end == after.start for one, after in zip(ranges, ranges[1:]))
+    # Files within the bound keep the range size asked for.
+    assert [r.start for r in split_warc("f.warc.gz", 4 * DEFAULT_RANGE_BYTES, DEFAULT_RANGE_BYTES, "record")] == \
+        [0, DEFAULT_RANGE_BYTES, 2 * DEFAULT_RANGE_BYTES, 3 * DEFAULT_RANGE_BYTES]
+
+
+def test_a_range_size_below_the_minimum_is_refused(tmp_path):
+    line = refusal(["--range-size", "1"], tmp_path)
+    assert "--range-size 1 is below the minimum of 1048576 bytes (1 MiB)" in line
+
+
+def test_a_head_that_claims_90_terabytes_fails_quickly(server, tmp_path):
+    server.behaviour = {"huge-head"}
+    line = within(60, failed_build, ["--input", server.base + "many.warc.gz", "--input", server.base + "a.warc.gz"],
+                  tmp_path)
+    assert "99999999999999" in line
+
+
+# A compressed answer; a body cut on every attempt.
+
+def test_a_compressed_answer_is_said_as_such(server):
+    server.behaviour = {"gzip"}
+    with pytest.raises(http_filesystem.RemoteReadError, match="a.warc.gz: the server compressed its answer "
+                                                               r"\(Content-Encoding: gzip\)"):
+        read_url(server.base + "a.warc.gz")
+
+
+def test_a_body_cut_on_every_attempt_is_exit_1_naming_the_url_once(server, quick_retries, tmp_path):
+    server.behaviour = {"cut"}
+    url = server.base + "a.warc.gz"
+    line = failed_build(["--input", url], tmp_path)
+    assert line.count("127.0.0.1") == 1 and url in line
+    assert re.search(r"reading from offset \d+ failed after 2 attempts: Connection broken: IncompleteRead\(\d+ bytes "
+                     r"read, \d+ more expected\); nothing was published", line), line
+
+
+# A server that ignores Range (Python's http.server).
+
+@pytest.fixture
+def plain_server(tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    for name, data in FILES.items():
+        (root / name).write_bytes(data)
+    served = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
+    served.daemon_threads = True
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    yield served, root
+    served.shutdown()
+    served.server_close()
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_a_server_that_ignores_range_is_read_as_one_stream(plain_server, tmp_path, monkeypatch):
+    served, root = plain_server
+    base = f"http://127.0.0.1:{served.server_address[1]}/"
+    monkeypatch.setattr(options, "MIN_RANGE_BYTES", 1000)
+    disk = tmp_path / "disk"
+    code, _, stderr = run_main(["--input", str(root / "many.warc.gz"), "--output", str(disk), "--quiet"])
+    assert code == 0, stderr
+    code, _, stderr = run_main(["--input", base + "many.warc.gz", "--input", base + "a.warc.gz",
+                                "--output", str(tmp_path / "out"), "--quiet", "--range-size", "2000"])
+    assert code == 0, stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    for name in ("many.warc.gz", "a.warc.gz"):
+        assert any("ignores Range requests" in note for note in report["files"][base + name]["notes"]), report
+    # One range per file: a shard each.
+    assert len(list((tmp_path / "out").glob("corpus-*.avro"))) == 2
+    many = [record["url"] for record in corpus_records(tmp_path / "out") if "many.example.org" in record["url"]]
+    assert sorted(many) == sorted(record["url"] for record in corpus_records(disk))
+    # The page inspector does not download a file again from its start for each page it shows.
+    assert "not read again: its server ignores Range requests" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_whether_a_server_serves_ranges_is_told_by_one_request(server, plain_server):
+    served, _ = plain_server
+    assert not http_filesystem.serves_ranges(f"http://127.0.0.1:{served.server_address[1]}/a.warc.gz")
+    server.files["empty.warc.gz"] = b""
+    assert http_filesystem.serves_ranges(server.base + "a.warc.gz")
+    assert http_filesystem.serves_ranges(server.base + "empty.warc.gz")  # (416: there is no byte 0)
+    assert read_url(server.base + "empty.warc.gz") == b""
+    assert http_filesystem.serves_ranges("/data/a.warc.gz")
+
+
+# Listings.
+
+def bomb(lines: bytes, filler: bytes, size: int) -> bytes:
+    """A gzip file of `lines` then `size` bytes of `filler`, compressed without holding them."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = filler * ((1 << 20) // len(filler))
+    parts = [compressor.compress(lines)]
+    parts += [compressor.compress(chunk) for _ in range(size // len(chunk))]
+    return b"".join(parts) + compressor.flush()
+
+
+def test_a_listing_is_read_only_as_far_as_files_needs(tmp_path, monkeypatch):
+    monkeypatch.setattr(crawl, "LISTING_BYTES_LIMIT", 4 << 20)
+    listing = tmp_path / "mine.paths.gz"
+    listing.write_bytes(bomb(b"a.warc.gz\nb.warc.gz\n", b"\n", 64 << 20))
+    base = crawl.crawl_base("https", None)
+    started = time.monotonic()
+    assert crawl.expand_inputs((str(listing),), base, crawl.FileRange(0, 2)) == \
+        (str(tmp_path / "a.warc.gz"), str(tmp_path / "b.warc.gz"))
+    assert time.monotonic() - started < 5
+    with pytest.raises(crawl.ListingError, match=r"mine.paths.gz holds over 4194304 bytes"):
+        crawl.expand_inputs((str(listing),), base, None)
+
+
+def test_a_listing_line_too_long_is_refused(tmp_path):
+    listing = tmp_path / "mine.paths.gz"
+    listing.write_bytes(bomb(b"a.warc.gz\n", b"x", 2 << 20))
+    with pytest.raises(crawl.ListingError, match=r"mine.paths.gz: line 2 is longer than 4096 bytes"):
+        crawl.expand_inputs((str(listing),), crawl.crawl_base("https", None), None)
+
+
+@pytest.mark.parametrize("line", ["/etc/passwd", "file:///etc/passwd", "s3://bucket/x.warc.gz",
+                                  "http://elsewhere.example/x.warc.gz", "http://127.0.0.1:1/x.warc.gz"])
+def test_a_remote_listing_names_only_files_of_its_own_server(line, server, tmp_path):
+    server.files["mine.paths"] = f"a.warc.gz\n{line}\n".encode()
+    listing = server.base + "mine.paths"
+    message = refusal(["--input", listing], tmp_path)
+    assert f"the listing {listing}, line 2, names {line}" in message
+    assert "may only name files on its own server" in message
+
+
+def test_a_remote_listing_may_name_files_on_its_server_and_the_crawls_base(server):
+    server.files["mine.paths"] = (f"a.warc.gz\n{server.base}many.warc.gz\n"
+                                  "https://data.commoncrawl.org/crawl-data/CC-MAIN-2024-33/x.warc.gz\n").encode()
+    assert crawl.expand_inputs((server.base + "mine.paths",), crawl.crawl_base("https", None), None) == (
+        server.base + "a.warc.gz", server.base + "many.warc.gz",
+        "https://data.commoncrawl.org/crawl-data/CC-MAIN-2024-33/x.warc.gz")
+
+
+# Credentials.
+
+def test_redacted_drops_the_credentials_of_a_url_only():
+    assert redacted(f"http://{USER}:{PASSWORD}@mirror.example:8080/a/b.warc.gz?x=1") == \
+        "http://mirror.example:8080/a/b.warc.gz?x=1"
+    assert redacted(f"https://{USER}@mirror.example/b.warc.gz") == "https://mirror.example/b.warc.gz"
+    for unchanged in ("/data/a@b.warc.gz", "https://mirror.example/a@b.warc.gz", "s3://bucket/x.warc.gz"):
+        assert redacted(unchanged) == unchanged
+    assert readable_by_name(["/data/a.warc.gz", f"http://{USER}:{PASSWORD}@mirror.example/b.warc.gz"]) == \
+        {"http://mirror.example/b.warc.gz": f"http://{USER}:{PASSWORD}@mirror.example/b.warc.gz"}
+
+
+def test_credentials_in_urls_are_written_nowhere(server, tmp_path):
+    server.behaviour = {"auth"}
+    server.files["mine.paths"] = b"a.warc.gz\njunk.warc.gz\n"
+    secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/"
+    code, stdout, stderr = run_main(["--input", secret + "mine.paths", "--input", secret + "many.warc.gz",
+                                     "--output", str(tmp_path / "out")])
+    assert code == 0, stderr
+    assert PASSWORD not in stdout + stderr
+    written = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
+    assert {"manifest.json", "report.json", "report.html"} <= {path.name for path in written}
+    assert any(path.name.startswith("dead-letter") and path.stat().st_size for path in written)
+    for path in written:
+        content = path.read_bytes()
+        assert PASSWORD.encode() not in content and f"{USER}:".encode() not in content, path
+    sources = {record["source_file"] for record in corpus_records(tmp_path / "out")}
+    assert sources == {server.base + "a.warc.gz", server.base + "many.warc.gz"}
+    # The page inspector read its pages again, with the credentials.
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "kept pages, the same sample" in page and "cannot read it again" not in page
+
+
+@pytest.mark.parametrize("names", [["a.warc.gz"], ["a.warc.gz", "many.warc.gz"]], ids=["launcher", "pipeline"])
+def test_a_failure_line_names_a_url_without_its_credentials(names, server, quick_retries, tmp_path):
+    server.behaviour = {"auth", "cut"}
+    secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/"
+    line = failed_build([argument for name in names for argument in ("--input", secret + name)], tmp_path)
+    assert PASSWORD not in line and "reading from offset" in line
+    assert any(server.base + name in line for name in names)
+
+
+def test_a_build_with_credentials_in_urls_rebuilds_with_them_in_netrc(server, tmp_path, monkeypatch):
+    server.behaviour = {"auth"}
+    secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/"
+    code, _, stderr = run_main(["--input", secret + "a.warc.gz", "--input", secret + "many.warc.gz",
+                                "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, stderr
+    rebuild = ["--rebuild", str(tmp_path / "out" / "manifest.json")]
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    (tmp_path / "first").mkdir()
+    line = failed_build(rebuild, tmp_path / "first")
+    assert f"{server.base}a.warc.gz: HTTP 401 Unauthorized (a manifest names URLs without credentials" in line
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine 127.0.0.1 login {USER} password {PASSWORD}\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    assert read_url(server.base + "a.warc.gz") == FILES["a.warc.gz"]
+    code, stdout, stderr = run_main([*rebuild, "--output", str(tmp_path / "again"), "--quiet"])
+    assert code == 0 and "byte-identical" in stdout, stderr
