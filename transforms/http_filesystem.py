@@ -280,7 +280,8 @@ class HttpFileSystem(FileSystem):
 
     def open(self, path, mime_type="application/octet-stream", compression_type=CompressionTypes.AUTO):
         raw = io.BufferedReader(HttpReadStream(path), buffer_size=CHUNK)
-        compression_type = FileSystem._get_compression_type(path, compression_type)
+        if compression_type == CompressionTypes.AUTO:
+            compression_type = CompressionTypes.detect_compression_type(path)
         if compression_type == CompressionTypes.UNCOMPRESSED:
             return raw
         return CompressedFile(raw, compression_type=compression_type)
