@@ -67,7 +67,7 @@ setup(
     ],
     cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),
-    # `python -m pipeline.compression` draws its chart with matplotlib.
+    # The compression study (`python -m benchmarks.compression_study`) draws its chart with matplotlib.
     extras_require={
         "study": ["matplotlib>=3.8,<4"],
         "dask": ["dask[distributed]>=2024.4.2"],
