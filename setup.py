@@ -50,7 +50,7 @@ setup(
     # The C accelerators of transforms/native.py. Each is optional: without a C compiler (or Python's
     # headers) the build warns and goes on, and the pure-Python path gives the same corpus.
     ext_modules=[
-        # CleanHtml's walk over lexbor's tree (transforms/html_cleaner.py). It calls the lexbor that
+        # CleanHtml's walk over lexbor's tree (transforms/cleaning/c_walk.py). It calls the lexbor that
         # selectolax's own module carries (found there at run time by the names its headers declare),
         # compiled against the headers of that lexbor (BuildExtensions); the selectolax they came from is
         # checked at import.
@@ -58,7 +58,7 @@ setup(
                   define_macros=[("LEXBOR_STATIC", None),
                                  ("WEBCORPUS_SELECTOLAX_VERSION", f'"{lexbor_headers.SELECTOLAX_VERSION}"')],
                   extra_compile_args=["-O2", "-std=c11"], optional=True),
-        # resolve_links's common case (transforms/html_cleaner.py).
+        # resolve_links's common case (transforms/cleaning/links.py).
         Extension("transforms._links", ["transforms/_links.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
         # MinimizeText's code pages (transforms/minimize_text.py) in one pass.
@@ -67,7 +67,7 @@ setup(
     ],
     cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),
-    # `python -m pipeline.compression` draws its chart with matplotlib.
+    # The compression study (`python -m benchmarks.compression_study`) draws its chart with matplotlib.
     extras_require={
         "study": ["matplotlib>=3.8,<4"],
         "dask": ["dask[distributed]>=2024.4.2"],

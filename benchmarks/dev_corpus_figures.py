@@ -122,7 +122,7 @@ def written_share(written: int, default_written: int) -> int:
 def isolated_pages(corpus: Path) -> tuple[int, int]:
     """(pages CleanHtml sends to its child process, pages it cleans) of the developer corpus."""
     from benchmarks.throughput import load_pages
-    from transforms.html_cleaner import isolation_reason
+    from transforms.cleaning.guard import isolation_reason
 
     pages = load_pages(corpus)
     return sum(1 for page in pages if isolation_reason(page.payload) is not None), len(pages)

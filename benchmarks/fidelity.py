@@ -676,7 +676,8 @@ def run_noscript(pages: list[Page], scripts=None) -> dict:
     """
     from selectolax.lexbor import LexborHTMLParser
 
-    from transforms.html_cleaner import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner
+    from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
+    from transforms.html_cleaner import HtmlCleaner
     from transforms.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()

@@ -1,11 +1,12 @@
 """The pipeline's work as a plain Python loop, for `benchmarks.throughput`.
 
-The same pure functions in the same order as `python -m pipeline`:
-read_warc, decode_document, HtmlCleaner, minimize_document, hash_document
-(documents without text skipped), deduplication by hash in a dict (with
-HashDedup's survivor rule), and one Avro file of CompressWrite's records
-(encoded with its `RecordLayout`, written with its `EncodedWriter`), codec
-and block size. No Beam, no side outputs, no report.
+The same pure functions in the same order as `python -m pipeline`
+(`stage_documents`, which the compression study runs too): read_warc,
+decode_document, HtmlCleaner, minimize_document, hash_document (documents
+without text skipped), deduplication by hash in a dict (with HashDedup's
+survivor rule), and one Avro file of CompressWrite's records (encoded with
+its `RecordLayout`, written with its `EncodedWriter`), codec and block size.
+No Beam, no side outputs, no report.
 
     python -m benchmarks.plain_loop --input 'DIR/*.warc.gz' --output DIR [--codec CODEC] [--level N]
 """
@@ -18,6 +19,8 @@ import json
 import os
 import sys
 import time
+from collections import Counter
+from typing import Iterable, Iterator
 
 from transforms.charset import decode_document
 import transforms.compress_write as compress_write
@@ -27,7 +30,7 @@ from transforms.document import Document
 from transforms.hash_dedup import has_text, hash_document
 from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import minimize_document
-from transforms.read_warc import read_warc
+from transforms.read_warc import open_uncompressed, read_warc
 
 # The pipeline's default codec (`--codec`).
 DEFAULT_CODEC = getattr(compress_write, "DEFAULT_CODEC", "deflate")
@@ -38,33 +41,43 @@ def survivor_order(doc: Document) -> tuple[str, str, str]:
     return (doc.warc_date, doc.url, doc.warc_record_id)
 
 
-def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int | None = None,
-          sync_interval: int = DEFAULT_SYNC_INTERVAL) -> dict:
+def stage_documents(paths: Iterable[str], counts: Counter | None = None) -> Iterator[Document]:
+    """The documents of these WARC files (in their order, each file's in file order) after the pipeline's
+    stage functions: read_warc, decode_document, HtmlCleaner, minimize_document, hash_document. A document
+    a stage fails on (the pipeline's dead letter) and one left without text (its `no-text` skip) are left
+    out; `counts` gets the records `read`, the `documents` among them, those that `failed` and `no_text`."""
+    counts = Counter() if counts is None else counts
     cleaner = HtmlCleaner()
-    survivors: dict[str, list] = {}  # content hash -> [survivor, dropped captures]
-    counts = {"read": 0, "documents": 0, "failed": 0, "no_text": 0, "kept": 0, "duplicates": 0}
-    raw_bytes = 0
     for path in paths:
-        for outcome in read_warc(lambda: open(path, "rb"), path):
+        for outcome in read_warc(lambda path=path: open_uncompressed(path), path):
             counts["read"] += 1
             if not isinstance(outcome, Document):
                 continue
             counts["documents"] += 1
             try:
-                doc = hash_document(minimize_document(cleaner(decode_document(outcome))))
+                doc = minimize_document(cleaner(decode_document(outcome)))
             except Exception:  # noqa: BLE001 - the pipeline routes these to dead letters
                 counts["failed"] += 1
                 continue
             if not has_text(doc):  # HashDocuments' `no-text` skip
                 counts["no_text"] += 1
                 continue
-            group = survivors.get(doc.content_hash)
-            if group is None:
-                survivors[doc.content_hash] = [doc, []]
-                continue
-            if survivor_order(doc) < survivor_order(group[0]):
-                group[0], doc = doc, group[0]
-            group[1].append(doc.replace(html="", text="", links=[], meta={}))
+            yield hash_document(doc)
+
+
+def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int | None = None,
+          sync_interval: int = DEFAULT_SYNC_INTERVAL) -> dict:
+    survivors: dict[str, list] = {}  # content hash -> [survivor, dropped captures]
+    counts = Counter(read=0, documents=0, failed=0, no_text=0, kept=0, duplicates=0)
+    raw_bytes = 0
+    for doc in stage_documents(paths, counts):
+        group = survivors.get(doc.content_hash)
+        if group is None:
+            survivors[doc.content_hash] = [doc, []]
+            continue
+        if survivor_order(doc) < survivor_order(group[0]):
+            group[0], doc = doc, group[0]
+        group[1].append(doc.replace(html="", text="", links=[], meta={}))
     os.makedirs(output, exist_ok=True)
     path = os.path.join(output, f"{FILE_PREFIX}-00000-of-00001.avro")
     with open(path, "wb") as handle:

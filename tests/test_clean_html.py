@@ -18,7 +18,8 @@ from urllib.parse import urljoin, urlsplit
 from transforms.blocks import blocks_to_html, html_to_blocks
 from transforms.clean_html import CleanHtml
 from transforms.document import Document
-from transforms.html_cleaner import HtmlCleaner, resolve_links
+from transforms.cleaning.links import resolve_links
+from transforms.html_cleaner import HtmlCleaner
 
 DIV_ONLY = re.compile(r"^(<div>[^<>]*</div>)*$")
 

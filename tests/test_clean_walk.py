@@ -1,9 +1,9 @@
 """CleanHtml's two paths give the same pages: the walk in C and the pure-Python path.
 
-The pure-Python path (`html_cleaner._tree_walk`) carries the rules out with lexbor's own tree
+The pure-Python path (`cleaning.python_walk.tree_walk`) carries the rules out with lexbor's own tree
 operations: it removes the dropped and hidden subtrees, adds the abbreviations' expansions and
 the spaces between adjacent links, unwraps the inline elements, merges the adjacent text nodes and
-asks lexbor for the text, plainly the rules of `transforms/html_cleaner.py`. The C walk reads the
+asks lexbor for the text, plainly the rules of `transforms/cleaning/rules.py`. The C walk reads the
 same tree without changing it, and must give the same blocks, links and metadata for any page.
 """
 
@@ -14,10 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from transforms import html_cleaner
-from transforms.html_cleaner import HtmlCleaner, _tree_walk, css
+from transforms.blocks import BOUNDARY
+from transforms.cleaning import c_walk, links, python_walk
+from transforms.cleaning.css_selectors import css
+from transforms.cleaning.python_walk import tree_walk
+from transforms.cleaning.text import split_blocks
+from transforms.html_cleaner import HtmlCleaner
 
-pytestmark = pytest.mark.skipif(html_cleaner._WALK is None, reason="the C walk is not in use here (not built, "
+pytestmark = pytest.mark.skipif(c_walk.WALK is None, reason="the C walk is not in use here (not built, "
                                 "refused, or WEBCORPUS_PURE_PYTHON=1): only the pure-Python path runs")
 
 
@@ -29,11 +33,11 @@ def walks(page: str, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
         root, body = tree.root, tree.body
         user_hidden = {node.mem_id for node in css(body, ", ".join(selectors))} if selectors and body else None
         if walk == "c":
-            text, _, hrefs, events = html_cleaner._WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
-            blocks = text.split(html_cleaner.BOUNDARY) if text else []
+            text, _, hrefs, events = c_walk.WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
+            blocks = text.split(BOUNDARY) if text else []
         else:
-            text, hrefs, events = _tree_walk(root, body, user_hidden)
-            blocks = html_cleaner.split_blocks(text or "")
+            text, hrefs, events = tree_walk(root, body, user_hidden)
+            blocks = split_blocks(text or "")
         found.append((blocks, text is None, hrefs, events))
     return found[0], found[1]
 
@@ -42,8 +46,8 @@ def cleaned(page: str, selectors: tuple[str, ...] = ()):
     """The CleanedPage with the C walk and links, and with neither."""
     accelerated = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(html_cleaner, "_WALK", None)
-        patch.setattr(html_cleaner, "_links", None)
+        patch.setattr(c_walk, "WALK", None)
+        patch.setattr(links, "_links", None)
         pure = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
     return accelerated, pure
 
@@ -91,21 +95,21 @@ PAGES = st.builds(lambda head, body_attributes, body: f"<html><head>{head}</head
 def test_both_paths_give_the_same_pages(page, selectors):
     accelerated, pure = cleaned(page, selectors)
     assert accelerated == pure
-    c_walk, python_walk = walks(page, selectors)
+    from_c, from_python = walks(page, selectors)
     # The C walk's text holds no entity left to decode where the other's does not.
-    assert c_walk[1:] == python_walk[1:]
+    assert from_c[1:] == from_python[1:]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(page=PAGES)
 def test_unwrapping_by_moving_every_node_once_gives_the_same_pages(page):
-    """The pure path's unwrapping of deeply nested inline elements (`_unwrap`), on every page."""
+    """The pure path's unwrapping of deeply nested inline elements (`unwrap_inline`), on every page."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(html_cleaner, "NESTED_INLINE_LIMIT", 0)
+        patch.setattr(python_walk, "NESTED_INLINE_LIMIT", 0)
         accelerated, pure = cleaned(page)
         assert accelerated == pure
-        c_walk, python_walk = walks(page)
-        assert c_walk == python_walk
+        from_c, from_python = walks(page)
+        assert from_c == from_python
 
 
 @pytest.mark.parametrize("page", [
@@ -138,8 +142,8 @@ def test_unwrapping_by_moving_every_node_once_gives_the_same_pages(page):
 def test_tricky_pages(page):
     accelerated, pure = cleaned(page)
     assert accelerated == pure
-    c_walk, python_walk = walks(page)
-    assert c_walk == python_walk
+    from_c, from_python = walks(page)
+    assert from_c == from_python
 
 
 @pytest.mark.slow
@@ -160,10 +164,10 @@ def test_the_developer_corpus(corpus_dir):
     "<abbr title=t><i></i>",                     # expansions, and empty inline elements
 ])
 def test_deep_nesting(level):
-    """The pure path unwraps deeply nested inline elements by moving every node once (`_unwrap`); its page is
-    the C walk's. (How long either takes is measured, not asserted: see `_unwrap`.)"""
+    """The pure path unwraps deeply nested inline elements by moving every node once (`unwrap_inline`); its page is
+    the C walk's. (How long either takes is measured, not asserted: see `unwrap_inline`.)"""
     page = "<p>" + level * 1_500 + "z</p><p>after</p>"
     accelerated, pure = cleaned(page)
     assert accelerated == pure and pure.blocks[-1] == "after"
-    c_walk, python_walk = walks(page)
-    assert c_walk == python_walk
+    from_c, from_python = walks(page)
+    assert from_c == from_python

@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import fastavro
 import pytest
 
-from pipeline import compression
-from pipeline.compression import (LEVELS, QUICK_BLOCK_SIZES, CodecSetting, RoundTripError, load_records, measure,
-                                  pareto_front, parse_size, sample_records, study_settings, write_avro)
+from benchmarks.compression_study import chart, cli
+from benchmarks.compression_study.measure import (LEVELS, QUICK_BLOCK_SIZES, CodecSetting, RoundTripError, measure,
+                                                  sample_records, study_settings, write_avro)
+from benchmarks.compression_study.records import load_records
+from benchmarks.compression_study.report import pareto_front
 from pipeline.sample import sample_captures
 from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
 
+REPO = Path(__file__).resolve().parent.parent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 QUICK_SETTINGS = study_settings(LEVELS, QUICK_BLOCK_SIZES, quick=True)
 
@@ -33,10 +39,10 @@ def warc_records(sample_warc):
 def test_quick_study_reports_every_setting_and_charts_those_at_the_default_block_size(sample_warc, tmp_path,
                                                                                       capsys, monkeypatch):
     charts = []
-    draw_chart = compression.draw_chart
-    monkeypatch.setattr(compression, "draw_chart", lambda report, path: charts.append(draw_chart(report, path)))
+    draw_chart = cli.draw_chart
+    monkeypatch.setattr(cli, "draw_chart", lambda report, path: charts.append(draw_chart(report, path)))
     output = tmp_path / "report"
-    assert compression.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "2"]) == 0
+    assert cli.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "2"]) == 0
 
     report = json.loads((output / "compression.json").read_text())
     measured = [(entry["codec"], entry["level"], entry["block_size"]) for entry in report["measurements"]]
@@ -68,6 +74,17 @@ def test_warc_input_gives_the_records_the_pipeline_writes(warc_records):
     assert all(record["html"].startswith("<div>") for record in warc_records)
 
 
+def test_warc_input_gives_field_for_field_the_records_of_a_build(sample_warc, warc_records, tmp_path):
+    """The study runs the pipeline's stage functions in process (docs/compression.md): its records are those
+    `python -m pipeline` writes, in the study's order (input files, then file order)."""
+    built = subprocess.run([sys.executable, "-m", "pipeline", "--input", str(sample_warc), "--output",
+                            str(tmp_path / "built"), "--quiet"], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    in_file_order = sorted(load_records(str(tmp_path / "built")), key=lambda record: record["source_offset"])
+    assert warc_records == in_file_order
+
+
 def test_a_directory_of_corpus_files_is_read_as_it_is(warc_records, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -77,7 +94,7 @@ def test_a_directory_of_corpus_files_is_read_as_it_is(warc_records, tmp_path):
 
 
 def test_an_input_without_documents_is_a_usage_error(tmp_path, capsys):
-    status = compression.main(["--input", str(tmp_path / "nothing-*.warc.gz"), "--output", str(tmp_path / "out")])
+    status = cli.main(["--input", str(tmp_path / "nothing-*.warc.gz"), "--output", str(tmp_path / "out")])
     assert status == 2
     assert "holds no document" in capsys.readouterr().err
 
@@ -112,7 +129,7 @@ def test_without_matplotlib_the_study_says_so_first_and_writes_the_json_and_tabl
     # None in sys.modules makes `import matplotlib` raise ImportError.
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     output = tmp_path / "report"
-    assert compression.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "1",
+    assert cli.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "1",
                              "--codecs", "null,deflate"]) == 0
     captured = capsys.readouterr()
     first_line = captured.err.splitlines()[0]
@@ -133,7 +150,7 @@ def test_chart_labels_do_not_overlap():
     axes.scatter([x for _, x, _ in labels], [y for *_, y in labels])
     axes.set_xlim(0.5, 1.5)
     axes.set_ylim(4.0, 6.0)
-    placed = compression.place_labels(axes, labels)
+    placed = chart.place_labels(axes, labels)
     renderer = figure.canvas.get_renderer()
     boxes = [annotation.get_window_extent(renderer) for annotation in placed]
     assert len(boxes) == len(labels)
@@ -157,10 +174,10 @@ def test_pareto_front_keeps_the_points_nothing_beats():
 @pytest.mark.parametrize("text, size", [("65536", 65536), ("16K", 16 * 1024), ("16KiB", 16 * 1024),
                                         ("1M", 1024 * 1024), ("4mib", 4 * 1024 * 1024)])
 def test_block_sizes_are_read_with_units(text, size):
-    assert parse_size(text) == size
+    assert cli.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text", ["", "0", "1G", "one"])
 def test_bad_block_sizes_are_refused(text):
     with pytest.raises(argparse.ArgumentTypeError):
-        parse_size(text)
+        cli.parse_size(text)

@@ -72,7 +72,8 @@ NEEDS_THE_INTERNET = re.compile(r"--crawl |https?://")
 INSTALLS = re.compile(r"^(python -m )?pip install|^python -m venv ")  # .ci/run installs; their files must exist
 RUNS_THE_TESTS = "python -m pytest"
 # Measurements that take minutes (the benchmarks, the study of the whole dev corpus): their --help is run.
-MEASURES = re.compile(r"^python -m benchmarks\.|^python -m pipeline\.compression --input '\.\./shared")
+MEASURES = re.compile(r"^python -m benchmarks\.(?!compression_study )"
+                      r"|^python -m benchmarks\.compression_study --input '\.\./shared")
 
 
 def documented_commands() -> list[tuple[str, str]]:
@@ -179,12 +180,12 @@ def test_every_file_the_docs_cite_is_in_the_repository_or_the_developer_data():
 
 
 def test_the_compression_doc_says_the_block_size_the_study_charts():
-    from pipeline import compression
+    from benchmarks.compression_study.report import size_label
     from transforms.compress_write import DEFAULT_SYNC_INTERVAL
 
     charted = re.search(r"one point per codec and level at (?:the pipeline's default block size, )?(\d+ [KM]iB)",
                         re.sub(r"\s+", " ", (REPO / "docs" / "compression.md").read_text()))
-    assert charted[1] == compression._size_label(DEFAULT_SYNC_INTERVAL)
+    assert charted[1] == size_label(DEFAULT_SYNC_INTERVAL)
 
 
 @pytest.mark.parametrize("index", range(4))

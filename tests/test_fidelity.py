@@ -22,7 +22,9 @@ from pipeline.options import CorpusSettings, parse_settings, settings_from_manif
 from transforms.blocks import blocks_to_html
 from transforms.compress_write import CORPUS_SCHEMA, SCHEMA_FIELDS
 from transforms.document import Document
-from transforms.html_cleaner import NOSCRIPT_MIN_CHARACTERS, HtmlCleaner, decode_leftover_entities
+from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
+from transforms.cleaning.text import decode_leftover_entities
+from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED, MOSTLY_DROPPED_SHARE, SCRIPTS, MinimizeText,
                                       MostlyDropped, dropped_letter_share, is_mostly_dropped, minimize_block,
                                       minimize_blocks, minimize_document, parse_scripts)

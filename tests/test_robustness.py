@@ -231,7 +231,8 @@ def clean_through_stage(payloads: dict[str, bytes], page_timeout: float, **memor
     `page_memory_mib` of the GuardedCleaner, if not its default."""
     from apache_beam.pvalue import TaggedOutput
 
-    from transforms.html_cleaner import GuardedCleaner, HtmlCleaner
+    from transforms.cleaning.guard import GuardedCleaner
+    from transforms.html_cleaner import HtmlCleaner
     from transforms.stage import DocumentStage
 
     stage = DocumentStage("clean_html", GuardedCleaner(HtmlCleaner(), page_timeout, **memory))
@@ -308,8 +309,10 @@ SLOW_TO_PARSE = {
 
 @pytest.mark.parametrize("name", sorted(SLOW_TO_PARSE))
 def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(name, monkeypatch):
-    import transforms.html_cleaner
-    from transforms.html_cleaner import CleanedPage, GuardedCleaner, HtmlCleaner
+    from transforms.cleaning import guard
+    from transforms.cleaning.guard import GuardedCleaner
+    from transforms.cleaning.page import CleanedPage
+    from transforms.html_cleaner import HtmlCleaner
 
     isolated = []
 
@@ -321,7 +324,7 @@ def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(nam
             isolated.append(url)
             return CleanedPage(["cleaned in the child"])
 
-    monkeypatch.setattr(transforms.html_cleaner, "ChildProcess", RecordingChild)
+    monkeypatch.setattr(guard, "ChildProcess", RecordingChild)
     cleaner = GuardedCleaner(HtmlCleaner())
     doc = Document(url=f"http://example.org/{name}", warc_record_id=name, warc_date="", source_file="t",
                    source_offset=0, http_status=200, content_type="text/html", payload=SLOW_TO_PARSE[name])

@@ -1,4 +1,4 @@
-/* CleanHtml's walk over a parsed page, in C (see transforms/clean_html.py for the rules).
+/* CleanHtml's walk over a parsed page, in C (see transforms/cleaning/rules.py for the rules).
  *
  * One pass in document order over the tree that selectolax parsed. It collects the metadata
  * (links, title, base, meta, link) and writes the text of the cleaned page: dropped and hidden
@@ -11,7 +11,7 @@
  * compiled against the headers of that very lexbor (setup.py takes them from the sdist of the
  * selectolax release that requirements.txt pins: lexbor_headers.py), so its types, struct fields
  * and function prototypes are lexbor's declarations. The functions are lexbor's exported API in
- * selectolax's module: `bind` looks them up there by their declared names, after clean_html.py
+ * selectolax's module: `bind` looks them up there by their declared names, after cleaning/c_walk.py
  * has checked that the installed selectolax is the release the headers came from, with the same
  * lexbor version (`SELECTOLAX_VERSION`, `LEXBOR_VERSION`).
  */
@@ -53,7 +53,7 @@ LEXBOR_FUNCTIONS(DECLARE)
 static const lxb_dom_node_type_t TYPE_ELEMENT = LXB_DOM_NODE_TYPE_ELEMENT, TYPE_TEXT = LXB_DOM_NODE_TYPE_TEXT,
                                  TYPE_COMMENT = LXB_DOM_NODE_TYPE_COMMENT;
 
-/* What the walk does with an element, by tag id (the table comes from clean_html.py). */
+/* What the walk does with an element, by tag id (the table comes from cleaning/rules.py). */
 enum { KIND_BLOCK, KIND_DROP, KIND_INLINE, KIND_ANCHOR, KIND_ABBREVIATION, KIND_AREA, KIND_TITLE, KIND_BASE,
        KIND_META, KIND_LINK, KIND_COUNT };
 
@@ -370,7 +370,7 @@ static int add_event(Walk *walk, int kind, PyObject *value) {
     return status;
 }
 
-/* Rule 1: the links and what `_metadata` needs of title, base, link and meta. */
+/* Rule 1: the links and what `page_metadata` needs of title, base, link and meta. */
 static int collect_metadata(Walk *walk, lxb_dom_element_t *element, int kind) {
     lxb_dom_attr_t *href;
     switch (kind) {
@@ -409,7 +409,7 @@ static int collect_metadata(Walk *walk, lxb_dom_element_t *element, int kind) {
 
 /* Rule 2: whether the element is hidden. The candidates are what the CSS selector
  * `[hidden], [aria-hidden="true" i], [style*="display" i], [style*="visibility" i], noscript,
- * annotation` matches; clean_html's `is_hidden` decides on them. 1, 0, or -1 on error. */
+ * annotation` matches; cleaning/rules.py's `is_hidden` decides on them. 1, 0, or -1 on error. */
 static int hidden(Walk *walk, lxb_dom_element_t *element, uintptr_t tag_id) {
     if (walk->user_hidden != Py_None) {
         PyObject *key = PyLong_FromVoidPtr(element);

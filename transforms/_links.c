@@ -1,4 +1,4 @@
-/* The common page of `resolve_links` (transforms/clean_html.py) in C.
+/* The common page of `resolve_links` (transforms/cleaning/links.py) in C.
  *
  * `resolve_plain(origin, hrefs, other)` strips the hrefs (as `str.strip`), leaves out empty ones
  * and repeats, and checks the hrefs that start with `/` or `h`: ASCII, without characters that

@@ -1,13 +1,14 @@
 """CleanHtml: every document's page reduced to the text a reader sees, in `<div>` blocks.
 
-The rules are in `transforms/html_cleaner.py`, a module without Beam.
+The cleaner is `transforms/html_cleaner.py`, its rule `transforms/cleaning/rules.py`, modules without Beam.
 """
 
 from __future__ import annotations
 
 import apache_beam as beam
 
-from transforms.html_cleaner import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, GuardedCleaner, HtmlCleaner
+from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, GuardedCleaner
+from transforms.html_cleaner import HtmlCleaner
 from transforms.stage import apply_stage
 
 

@@ -4,7 +4,7 @@ The HTML parser is native code: a Python thread cannot interrupt it, and a
 crash in it would take the whole worker down. lexbor is also quadratic on
 deep nesting (here, 100,000 nested `<div>`s take about 90 s to parse), on
 an element's attributes and on unclosed formatting elements (see
-`clean_html.isolation_reason`). So CleanHtml sends the pages that could be
+`transforms/cleaning/guard.py`'s `isolation_reason`). So CleanHtml sends the pages that could be
 slow or large to a child process: a page that takes longer than the time
 limit, more memory than the memory limit, or kills the child, costs that
 page alone, which goes to the dead letter, and a fresh child serves the

@@ -68,7 +68,7 @@ def refuse(name: str, reason: str) -> None:
 def accelerator() -> str:
     """Which path runs: `c` (every C module in use), `python` (none), or `c for ..., python for ...`."""
     # CleanHtml's walk is only in use once it has bound.
-    importlib.import_module("transforms.html_cleaner")
+    importlib.import_module("transforms.cleaning.c_walk")
     in_use = [name for name in ACCELERATORS if name in _IN_USE]
     if len(in_use) == len(ACCELERATORS):
         return "c"

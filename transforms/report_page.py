@@ -35,8 +35,11 @@ from apache_beam.io.filesystems import FileSystems
 from selectolax.lexbor import LexborHTMLParser
 
 from transforms.charset import decode_document
+from transforms.cleaning.css_selectors import css
+from transforms.cleaning.rules import (CODE_TAGS, DROP_TAGS, HIDDEN_STYLE, HIDING_ATTRIBUTES, HIDING_TAGS,
+                                       METADATA_TAGS, is_hidden_element)
 from transforms.document import Document
-from transforms.html_cleaner import DROP_TAGS, HIDDEN_STYLE, HtmlCleaner, css, is_hidden
+from transforms.html_cleaner import HtmlCleaner
 from transforms.http_filesystem import serves_ranges  # (and FileSystems reads https:// and http:// with it)
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
@@ -65,8 +68,8 @@ FETCHING_ATTRIBUTES = ("src", "srcset", "data", "poster", "background", "action"
                        "imagesrcset", "lowsrc", "dynsrc", "manifest", "codebase", "archive", "xlink:href")
 # Elements that fetch, navigate or run code whatever their attributes: removed from the frame.
 REMOVED_TAGS = ("script", "link", "base", "frame", "frameset", "iframe", "embed", "applet", "portal")
-# Metadata elements never shown: dropping them needs no highlight.
-UNSHOWN_TAGS = frozenset({"head", "title", "meta", "link", "base", "script", "style", "template"})
+# What CleanHtml drops by tag, highlighted; code, styling and metadata, never shown, need no highlight.
+HIGHLIGHTED_DROP_TAGS = frozenset(DROP_TAGS) - frozenset(CODE_TAGS + METADATA_TAGS)
 CSS_FETCH = re.compile(r"url\s*\(|@import|image-set\s*\(|image\s*\(|-webkit-image-set\s*\(", re.IGNORECASE)
 
 
@@ -136,7 +139,6 @@ def marked_original(page: str, drop_selectors: tuple[str, ...] = ()) -> str:
     tree = LexborHTMLParser(page)
     if tree.root is None:
         return ""
-    drop = frozenset(DROP_TAGS) - UNSHOWN_TAGS
     user_selector = ", ".join(drop_selectors)
     if user_selector and tree.body is not None:
         for node in css(tree.body, user_selector):
@@ -147,18 +149,16 @@ def marked_original(page: str, drop_selectors: tuple[str, ...] = ()) -> str:
             node.decompose()
             continue
         attributes = node.attributes
-        if tag in drop:
+        if tag in HIGHLIGHTED_DROP_TAGS:
             _mark(node, tag)
-        elif ({"hidden", "aria-hidden", "style"} & attributes.keys()) or tag in ("noscript", "annotation"):
-            text = node.text() if tag == "noscript" else None
-            if is_hidden(tag if tag in ("noscript", "annotation") else None, attributes, text):
-                _mark(node, "hidden")
-                # Shown with the highlight, so that what was hidden can be seen.
-                if "hidden" in attributes:
-                    del node.attrs["hidden"]
-                if attributes.get("style"):
-                    node.attrs["style"] = HIDDEN_STYLE.sub("", attributes["style"])
-                attributes = node.attributes
+        elif (not attributes.keys().isdisjoint(HIDING_ATTRIBUTES) or tag in HIDING_TAGS) and is_hidden_element(node):
+            _mark(node, "hidden")
+            # Shown with the highlight, so that what was hidden can be seen.
+            if "hidden" in attributes:
+                del node.attrs["hidden"]
+            if attributes.get("style"):
+                node.attrs["style"] = HIDDEN_STYLE.sub("", attributes["style"])
+            attributes = node.attributes
         for name in FETCHING_ATTRIBUTES:
             if name in attributes:
                 del node.attrs[name]
