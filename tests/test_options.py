@@ -80,3 +80,15 @@ def test_beams_flags_pass_through(flags):
     settings = parse_settings(["--input", "a.warc.gz", *flags, "--quiet"])
     assert settings.beam_args == tuple(flags)
     assert settings.inputs == (os.path.abspath("a.warc.gz"),) and settings.quiet
+
+
+@pytest.mark.parametrize("flags", [["--near-dedup-bands", "100000", "--near-dedup-rows", "100000"],
+                                   ["--near-dedup-bands", "2000"], ["--near-dedup-rows", "1025"]])
+def test_near_dedup_bands_and_rows_are_bounded(flags, tmp_path, monkeypatch):
+    from transforms.near_dedup import MAX_PERMUTATIONS
+
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main(["--near-dedup", *flags])
+    assert code == 2
+    assert len(stderr.splitlines()) == 1 and f"at most {MAX_PERMUTATIONS:,}" in stderr, stderr
+    assert list(tmp_path.iterdir()) == []
