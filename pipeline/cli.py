@@ -7,12 +7,14 @@ import dataclasses
 import errno
 import logging
 import os
+import re
 import signal
 import sys
 import tempfile
 import threading
 
 import apache_beam as beam
+from apache_beam.io.filesystem import FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
@@ -21,8 +23,8 @@ from pipeline.graph import build_corpus
 from pipeline.local_runner import make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
-from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
-                              output_lock, publish, publish_begun, recover)
+from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, names_a_build_may_write,
+                              new_staging_dir, output_lock, publish, publish_begun, recover)
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.exact_paths import is_local, remove_exactly
@@ -31,6 +33,8 @@ from transforms.read_warc import open_uncompressed, starts_like_archive
 from transforms.report import format_report, imbalances, read_report
 
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
+# A pattern up to its first glob character.
+GLOB_PREFIX = re.compile(r"[^[*?]*")
 
 
 class ViewedOnceOptions(PipelineOptions):
@@ -108,27 +112,41 @@ def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
     return total, files
 
 
-def _directory_of(path: str) -> str:
-    if is_local(path):
-        return os.path.dirname(os.path.realpath(path))
-    return path.rsplit("/", 1)[0]
-
-
 def _resolved(path: str) -> str:
     return os.path.realpath(path) if is_local(path) else path.rstrip("/")
 
 
-def check_output_apart_from_inputs(output: str, input_files: list[str]) -> None:
-    """Refuses an output directory that is, or is inside, a directory an input file comes from.
+def _as_matched(pattern: str) -> list[re.Pattern]:
+    """The regular expressions by which Beam matches `pattern`, with its directory as given and, on a local
+    disk, resolved (a build's files are found by either way to them)."""
+    if pattern.endswith(("/", "\\")):
+        pattern += "*"  # as FileSystems.match reads it
+    forms = {pattern}
+    if is_local(pattern):
+        directory = os.path.dirname(GLOB_PREFIX.match(pattern).group(0))
+        forms.add(os.path.join(os.path.realpath(directory), pattern[len(directory):].lstrip("/")))
+    return [re.compile(FileSystem.translate_pattern(form)) for form in forms]
 
-    A corpus there would be among the files a later `--input` glob of that directory reads.
-    """
+
+def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> None:
+    """Refuses an input pattern that would match a file the build writes in `output`: the corpus, its side files,
+    its staging directory would be read as its own input, by this run or the next one with the same --input."""
+    bases = {output.rstrip("/")} | ({os.path.abspath(output), os.path.realpath(output)} if is_local(output) else set())
+    written = [path for base in sorted(bases) for path in example_paths(base)]
+    for pattern in patterns:
+        for expression in _as_matched(pattern):
+            matched = next((path for path in written if expression.match(path)), None)
+            if matched:
+                raise UsageError(f"--input {pattern} would match {matched}, a file this build writes in --output "
+                                 f"{output}: the build would read its own output; give a pattern that matches only "
+                                 "WARC files, or an --output it does not match")
+
+
+def check_output_is_no_input(output: str, input_files: list[str]) -> None:
     target = _resolved(output)
     for path in input_files:
-        directory = _directory_of(path)
-        if target == directory or target.startswith(directory.rstrip("/") + "/"):
-            raise UsageError(f"--output {output} is in {directory}, where the input {path} is; "
-                             "write the corpus outside the inputs' directories")
+        if _resolved(path) == target:
+            raise UsageError(f"--output {output} is the input file {path}; give a directory for the corpus")
 
 
 class BuildFailed(Exception):
@@ -194,15 +212,34 @@ def signals_held():
             signal.signal(signum, handler)
 
 
-def prepare_output(output: str) -> None:
-    """Creates the output directory (nothing in it is changed before the build is complete)."""
+def prepare_output(output: str) -> list[str]:
+    """Creates the output directory (nothing in it is changed before the build is complete).
+
+    Returns the local directories it made, deepest first: a build that fails removes them again.
+    """
     if is_local(output) and os.path.exists(output) and not os.path.isdir(output):
         raise UsageError(f"--output {output} is a file; give a directory")
+    made = []
+    if is_local(output):
+        missing = os.path.abspath(output)
+        while not os.path.lexists(missing):
+            made.append(missing)
+            missing = os.path.dirname(missing)
     try:
         if not FileSystems.exists(output):
             FileSystems.mkdirs(output)
     except Exception as error:  # noqa: BLE001
         raise UsageError(f"cannot write to --output {output}: {error}; choose a writable directory") from error
+    return made
+
+
+def remove_made(directories: list[str]) -> None:
+    """Removes the directories `prepare_output` made, deepest first, as long as they are empty."""
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
 
 
 @contextlib.contextmanager
@@ -272,10 +309,10 @@ def disk_full(error: BaseException | None) -> bool:
 
 
 def describe_failure(error: BaseException) -> str:
-    """One line: what went wrong; a full disk is said as such, wherever it happened."""
+    """One line: what went wrong, all of its first line; a full disk is said as such, wherever it happened."""
     if disk_full(error):
         return f"the disk is full ({os.strerror(errno.ENOSPC)})"
-    return describe_error(error)
+    return describe_error(error, limit=None)
 
 
 def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
@@ -289,9 +326,19 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     # options (s3://'s region and credentials, ...) get them now.
     FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
     settings = expand_listings(settings)
+    check_inputs_apart_from_output(settings.inputs, settings.output)
     total_bytes, input_files = check_inputs(settings.inputs)
-    check_output_apart_from_inputs(settings.output, input_files)
-    prepare_output(settings.output)
+    check_output_is_no_input(settings.output, input_files)
+    made = prepare_output(settings.output)
+    try:
+        return publish_build(settings, total_bytes)
+    except BaseException:
+        remove_made(made)
+        raise
+
+
+def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, list[str]]:
+    """Builds into a staging directory of the output directory, and publishes the build there (`run`)."""
     try:
         with output_lock(settings.output):
             notes = recover(settings.output)

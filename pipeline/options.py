@@ -203,7 +203,7 @@ def make_parser() -> argparse.ArgumentParser:
         "--output", default=DEFAULT_OUTPUT, metavar="DIR",
         help=f"Directory for the corpus, report and side outputs (default: ./{DEFAULT_OUTPUT}). "
              "A build published there earlier is replaced once the new one is complete; nothing else in it is "
-             "touched. Not in, or inside, the directory of an input file.",
+             "touched. It may be beside the inputs, as long as no --input pattern matches the files it writes there.",
     )
     parser.add_argument(
         "--codec", default=None, choices=list(CODECS),

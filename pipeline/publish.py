@@ -152,6 +152,20 @@ def names_a_build_may_write(output: str) -> list[str]:
                                 if SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)]
 
 
+def example_paths(output: str) -> list[str]:
+    """A path of each kind of file that a build writes in `output`: what it publishes, its lock, the files of its
+    staging directory (a run's id, and shard numbers, as one build's); what no input pattern may match."""
+    published = [*FIXED_NAMES, f"{FILE_PREFIX}-00000-of-00001.avro",
+                 *(f"{name}-00000-of-00001.jsonl" for name in (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE))]
+    staging = FileSystems.join(output, f"{RUN_STAGING_PREFIX}{'0' * 12}")
+    staged = FileSystems.join(staging, STAGING_DIR)
+    return ([FileSystems.join(output, name) for name in (*published, LOCK_NAME)]
+            + [FileSystems.join(staging, name) for name in (*published, JOURNAL_NAME, f"{JOURNAL_NAME}.new")]
+            + [FileSystems.join(staging, PREVIOUS_DIR, name) for name in published]
+            + [FileSystems.join(staged, name) for name in (f"staged-{'0' * 24}-0-00000.avro",
+                                                           f"attempt-{'0' * 32}-{published[3]}")])
+
+
 def _write_journal(staging: str, phase: str) -> None:
     path = FileSystems.join(staging, JOURNAL_NAME)
     written = f"{path}.new"

@@ -36,7 +36,7 @@ def no_prism_download():
 def write_warc(tmp_path):
     """write_warc(captures, name=..., compression=..., version=...) -> path of a WARC file in tmp_path/in.
 
-    In a directory of their own: a build's output may not be in its inputs' directory.
+    In a directory of their own, so that a test's glob of its inputs (`in/*`) never matches a build's files.
     """
 
     def write(captures: list[Capture], name: str = "test.warc.gz", compression: str = "record",
