@@ -23,6 +23,7 @@ from pipeline.graph import build_corpus
 from pipeline.local_runner import make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
+from pipeline.runner_check import flink_job_server_missing
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, names_a_build_may_write,
                               new_staging_dir, output_lock, publish, publish_begun, recover)
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
@@ -324,7 +325,11 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     """
     # The launcher reads listings and matches inputs before any pipeline exists: file systems that take Beam's
     # options (s3://'s region and credentials, ...) get them now.
-    FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
+    options = ViewedOnceOptions(list(settings.beam_args))
+    FileSystems.set_options(options)
+    missing = flink_job_server_missing(options)
+    if missing:
+        raise UsageError(missing)
     settings = expand_listings(settings)
     check_inputs_apart_from_output(settings.inputs, settings.output)
     total_bytes, input_files = check_inputs(settings.inputs)

@@ -92,3 +92,25 @@ def test_near_dedup_bands_and_rows_are_bounded(flags, tmp_path, monkeypatch):
     assert code == 2
     assert len(stderr.splitlines()) == 1 and f"at most {MAX_PERMUTATIONS:,}" in stderr, stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_flink_without_its_job_server_jar_is_one_line_at_once(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_cli import REPO
+
+    # No jar in Beam's cache (HOME), and no way to download it (a proxy that refuses at once): offline.
+    env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(tmp_path), https_proxy="http://127.0.0.1:1",
+               HTTPS_PROXY="http://127.0.0.1:1")
+    for jar in ([], [f"--flink_job_server_jar={tmp_path / 'job-server.jar'}"]):
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-m", "pipeline", "--runner=FlinkRunner", *jar,
+                                 "--output", str(tmp_path / "out")], env=env, capture_output=True, text=True,
+                                timeout=120)
+        assert time.monotonic() - started < 60
+        assert result.returncode == 2, result.stderr[-2000:]
+        [line] = result.stderr.splitlines()
+        assert line.startswith("python -m pipeline: error: ") and "--flink_job_server_jar" in line, line
+        assert not (tmp_path / "out").exists()
