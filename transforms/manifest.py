@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
+from transforms.exact_paths import open_regular
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -39,7 +40,7 @@ class FileDigest:
 def digest_file(path: str, records: int | None = None) -> FileDigest:
     sha = hashlib.sha256()
     size = 0
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(READ_CHUNK):
             sha.update(chunk)
             size += len(chunk)

@@ -17,9 +17,12 @@ block does not hide the state of the rest of the file.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import io
 import json
 import lzma
+import mmap
+import os
 import re
 import sys
 import zlib
@@ -34,7 +37,7 @@ from fastavro.read import HEADER_SCHEMA
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.blocks import html_to_blocks
 from transforms.compress_write import FILE_PREFIX, RECORD_DIGEST, record_digest
-from transforms.exact_paths import escape_glob
+from transforms.exact_paths import escape_glob, is_local, open_regular
 from transforms.hash_dedup import content_hash
 from transforms.stage import DEAD_LETTER, counter
 
@@ -113,8 +116,11 @@ def record_problem(record: dict) -> str | None:
 
 
 def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Problem]:
-    """Yields the records of an Avro file's bytes, and a `Problem` for each damage found."""
-    header_stream = io.BytesIO(data)
+    """Yields the records of an Avro file's bytes (or its mapping: `file_contents`), and a `Problem` for each
+    damage found."""
+    # A mapping is read as a file of its own; bytes are wrapped (BytesIO shares them, without a copy).
+    header_stream = data if isinstance(data, mmap.mmap) else io.BytesIO(data)
+    header_stream.seek(0)
     try:
         header = fastavro.schemaless_reader(header_stream, HEADER_SCHEMA)
         schema = fastavro.parse_schema(json.loads(header["meta"]["avro.schema"]))
@@ -173,8 +179,21 @@ def corpus_files(location: str) -> list[str]:
 
 
 def read_bytes(path: str) -> bytes:
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
+    """The bytes of a file (a local one only if it is a regular file: `open_regular`)."""
+    with open_regular(path) as handle:
         return handle.read()
+
+
+@contextlib.contextmanager
+def file_contents(path: str):
+    """The contents of a file as a bytes-like object: a local regular file mapped (its pages are read as they are
+    used, never all held at once), another file system's read whole; an empty file is b""."""
+    with open_regular(path) as handle:
+        if not is_local(path) or os.fstat(handle.fileno()).st_size == 0:
+            yield handle.read()
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
 
 
 def iter_corpus(location: str, verify: bool = True) -> Iterator[dict]:
@@ -183,10 +202,11 @@ def iter_corpus(location: str, verify: bool = True) -> Iterator[dict]:
     With `verify`, raises `CorruptCorpus` at the first damaged block or record.
     """
     for path in corpus_files(location):
-        for item in scan_avro(read_bytes(path), path, verify):
-            if isinstance(item, Problem):
-                raise CorruptCorpus(str(item))
-            yield item
+        with file_contents(path) as data:
+            for item in scan_avro(data, path, verify):
+                if isinstance(item, Problem):
+                    raise CorruptCorpus(str(item))
+                yield item
 
 
 class VerifyRecord(beam.DoFn):
