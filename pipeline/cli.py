@@ -24,8 +24,9 @@ from pipeline.local_runner import make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
 from pipeline.runner_check import flink_job_server_missing
+from pipeline.signing import SigningKeyUnavailable, signing_key
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, names_a_build_may_write,
-                              new_staging_dir, output_lock, publish, publish_begun, recover)
+                              new_staging_dir, output_lock, publish, publish_begun, recover, sign_build)
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.exact_paths import is_local, remove_exactly
@@ -345,6 +346,10 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
 def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, list[str]]:
     """Builds into a staging directory of the output directory, and publishes the build there (`run`)."""
     try:
+        key = signing_key(create=True)
+    except SigningKeyUnavailable as error:
+        raise UsageError(str(error)) from error
+    try:
         with output_lock(settings.output):
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
@@ -354,6 +359,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
                 unbalanced = imbalances(report)
                 if unbalanced:
                     raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")
+                sign_build(staging, key)
                 with signals_held():
                     try:
                         publish(staging, settings.output)
