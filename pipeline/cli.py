@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -24,12 +25,13 @@ from pipeline.local_runner import make_local_runner
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
 from pipeline.progress import ProgressDisplay
 from pipeline.runner_check import flink_job_server_missing
-from pipeline.signing import SigningKeyUnavailable, signing_key
-from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, names_a_build_may_write,
-                              new_staging_dir, output_lock, publish, publish_begun, recover, sign_build)
+from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
+from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, is_output_name,
+                              names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,
+                              sign_build)
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
-from transforms.exact_paths import is_local, remove_exactly
+from transforms.exact_paths import escape_glob, is_local, kind_of, remove_exactly
 from transforms.manifest import digest_file
 from transforms.read_warc import open_uncompressed, starts_like_archive
 from transforms.report import format_report, imbalances, read_report
@@ -86,11 +88,13 @@ def expand_listings(settings: CorpusSettings) -> CorpusSettings:
     return dataclasses.replace(settings, inputs=inputs, files=None)
 
 
-def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
-    """Every pattern matches a file; a lone input file must be a readable WARC (or ARC) file.
+def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tuple[int, list[str]]:
+    """Every pattern matches a file, every local one a regular file; a lone input file must be a readable WARC
+    (or ARC) file, and so must each file with `each_an_archive` (a rebuild's, told by their first bytes).
 
-    Among several inputs, a file that is not a WARC is a per-file error in
-    the report and the run goes on. Returns the inputs' total size and paths.
+    Otherwise, among several inputs, a file that is not a WARC is a per-file
+    error in the report and the run goes on. Returns the inputs' total size
+    and paths.
     """
     files = []
     total = 0
@@ -101,15 +105,22 @@ def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
             raise UsageError(f"cannot read --input {pattern}: {error}") from error
         if not matched:
             raise UsageError(f"no file matches --input {pattern}; check the path or quote the glob")
+        for meta in matched:
+            # A FIFO or a device (/dev/zero) would block the reader, or never end.
+            mode = os.stat(meta.path).st_mode if is_local(meta.path) else stat.S_IFREG
+            if not stat.S_ISREG(mode):
+                matched_by = "" if pattern == escape_glob(meta.path) else f"--input {pattern} matches "
+                raise UsageError(f"{matched_by}{meta.path} is not a regular file ({kind_of(mode)}): not read; "
+                                 "give WARC or ARC files")
         files.extend(meta.path for meta in matched)
         total += sum(meta.size_in_bytes for meta in matched)
-    if len(files) == 1:
+    for path in files if each_an_archive or len(files) == 1 else []:
         try:
-            is_warc = starts_like_archive(lambda: open_uncompressed(files[0]))
+            is_warc = starts_like_archive(lambda: open_uncompressed(path))
         except Exception as error:  # noqa: BLE001
-            raise UsageError(f"cannot read {files[0]}: {error}") from error
+            raise UsageError(f"cannot read {path}: {error}") from error
         if not is_warc:
-            raise UsageError(f"{files[0]} is not a WARC file (it does not start with a WARC or ARC record); "
+            raise UsageError(f"{path} is not a WARC file (it does not start with a WARC or ARC record); "
                              "give WARC files (uncompressed, gzip, zstd or LZ4) or ARC files (uncompressed or gzip)")
     return total, files
 
@@ -333,7 +344,7 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
         raise UsageError(missing)
     settings = expand_listings(settings)
     check_inputs_apart_from_output(settings.inputs, settings.output)
-    total_bytes, input_files = check_inputs(settings.inputs)
+    total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
     check_output_is_no_input(settings.output, input_files)
     made = prepare_output(settings.output)
     try:
@@ -378,12 +389,33 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
     return report, notes
 
 
-def check_inputs_unchanged(manifest: dict) -> None:
-    for entry in manifest["inputs"]:
-        if not FileSystems.exists(entry["path"]):
-            raise UsageError(f"input {entry['path']} of the manifest is missing")
-        if digest_file(entry["path"]).sha256 != entry["sha256"]:
-            raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
+def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
+    """A manifest to rebuild from is input: its checksum holds, a build of this user signed it (unless
+    `--trust-manifest`), it lists only outputs a build writes, and its inputs are WARC or ARC files (told by their
+    first bytes, as a lone --input is, before anything is hashed) that are as they were."""
+    path = settings.rebuild_of
+    problem = signature_problem(manifest)
+    if problem and (not settings.trust_manifest or not checksum_holds(manifest)):
+        how = "" if not checksum_holds(manifest) else \
+            "; to rebuild from it all the same, add --trust-manifest (its inputs must still be WARC or ARC files)"
+        raise UsageError(f"--rebuild {path} is not a manifest that a build of this user signed: {problem}{how}")
+    try:
+        inputs = [(entry["path"], entry["sha256"]) for entry in manifest["inputs"]]
+        outputs = [entry["path"] for entry in manifest["outputs"]]
+        if not all(isinstance(value, str) for pair in inputs for value in pair):
+            raise TypeError("an input's path or sha256 is not a string")
+    except (KeyError, TypeError) as error:
+        raise UsageError(f"--rebuild {path}: its inputs and outputs are not a webcorpus build's "
+                         f"({type(error).__name__}: {error})") from error
+    strange = [name for name in outputs if not is_output_name(name)]
+    if strange:
+        raise UsageError(f"--rebuild {path} lists the output {strange[0]!r}, which is no file a build writes")
+    for input_path, sha256 in inputs:
+        if not FileSystems.exists(input_path):
+            raise UsageError(f"input {input_path} of the manifest is missing")
+        check_inputs((escape_glob(input_path) if is_local(input_path) else input_path,), each_an_archive=True)
+        if digest_file(input_path).sha256 != sha256:
+            raise UsageError(f"input {input_path} changed since the manifest was written (sha256 differs)")
 
 
 def compare_with_manifest(manifest: dict, output: str) -> list[str]:
@@ -403,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
             if manifest is not None:
-                check_inputs_unchanged(manifest)
+                check_rebuild(manifest, settings)
             report, notes = run(settings)
         except UsageError as error:
             print(f"{program_name()}: error: {error}", file=sys.stderr)

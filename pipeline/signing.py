@@ -89,13 +89,16 @@ def sign(manifest: dict, key: bytes) -> dict:
     return dict(manifest, **{HMAC_FIELD: _signature(manifest, key)})
 
 
+def checksum_holds(manifest: dict) -> bool:
+    try:
+        return seal(manifest)["manifest_sha256"] == manifest.get("manifest_sha256")
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
 def signature_problem(manifest: dict) -> str | None:
     """Why `manifest` is not one this user's builds signed (its checksum, its signature), or None."""
-    try:
-        intact = seal(manifest)["manifest_sha256"] == manifest.get("manifest_sha256")
-    except (TypeError, ValueError, RecursionError):
-        intact = False
-    if not intact:
+    if not checksum_holds(manifest):
         return "it was changed since its build wrote it (manifest_sha256 differs)"
     if HMAC_FIELD not in manifest:
         return f"it has no {HMAC_FIELD}: another user's build, or one from before builds signed their manifests"

@@ -118,3 +118,79 @@ def test_the_key_is_made_once_readable_by_its_user_alone(tmp_path, monkeypatch):
     assert signing_key(create=True) == key == signing_key()
     monkeypatch.setenv(KEY_VARIABLE, "a team's secret")
     assert signing_key() == b"a team's secret"
+
+
+# --- a rebuild reads only what a build could have been given ----------------------------------------------
+
+def rebuild(manifest: dict, tmp_path: Path, *flags: str) -> "subprocess.CompletedProcess":
+    """`--rebuild` of `manifest` in a process of its own, with a minute and 2 GiB: a file read forever, or
+    whole, fails the test instead of the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.test_cli import REPO
+
+    path = tmp_path / "given-manifest.json"
+    path.write_text(json.dumps(manifest))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run([sys.executable, "-m", "pipeline", "--rebuild", str(path), "--output",
+                           str(tmp_path / "again"), "--quiet", *flags], preexec_fn=limit, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+
+
+def with_inputs(manifest: dict, paths: list[str]) -> dict:
+    options = dict(manifest["options"], inputs=paths)
+    return seal(dict(manifest, options=options, inputs=[{"path": path, "size": 0, "sha256": "0" * 64}
+                                                         for path in paths]))
+
+
+def test_a_rebuild_refuses_an_edited_manifest(reference, tmp_path):
+    manifest = manifest_of(reference)
+    manifest["options"]["report_sample"] = 3
+    result = rebuild(manifest, tmp_path)
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert "manifest_sha256 differs" in line and "--trust-manifest" not in line, line
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_rebuild_refuses_a_manifest_no_build_of_this_user_signed_and_says_how_to_take_it(reference, tmp_path):
+    unsigned = {key: value for key, value in manifest_of(reference).items() if key != HMAC_FIELD}
+    refused = rebuild(unsigned, tmp_path)
+    assert refused.returncode == 2
+    [line] = refused.stderr.splitlines()
+    assert f"no {HMAC_FIELD}" in line and "add --trust-manifest" in line, line
+    assert not (tmp_path / "again").exists()
+    trusted = rebuild(unsigned, tmp_path, "--trust-manifest")
+    assert trusted.returncode == 0, trusted.stderr[-2000:]
+    assert "byte-identical" in trusted.stdout
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "not-a-warc"])
+def test_a_trusted_manifest_has_only_warc_files_read(reference, tmp_path, kind):
+    named = tmp_path / "named"
+    if kind == "fifo":
+        os.mkfifo(named)
+    elif kind == "dev-zero":
+        named.symlink_to("/dev/zero")
+    else:
+        named.write_text("root:secret:19000:0:99999:7:::\n")  # what /etc/shadow holds
+    result = rebuild(with_inputs(manifest_of(reference), [str(named)]), tmp_path, "--trust-manifest")
+    assert result.returncode == 2, result.stderr[-2000:]
+    [line] = result.stderr.splitlines()
+    assert str(named) in line and ("regular file" in line or "is not a WARC file" in line), line
+    assert not (tmp_path / "again").exists()
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "../elsewhere.txt", "thesis.txt"])
+def test_a_rebuild_compares_only_outputs_a_build_writes(reference, tmp_path, name):
+    manifest = manifest_of(reference)
+    manifest["outputs"].append({"path": name, "size": 1, "sha256": "0" * 64})
+    result = rebuild(sign(seal(manifest), signing_key()), tmp_path)
+    assert result.returncode == 2, result.stderr[-2000:]
+    [line] = result.stderr.splitlines()
+    assert f"lists the output {name!r}, which is no file a build writes" in line, line

@@ -67,6 +67,11 @@ KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR
          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+def kind_of(mode: int) -> str:
+    """What a file of `mode` is, in words."""
+    return "a regular file" if stat.S_ISREG(mode) else next((name for test, name in KINDS if test(mode)), "not a file")
+
+
 def open_regular(path: str):
     """`path` opened for reading in binary: a local path only if it is a regular file (after links), checked
     without blocking on a FIFO or reading anything; a path of another file system as FileSystems opens it.
@@ -77,8 +82,7 @@ def open_regular(path: str):
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
-            kind = next((name for test, name in KINDS if test(mode)), "not a file")
-            raise NotARegularFile(f"not a regular file ({kind}): not read")
+            raise NotARegularFile(f"not a regular file ({kind_of(mode)}): not read")
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
     except BaseException:
