@@ -22,7 +22,8 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.local_runner import make_local_runner
-from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
+from pipeline.launch import SIGNALS, Interrupted, program_name
+from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings
 from pipeline.progress import ProgressDisplay
 from pipeline.runner_check import flink_job_server_missing
 from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
@@ -170,8 +171,12 @@ class PublishCutShort(Exception):
     """Publishing failed half-way: its journal stays, and the next run on the output directory finishes it."""
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived."""
+class InterruptedWhilePublishing(Exception):
+    """SIGINT or SIGTERM arrived while the build was published: the publish was finished first."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signal.Signals(signum)
 
 
 class RunWatch(logging.Filter):
@@ -191,14 +196,14 @@ class RunWatch(logging.Filter):
 
     def _handle(self, signum, frame):
         self.received = signal.Signals(signum)
-        raise Interrupted(self.received.name)
+        raise Interrupted(signum)
 
     def filter(self, record: logging.LogRecord) -> bool:
         return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._previous = {signum: signal.signal(signum, self._handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
         for handler in logging.getLogger().handlers:
             handler.addFilter(self)
         return self
@@ -213,16 +218,21 @@ class RunWatch(logging.Filter):
 
 @contextlib.contextmanager
 def signals_held():
-    """Publishing is a few renames: a SIGINT or SIGTERM then would only leave it for the next run to finish."""
+    """Publishing is a few renames: a SIGINT or SIGTERM then waits until they are done, and is raised after as
+    InterruptedWhilePublishing. So DIR holds the whole new build: the earlier build is moved out by then, and
+    putting it back would be as many renames again."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    held = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: held.append(signum)) for signum in SIGNALS}
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    if held:
+        raise InterruptedWhilePublishing(held[0])
 
 
 def prepare_output(output: str) -> list[str]:
@@ -444,6 +454,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{program_name()}: publishing was cut short: {error}; the next run on {settings.output} "
                   "finishes it", file=sys.stderr)
             return 1
+        except InterruptedWhilePublishing as error:
+            print(f"{program_name()}: interrupted by {error.signum.name} while publishing; the publish was finished: "
+                  f"{settings.output} holds the new build", file=sys.stderr)
+            return 128 + error.signum
         except (BuildFailed, KeyboardInterrupt) as error:
             if signals.received is None and isinstance(error, BuildFailed):
                 logging.getLogger(__name__).debug("build failed", exc_info=True)
@@ -452,6 +466,17 @@ def main(argv: list[str] | None = None) -> int:
             received = signals.received or signal.SIGINT
             print(f"{program_name()}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
+        try:
+            return tell_the_build(settings, report, notes, manifest)
+        except KeyboardInterrupt:
+            received = signals.received or signal.SIGINT
+            print(f"{program_name()}: interrupted by {received.name}; the build was published in {settings.output}",
+                  file=sys.stderr)
+            return 128 + received
+
+
+def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None) -> int:
+    """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
     for note in notes:
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))

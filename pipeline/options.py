@@ -14,12 +14,12 @@ import difflib
 import importlib
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from pipeline.launch import program_name
 from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange, check_crawl_name, crawl_base,
                             is_listing, listing_url, parse_file_range)
 
@@ -159,11 +159,6 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def program_name() -> str:
-    """How the user called the command: the `webcorpus` console script, or `python -m pipeline`."""
-    return "webcorpus" if os.path.basename(sys.argv[0]) == "webcorpus" else "python -m pipeline"
 
 
 def make_parser() -> argparse.ArgumentParser:
