@@ -32,9 +32,10 @@ from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_p
                               sign_build)
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
-from transforms.exact_paths import escape_glob, is_local, kind_of, remove_exactly
+from transforms.exact_paths import escape_glob, is_local, remove_exactly
 from transforms.manifest import digest_file
 from transforms.read_warc import open_uncompressed, starts_like_archive
+from transforms.regular_files import kind_of
 from transforms.report import format_report, imbalances, read_report
 
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}

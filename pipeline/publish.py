@@ -47,8 +47,9 @@ from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from pipeline.signing import sign, signature_problem
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
-from transforms.exact_paths import is_local, names_in, open_regular, remove_exactly
+from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, seal, write_manifest
+from transforms.regular_files import open_regular
 from transforms.report import REPORT_NAME
 from transforms.report_page import REPORT_PAGE_NAME
 

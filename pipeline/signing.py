@@ -24,8 +24,8 @@ import os
 import secrets
 from pathlib import Path
 
-from transforms.exact_paths import open_regular
 from transforms.manifest import HMAC_FIELD, seal
+from transforms.regular_files import open_regular
 
 KEY_VARIABLE = "WEBCORPUS_SEAL_KEY"
 

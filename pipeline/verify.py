@@ -37,7 +37,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.manifest import MANIFEST_NAME, digest_file, seal
-from transforms.read_corpus import Problem, corpus_files, file_contents, read_bytes, scan_avro
+from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_avro
+from transforms.regular_files import file_contents
 from transforms.report import REPORT_NAME, outcomes_of
 
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")

@@ -4,10 +4,6 @@ Beam's `FileSystems.match` and, on local disks and GCS, `FileSystems.delete`
 take glob patterns: a path with `*`, `?` or `[` in it (an output directory
 named `run?` or `victim-*`) would match, and delete, other files. Paths are
 paths: these functions name one file or directory each.
-
-`open_regular` reads a local path only if it is a regular file: a FIFO, a
-device (a link to `/dev/zero`), a directory or a socket would block the
-reader, or never end.
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -57,34 +52,3 @@ def names_in(directory: str, prefix: str = "") -> list[str]:
     base = directory.rstrip("/") + "/"
     pattern = escape_glob(base + prefix) + "**"
     return sorted({meta.path[len(base):].split("/", 1)[0] for meta in FileSystems.match([pattern])[0].metadata_list})
-
-
-class NotARegularFile(OSError):
-    """A local path that names a FIFO, a device, a directory or a socket: it is not read."""
-
-
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def kind_of(mode: int) -> str:
-    """What a file of `mode` is, in words."""
-    return "a regular file" if stat.S_ISREG(mode) else next((name for test, name in KINDS if test(mode)), "not a file")
-
-
-def open_regular(path: str):
-    """`path` opened for reading in binary: a local path only if it is a regular file (after links), checked
-    without blocking on a FIFO or reading anything; a path of another file system as FileSystems opens it.
-    Raises NotARegularFile."""
-    if not is_local(path):
-        return FileSystems.open(path, compression_type="uncompressed")
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"not a regular file ({kind_of(mode)}): not read")
-        os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
-    except BaseException:
-        os.close(descriptor)
-        raise

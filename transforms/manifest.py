@@ -21,7 +21,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
-from transforms.exact_paths import open_regular
+from transforms.regular_files import open_regular
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1

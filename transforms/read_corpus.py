@@ -17,12 +17,10 @@ block does not hide the state of the rest of the file.
 from __future__ import annotations
 
 import bz2
-import contextlib
 import io
 import json
 import lzma
 import mmap
-import os
 import re
 import sys
 import zlib
@@ -37,8 +35,9 @@ from fastavro.read import HEADER_SCHEMA
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.blocks import html_to_blocks
 from transforms.compress_write import FILE_PREFIX, RECORD_DIGEST, record_digest
-from transforms.exact_paths import escape_glob, is_local, open_regular
+from transforms.exact_paths import escape_glob
 from transforms.hash_dedup import content_hash
+from transforms.regular_files import file_contents, open_regular
 from transforms.stage import DEAD_LETTER, counter
 
 SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro")
@@ -182,18 +181,6 @@ def read_bytes(path: str) -> bytes:
     """The bytes of a file (a local one only if it is a regular file: `open_regular`)."""
     with open_regular(path) as handle:
         return handle.read()
-
-
-@contextlib.contextmanager
-def file_contents(path: str):
-    """The contents of a file as a bytes-like object: a local regular file mapped (its pages are read as they are
-    used, never all held at once), another file system's read whole; an empty file is b""."""
-    with open_regular(path) as handle:
-        if not is_local(path) or os.fstat(handle.fileno()).st_size == 0:
-            yield handle.read()
-            return
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            yield mapped
 
 
 def iter_corpus(location: str, verify: bool = True) -> Iterator[dict]:
