@@ -25,11 +25,11 @@ from pipeline.local_runner import make_local_runner
 from pipeline.launch import SIGNALS, Interrupted, program_name
 from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings
 from pipeline.progress import ProgressDisplay
-from pipeline.runner_check import flink_job_server_missing
-from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, is_output_name,
                               names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,
                               sign_build)
+from pipeline.runner_check import flink_job_server_missing
+from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.exact_paths import escape_glob, is_local, remove_exactly
@@ -405,11 +405,13 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     `--trust-manifest`), it lists only outputs a build writes, and its inputs are WARC or ARC files (told by their
     first bytes, as a lone --input is, before anything is hashed) that are as they were."""
     path = settings.rebuild_of
-    problem = signature_problem(manifest)
-    if problem and (not settings.trust_manifest or not checksum_holds(manifest)):
-        how = "" if not checksum_holds(manifest) else \
-            "; to rebuild from it all the same, add --trust-manifest (its inputs must still be WARC or ARC files)"
-        raise UsageError(f"--rebuild {path} is not a manifest that a build of this user signed: {problem}{how}")
+    if not checksum_holds(manifest):
+        raise UsageError(f"--rebuild {path} was changed since its build wrote it (manifest_sha256 differs): it cannot "
+                         "say what that build was")
+    problem = None if settings.trust_manifest else signature_problem(manifest)
+    if problem:
+        raise UsageError(f"--rebuild {path} is not a manifest that a build of this user signed: {problem}; to rebuild "
+                         "from it all the same, add --trust-manifest (its inputs must still be WARC or ARC files)")
     try:
         inputs = [(entry["path"], entry["sha256"]) for entry in manifest["inputs"]]
         outputs = [entry["path"] for entry in manifest["outputs"]]

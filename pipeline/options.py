@@ -19,9 +19,9 @@ from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipeline.launch import program_name
 from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange, check_crawl_name, crawl_base,
                             is_listing, listing_url, parse_file_range)
+from pipeline.launch import program_name
 
 from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
                                        LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
