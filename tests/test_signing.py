@@ -194,3 +194,28 @@ def test_a_rebuild_compares_only_outputs_a_build_writes(reference, tmp_path, nam
     assert result.returncode == 2, result.stderr[-2000:]
     [line] = result.stderr.splitlines()
     assert f"lists the output {name!r}, which is no file a build writes" in line, line
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_manifest_path_that_is_no_regular_file_is_not_read(tmp_path, kind):
+    import resource
+    import subprocess
+    import sys
+
+    from tests.test_cli import REPO
+
+    named = tmp_path / "manifest.json"
+    if kind == "fifo":
+        os.mkfifo(named)
+    else:
+        named.symlink_to("/dev/zero")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    result = subprocess.run([sys.executable, "-m", "pipeline", "--rebuild", str(named), "--output",
+                             str(tmp_path / "again")], preexec_fn=limit, timeout=60,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert "not a regular file" in line, line
