@@ -143,18 +143,25 @@ def _as_matched(pattern: str) -> list[re.Pattern]:
     return [re.compile(FileSystem.translate_pattern(form)) for form in forms]
 
 
+def _first_match(pattern: str, paths: list[str]) -> str | None:
+    """The first of `paths` that the input pattern `pattern` matches, or None."""
+    if GLOB_PREFIX.match(pattern).group(0) == pattern and not pattern.endswith(("/", "\\")):
+        # A path, not a pattern (a crawl's listing gives 100,000 of them): it matches itself alone.
+        return next((path for path in paths if path in (pattern, _resolved(pattern))), None)
+    return next((path for expression in _as_matched(pattern) for path in paths if expression.match(path)), None)
+
+
 def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> None:
     """Refuses an input pattern that would match a file the build writes in `output`: the corpus, its side files,
     its staging directory would be read as its own input, by this run or the next one with the same --input."""
     bases = {output.rstrip("/")} | ({os.path.abspath(output), os.path.realpath(output)} if is_local(output) else set())
     written = [path for base in sorted(bases) for path in example_paths(base)]
     for pattern in patterns:
-        for expression in _as_matched(pattern):
-            matched = next((path for path in written if expression.match(path)), None)
-            if matched:
-                raise UsageError(f"--input {pattern} would match {matched}, a file this build writes in --output "
-                                 f"{output}: the build would read its own output; give a pattern that matches only "
-                                 "WARC files, or an --output it does not match")
+        matched = _first_match(pattern, written)
+        if matched:
+            raise UsageError(f"--input {pattern} would match {matched}, a file this build writes in --output "
+                             f"{output}: the build would read its own output; give a pattern that matches only "
+                             "WARC files, or an --output it does not match")
 
 
 def check_output_is_no_input(output: str, input_files: list[str]) -> None:

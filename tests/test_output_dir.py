@@ -4,6 +4,7 @@ failed build leaves the output directory exactly as it was."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import apache_beam as beam
 import pytest
@@ -84,3 +85,20 @@ def test_a_failed_build_leaves_a_directory_that_was_there(crawl, tmp_path, monke
     code, _, _ = run_main(["--input", str(crawl / "a.warc.gz"), "--output", str(output), "--quiet"])
     assert code == 1
     assert output.is_dir() and os.listdir(output) == []
+
+
+def test_an_input_that_is_a_file_the_build_writes_is_refused(crawl, tmp_path):
+    (crawl / "corpus").mkdir()
+    shutil.copy(crawl / "a.warc.gz", crawl / "corpus" / "report.json")
+    code, _, stderr = run_main(["--input", str(crawl / "corpus" / "report.json"), "--output", str(crawl / "corpus")])
+    assert code == 2
+    assert len(stderr.splitlines()) == 1 and "would match" in stderr and "report.json" in stderr, stderr
+
+
+def test_the_check_of_a_crawls_many_paths_takes_no_time(tmp_path):
+    import time
+
+    paths = tuple(f"https://data.commoncrawl.org/crawl-data/CC/segments/{k}/warc/{k}.warc.gz" for k in range(100_000))
+    started = time.monotonic()
+    cli.check_inputs_apart_from_output(paths, str(tmp_path / "out"))
+    assert time.monotonic() - started < 5
