@@ -212,8 +212,8 @@ def _journal(staging: str) -> str | None:
     path = FileSystems.join(staging, JOURNAL_NAME)
     if not FileSystems.exists(path):
         return None
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
-        return handle.read().decode("ascii")
+    with open_regular(path) as handle:
+        return handle.read(64).decode("ascii", "replace")
 
 
 def publish_begun(staging: str) -> bool:

@@ -219,3 +219,20 @@ def test_a_manifest_path_that_is_no_regular_file_is_not_read(tmp_path, kind):
     assert result.returncode == 2
     [line] = result.stderr.splitlines()
     assert "not a regular file" in line, line
+
+
+def test_a_staging_directory_left_in_dir_with_a_fifo_for_its_journal_is_one_line(inputs, tmp_path):
+    import subprocess
+    import sys
+
+    from pipeline.publish import JOURNAL_NAME, RUN_STAGING_PREFIX
+    from tests.test_cli import REPO
+
+    output = tmp_path / "out"
+    (output / f"{RUN_STAGING_PREFIX}000000000000").mkdir(parents=True)
+    os.mkfifo(output / f"{RUN_STAGING_PREFIX}000000000000" / JOURNAL_NAME)
+    result = subprocess.run([sys.executable, "-m", "pipeline", *build_argv(inputs, output)], timeout=60,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert "not a regular file (a FIFO)" in line, line
