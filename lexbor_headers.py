@@ -37,7 +37,12 @@ def headers(build_dir: Path) -> Path:
     if include.is_dir():
         return include
     sdist = _sdist(build_dir)
-    extracted = Path(tempfile.mkdtemp(prefix=include.name + ".", dir=build_dir))
+    try:
+        # A fresh clone has no build/ yet (an sdist named by SDIST_VARIABLE is not fetched into it).
+        build_dir.mkdir(parents=True, exist_ok=True)
+        extracted = Path(tempfile.mkdtemp(prefix=include.name + ".", dir=build_dir))
+    except OSError as error:
+        raise HeadersUnavailable(f"cannot write in {build_dir} ({error})") from error
     try:
         extract_headers(sdist, extracted)
         extracted.rename(include)

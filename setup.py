@@ -72,5 +72,5 @@ setup(
         "study": ["matplotlib>=3.8,<4"],
         "dask": ["dask[distributed]>=2024.4.2"],
     },
-    entry_points={"console_scripts": ["webcorpus=pipeline.cli:main"]},
+    entry_points={"console_scripts": ["webcorpus=pipeline.launch:main"]},
 )

@@ -7,30 +7,42 @@ import dataclasses
 import errno
 import logging
 import os
+import re
 import signal
+import stat
 import sys
 import tempfile
 import threading
 
 import apache_beam as beam
+from apache_beam.io.filesystem import FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
+from pipeline.launch import SIGNALS, Interrupted, program_name
 from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner
-from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings, program_name
+from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings
 from pipeline.progress import ProgressDisplay, progress_notes
-from pipeline.publish import (OutputRefused, check_nothing_in_the_way, names_a_build_may_write, new_staging_dir,
-                              output_lock, publish, publish_begun, recover)
+from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, is_output_name,
+                              names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,
+                              sign_build)
+from pipeline.runner_check import flink_job_server_missing
+from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
-from transforms.exact_paths import is_local, remove_exactly
+from transforms.exact_paths import escape_glob, is_local, remove_exactly
 from transforms.http_filesystem import RemoteReadError
 from transforms.locations import redacted
 from transforms.manifest import digest_file
 from transforms.read_warc import open_uncompressed, starts_like_archive
+from transforms.regular_files import kind_of
 from transforms.report import format_report, imbalances, read_report
+
+# A pattern up to its first glob character.
+GLOB_PREFIX = re.compile(r"[^[*?]*")
+
 
 class ViewedOnceOptions(PipelineOptions):
     """PipelineOptions whose view of each options class is made once.
@@ -79,11 +91,13 @@ def expand_listings(settings: CorpusSettings) -> CorpusSettings:
     return dataclasses.replace(settings, inputs=inputs, files=None)
 
 
-def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
-    """Every pattern matches a file; a lone input file must be a readable WARC (or ARC) file.
+def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tuple[int, list[str]]:
+    """Every pattern matches a file, every local one a regular file; a lone input file must be a readable WARC
+    (or ARC) file, and so must each file with `each_an_archive` (a rebuild's, told by their first bytes).
 
-    Among several inputs, a file that is not a WARC is a per-file error in
-    the report and the run goes on. Returns the inputs' total size and paths.
+    Otherwise, among several inputs, a file that is not a WARC is a per-file
+    error in the report and the run goes on. Returns the inputs' total size
+    and paths.
     """
     files = []
     total = 0
@@ -94,43 +108,71 @@ def check_inputs(patterns: tuple[str, ...]) -> tuple[int, list[str]]:
             raise UsageError(f"cannot read --input {redacted(pattern)}: {error}") from error
         if not matched:
             raise UsageError(f"no file matches --input {redacted(pattern)}; check the path or quote the glob")
+        for meta in matched:
+            # A FIFO or a device (/dev/zero) would block the reader, or never end.
+            mode = os.stat(meta.path).st_mode if is_local(meta.path) else stat.S_IFREG
+            if not stat.S_ISREG(mode):
+                matched_by = "" if pattern == escape_glob(meta.path) else f"--input {pattern} matches "
+                raise UsageError(f"{matched_by}{meta.path} is not a regular file ({kind_of(mode)}): not read; "
+                                 "give WARC or ARC files")
         files.extend(meta.path for meta in matched)
         total += sum(meta.size_in_bytes for meta in matched)
-    if len(files) == 1:
+    for path in files if each_an_archive or len(files) == 1 else []:
         try:
-            is_warc = starts_like_archive(lambda: open_uncompressed(files[0]))
+            is_warc = starts_like_archive(lambda: open_uncompressed(path))
         except RemoteReadError as error:
             # The network failed, not the input: the build fails (exit 1), as when a worker cannot read a file.
             raise BuildFailed(describe_failure(error)) from error
         except Exception as error:  # noqa: BLE001
-            raise UsageError(f"cannot read {redacted(files[0])}: {error}") from error
+            raise UsageError(f"cannot read {redacted(path)}: {error}") from error
         if not is_warc:
-            raise UsageError(f"{redacted(files[0])} is not a WARC file (it does not start with a WARC or ARC record); "
+            raise UsageError(f"{redacted(path)} is not a WARC file (it does not start with a WARC or ARC record); "
                              "give WARC files (uncompressed, gzip, zstd or LZ4) or ARC files (uncompressed or gzip)")
     return total, files
-
-
-def _directory_of(path: str) -> str:
-    if is_local(path):
-        return os.path.dirname(os.path.realpath(path))
-    return path.rsplit("/", 1)[0]
 
 
 def _resolved(path: str) -> str:
     return os.path.realpath(path) if is_local(path) else path.rstrip("/")
 
 
-def check_output_apart_from_inputs(output: str, input_files: list[str]) -> None:
-    """Refuses an output directory that is, or is inside, a directory an input file comes from.
+def _as_matched(pattern: str) -> list[re.Pattern]:
+    """The regular expressions by which Beam matches `pattern`, with its directory as given and, on a local
+    disk, resolved (a build's files are found by either way to them)."""
+    if pattern.endswith(("/", "\\")):
+        pattern += "*"  # as FileSystems.match reads it
+    forms = {pattern}
+    if is_local(pattern):
+        directory = os.path.dirname(GLOB_PREFIX.match(pattern).group(0))
+        forms.add(os.path.join(os.path.realpath(directory), pattern[len(directory):].lstrip("/")))
+    return [re.compile(FileSystem.translate_pattern(form)) for form in forms]
 
-    A corpus there would be among the files a later `--input` glob of that directory reads.
-    """
+
+def _first_match(pattern: str, paths: list[str]) -> str | None:
+    """The first of `paths` that the input pattern `pattern` matches, or None."""
+    if GLOB_PREFIX.match(pattern).group(0) == pattern and not pattern.endswith(("/", "\\")):
+        # A path, not a pattern (a crawl's listing gives 100,000 of them): it matches itself alone.
+        return next((path for path in paths if path in (pattern, _resolved(pattern))), None)
+    return next((path for expression in _as_matched(pattern) for path in paths if expression.match(path)), None)
+
+
+def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> None:
+    """Refuses an input pattern that would match a file the build writes in `output`: the corpus, its side files,
+    its staging directory would be read as its own input, by this run or the next one with the same --input."""
+    bases = {output.rstrip("/")} | ({os.path.abspath(output), os.path.realpath(output)} if is_local(output) else set())
+    written = [path for base in sorted(bases) for path in example_paths(base)]
+    for pattern in patterns:
+        matched = _first_match(pattern, written)
+        if matched:
+            raise UsageError(f"--input {pattern} would match {matched}, a file this build writes in --output "
+                             f"{output}: the build would read its own output; give a pattern that matches only "
+                             "WARC files, or an --output it does not match")
+
+
+def check_output_is_no_input(output: str, input_files: list[str]) -> None:
     target = _resolved(output)
     for path in input_files:
-        directory = _directory_of(path)
-        if target == directory or target.startswith(directory.rstrip("/") + "/"):
-            raise UsageError(f"--output {output} is in {redacted(directory)}, where the input {redacted(path)} is; "
-                             "write the corpus outside the inputs' directories")
+        if _resolved(path) == target:
+            raise UsageError(f"--output {output} is the input file {redacted(path)}; give a directory for the corpus")
 
 
 class BuildFailed(Exception):
@@ -141,8 +183,12 @@ class PublishCutShort(Exception):
     """Publishing failed half-way: its journal stays, and the next run on the output directory finishes it."""
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived."""
+class InterruptedWhilePublishing(Exception):
+    """SIGINT or SIGTERM arrived while the build was published: the publish was finished first."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signal.Signals(signum)
 
 
 class RunWatch(logging.Filter):
@@ -162,14 +208,14 @@ class RunWatch(logging.Filter):
 
     def _handle(self, signum, frame):
         self.received = signal.Signals(signum)
-        raise Interrupted(self.received.name)
+        raise Interrupted(signum)
 
     def filter(self, record: logging.LogRecord) -> bool:
         return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._previous = {signum: signal.signal(signum, self._handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
         for handler in logging.getLogger().handlers:
             handler.addFilter(self)
         return self
@@ -184,27 +230,51 @@ class RunWatch(logging.Filter):
 
 @contextlib.contextmanager
 def signals_held():
-    """Publishing is a few renames: a SIGINT or SIGTERM then would only leave it for the next run to finish."""
+    """Publishing is a few renames: a SIGINT or SIGTERM then waits until they are done, and is raised after as
+    InterruptedWhilePublishing. So DIR holds the whole new build: the earlier build is moved out by then, and
+    putting it back would be as many renames again."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    held = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: held.append(signum)) for signum in SIGNALS}
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    if held:
+        raise InterruptedWhilePublishing(held[0])
 
 
-def prepare_output(output: str) -> None:
-    """Creates the output directory (nothing in it is changed before the build is complete)."""
+def prepare_output(output: str) -> list[str]:
+    """Creates the output directory (nothing in it is changed before the build is complete).
+
+    Returns the local directories it made, deepest first: a build that fails removes them again.
+    """
     if is_local(output) and os.path.exists(output) and not os.path.isdir(output):
         raise UsageError(f"--output {output} is a file; give a directory")
+    made = []
+    if is_local(output):
+        missing = os.path.abspath(output)
+        while not os.path.lexists(missing):
+            made.append(missing)
+            missing = os.path.dirname(missing)
     try:
         if not FileSystems.exists(output):
             FileSystems.mkdirs(output)
     except Exception as error:  # noqa: BLE001
         raise UsageError(f"cannot write to --output {output}: {error}; choose a writable directory") from error
+    return made
+
+
+def remove_made(directories: list[str]) -> None:
+    """Removes the directories `prepare_output` made, deepest first, as long as they are empty."""
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
 
 
 @contextlib.contextmanager
@@ -272,10 +342,10 @@ def disk_full(error: BaseException | None) -> bool:
 
 
 def describe_failure(error: BaseException) -> str:
-    """One line: what went wrong; a full disk is said as such, wherever it happened."""
+    """One line: what went wrong, all of its first line; a full disk is said as such, wherever it happened."""
     if disk_full(error):
         return f"the disk is full ({os.strerror(errno.ENOSPC)})"
-    return describe_error(error)
+    return describe_error(error, limit=None)
 
 
 def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
@@ -287,11 +357,29 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     """
     # The launcher reads listings and matches inputs before any pipeline exists: file systems that take Beam's
     # options (s3://'s region and credentials, ...) get them now.
-    FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
+    options = ViewedOnceOptions(list(settings.beam_args))
+    FileSystems.set_options(options)
+    missing = flink_job_server_missing(options)
+    if missing:
+        raise UsageError(missing)
     settings = expand_listings(settings)
-    total_bytes, input_files = check_inputs(settings.inputs)
-    check_output_apart_from_inputs(settings.output, input_files)
-    prepare_output(settings.output)
+    check_inputs_apart_from_output(settings.inputs, settings.output)
+    total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
+    check_output_is_no_input(settings.output, input_files)
+    made = prepare_output(settings.output)
+    try:
+        return publish_build(settings, total_bytes)
+    except BaseException:
+        remove_made(made)
+        raise
+
+
+def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, list[str]]:
+    """Builds into a staging directory of the output directory, and publishes the build there (`run`)."""
+    try:
+        key = signing_key(create=True)
+    except SigningKeyUnavailable as error:
+        raise UsageError(str(error)) from error
     try:
         with output_lock(settings.output):
             notes = recover(settings.output)
@@ -302,6 +390,7 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
                 unbalanced = imbalances(report)
                 if unbalanced:
                     raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")
+                sign_build(staging, key)
                 with signals_held():
                     try:
                         publish(staging, settings.output)
@@ -320,17 +409,40 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     return report, notes
 
 
-def check_inputs_unchanged(manifest: dict) -> None:
-    for entry in manifest["inputs"]:
+def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
+    """A manifest to rebuild from is input: its checksum holds, a build of this user signed it (unless
+    `--trust-manifest`), it lists only outputs a build writes, and its inputs are WARC or ARC files (told by their
+    first bytes, as a lone --input is, before anything is hashed) that are as they were."""
+    path = settings.rebuild_of
+    if not checksum_holds(manifest):
+        raise UsageError(f"--rebuild {path} was changed since its build wrote it (manifest_sha256 differs): it cannot "
+                         "say what that build was")
+    problem = None if settings.trust_manifest else signature_problem(manifest)
+    if problem:
+        raise UsageError(f"--rebuild {path} is not a manifest that a build of this user signed: {problem}; to rebuild "
+                         "from it all the same, add --trust-manifest (its inputs must still be WARC or ARC files)")
+    try:
+        inputs = [(entry["path"], entry["sha256"]) for entry in manifest["inputs"]]
+        outputs = [entry["path"] for entry in manifest["outputs"]]
+        if not all(isinstance(value, str) for pair in inputs for value in pair):
+            raise TypeError("an input's path or sha256 is not a string")
+    except (KeyError, TypeError) as error:
+        raise UsageError(f"--rebuild {path}: its inputs and outputs are not a webcorpus build's "
+                         f"({type(error).__name__}: {error})") from error
+    strange = [name for name in outputs if not is_output_name(name)]
+    if strange:
+        raise UsageError(f"--rebuild {path} lists the output {strange[0]!r}, which is no file a build writes")
+    for input_path, sha256 in inputs:
         try:
-            if not FileSystems.exists(entry["path"]):
-                raise UsageError(f"input {entry['path']} of the manifest is missing")
-            if digest_file(entry["path"]).sha256 != entry["sha256"]:
-                raise UsageError(f"input {entry['path']} changed since the manifest was written (sha256 differs)")
-        except RemoteReadError as error:
+            if not FileSystems.exists(input_path):
+                raise UsageError(f"input {input_path} of the manifest is missing")
+            check_inputs((escape_glob(input_path) if is_local(input_path) else input_path,), each_an_archive=True)
+            if digest_file(input_path).sha256 != sha256:
+                raise UsageError(f"input {input_path} changed since the manifest was written (sha256 differs)")
+        except (RemoteReadError, BuildFailed) as error:
             # A manifest names URLs without their credentials (transforms.locations).
-            raise BuildFailed(f"{describe_failure(error)} (a manifest names URLs without credentials: give them "
-                              "in ~/.netrc)") from error
+            raise BuildFailed(f"{error if isinstance(error, BuildFailed) else describe_failure(error)} (a manifest "
+                              "names URLs without credentials: give them in ~/.netrc)") from error
 
 
 def compare_with_manifest(manifest: dict, output: str) -> list[str]:
@@ -350,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
             if manifest is not None:
-                check_inputs_unchanged(manifest)
+                check_rebuild(manifest, settings)
             report, notes = run(settings)
         except UsageError as error:
             print(f"{program_name()}: error: {error}", file=sys.stderr)
@@ -359,6 +471,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{program_name()}: publishing was cut short: {error}; the next run on {settings.output} "
                   "finishes it", file=sys.stderr)
             return 1
+        except InterruptedWhilePublishing as error:
+            print(f"{program_name()}: interrupted by {error.signum.name} while publishing; the publish was finished: "
+                  f"{settings.output} holds the new build", file=sys.stderr)
+            return 128 + error.signum
         except (BuildFailed, KeyboardInterrupt) as error:
             if signals.received is None and isinstance(error, BuildFailed):
                 logging.getLogger(__name__).debug("build failed", exc_info=True)
@@ -367,6 +483,17 @@ def main(argv: list[str] | None = None) -> int:
             received = signals.received or signal.SIGINT
             print(f"{program_name()}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
+        try:
+            return tell_the_build(settings, report, notes, manifest)
+        except KeyboardInterrupt:
+            received = signals.received or signal.SIGINT
+            print(f"{program_name()}: interrupted by {received.name}; the build was published in {settings.output}",
+                  file=sys.stderr)
+            return 128 + received
+
+
+def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None) -> int:
+    """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
     for note in notes:
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))

@@ -14,7 +14,6 @@ import difflib
 import importlib
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange, check_crawl_name, crawl_base,
                             is_listing, listing_url, parse_file_range)
+from pipeline.launch import program_name
 
 from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
                                        LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
@@ -96,6 +96,8 @@ class CorpusSettings:
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
+    # Rebuild from a manifest that this user's builds did not sign (`--trust-manifest`, pipeline/signing.py).
+    trust_manifest: bool = field(default=False, compare=False)
     quiet: bool = field(default=False, compare=False)
     # Beam's and the workers' logging on the terminal (otherwise kept in a log file, shown on failure).
     verbose: bool = field(default=False, compare=False)
@@ -130,7 +132,8 @@ class CorpusSettings:
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "quiet", "verbose"):
+        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest", "quiet",
+                     "verbose"):
             del described[name]
         # (Without the credentials a URL may hold: the manifest, the report and the shards' sync marker hold it.)
         described["inputs"] = [redacted(path) for path in self.inputs]
@@ -161,11 +164,6 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def program_name() -> str:
-    """How the user called the command: the `webcorpus` console script, or `python -m pipeline`."""
-    return "webcorpus" if os.path.basename(sys.argv[0]) == "webcorpus" else "python -m pipeline"
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -209,7 +207,7 @@ def make_parser() -> argparse.ArgumentParser:
         "--output", default=DEFAULT_OUTPUT, metavar="DIR",
         help=f"Directory for the corpus, report and side outputs (default: ./{DEFAULT_OUTPUT}). "
              "A build published there earlier is replaced once the new one is complete; nothing else in it is "
-             "touched. Not in, or inside, the directory of an input file.",
+             "touched. It may be beside the inputs, as long as no --input pattern matches the files it writes there.",
     )
     parser.add_argument(
         "--codec", default=None, choices=list(CODECS),
@@ -315,7 +313,13 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rebuild", metavar="MANIFEST",
         help="Build again from a build's manifest.json (its inputs and options) into --output, and say whether "
-             "the result is byte-identical. Takes none of the options above but --output.",
+             "the result is byte-identical. Takes none of the options above but --output. The manifest must be one "
+             "a build of this user signed (manifest_hmac), and its inputs WARC or ARC files.",
+    )
+    parser.add_argument(
+        "--trust-manifest", action="store_true",
+        help="With --rebuild: take a manifest that no build of this user signed (another user's, or one from before "
+             "builds signed their manifests). Its checksum must still hold, and its inputs be WARC or ARC files.",
     )
     return parser
 
@@ -334,7 +338,7 @@ NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_d
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
-                           quiet: bool, verbose: bool = False) -> CorpusSettings:
+                           quiet: bool, verbose: bool = False, trust_manifest: bool = False) -> CorpusSettings:
     options = manifest["options"]
     return CorpusSettings(
         inputs=tuple(options["inputs"]),
@@ -360,6 +364,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         languages=tuple(options.get("languages", ())),
         beam_args=beam_args,
         rebuild_of=path,
+        trust_manifest=trust_manifest,
         quiet=quiet,
         verbose=verbose,
     )
@@ -471,11 +476,13 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             manifest = load_manifest(known.rebuild)
             try:
                 return settings_from_manifest(manifest, known.output, tuple(beam_args), known.rebuild, known.quiet,
-                                              known.verbose)
+                                              known.verbose, known.trust_manifest)
             except (KeyError, TypeError, AttributeError) as error:
                 # A manifest is input: one whose options are not a build's is named, not followed.
                 raise ValueError(f"--rebuild {known.rebuild}: its options are not a webcorpus build's "
                                  f"({type(error).__name__}: {error})") from error
+        if known.trust_manifest:
+            raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         inputs, base = chosen_inputs(known)
         return CorpusSettings(
             inputs=inputs,

@@ -3,7 +3,8 @@
 A run writes its whole build (shards, side files, report.json, manifest.json)
 in a staging directory of its own, `DIR/.webcorpus-staging-<run id>/`, and
 leaves everything else in DIR alone while it builds. Only a build that
-completed and whose accounting balances is published, in this order:
+completed and whose accounting balances is published; its manifest is signed
+(`pipeline.signing`), and then, in this order:
 
 1. the journal `PUBLISHING` is written in the staging directory: from here
    on the build is to be published, whatever happens;
@@ -18,8 +19,10 @@ completed and whose accounting balances is published, in this order:
 A publish cut short (SIGKILL, a crash, power loss) leaves its journal; the
 next run on DIR finishes that publish before it starts (`recover`). A
 staging directory without a journal is a build that never finished: the next
-run removes it. A file in DIR that no manifest lists is never moved or
-removed; if the new build would write a file of that name, the run refuses.
+run removes it. Only regular files that a manifest signed by this user's
+build lists, under the names a build writes, are ever moved or removed; if
+the new build would write a file of a name that stands in DIR otherwise (a
+user's file, a manifest someone else wrote), the run refuses.
 
 Local output directories are locked (`fcntl.flock` on `DIR/.webcorpus.lock`,
 removed at the end) for the whole run, so a second run on DIR refuses at
@@ -35,15 +38,18 @@ import fcntl
 import json
 import os
 import re
+import stat
 import uuid
 
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
+from pipeline.signing import sign, signature_problem
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.compress_write import FILE_PREFIX, STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
-from transforms.manifest import MANIFEST_NAME, seal
+from transforms.manifest import MANIFEST_NAME, write_manifest
+from transforms.regular_files import open_regular
 from transforms.report import REPORT_NAME
 from transforms.report_page import REPORT_PAGE_NAME
 
@@ -108,25 +114,48 @@ def new_staging_dir(output: str) -> str:
 
 
 def _read_json(path: str):
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
+    with open_regular(path) as handle:
         return json.loads(handle.read())
 
 
+def is_output_name(name) -> bool:
+    """Whether `name` is the name of a file that a build publishes."""
+    return isinstance(name, str) and (name in FIXED_NAMES or bool(SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)))
+
+
+def is_regular_file(path: str) -> bool:
+    """Whether `path` is a regular file itself (not a link, a directory, ...): all a build ever writes. Object
+    stores hold nothing else."""
+    if not is_local(path):
+        return True
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def listed_outputs(manifest_path: str) -> list[str]:
-    """The file names a build's manifest lists; raises OutputRefused if it is not a sound webcorpus manifest."""
+    """The file names a manifest that this user's build signed lists (`pipeline.signing`); raises OutputRefused
+    for any other file, so that no file is moved or removed on the word of a manifest someone else wrote."""
     try:
         manifest = _read_json(manifest_path)
         names = [entry["path"] for entry in manifest["outputs"]]
     except Exception as error:  # noqa: BLE001 - whatever is wrong, it cannot say what the build wrote
         raise OutputRefused(f"{manifest_path} is not a readable webcorpus manifest ({error}); move it away") from error
-    if seal(manifest) != manifest:
-        raise OutputRefused(f"{manifest_path} was changed since its build wrote it (manifest_sha256 differs); "
-                            "run python -m pipeline.verify on it, or move it away")
-    # A manifest names files of its own directory: anything else is not a file it may have us move.
-    strange = [name for name in names if not isinstance(name, str) or "/" in name or name in ("", ".", "..")]
+    problem = signature_problem(manifest)
+    if problem:
+        raise OutputRefused(f"{manifest_path} is not a manifest that a build of this user signed: {problem}; a build "
+                            "replaces only what its own earlier builds wrote: move it and the files it lists away, "
+                            "or choose another --output")
+    strange = [name for name in names if not is_output_name(name)]
     if strange:
-        raise OutputRefused(f"{manifest_path} lists {strange[0]!r}, which is not a file name; move it away")
+        raise OutputRefused(f"{manifest_path} lists {strange[0]!r}, which is no file a build writes; move it away")
     return names
+
+
+def sign_build(staging: str, key: bytes) -> None:
+    """Signs the manifest of the complete build in `staging` (see `pipeline.signing`), before it is published."""
+    write_manifest(sign(_read_json(FileSystems.join(staging, MANIFEST_NAME)), key), staging)
 
 
 def earlier_build(output: str) -> list[str]:
@@ -141,15 +170,33 @@ def check_nothing_in_the_way(output: str, names: list[str]) -> None:
     """Refuses if a file of one of `names` stands in `output` and the build published there did not write it."""
     ours = set(earlier_build(output))
     for name in names:
-        if name not in ours and FileSystems.exists(FileSystems.join(output, name)):
-            raise OutputRefused(f"{FileSystems.join(output, name)} is in the way: no manifest of an earlier build "
-                                "lists it (a user's file, or what an interrupted run left); move it away")
+        path = FileSystems.join(output, name)
+        if name in ours and is_regular_file(path):
+            continue
+        if FileSystems.exists(path) or (is_local(path) and os.path.lexists(path)):
+            why = "it is not a regular file" if name in ours else \
+                "no manifest of an earlier build lists it (a user's file, or what an interrupted run left)"
+            raise OutputRefused(f"{path} is in the way: {why}; move it away")
 
 
 def names_a_build_may_write(output: str) -> list[str]:
     """The fixed names, and the names of corpus and side-file shards that stand in `output` now."""
     return list(FIXED_NAMES) + [name for name in names_in(output, "")
                                 if SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)]
+
+
+def example_paths(output: str) -> list[str]:
+    """A path of each kind of file that a build writes in `output`: what it publishes, its lock, the files of its
+    staging directory (a run's id, and shard numbers, as one build's); what no input pattern may match."""
+    published = [*FIXED_NAMES, f"{FILE_PREFIX}-00000-of-00001.avro",
+                 *(f"{name}-00000-of-00001.jsonl" for name in (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE))]
+    staging = FileSystems.join(output, f"{RUN_STAGING_PREFIX}{'0' * 12}")
+    staged = FileSystems.join(staging, STAGING_DIR)
+    return ([FileSystems.join(output, name) for name in (*published, LOCK_NAME)]
+            + [FileSystems.join(staging, name) for name in (*published, JOURNAL_NAME, f"{JOURNAL_NAME}.new")]
+            + [FileSystems.join(staging, PREVIOUS_DIR, name) for name in published]
+            + [FileSystems.join(staged, name) for name in (f"staged-{'0' * 24}-0-00000.avro",
+                                                           f"attempt-{'0' * 32}-{published[3]}")])
 
 
 def _write_journal(staging: str, phase: str) -> None:
@@ -165,8 +212,8 @@ def _journal(staging: str) -> str | None:
     path = FileSystems.join(staging, JOURNAL_NAME)
     if not FileSystems.exists(path):
         return None
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
-        return handle.read().decode("ascii")
+    with open_regular(path) as handle:
+        return handle.read(64).decode("ascii", "replace")
 
 
 def publish_begun(staging: str) -> bool:
@@ -175,7 +222,9 @@ def publish_begun(staging: str) -> bool:
 
 
 def _move(names: list[str], source: str, target: str) -> None:
-    pending = [name for name in names if FileSystems.exists(FileSystems.join(source, name))]
+    """Moves the regular files of `names` (links, directories, ... stay where they are)."""
+    pending = [name for name in names if is_regular_file(FileSystems.join(source, name))
+               and FileSystems.exists(FileSystems.join(source, name))]
     for name in pending:
         FileSystems.rename([FileSystems.join(source, name)], [FileSystems.join(target, name)])
 

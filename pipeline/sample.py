@@ -15,6 +15,7 @@ no input: Latin and Cyrillic pages and the troubles real crawls have.
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import struct
 import sys
@@ -296,5 +297,21 @@ def write_sample(path: Path = SAMPLE_PATH) -> Path:
     return path
 
 
+class _OneLineErrorParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _OneLineErrorParser(
+        prog="python -m pipeline.sample",
+        description="Write the sample WARC file that `python -m pipeline` reads when given no input, byte for byte "
+                    "the same on every run.")
+    parser.add_argument("path", nargs="?", type=Path, default=SAMPLE_PATH,
+                        help=f"where to write it (default: the shipped sample, {SAMPLE_PATH})")
+    print(write_sample(parser.parse_args(argv).path))
+    return 0
+
+
 if __name__ == "__main__":
-    print(write_sample(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE_PATH))
+    sys.exit(main())

@@ -32,11 +32,26 @@ def no_prism_download():
     patch.undo()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def signing_key_of_the_tests(tmp_path_factory):
+    """The tests sign manifests with a key of their own (pipeline/signing.py), never the user's ~/.config one:
+    XDG_CONFIG_HOME, in the environment of the tests and of the processes they start, is a directory of theirs."""
+    saved = {name: os.environ.get(name) for name in ("XDG_CONFIG_HOME", "WEBCORPUS_SEAL_KEY")}
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+    os.environ.pop("WEBCORPUS_SEAL_KEY", None)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture
 def write_warc(tmp_path):
     """write_warc(captures, name=..., compression=..., version=...) -> path of a WARC file in tmp_path/in.
 
-    In a directory of their own: a build's output may not be in its inputs' directory.
+    In a directory of their own, so that a test's glob of its inputs (`in/*`) never matches a build's files.
     """
 
     def write(captures: list[Capture], name: str = "test.warc.gz", compression: str = "record",

@@ -69,7 +69,7 @@ def compressed_frames(data: bytes, new_decompressor=lambda: zlib.decompressobj(1
 
 
 def input_dir(tmp_path: Path) -> Path:
-    """tmp_path/in, made: a build's output may not be in its inputs' directory."""
+    """tmp_path/in, made: a glob of a test's inputs (`in/*`) never matches a build's files."""
     directory = tmp_path / "in"
     directory.mkdir(exist_ok=True)
     return directory

@@ -195,6 +195,23 @@ def test_shipped_sample_is_what_sample_py_writes():
     assert SAMPLE_WARC.read_bytes() == warc_bytes(sample_captures(), filename="sample.warc.gz")
 
 
+def test_sample_py_has_a_command_line_that_writes_only_the_file_it_is_given(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def sample(*args):
+        return subprocess.run([sys.executable, "-m", "pipeline.sample", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    shown = sample("--help")
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m pipeline.sample"), shown
+    wrong = sample("--out", "x.warc.gz")
+    assert wrong.returncode == 2 and len(wrong.stderr.splitlines()) == 1, wrong
+    assert list(tmp_path.iterdir()) == []
+    written = sample("copy.warc.gz")
+    assert written.returncode == 0, written.stderr
+    assert (tmp_path / "copy.warc.gz").read_bytes() == warc_bytes(sample_captures(), filename="copy.warc.gz")
+
+
 # --- bad input -------------------------------------------------------------------------------
 
 BAD = {

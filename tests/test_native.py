@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -179,3 +180,16 @@ def test_both_code_page_paths_give_the_same_lines(text, scripts):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(minimize_text, "_code_page", None)
         assert [page.lines(text) for page in pages] == accelerated
+
+
+def test_lexbor_headers_from_the_named_sdist_into_a_build_directory_not_yet_made(tmp_path, monkeypatch):
+    """A fresh clone has no build/: the sdist that SDIST_VARIABLE names is extracted there all the same."""
+    sdist = tmp_path / "selectolax-1.0.2.tar.gz"
+    with tarfile.open(sdist, "w:gz") as archive:
+        member = tarfile.TarInfo("s-1/lexbor/source/lexbor/core/base.h")
+        member.size = 2
+        archive.addfile(member, io.BytesIO(b"/*"))
+    monkeypatch.setattr(lexbor_headers, "SDIST_SHA256", hashlib.sha256(sdist.read_bytes()).hexdigest())
+    monkeypatch.setenv(lexbor_headers.SDIST_VARIABLE, str(sdist))
+    include = lexbor_headers.headers(tmp_path / "clone" / "build")
+    assert (include / "lexbor" / "core" / "base.h").read_bytes() == b"/*"

@@ -81,3 +81,37 @@ def test_beams_flags_pass_through(flags):
     settings = parse_settings(["--input", "a.warc.gz", *flags, "--quiet"])
     assert settings.beam_args == tuple(flags)
     assert settings.inputs == (os.path.abspath("a.warc.gz"),) and settings.quiet
+
+
+@pytest.mark.parametrize("flags", [["--near-dedup-bands", "100000", "--near-dedup-rows", "100000"],
+                                   ["--near-dedup-bands", "2000"], ["--near-dedup-rows", "1025"]])
+def test_near_dedup_bands_and_rows_are_bounded(flags, tmp_path, monkeypatch):
+    from transforms.near_dedup import MAX_PERMUTATIONS
+
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main(["--near-dedup", *flags])
+    assert code == 2
+    assert len(stderr.splitlines()) == 1 and f"at most {MAX_PERMUTATIONS:,}" in stderr, stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_flink_without_its_job_server_jar_is_one_line_at_once(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_cli import REPO
+
+    # No jar in Beam's cache (HOME), and no way to download it (a proxy that refuses at once): offline.
+    env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(tmp_path), https_proxy="http://127.0.0.1:1",
+               HTTPS_PROXY="http://127.0.0.1:1")
+    for jar in ([], [f"--flink_job_server_jar={tmp_path / 'job-server.jar'}"]):
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-m", "pipeline", "--runner=FlinkRunner", *jar,
+                                 "--output", str(tmp_path / "out")], env=env, capture_output=True, text=True,
+                                timeout=120)
+        assert time.monotonic() - started < 60
+        assert result.returncode == 2, result.stderr[-2000:]
+        [line] = result.stderr.splitlines()
+        assert line.startswith("python -m pipeline: error: ") and "--flink_job_server_jar" in line, line
+        assert not (tmp_path / "out").exists()

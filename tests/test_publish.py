@@ -212,13 +212,13 @@ def test_an_output_path_with_glob_characters_touches_no_other_directory(referenc
     assert "1 corpus files" in capsys.readouterr().out  # not the sibling's too
 
 
-@pytest.mark.parametrize("where", [".", "corpus", "deeper/corpus"])
-def test_an_output_in_a_directory_of_the_inputs_is_refused(inputs, where):
+@pytest.mark.parametrize("pattern, where", [("*", "."), ("**", "corpus"), ("*/*/*", "deeper/corpus")])
+def test_an_output_whose_files_the_input_pattern_matches_is_refused(inputs, pattern, where):
     before = snapshot(inputs)
-    code, _, stderr = run_main(build_argv(inputs, inputs / where))
+    code, _, stderr = run_main(["--input", str(inputs / pattern), "--output", str(inputs / where), "--quiet"])
     assert code == 2
     [line] = error_lines(stderr)
-    assert line.startswith("python -m pipeline: error: --output ") and "where the input" in line
+    assert line.startswith(f"python -m pipeline: error: --input {inputs / pattern} would match {inputs}/"), line
     assert snapshot(inputs) == before and sorted(path.name for path in inputs.iterdir()) == ["a.warc.gz"]
 
 

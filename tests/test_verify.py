@@ -312,3 +312,40 @@ def test_fifty_random_single_byte_changes_are_all_caught(sample_inputs, tmp_path
             missed.append(offset)
         shard.write_bytes(original)
     assert missed == []
+
+
+# --- only regular files are read -------------------------------------------------------------------
+
+def verify_in_a_child(output: Path) -> "subprocess.CompletedProcess":
+    """verify in a process of its own, with 2 GiB of address space and a minute: a file read whole, or
+    forever, fails the test instead of the machine."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from tests.test_cli import REPO
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run([sys.executable, "-m", "pipeline.verify", str(output)], preexec_fn=limit, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("name", [SHARD, "report.json", MANIFEST_NAME])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_file_that_is_no_regular_file_is_one_line_not_read(sample_inputs, tmp_path, name, kind):
+    import os
+
+    output = build(sample_inputs, tmp_path / "out")
+    (output / name).unlink()
+    if kind == "fifo":
+        os.mkfifo(output / name)
+    else:
+        (output / name).symlink_to("/dev/zero")
+    result = verify_in_a_child(output)
+    assert result.returncode in (1, 2), result.stderr[-2000:]
+    named = [line for line in (result.stdout + result.stderr).splitlines() if name in line and "regular file" in line]
+    assert named, result.stdout + result.stderr[-2000:]
+    assert "Traceback" not in result.stderr

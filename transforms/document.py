@@ -101,9 +101,10 @@ class DeadLetter:
 MAX_REASON = 200
 
 
-def describe_error(error: BaseException) -> str:
+def describe_error(error: BaseException, limit: int | None = MAX_REASON) -> str:
+    """The error's type and the first line of its message, cut at `limit` characters (None: whole)."""
     message = str(error).strip().splitlines()
     if not message:
         return type(error).__name__
-    first = message[0] if len(message[0]) <= MAX_REASON else f"{message[0][:MAX_REASON]}..."
+    first = message[0] if limit is None or len(message[0]) <= limit else f"{message[0][:limit]}..."
     return f"{type(error).__name__}: {first}"

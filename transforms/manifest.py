@@ -4,7 +4,8 @@
 shape the output, the versions of Python and of every package that affects
 the output, and every output file (size, sha256, and records for corpus
 shards). `manifest_sha256` is the SHA-256 of the manifest's own canonical
-JSON without that field, so a damaged manifest is caught too.
+JSON without that field, so a damaged manifest is caught too; a published
+build's manifest is signed as well (`manifest_hmac`, pipeline/signing.py).
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
+from transforms.regular_files import open_regular
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 # Packages whose behaviour shapes the corpus bytes.
 OUTPUT_PACKAGES = ("apache-beam", "selectolax", "warcio", "fastavro", "charset-normalizer", "brotli")
 READ_CHUNK = 1 << 20
+# The launcher's signature of a published build's manifest (pipeline/signing.py): outside the checksum, which
+# it signs.
+HMAC_FIELD = "manifest_hmac"
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ class FileDigest:
 def digest_file(path: str, records: int | None = None) -> FileDigest:
     sha = hashlib.sha256()
     size = 0
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(READ_CHUNK):
             sha.update(chunk)
             size += len(chunk)
@@ -62,10 +67,10 @@ def software_versions() -> dict[str, str]:
 
 
 def seal(manifest: dict) -> dict:
-    """The manifest with its own checksum."""
-    body = {key: value for key, value in manifest.items() if key != "manifest_sha256"}
+    """The manifest with its own checksum: of all of it but the checksum and the signature (`HMAC_FIELD`)."""
+    body = {key: value for key, value in manifest.items() if key not in ("manifest_sha256", HMAC_FIELD)}
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    return dict(body, manifest_sha256=hashlib.sha256(canonical).hexdigest())
+    return dict(manifest, manifest_sha256=hashlib.sha256(canonical).hexdigest())
 
 
 def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options: dict) -> dict:

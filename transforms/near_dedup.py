@@ -57,6 +57,9 @@ DEFAULT_THRESHOLD = 0.7
 DEFAULT_SHINGLE_SIZE = 5
 DEFAULT_BANDS = 20
 DEFAULT_ROWS = 5
+# Hash functions (bands x rows) a page is signed with, at most: signing holds shingles x functions 64-bit values
+# per page, and every band is a key per page in the shuffle (100,000 x 100,000 took 5.5 GB, then failed).
+MAX_PERMUTATIONS = 1024
 # Pointer doubling resolves chains of up to 2^CHAIN_ROUNDS links.
 CHAIN_ROUNDS = 5
 
@@ -75,6 +78,9 @@ class MinHashParameters:
         for name in ("shingle_size", "bands", "rows"):
             if getattr(self, name) < 1:
                 raise ValueError(f"near-dedup {name.replace('_', ' ')} must be at least 1, not {getattr(self, name)}")
+        if self.permutations > MAX_PERMUTATIONS:
+            raise ValueError(f"--near-dedup-bands x --near-dedup-rows must be at most {MAX_PERMUTATIONS:,} hash "
+                             f"functions, not {self.bands:,} x {self.rows:,} = {self.permutations:,}")
         if not 0 < self.threshold <= 1:
             raise ValueError(f"--near-dedup-threshold must be in (0, 1], not {self.threshold}")
 

@@ -26,6 +26,7 @@ import glob
 import io
 import json
 import lzma
+import mmap
 import os
 import re
 import sys
@@ -38,6 +39,7 @@ from fastavro.read import HEADER_SCHEMA
 
 from transforms.blocks import html_to_blocks
 from transforms.corpus_format import FILE_PREFIX, RECORD_DIGEST, content_hash, digest_in, digested_schema
+from transforms.regular_files import file_contents, open_regular
 
 SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro")
 # As Beam's FileSystems.get_scheme tells a path on another file system.
@@ -119,8 +121,11 @@ def record_problem(record: dict, digest: Callable[[dict], str] | None = None) ->
 
 
 def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Problem]:
-    """Yields the records of an Avro file's bytes, and a `Problem` for each damage found."""
-    header_stream = io.BytesIO(data)
+    """Yields the records of an Avro file's bytes (or its mapping: `file_contents`), and a `Problem` for each
+    damage found."""
+    # A mapping is read as a file of its own; bytes are wrapped (BytesIO shares them, without a copy).
+    header_stream = data if isinstance(data, mmap.mmap) else io.BytesIO(data)
+    header_stream.seek(0)
     try:
         header = fastavro.schemaless_reader(header_stream, HEADER_SCHEMA)
         written_schema = json.loads(header["meta"]["avro.schema"])
@@ -191,14 +196,8 @@ def corpus_files(location: str) -> list[str]:
 
 
 def read_bytes(path: str) -> bytes:
-    if not SCHEME.match(path):
-        with open(path, "rb") as handle:
-            return handle.read()
-    from apache_beam.io.filesystems import FileSystems
-
-    from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-
-    with FileSystems.open(path, compression_type="uncompressed") as handle:
+    """The bytes of a file (a local one only if it is a regular file: `open_regular`)."""
+    with open_regular(path) as handle:
         return handle.read()
 
 
@@ -208,10 +207,11 @@ def iter_corpus(location: str, verify: bool = True) -> Iterator[dict]:
     With `verify`, raises `CorruptCorpus` at the first damaged block or record.
     """
     for path in corpus_files(location):
-        for item in scan_avro(read_bytes(path), path, verify):
-            if isinstance(item, Problem):
-                raise CorruptCorpus(str(item))
-            yield item
+        with file_contents(path) as data:
+            for item in scan_avro(data, path, verify):
+                if isinstance(item, Problem):
+                    raise CorruptCorpus(str(item))
+                yield item
 
 
 def __getattr__(name: str):

@@ -1,0 +1,49 @@
+"""The command's entry point: SIGINT and SIGTERM are taken from its first instant.
+
+Importing Beam takes seconds; a signal then would end the process without a
+word (SIGTERM's default) or with a traceback (SIGINT's). Until `pipeline.cli`
+watches the run itself (`RunWatch`), a signal ends it with one line. This
+module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived: `signum`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signal.Signals(signum)
+
+
+def _interrupt(signum, frame):
+    raise Interrupted(signum)
+
+
+def program_name() -> str:
+    """How the user called the command: the `webcorpus` console script, or `python -m pipeline`."""
+    return "webcorpus" if os.path.basename(sys.argv[0]) == "webcorpus" else "python -m pipeline"
+
+
+def main(argv: list[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        for signum in SIGNALS:
+            signal.signal(signum, _interrupt)
+    try:
+        from pipeline.cli import main as run_command
+
+        return run_command(argv)
+    except KeyboardInterrupt as interruption:
+        # Only before the run is watched: pipeline.cli says every later interruption itself.
+        signum = getattr(interruption, "signum", signal.SIGINT)
+        print(f"{program_name()}: interrupted by {signum.name} before the build began; nothing was written",
+              file=sys.stderr)
+        return 128 + signum

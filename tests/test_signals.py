@@ -1,0 +1,58 @@
+"""SIGINT and SIGTERM at any moment of a run: one line, the exit status 128 + the signal, DIR consistent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import pipeline.cli
+from pipeline import verify
+from tests.test_cli import REPO, run_main
+from tests.test_publish import build_argv, error_lines, other_inputs, snapshot  # noqa: F401 (a fixture)
+from tests.test_signing import inputs, reference  # noqa: F401 (fixtures)
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.5])  # once Python runs (~50 ms), while it imports Beam, and after
+def test_sigterm_while_the_command_starts_is_one_line(tmp_path, delay):
+    output = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "pipeline", "--output", str(output), "--quiet"], cwd=tmp_path,
+                               env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    [line] = error_lines(stderr)
+    assert line.startswith("python -m pipeline: interrupted by SIGTERM"), line
+    assert not list(output.glob("corpus-*"))
+
+
+def test_sigterm_while_publishing_finishes_the_publish_then_says_so(reference, other_inputs, tmp_path,  # noqa: F811
+                                                                    monkeypatch):
+    import shutil
+
+    output = Path(shutil.copytree(reference, tmp_path / "out"))
+    publish = pipeline.cli.publish
+
+    def signalled_publish(staging, target):
+        os.kill(os.getpid(), signal.SIGTERM)  # handled in this, the main, thread before publish returns
+        time.sleep(0.1)
+        publish(staging, target)
+
+    monkeypatch.setattr(pipeline.cli, "publish", signalled_publish)
+    code, stdout, stderr = run_main(build_argv(other_inputs, output))
+    assert code == 128 + signal.SIGTERM, stderr
+    [line] = error_lines(stderr)
+    assert line == (f"python -m pipeline: interrupted by SIGTERM while publishing; the publish was finished: "
+                    f"{output} holds the new build"), line
+    manifest = json.loads((output / "manifest.json").read_text())
+    assert [Path(entry["path"]).name for entry in manifest["inputs"]] == ["b.warc.gz"]
+    assert verify.main([str(output)]) == 0
+    assert not [name for name in snapshot(output) if name.startswith(".webcorpus")]

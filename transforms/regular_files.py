@@ -1,0 +1,61 @@
+"""Reading a file only if it is a regular file: a FIFO, a device (a link to `/dev/zero`), a directory or a
+socket would block its reader, or never end.
+
+Local paths are opened without blocking and checked (`fstat`, after links) before anything is read; a path
+on another file system (gs://, https://, ...) has none of these, and is opened by Beam's FileSystems,
+imported only then: reading a local corpus imports no Beam.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import re
+import stat
+
+# A path on another file system, as Beam's FileSystems.get_scheme tells one.
+SCHEME = re.compile(r"[a-z]+://")
+KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class NotARegularFile(OSError):
+    """A local path that names a FIFO, a device, a directory or a socket: it is not read."""
+
+
+def kind_of(mode: int) -> str:
+    """What a file of `mode` is, in words."""
+    return "a regular file" if stat.S_ISREG(mode) else next((name for test, name in KINDS if test(mode)), "not a file")
+
+
+def open_regular(path: str):
+    """`path` opened for reading, in binary: a local path only if it is a regular file. Raises NotARegularFile."""
+    if SCHEME.match(path):
+        from apache_beam.io.filesystems import FileSystems
+
+        from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+
+        return FileSystems.open(path, compression_type="uncompressed")
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(f"not a regular file ({kind_of(mode)}): not read")
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+@contextlib.contextmanager
+def file_contents(path: str):
+    """The contents of a file as a bytes-like object: a local regular file mapped (its pages are read as they are
+    used, never all held at once), another file system's read whole; an empty file is b""."""
+    with open_regular(path) as handle:
+        if SCHEME.match(path) or os.fstat(handle.fileno()).st_size == 0:
+            yield handle.read()
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
