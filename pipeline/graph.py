@@ -190,7 +190,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
     # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
-    outcomes = [read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
+    outcomes = [read[INPUT_FILES], read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
                 minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)

@@ -57,9 +57,9 @@ from warcio.bufferedreaders import DecompressingBufferedReader
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.http_filesystem import RemoteReadError
-from transforms.manifest import digest_file
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, PayloadTooLarge, read_payload
 from transforms.progress import ProgressNotes
+from transforms.snapshot import FileChanged, digest_listed, open_listed
 from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
 SKIPPED = "skipped"
@@ -429,7 +429,8 @@ class _Format:
 
     `layout` is `none` (not compressed), `file` (one gzip stream) or `record`
     (a gzip member, zstd or LZ4 frame per record, told by `framing`);
-    `records_start` is where the first record starts (after a zstd dictionary).
+    `records_start` is where the first record starts (after a zstd dictionary);
+    `damage`, what is wrong with what precedes it ("": nothing).
     """
 
     name: str
@@ -437,6 +438,7 @@ class _Format:
     framing: _Framing | None = None
     arc: bool = False
     records_start: int = 0
+    damage: str = ""
 
     def starts_record(self, data: bytes) -> bool:
         """Whether uncompressed `data` starts like a record of this format."""
@@ -449,13 +451,18 @@ class _Format:
 WARC = _Format("WARC")
 
 
-def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompressionDict | None, int]:
-    """The dictionary of the skippable frame at the start of a zstd WARC (if any), and where records start."""
+def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompressionDict | None, int, str]:
+    """The dictionary of the skippable frame at the start of a zstd WARC (if any), where records start, and what is
+    wrong with the frame ("": nothing)."""
     if not head.startswith(ZSTD_DICTIONARY_MAGIC) or len(head) < 8:
-        return None, 0
+        return None, 0, ""
     size = struct.unpack("<I", head[4:8])[0]
-    if size > ZSTD_DICTIONARY_LIMIT:
-        return None, 8 + size  # damage: the frames that need it are dead letters
+    raw.seek(0, 2)
+    file_size = raw.tell()
+    if size > ZSTD_DICTIONARY_LIMIT or 8 + size > file_size:
+        # Where records start is unknown: they are looked for after the frame's header, read without a dictionary.
+        limit = "more than 16 MiB" if size > ZSTD_DICTIONARY_LIMIT else f"past the end of the file ({file_size:,} bytes)"
+        return None, 8, f"the zstd dictionary frame at the start of the file declares {size:,} bytes, {limit}"
     raw.seek(8)
     content = raw.read(size)
     if content.startswith(ZSTD_MAGIC):
@@ -464,8 +471,8 @@ def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompress
             with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(content)) as reader:
                 content = reader.read(ZSTD_DICTIONARY_LIMIT)
         except zstandard.ZstdError:
-            return None, 8 + size
-    return zstandard.ZstdCompressionDict(content), 8 + size
+            return None, 8 + size, ""  # the frames that need it are dead letters
+    return zstandard.ZstdCompressionDict(content), 8 + size, ""
 
 
 def _starts_arc(data: bytes) -> bool:
@@ -505,8 +512,8 @@ def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
     with open_file() as raw:
         head = raw.read(RESYNC_CHUNK)
         if head.startswith(ZSTD_DICTIONARY_MAGIC):
-            dictionary, records_start = _zstd_dictionary(raw, head)
-            return _Format("WARC.zst", "record", _zstd_framing(dictionary), records_start=records_start)
+            dictionary, records_start, damage = _zstd_dictionary(raw, head)
+            return _Format("WARC.zst", "record", _zstd_framing(dictionary), records_start=records_start, damage=damage)
     if head.startswith(ZSTD_MAGIC):
         return _Format("WARC.zst", "record", _zstd_framing(None))
     if head.startswith(LZ4_MAGIC):
@@ -753,8 +760,13 @@ def _member_starts_record(open_file: Callable[[], BinaryIO], offset: int, form: 
 
 
 def starts_like_archive(open_file: Callable[[], BinaryIO]) -> bool:
-    """Whether a file begins with a WARC or ARC record, in a format that is read (see `detect_format`)."""
+    """Whether a file begins with a WARC or ARC record, in a format that is read (see `detect_format`).
+
+    Raises ValueError when what precedes its records is damaged (a zstd dictionary frame of a size it cannot have).
+    """
     form = detect_format(open_file)
+    if form.damage:
+        raise ValueError(form.damage)
     with open_file() as raw:
         raw.seek(form.records_start)
         head = raw.read(RESYNC_PROBE)
@@ -919,6 +931,8 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     layout = form.layout
     whole_file_gzip = layout == "file"
     records_file = _decompressed(open_file) if whole_file_gzip else open_file
+    # (The first range reads from where records start: what is there is read, or reported, never searched past.)
+    first_range = start <= form.records_start
     start = max(start, form.records_start)
     if whole_file_gzip or (claim is None and end is None):
         claim = _every_offset
@@ -926,7 +940,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         claim = lambda offset: offset < end
     progress = _Progress(next_offset=start, claim=claim, form=form,
                          file_size=_file_size(open_file) if layout == "record" else None)
-    if start:
+    if form.damage and first_range:
+        yield DeadLetter(STAGE, form.damage, source_file, 0, "", "")
+    if form.damage or not first_range:
         progress.next_offset = find_next_record(open_file, start, form)
         if progress.next_offset is None:
             return
@@ -938,8 +954,9 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
                 stream.seek(progress.next_offset)
                 yield from _iterate(stream, source_file, progress, records_file, on_note, max_page_bytes)
             failure = None
-        except RemoteReadError:
-            # The network failed, not the data: the work item fails (the runner retries it), no record is lost.
+        except (RemoteReadError, FileChanged):
+            # The network failed, or the file changed under the build, not the data: the work item fails (the
+            # runner retries it), no record is lost.
             raise
         except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
             failure = error
@@ -1080,7 +1097,7 @@ class SplitWarc(beam.DoFn):
 
     def process(self, file_and_times_matched):
         file, times_matched = file_and_times_matched
-        layout = detect_format(lambda: open_uncompressed(file.path)).layout
+        layout = detect_format(lambda: open_listed(file.path, file.size_in_bytes)).layout
         self._to_digest.append(FileToDigest(file.path, file.size_in_bytes))
         yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched)
 
@@ -1168,7 +1185,7 @@ class ReadWarcRange(beam.DoFn):
         claims = _Claims(tracker)
         if isinstance(unit, FileToDigest):
             if claims(0):
-                yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_file(unit.path))
+                yield beam.pvalue.TaggedOutput(INPUT_FILES, digest_listed(unit.path, unit.file_size))
             return
         path = unit.path
         restriction = tracker.current_restriction()
@@ -1190,7 +1207,8 @@ class ReadWarcRange(beam.DoFn):
         if start == 0 and unit.times_matched > 1:
             warnings.append(ReadNote(path, None, f"matched {unit.times_matched} times by the input patterns; "
                                                  "read once"))
-        for outcome in read_warc(lambda: open_uncompressed(path), path, start, None, warnings.append,
+        # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
+        for outcome in read_warc(lambda: open_listed(path, unit.file_size), path, start, None, warnings.append,
                                  self._max_page_bytes, claims):
             yield from listed_notes()
             self._records.inc()
@@ -1224,8 +1242,10 @@ class ReadAllWarc(beam.PTransform):
     Outputs `documents`, `skipped`, `dead_letter`, `notes` (`ReadNote`s:
     warcio's warnings, files matched more than once), `records_read`
     (`RecordsRead`: the records of each range read) and `input_files` (the
-    size and SHA-256 of each file read, for the build manifest; each file is
-    digested as a work item of its own, in parallel with the reading). A file that
+    size and SHA-256 of each file read, `InputDigest`s for the build manifest
+    and the report; each file is digested as a work item of its own, in
+    parallel with the reading). Each file is read and digested within the
+    size it was matched with (`transforms.snapshot`). A file that
     several patterns match (or one pattern given twice) is read once. Files
     are cut into ranges of `range_bytes` (as Beam's file sources split
     theirs), and the ranges, not records, are spread over workers: no page

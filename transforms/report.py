@@ -15,7 +15,8 @@ total and for each input file; with `--near-dedup`, `near_duplicates` is a
 fifth outcome, counted apart from the exact `duplicates`. Each file also
 lists its read `errors` (dead letters of the reader) and `notes` (what the
 reader noticed that costs no record: warcio's warnings, a file matched by
-more than one input pattern).
+more than one input pattern). Every input file is listed, from the digests
+the manifest lists (`InputDigest`), whatever came of its records.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from transforms.minimize_text import MostlyDropped
 from transforms.near_dedup import NearDuplicate
 from transforms.read_warc import STAGE as READ_STAGE
 from transforms.read_warc import ReadNote, RecordsRead
+from transforms.snapshot import InputDigest
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
@@ -74,6 +76,11 @@ def tally_dead_letter(dead: DeadLetter) -> Counter:
     tally.update(_tally(dead.source_file, "dead_letter", f"dead_letter:{dead.stage}",
                         skipped_corrupt=dead.skipped_bytes))
     return tally
+
+
+def tally_input(digest: InputDigest) -> Counter:
+    """An input file of the build: listed with its file, whatever came of its records (none at all, even)."""
+    return Counter({("input", digest.path): 1})
 
 
 def tally_note(note: ReadNote) -> Counter:
@@ -115,6 +122,7 @@ TALLY_OF_KIND = {
     Skip: tally_skip,
     DeadLetter: tally_dead_letter,
     ReadNote: tally_note,
+    InputDigest: tally_input,
     MostlyDropped: tally_mostly_dropped,
     Duplicate: tally_duplicate,
     NearDuplicate: tally_near_duplicate,
@@ -142,11 +150,11 @@ def build_report(tally: Counter, options: dict) -> dict:
     counts = {name: totals.get(name, 0) for name in ("read",) + outcomes}
     files: dict[str, dict] = {}
     for key, value in tally.items():
-        if key[0] in ("file", "error", "note"):
+        if key[0] in ("file", "error", "note", "input"):
             per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + outcomes}, errors=[], notes=[]))
             if key[0] == "file":
                 per_file[key[2]] = value
-            else:
+            elif key[0] != "input":
                 per_file[f"{key[0]}s"].append(key[2])
     for per_file in files.values():
         per_file["errors"].sort()
