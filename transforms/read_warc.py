@@ -54,6 +54,8 @@ from apache_beam.transforms.window import GlobalWindows
 from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.recordloader import ArcWarcRecordLoader
+from warcio.utils import BUFF_SIZE
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.http_filesystem import RemoteReadError
@@ -130,6 +132,8 @@ RESYNC_PROBE = 4096
 BLANK_RUN_LIMIT = 1 << 16
 # The longest line read after a record where a blank line should be: longer lines are damage anyway.
 TRAILING_LINE_LIMIT = 1 << 16
+# No WARC header line is this long: a longer one is damage (warcio reads a line whole, however long).
+HEADER_LINE_LIMIT = 1 << 20
 # Notes listed for one range of a file; the rest are counted in one more note.
 NOTES_PER_RANGE = 100
 
@@ -566,7 +570,39 @@ class _FrameDecompressor:
         return (self._decompressor.unused_data or b"") + self._after
 
 
-class _FramedReader(DecompressingBufferedReader):
+class _BoundedLines:
+    """A warcio reader whose lines read without a length (a record's WARC headers) are bounded (`HEADER_LINE_LIMIT`).
+
+    (warcio's parser reads header lines with no length; the HTTP headers are read within the record's.)
+    """
+
+    def readline(self, length=None):
+        if length is not None:
+            return super().readline(length)
+        # (warcio's readline with a length may stop before it, short of a line end: it is called again.)
+        line = b""
+        while len(line) <= HEADER_LINE_LIMIT:
+            piece = super().readline(HEADER_LINE_LIMIT + 1 - len(line))
+            line += piece
+            if not piece or line.endswith(b"\n"):
+                return line
+        raise DamagedData(f"a WARC header line over {HEADER_LINE_LIMIT:,} bytes")
+
+
+class _BoundedReader(_BoundedLines, DecompressingBufferedReader):
+    """warcio's reader (of a file not compressed, or gzipped), with bounded header lines."""
+
+
+class _RecordLoader(ArcWarcRecordLoader):
+    """warcio's record parser, saying what is missing where warcio would fail on it."""
+
+    def load_http_headers(self, rec_type, uri, stream, length):
+        if uri is None and rec_type in ("response", "request", "revisit"):
+            raise DamagedData(f"a WARC {rec_type} record without WARC-Target-URI")
+        return super().load_http_headers(rec_type, uri, stream, length)
+
+
+class _FramedReader(_BoundedLines, DecompressingBufferedReader):
     """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
 
     def __init__(self, stream: BinaryIO, framing: _Framing):
@@ -600,8 +636,11 @@ class _RecordIterator(ArchiveIterator):
     def __init__(self, stream: BinaryIO, form: _Format):
         # ARC records come with the headers of the WARC record they would be.
         super().__init__(stream, arc2warc=form.arc)
+        self.loader = _RecordLoader(verify_http=False, arc2warc=form.arc)
         if form.framing is not None and form.framing.new_decompressor is not None:
             self.reader = _FramedReader(self.fh, form.framing)
+        else:
+            self.reader = _BoundedReader(self.fh, block_size=BUFF_SIZE)
 
     def read_to_end(self, record=None):
         super().read_to_end(record)
@@ -660,6 +699,8 @@ class _Progress:
     form: _Format = WARC
     # The stored size of a file gzipped per record: a member that ends inside its record is split, not cut, before it.
     file_size: int | None = None
+    # (record id, URL) of the record whose header is read and whose outcome is not yet given: damage names it.
+    reading: tuple[str, str] | None = None
 
 
 class DamagedData(Exception):
@@ -705,6 +746,8 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             if progress.form.arc:
                 # (warcio gives an ARC record a random WARC-Record-ID: an ARC record has none.)
                 record.rec_headers.remove_header("WARC-Record-ID")
+            progress.reading = (record.rec_headers.get_header("WARC-Record-ID", ""),
+                                record.rec_headers.get_header("WARC-Target-URI", ""))
             declared_length = record.rec_headers.get_header("Content-Length")
             if declared_length is None:
                 raise DamagedData("a WARC record without Content-Length")
@@ -723,8 +766,8 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 progress.emitted += 1
                 yield DeadLetter(STAGE, f"Content-Length {declared_length} runs past the end of this record: "
                                  f"the next record starts inside it, at offset {inside}", source_file, record_offset,
-                                 record.rec_headers.get_header("WARC-Record-ID", ""),
-                                 record.rec_headers.get_header("WARC-Target-URI", ""))
+                                 *progress.reading)
+                progress.reading = None
                 raise DamagedData("a Content-Length too big", resume_at=inside)
         # warcio's offsets go wrong on garbled input (even negative): never backwards.
         progress.next_offset = max(progress.next_offset, iterator.offset)
@@ -739,7 +782,8 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 "record (by its Content-Length), and the next member holds its rest" if split else
                 f"truncated: this record's gzip member ends {missing} bytes before the end of the record "
                 "(by its Content-Length), and the next member starts another record"), source_file, record_offset,
-                record.rec_headers.get_header("WARC-Record-ID", ""), record.rec_headers.get_header("WARC-Target-URI", ""))
+                *progress.reading)
+        progress.reading = None
         yield outcome
         if iterator.blank_run > BLANK_RUN_LIMIT:
             yield DeadLetter(STAGE, f"{iterator.blank_run} bytes of blank lines after this record "
@@ -946,7 +990,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         progress.next_offset = find_next_record(open_file, start, form)
         if progress.next_offset is None:
             return
-    damage = None  # (where it started, where reading resumed, the error, records before)
+    damage = None  # (where it started, where reading resumed, the error, records before, (record id, URL))
     while True:
         segment_start = progress.next_offset
         try:
@@ -960,6 +1004,8 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
             raise
         except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
             failure = error
+        # The record the failure cut short, when its header was read.
+        named, progress.reading = progress.reading or ("", ""), None
         if damage is not None:
             yield _damage_report(source_file, *damage, recovered=progress.emitted - damage[3])
             damage = None
@@ -975,17 +1021,17 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         search_from = max(search_from, segment_start + 1)
         resume = find_next_record(records_file, search_from, form)
         if resume is None:
-            yield _unreadable_rest(open_file, source_file, progress, failure, form)
+            yield _unreadable_rest(open_file, source_file, progress, failure, form, named)
             return
         # (A resumed record that is another range's cannot be claimed: the damage is reported, recovering none.)
         damaged_at = getattr(failure, "damaged_at", None)
         damaged_at = progress.next_offset if damaged_at is None else min(damaged_at, progress.next_offset)
-        damage = (damaged_at, resume, failure, progress.emitted)
+        damage = (damaged_at, resume, failure, progress.emitted, named)
         progress.next_offset = resume
 
 
 def _unreadable_rest(open_file, source_file: str, progress: _Progress, failure: BaseException,
-                     form: _Format) -> DeadLetter:
+                     form: _Format, named: tuple[str, str]) -> DeadLetter:
     cut = isinstance(failure, (CutStream, EOFError)) or (
         form.layout == "record" and _ends_inside_a_member(open_file, progress.next_offset, form.framing))
     if cut:
@@ -993,7 +1039,7 @@ def _unreadable_rest(open_file, source_file: str, progress: _Progress, failure: 
     else:
         reason = (f"unreadable from offset {progress.next_offset} to the end of the file after "
                   f"{progress.emitted} records: {describe_error(failure)}")
-    return DeadLetter(STAGE, reason, source_file, progress.next_offset, "", "")
+    return DeadLetter(STAGE, reason, source_file, progress.next_offset, *named)
 
 
 def _check_tail(open_file: Callable[[], BinaryIO], source_file: str, end: int) -> Iterator[DeadLetter]:
@@ -1007,12 +1053,12 @@ def _check_tail(open_file: Callable[[], BinaryIO], source_file: str, end: int) -
 
 
 def _damage_report(source_file: str, damaged_at: int, resumed_at: int, error: BaseException, emitted_before: int,
-                   recovered: int) -> DeadLetter:
+                   named: tuple[str, str], recovered: int) -> DeadLetter:
     return DeadLetter(
         STAGE,
         f"corrupt data: {describe_error(error)}; skipped {resumed_at - damaged_at} bytes to the next intact record "
         f"at offset {resumed_at}; {recovered} records recovered after it",
-        source_file, damaged_at, "", "", skipped_bytes=resumed_at - damaged_at,
+        source_file, damaged_at, *named, skipped_bytes=resumed_at - damaged_at,
     )
 
 
