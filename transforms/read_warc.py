@@ -77,7 +77,7 @@ SKIP_KINDS = {
     "redirect": "an HTTP 3xx response",
     "error-status": "an HTTP status other than 200 and 3xx",
     "non-html": "a Content-Type other than HTML, or a payload that is not HTML",
-    "truncated": "the crawler cut the payload (WARC-Truncated)",
+    "truncated": "the crawler cut the payload (WARC-Truncated), with --skip-truncated (kept otherwise)",
     "empty": "an HTML response (or one with no Content-Type) with no payload",
     "too-large": "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
     # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
@@ -163,8 +163,11 @@ def payload_verdict(content_type: str, payload: bytes) -> str | None:
     return None
 
 
-def _classify(record) -> tuple[str, str] | None:
-    """The skip kind and detail that a record's headers decide, or None when its payload must tell."""
+def _classify(record, skip_truncated: bool) -> tuple[str, str] | None:
+    """The skip kind and detail that a record's headers decide, or None when its payload must tell.
+
+    A capture the crawler cut (WARC-Truncated) is a `truncated` skip with `skip_truncated` only.
+    """
     headers = record.rec_headers
     if record.rec_type == "revisit":
         return "revisit", headers.get_header("WARC-Profile", "")
@@ -173,7 +176,7 @@ def _classify(record) -> tuple[str, str] | None:
     if record.http_headers is None:
         return "non-http", headers.get_header("Content-Type", "")
     truncated = headers.get_header("WARC-Truncated")
-    if truncated:
+    if truncated and skip_truncated:
         return "truncated", truncated
     status = int(record.http_headers.get_statuscode())
     if 300 <= status < 400:
@@ -186,16 +189,25 @@ def _classify(record) -> tuple[str, str] | None:
     return None
 
 
-def _read_record(iterator: ArchiveIterator, record, source_file: str,
-                 max_page_bytes: int) -> Document | Skip | DeadLetter:
+def _read_record(iterator: ArchiveIterator, record, source_file: str, max_page_bytes: int, skip_truncated: bool,
+                 file_size: int | None) -> Document | Skip | DeadLetter:
+    """The outcome of a record whose headers are read; `file_size`: see `_Progress`.
+
+    A page cut short (by the crawler: WARC-Truncated; by the end of the file
+    or of its gzip member) is kept, with `truncated` saying why and how much,
+    unless `skip_truncated`; a cut record that would not be a page is a dead
+    letter, as is one cut before its HTTP body.
+    """
     headers = record.rec_headers
     record_id = headers.get_header("WARC-Record-ID", "")
     url = headers.get_header("WARC-Target-URI", "")
     payload, failure = b"", None
+    # The HTTP body's bytes by the record's Content-Length (its block after the HTTP headers).
+    declared_body = getattr(record.raw_stream, "limit", 0)
     # Decided from the headers first: what is skipped is never read, only
     # drained (by `get_record_offset`, in pieces).
     try:
-        verdict = _classify(record)
+        verdict = _classify(record, skip_truncated)
     except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
         verdict, failure = None, f"unreadable record: {describe_error(error)}"
     if verdict is None and failure is None:
@@ -215,17 +227,25 @@ def _read_record(iterator: ArchiveIterator, record, source_file: str,
     # The stream of a record cut short (a file that ends inside it) just
     # ends; warcio raises nothing, but the record's block is incomplete.
     missing = getattr(record.raw_stream, "limit", 0)
-    if missing > 0:
+    received = declared_body - missing
+    content_type = "" if verdict or failure else record.http_headers.get_header("Content-Type", "") or ""
+    if verdict is None and failure is None and not payload:
+        verdict = "empty", ""
+    elif verdict is None and failure is None and (not_html := payload_verdict(content_type, payload)):
+        verdict = "non-html", not_html
+    if missing > 0 and (verdict is not None or failure is not None or skip_truncated or received <= 0):
         return dead(f"truncated: the file ends {missing} bytes before the end of this record")
     if failure is not None:
         return dead(failure)
-    content_type = "" if verdict else record.http_headers.get_header("Content-Type", "") or ""
-    if verdict is None and not payload:
-        verdict = "empty", ""
-    elif verdict is None and (not_html := payload_verdict(content_type, payload)):
-        verdict = "non-html", not_html
     if verdict is not None:
         return Skip(verdict[0], source_file, offset, record.rec_type, record_id, url, verdict[1])
+    if missing > 0:
+        # (A gzip member that ends inside its record, and the file goes on: the record was stored cut.)
+        cut = "end-of-file" if file_size is None or iterator.offset >= file_size else "end-of-member"
+        truncated = f"{cut}: {received} of {declared_body} bytes received"
+    else:
+        crawler_cut = (headers.get_header("WARC-Truncated") or "").strip()
+        truncated = f"{crawler_cut}: {received} bytes received" if crawler_cut else ""
     return Document(
         url=url,
         warc_record_id=record_id,
@@ -236,6 +256,7 @@ def _read_record(iterator: ArchiveIterator, record, source_file: str,
         content_type=content_type,
         payload=payload,
         raw_bytes=len(payload),
+        truncated=truncated,
     )
 
 
@@ -649,6 +670,8 @@ class _RecordIterator(ArchiveIterator):
             self.offset = self.cut_at
 
     def _consume_blanklines(self):
+        if isinstance(self.fh, _GunzipStream):
+            self.fh.quiet_cut = False  # (the record's block is read)
         # As warcio's: the first line after a record is consumed even if it is
         # not blank (with a warning and an error count), and the first
         # non-blank line after it is the next record's first line.
@@ -701,6 +724,8 @@ class _Progress:
     file_size: int | None = None
     # (record id, URL) of the record whose header is read and whose outcome is not yet given: damage names it.
     reading: tuple[str, str] | None = None
+    # Skip pages cut short (`read_warc`'s `skip_truncated`).
+    skip_truncated: bool = False
 
 
 class DamagedData(Exception):
@@ -752,7 +777,11 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             if declared_length is None:
                 raise DamagedData("a WARC record without Content-Length")
             warnings = iterator.err_count
-            outcome = _read_record(iterator, record, source_file, max_page_bytes)
+            if isinstance(stream, _GunzipStream):
+                # (What the end of a whole-file gzip cuts of this record's block is read as its end: see `_read_record`.)
+                stream.quiet_cut = True
+            outcome = _read_record(iterator, record, source_file, max_page_bytes, progress.skip_truncated,
+                                   progress.file_size)
         finally:
             _WARCIO_SYS.redirect(previous)
             sink.hand_on(note, source_file, record_offset)
@@ -773,10 +802,11 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
         progress.next_offset = max(progress.next_offset, iterator.offset)
         progress.emitted += 1
         missing = getattr(record.raw_stream, "limit", 0)
-        split = False
-        if missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size:
-            # The file goes on after the gzip member that ends inside this record.
-            split = not _member_starts_record(records_file, iterator.offset, progress.form)
+        # The file goes on after the gzip member that ends inside this record.
+        member_cut = missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size
+        split = member_cut and not _member_starts_record(records_file, iterator.offset, progress.form)
+        # (A page kept with what its member holds is kept: `_read_record`.)
+        if split or member_cut and not isinstance(outcome, Document):
             outcome = DeadLetter(STAGE, (
                 f"split across gzip members: this record's gzip member ends {missing} bytes before the end of the "
                 "record (by its Content-Length), and the next member holds its rest" if split else
@@ -881,6 +911,10 @@ class _GunzipStream:
         self._position = 0
         self._finished = False
         self._cut = False
+        # While a record's block is read (its headers were), the cut ends it as the end of a file would
+        # (`_iterate`); once a block was cut so, the file has ended.
+        self.quiet_cut = False
+        self._cut_read = False
 
     def _fill(self, wanted: int) -> None:
         while len(self._buffer) - self._start < wanted and not self._finished:
@@ -904,7 +938,10 @@ class _GunzipStream:
         data = self._buffer[self._start:self._start + wanted]
         self._start += wanted
         if not data and self._cut and size is not None and size > 0:
-            raise CutStream("the file ends inside its gzip stream")
+            if not (self.quiet_cut or self._cut_read):
+                raise CutStream("the file ends inside its gzip stream")
+            # The end of the file, as a record's block that the cut ended was read: nothing else remains.
+            self._cut_read = True
         self._position += len(data)
         return data
 
@@ -948,7 +985,8 @@ def _file_size(open_file: Callable[[], BinaryIO]) -> int:
 def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
               end: int | None = None, on_note: Callable[[ReadNote], None] = _print_note,
               max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-              claim: Callable[[int], bool] | None = None) -> Iterator[Document | Skip | DeadLetter]:
+              claim: Callable[[int], bool] | None = None,
+              skip_truncated: bool = False) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
 
     With `start` and `end`, reads the records that start in that byte range
@@ -969,7 +1007,10 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     says how many bytes were skipped and how many records were recovered
     after them. warcio's warnings go to `on_note` (by default, to stderr with
     the file's name). A page whose payload decodes to more than
-    `max_page_bytes` is a `too-large` skip.
+    `max_page_bytes` is a `too-large` skip. A page cut short (WARC-Truncated,
+    or a record the end of the file or of its gzip member cuts) is kept with
+    what was received, its `truncated` saying why and how much; with
+    `skip_truncated`, it is a `truncated` skip (a cut record: a dead letter).
     """
     form = detect_format(open_file)
     layout = form.layout
@@ -983,7 +1024,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     elif claim is None:
         claim = lambda offset: offset < end
     progress = _Progress(next_offset=start, claim=claim, form=form,
-                         file_size=_file_size(open_file) if layout == "record" else None)
+                         file_size=_file_size(open_file) if layout == "record" else None, skip_truncated=skip_truncated)
     if form.damage and first_range:
         yield DeadLetter(STAGE, form.damage, source_file, 0, "", "")
     if form.damage or not first_range:
@@ -1215,11 +1256,14 @@ class ReadWarcRange(beam.DoFn):
     the reader of a file's first range does not read the whole file again.
 
     With a `progress_dir` (local runs), it leaves notes of how far it got.
+    `skip_truncated`: see `read_warc`.
     """
 
-    def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+    def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+                 skip_truncated: bool = False):
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
+        self._skip_truncated = skip_truncated
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -1255,7 +1299,7 @@ class ReadWarcRange(beam.DoFn):
                                                  "read once"))
         # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
         for outcome in read_warc(lambda: open_listed(path, unit.file_size), path, start, None, warnings.append,
-                                 self._max_page_bytes, claims):
+                                 self._max_page_bytes, claims, self._skip_truncated):
             yield from listed_notes()
             self._records.inc()
             read += 1
@@ -1300,11 +1344,12 @@ class ReadAllWarc(beam.PTransform):
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
-                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, skip_truncated: bool = False):
         super().__init__()
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
+        self._skip_truncated = skip_truncated
 
     def expand(self, patterns):
         return (
@@ -1315,7 +1360,8 @@ class ReadAllWarc(beam.PTransform):
             | "OncePerFile" >> beam.Map(once_per_file)
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes)).with_outputs(
+            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
+                                                 self._skip_truncated)).with_outputs(
                 SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, main=DOCUMENTS)
         )
 
@@ -1324,13 +1370,16 @@ class ReadWarc(beam.PTransform):
     """Reads the WARC files matched by the given file patterns."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
-                 progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+                 progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+                 skip_truncated: bool = False):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
+        self._skip_truncated = skip_truncated
 
     def expand(self, pbegin):
         return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir,
-                                                                                  self._max_page_bytes)
+                                                                                  self._max_page_bytes,
+                                                                                  self._skip_truncated)

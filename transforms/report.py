@@ -42,6 +42,8 @@ from transforms.snapshot import InputDigest
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
 NEAR_DUPLICATES = "near_duplicates"
+# Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
+TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
     ("raw_html", "raw HTML"),
     ("cleaned", "cleaned (div-only HTML)"),
@@ -92,6 +94,8 @@ def tally_record(record: dict) -> Counter:
     """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`)."""
     tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
+    if record["truncated"]:
+        tally[("total", TRUNCATED_KEPT)] += 1
     if "language" in record:
         language = record["language"] or "none"
         tally.update({("language", language, "documents"): 1, ("language", language, "raw_bytes"): record["raw_bytes"],
@@ -180,6 +184,7 @@ def build_report(tally: Counter, options: dict) -> dict:
         # Documents most of whose letters MinimizeText dropped (their scripts are not kept: --scripts),
         # counted before deduplication; each record tells its share in `dropped_letter_share`.
         "mostly_dropped": totals.get("mostly_dropped", 0),
+        TRUNCATED_KEPT: totals.get(TRUNCATED_KEPT, 0),
         "bytes": sizes,
         "corrupt_bytes_skipped": tally.get(("bytes", "skipped_corrupt"), 0),
         "ratios": {
@@ -224,6 +229,8 @@ def format_report(report: dict) -> str:
     lines.append(f"  {balance_rule:<48} {balance}")
     if report.get("mostly_dropped"):
         lines.append(f"  {'most letters not in --scripts':<36}{report['mostly_dropped']:>12,}")
+    if report.get(TRUNCATED_KEPT):
+        lines.append(f"  {'kept though cut short (truncated)':<36}{report[TRUNCATED_KEPT]:>12,}")
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]
