@@ -4,7 +4,9 @@ Every record of a file comes out as exactly one of:
 
 * a `Document`: an HTTP 200 response whose payload is HTML, with chunked
   transfer coding and content-encoding removed (`transforms.payload`, which
-  reads at most `max_page_bytes` of it);
+  reads at most `max_page_bytes` of it); one cut short (WARC-Truncated, or
+  the end of the file) is one too, with what was received and its
+  `truncated` saying how, unless `skip_truncated`;
 * a `Skip` of a kind in `SKIP_KINDS`: records a text corpus does not want;
 * a `DeadLetter`: a record (or the rest of a file) that could not be read.
 
@@ -54,7 +56,6 @@ from apache_beam.transforms.window import GlobalWindows
 from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
-from warcio.recordloader import ArcWarcRecordLoader
 from warcio.utils import BUFF_SIZE
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
@@ -62,6 +63,7 @@ from transforms.http_filesystem import RemoteReadError
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, PayloadTooLarge, read_payload
 from transforms.progress import ProgressNotes
 from transforms.snapshot import FileChanged, digest_listed, open_listed
+from transforms.warc_headers import BoundedLines, BoundedReader, RecordLoader
 from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
 SKIPPED = "skipped"
@@ -132,8 +134,6 @@ RESYNC_PROBE = 4096
 BLANK_RUN_LIMIT = 1 << 16
 # The longest line read after a record where a blank line should be: longer lines are damage anyway.
 TRAILING_LINE_LIMIT = 1 << 16
-# No WARC header line is this long: a longer one is damage (warcio reads a line whole, however long).
-HEADER_LINE_LIMIT = 1 << 20
 # Notes listed for one range of a file; the rest are counted in one more note.
 NOTES_PER_RANGE = 100
 
@@ -591,39 +591,7 @@ class _FrameDecompressor:
         return (self._decompressor.unused_data or b"") + self._after
 
 
-class _BoundedLines:
-    """A warcio reader whose lines read without a length (a record's WARC headers) are bounded (`HEADER_LINE_LIMIT`).
-
-    (warcio's parser reads header lines with no length; the HTTP headers are read within the record's.)
-    """
-
-    def readline(self, length=None):
-        if length is not None:
-            return super().readline(length)
-        # (warcio's readline with a length may stop before it, short of a line end: it is called again.)
-        line = b""
-        while len(line) <= HEADER_LINE_LIMIT:
-            piece = super().readline(HEADER_LINE_LIMIT + 1 - len(line))
-            line += piece
-            if not piece or line.endswith(b"\n"):
-                return line
-        raise DamagedData(f"a WARC header line over {HEADER_LINE_LIMIT:,} bytes")
-
-
-class _BoundedReader(_BoundedLines, DecompressingBufferedReader):
-    """warcio's reader (of a file not compressed, or gzipped), with bounded header lines."""
-
-
-class _RecordLoader(ArcWarcRecordLoader):
-    """warcio's record parser, saying what is missing where warcio would fail on it."""
-
-    def load_http_headers(self, rec_type, uri, stream, length):
-        if uri is None and rec_type in ("response", "request", "revisit"):
-            raise DamagedData(f"a WARC {rec_type} record without WARC-Target-URI")
-        return super().load_http_headers(rec_type, uri, stream, length)
-
-
-class _FramedReader(_BoundedLines, DecompressingBufferedReader):
+class _FramedReader(BoundedLines, DecompressingBufferedReader):
     """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
 
     def __init__(self, stream: BinaryIO, framing: _Framing):
@@ -657,11 +625,12 @@ class _RecordIterator(ArchiveIterator):
     def __init__(self, stream: BinaryIO, form: _Format):
         # ARC records come with the headers of the WARC record they would be.
         super().__init__(stream, arc2warc=form.arc)
-        self.loader = _RecordLoader(verify_http=False, arc2warc=form.arc)
+        # (Header lines bounded, a missing target URI said so: `transforms.warc_headers`.)
+        self.loader = RecordLoader(verify_http=False, arc2warc=form.arc)
         if form.framing is not None and form.framing.new_decompressor is not None:
             self.reader = _FramedReader(self.fh, form.framing)
         else:
-            self.reader = _BoundedReader(self.fh, block_size=BUFF_SIZE)
+            self.reader = BoundedReader(self.fh, block_size=BUFF_SIZE)
 
     def read_to_end(self, record=None):
         super().read_to_end(record)
