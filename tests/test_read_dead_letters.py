@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 
 import pytest
 
@@ -79,3 +80,28 @@ def test_a_dead_letter_of_a_record_whose_header_was_read_names_it(damage):
     assert dead, outcomes
     letter = dead[0]
     assert (letter.url, letter.warc_record_id) == (PAGES[0].url, PAGES[0].record_id), letter
+
+
+def test_a_whole_file_gzip_cut_inside_a_records_http_headers_names_the_record():
+    plain = b"".join(response(page) for page in PAGES)
+    second = plain.index(response(PAGES[1]))
+    http_headers = plain.index(b"HTTP/1.1", second) + 20  # inside the second record's HTTP headers
+    outcomes = read_all(_gzip_cut(plain, http_headers))
+    docs, _, dead = outcomes_by_kind(outcomes)
+    assert [doc.url for doc in docs] == [PAGES[0].url]
+    [letter] = dead
+    assert "truncated" in letter.reason
+    assert (letter.url, letter.warc_record_id) == (PAGES[1].url, PAGES[1].record_id), letter
+
+
+def _gzip_cut(plain: bytes, readable: int) -> bytes:
+    """A whole-file gzip of `plain` cut so that it decompresses to its first `readable` bytes."""
+    data = zlib.compressobj(9, zlib.DEFLATED, 31)
+    # (A full flush after the first `readable` bytes: the cut there leaves them all and nothing after.)
+    return data.compress(plain[:readable]) + data.flush(zlib.Z_FULL_FLUSH)
+
+
+def test_a_response_without_a_target_uri_names_its_record_id():
+    data = without_header(response(PAGES[0]), b"WARC-Target-URI") + response(PAGES[1])
+    _, _, [letter] = outcomes_by_kind(read_all(data))
+    assert letter.warc_record_id == PAGES[0].record_id

@@ -731,7 +731,13 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             return
         previous = _WARCIO_SYS.redirect(sink)
         try:
-            record = next(records, None)
+            iterator.loader.forget()
+            try:
+                record = next(records, None)
+            except Exception:
+                # (A record whose WARC headers were read, and whose HTTP headers were not: the damage names it.)
+                progress.reading = iterator.loader.last_read()
+                raise
             if record is None:
                 return
             record_offset = iterator.offset

@@ -5,13 +5,16 @@ swallows the headers after it when it ends in a bare CR), and a response
 record without WARC-Target-URI fails inside it with an AttributeError of its
 own. Here a WARC header line over `HEADER_LINE_LIMIT` bytes, and a record
 that lacks its target URI, are a `DamagedHeader` that says which: the reader
-reports it as damage with that reason and resumes at the next record.
+reports it as damage with that reason and resumes at the next record. What
+fails after a record's WARC headers were read (its HTTP headers, cut by the
+end of a whole-file gzip) is told of that record (`RecordLoader.last_read`).
 """
 
 from __future__ import annotations
 
 from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
+from warcio.statusandheaders import StatusAndHeadersParser
 
 # No WARC header line is this long: a longer one is damage.
 HEADER_LINE_LIMIT = 1 << 20
@@ -46,8 +49,33 @@ class BoundedReader(BoundedLines, DecompressingBufferedReader):
     """warcio's reader (of a file not compressed, or gzipped), with bounded header lines."""
 
 
+class _RememberingParser(StatusAndHeadersParser):
+    """warcio's header parser, keeping the last headers it read whole."""
+
+    last = None
+
+    def parse(self, stream, full_statusline=None):
+        self.last = super().parse(stream, full_statusline)
+        return self.last
+
+
 class RecordLoader(ArcWarcRecordLoader):
     """warcio's record parser, saying what is missing where warcio would fail on it."""
+
+    def __init__(self, verify_http: bool = True, arc2warc: bool = True):
+        super().__init__(verify_http=verify_http, arc2warc=arc2warc)
+        self.warc_parser = _RememberingParser(self.WARC_TYPES)
+
+    def forget(self) -> None:
+        """Called before a record is parsed: `last_read` is of that record only."""
+        self.warc_parser.last = None
+
+    def last_read(self) -> tuple[str, str] | None:
+        """(record id, URL) of the WARC record whose headers were read since `forget` (None: none was)."""
+        headers = self.warc_parser.last
+        if headers is None:
+            return None
+        return headers.get_header("WARC-Record-ID", ""), headers.get_header("WARC-Target-URI", "")
 
     def load_http_headers(self, rec_type, uri, stream, length):
         if uri is None and rec_type in TARGETED_TYPES:
