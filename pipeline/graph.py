@@ -147,8 +147,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`).
     """
-    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes,
-                                             settings.skip_truncated)
+    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
+                                             settings.max_page_bytes, settings.skip_truncated)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
                                                                     settings.page_memory)

@@ -23,7 +23,8 @@ def test_every_input_is_digested_once_whatever_its_ranges(write_warc):
     split = write_warc(sample_captures(), name="split.warc.gz")
     whole = write_warc(sample_captures()[:3], name="whole.warc", compression="none")
     # (Digests of the bytes listed, `InputDigest`s: the same sizes and SHA-256 as of the whole files here.)
-    expected = [(digest.path, digest.size, digest.sha256) for digest in (digest_file(str(split)), digest_file(str(whole)))]
+    expected = [(digest.path, digest.size, digest.sha256)
+                for digest in (digest_file(str(split)), digest_file(str(whole)))]
     with TestPipeline() as pipeline:
         read = pipeline | ReadWarc([str(split.parent / "*.warc*"), str(split)], range_bytes=2000)
         digests = read[INPUT_FILES] | beam.Map(lambda digest: (digest.path, digest.size, digest.sha256))

@@ -251,7 +251,8 @@ def test_a_file_gzipped_as_one_stream_cut_anywhere_keeps_every_whole_record_befo
         # Without --skip-truncated, the same, but a page the cut leaves part of is kept with it.
         default = read_all(data[:cut])
         assert default[:-1] == outcomes[:-1] and (default[-1] == letter or (
-            default[-1].truncated.startswith("end-of-file: ") and default[-1].source_offset == letter.source_offset)), cut
+            default[-1].truncated.startswith("end-of-file: ")
+            and default[-1].source_offset == letter.source_offset)), cut
         assert isinstance(letter, DeadLetter) and letter.reason.startswith("truncated: the file ends"), (cut, letter)
         if kept < len(starts) and starts[kept] <= readable:  # the cut is inside a record: the letter is at its start
             assert letter.source_offset == starts[kept], (cut, letter)

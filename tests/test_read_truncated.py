@@ -170,7 +170,7 @@ def test_a_rebuild_of_a_build_with_skip_truncated_skips_them_too(tmp_path):
     build(tmp_path, warc_bytes([BEFORE, CRAWLER_CUT]), "--skip-truncated")
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["options"]["skip_truncated"] is True
-    code, out, err = run_main(["--rebuild", str(tmp_path / "out" / "manifest.json"), "--output", str(tmp_path / "again"),
-                               "--quiet"])
+    code, out, err = run_main(["--rebuild", str(tmp_path / "out" / "manifest.json"),
+                               "--output", str(tmp_path / "again"), "--quiet"])
     assert code == 0 and "byte-identical" in out, err
     assert [record["url"] for record in corpus_records(tmp_path / "again")] == [BEFORE.url]

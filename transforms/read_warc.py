@@ -486,8 +486,9 @@ def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompress
     file_size = raw.tell()
     if size > ZSTD_DICTIONARY_LIMIT or 8 + size > file_size:
         # Where records start is unknown: they are looked for after the frame's header, read without a dictionary.
-        limit = "more than 16 MiB" if size > ZSTD_DICTIONARY_LIMIT else f"past the end of the file ({file_size:,} bytes)"
-        return None, 8, f"the zstd dictionary frame at the start of the file declares {size:,} bytes, {limit}"
+        beyond = ("more than 16 MiB" if size > ZSTD_DICTIONARY_LIMIT
+                  else f"past the end of the file ({file_size:,} bytes)")
+        return None, 8, f"the zstd dictionary frame at the start of the file declares {size:,} bytes, {beyond}"
     raw.seek(8)
     content = raw.read(size)
     if content.startswith(ZSTD_MAGIC):
@@ -753,7 +754,7 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 raise DamagedData("a WARC record without Content-Length")
             warnings = iterator.err_count
             if isinstance(stream, _GunzipStream):
-                # (What the end of a whole-file gzip cuts of this record's block is read as its end: see `_read_record`.)
+                # (What the end of a whole-file gzip cuts of this record's block is read as its end: `_read_record`.)
                 stream.quiet_cut = True
             outcome = _read_record(iterator, record, source_file, max_page_bytes, progress.skip_truncated,
                                    progress.file_size)
