@@ -6,7 +6,8 @@
 The pages are those of the corpus's `gold/gold.jsonl` (full gold text) and
 `gold/snippets.jsonl` (`must_contain` snippets), found in the WARC files by
 record id with `read_warc` (pages that ReadWarc does not keep, such as
-captures cut at 1 MiB, are left out and counted). Every tool gets the same
+captures cut at 1 MiB, are left out and counted: read with `skip_truncated`,
+since the gold text of a cut capture is of the whole page). Every tool gets the same
 page: for webcorpus the raw payload (its time includes the charset decode),
 for the others the payload as `transforms.charset` decoded it to UTF-8.
 
@@ -194,7 +195,7 @@ def load_pages(corpus: Path) -> tuple[list[Page], dict]:
     found = set()
     for path in sorted(glob.glob(str(corpus / "warc" / "*.warc.gz"))):
         name = os.path.basename(path)
-        for outcome in read_warc(lambda: open(path, "rb"), path):
+        for outcome in read_warc(lambda: open(path, "rb"), path, skip_truncated=True):
             key = (name, outcome.warc_record_id)
             row = rows.get(key)
             if row is None:

@@ -148,7 +148,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`).
     """
-    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes)
+    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
+                                             settings.max_page_bytes, settings.skip_truncated)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
                                                                     settings.page_memory)
@@ -191,7 +192,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
     # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
-    outcomes = [read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
+    outcomes = [read[INPUT_FILES], read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
                 minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)

@@ -72,6 +72,8 @@ class CorpusSettings:
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
     # Decoded payload bytes past which a page is a `too-large` skip.
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    # Skip pages cut short (`--skip-truncated`) instead of keeping what was received.
+    skip_truncated: bool = False
     # MiB a page may take in CleanHtml's child process.
     page_memory: int = DEFAULT_PAGE_MEMORY_MIB
     # The scripts whose letters MinimizeText keeps (`parse_scripts`).
@@ -280,6 +282,12 @@ def make_parser() -> argparse.ArgumentParser:
              f"is skipped as too-large without being read further (default {DEFAULT_MAX_PAGE_BYTES}).",
     )
     parser.add_argument(
+        "--skip-truncated", action="store_true", default=None,
+        help="Skip pages cut short (WARC-Truncated: Common Crawl cuts payloads over 1 MiB; or cut by the end of "
+             "their file) as `truncated`, instead of keeping what was received (each record's `truncated` field "
+             "says why and how much).",
+    )
+    parser.add_argument(
         "--near-dedup", action="store_true", default=None,
         help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
              "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
@@ -326,7 +334,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
-               "max_page_bytes": "--max-page-bytes", "page_memory": "--page-memory", "scripts": "--scripts",
+               "max_page_bytes": "--max-page-bytes", "skip_truncated": "--skip-truncated",
+               "page_memory": "--page-memory", "scripts": "--scripts",
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
@@ -351,6 +360,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         page_timeout=options["page_timeout"],
         # Manifests from before --max-page-bytes were built without a bound; the default is the nearest.
         max_page_bytes=options.get("max_page_bytes", DEFAULT_MAX_PAGE_BYTES),
+        # Manifests from before --skip-truncated skipped pages cut short.
+        skip_truncated=options.get("skip_truncated", True),
         # Manifests from before --page-memory were built without a memory limit; the default holds them.
         page_memory=options.get("page_memory", DEFAULT_PAGE_MEMORY_MIB),
         # Manifests from before --scripts were built with the default.
@@ -494,6 +505,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,
             max_page_bytes=DEFAULT_MAX_PAGE_BYTES if known.max_page_bytes is None else known.max_page_bytes,
+            skip_truncated=bool(known.skip_truncated),
             page_memory=DEFAULT_PAGE_MEMORY_MIB if known.page_memory is None else known.page_memory,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,

@@ -37,8 +37,9 @@ TEXT = Capture("https://en.example.org/robots.txt", b"User-agent: *\n", content_
 IMAGE = Capture("https://en.example.org/logo.jpg", JPEG, content_type="text/html", date="2026-01-15T10:05:00Z")
 NOT_FOUND = Capture("https://en.example.org/gone", page("<p>Not here</p>").encode(), status=404,
                     date="2026-01-15T10:06:00Z")
-CUT = Capture("https://en.example.org/cut", page("<p>" + "word " * 400 + "</p>").encode(), cut_block_to=500,
-              date="2026-01-15T10:07:00Z")  # a record cut short: a dead letter
+# A record cut short inside its HTTP headers: a dead letter (cut inside its body, what was stored would be kept).
+CUT = Capture("https://en.example.org/cut", page("<p>" + "word " * 400 + "</p>").encode(), cut_block_to=40,
+              date="2026-01-15T10:07:00Z")
 FIRST_FILE = [LATIN, CYRILLIC, REDIRECT, TEXT]
 SECOND_FILE = [CP1251, DUPLICATE, IMAGE, CUT, NOT_FOUND]
 KEPT = {LATIN.url, CYRILLIC.url, CP1251.url}

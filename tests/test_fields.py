@@ -59,8 +59,8 @@ def test_record_digest_covers_exactly_the_written_fields():
     assert record_problem(record) is None
     assert record_problem(dict(record, clean_text="A, b!")) is not None
     # A record of the default fields has the digest it always had.
-    default = {name: value for name, value in zip(DEFAULT_FIELDS, ["u", "i", "d", "f", 0, 200, "t", "c", "s", "T", [],
-                                                                   "", {}, "", "", "h", 0, [], [], 1, 2, 3, 0.0])}
+    default = {name: value for name, value in zip(DEFAULT_FIELDS, ["u", "i", "d", "f", 0, 200, "t", "", "c", "s", "T",
+                                                                   [], "", {}, "", "", "h", 0, [], [], 1, 2, 3, 0.0])}
     encoded = io.BytesIO()
     fastavro.schemaless_writer(encoded, fastavro.parse_schema(dict(CORPUS_SCHEMA, fields=DIGESTED_FIELDS)), default)
     assert record_digest(default) == hashlib.sha256(encoded.getvalue()).hexdigest()[:16]

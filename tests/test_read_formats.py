@@ -245,12 +245,18 @@ def test_a_file_gzipped_as_one_stream_cut_anywhere_keeps_every_whole_record_befo
     block_ends = [start - separator for start in starts[1:]] + [len(plain) - separator]
     for cut in range(20, len(data) - 8, 3):  # (the last 8 bytes are the gzip trailer)
         readable = len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:cut]))
-        outcomes = read_all(data[:cut])
+        outcomes = list(read_warc(lambda: io.BytesIO(data[:cut]), "test", on_note=lambda note: None,
+                                  skip_truncated=True))
         kept = sum(end <= readable for end in block_ends)
         # Every record whose block the cut file holds whole, then one dead letter for the cut
         # (the cut record's own, or one for the rest of the file).
         assert outcomes[:-1] == whole[:kept], (cut, readable)
         letter = outcomes[-1]
+        # Without --skip-truncated, the same, but a page the cut leaves part of is kept with it.
+        default = read_all(data[:cut])
+        assert default[:-1] == outcomes[:-1] and (default[-1] == letter or (
+            default[-1].truncated.startswith("end-of-file: ")
+            and default[-1].source_offset == letter.source_offset)), cut
         assert isinstance(letter, DeadLetter) and letter.reason.startswith("truncated: the file ends"), (cut, letter)
         if kept < len(starts) and starts[kept] <= readable:  # the cut is inside a record: the letter is at its start
             assert letter.source_offset == starts[kept], (cut, letter)

@@ -17,7 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.sample import COMPRESSIONS, WARC_VERSIONS, Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import RECORDS_READ, SKIP_KINDS, ReadWarc
+from transforms.read_warc import RECORDS_READ, SKIP_KINDS, ReadWarc, read_warc
 from tests.helpers import compressed_frames, html_capture, outcomes_by_kind, page, read_bytes
 
 LATIN = html_capture("https://en.example.org/a", "<p>Harbour cranes &amp; the old port.</p>",
@@ -48,9 +48,10 @@ def summary(outcomes):
     return result
 
 
-def response_outcome(capture: Capture):
+def response_outcome(capture: Capture, skip_truncated: bool = False):
     """The outcome of the one response (or revisit) record of a single-capture WARC."""
-    outcomes = read_bytes(warc_bytes([capture]))
+    outcomes = list(read_warc(lambda: io.BytesIO(warc_bytes([capture])), "test.warc.gz",
+                              skip_truncated=skip_truncated))
     assert len(outcomes) == 4  # warcinfo, request, response, metadata
     assert [o.kind for i, o in enumerate(outcomes) if i != 2] == ["non-response"] * 3
     assert [o.detail for i, o in enumerate(outcomes) if i != 2] == ["warcinfo", "request", "metadata"]
@@ -133,13 +134,23 @@ SKIP_EXPECTED = {
 @pytest.mark.parametrize("case", sorted(SKIP_CASES))
 def test_records_a_corpus_does_not_want_are_skipped_by_kind(case):
     capture = SKIP_CASES[case]
-    outcome = response_outcome(capture)
+    outcome = response_outcome(capture, skip_truncated=case.startswith("truncated"))
     assert isinstance(outcome, Skip), outcome
     assert outcome.kind == SKIP_EXPECTED[case]
     assert outcome.kind in SKIP_KINDS
     assert outcome.url == capture.url
     assert outcome.warc_record_id == capture.record_id
     assert outcome.record_type == capture.record_type
+
+
+@pytest.mark.parametrize("case", ["truncated", "truncated-disconnect"])
+def test_captures_the_crawler_cut_are_kept_or_with_skip_truncated_skipped(case):
+    # (Pages cut short are kept with what was received, `truncated` saying so: tests/test_read_truncated.py.)
+    capture = SKIP_CASES[case]
+    kept = response_outcome(capture)
+    assert isinstance(kept, Document) and kept.truncated.endswith(f": {len(capture.body)} bytes received"), kept
+    skipped = response_outcome(capture, skip_truncated=True)
+    assert isinstance(skipped, Skip) and skipped.kind == SKIP_EXPECTED[case] and skipped.kind in SKIP_KINDS
 
 
 def test_binary_labelled_html_names_the_reason():
@@ -193,12 +204,18 @@ BIG = html_capture("https://en.example.org/big", "<p>" + " ".join(
                    date="2026-01-15T10:05:00Z")
 
 
-def test_a_record_cut_short_is_a_truncated_dead_letter_and_the_others_are_kept():
+@pytest.mark.parametrize("skip_truncated", [False, True])
+def test_a_record_cut_short_is_kept_cut_or_with_skip_truncated_a_dead_letter_and_the_others_are_kept(skip_truncated):
     cut = Capture("https://en.example.org/cut", page("<p>" + "hello world " * 300 + "</p>").encode(),
                   cut_block_to=600, date="2026-01-15T10:06:00Z")
-    outcomes = read_bytes(warc_bytes([LATIN, cut, CYRILLIC]))
+    outcomes = list(read_warc(lambda: io.BytesIO(warc_bytes([LATIN, cut, CYRILLIC])), "test.warc.gz",
+                              skip_truncated=skip_truncated))
     assert len(outcomes) == 1 + 3 * 3
     docs, _, dead = outcomes_by_kind(outcomes)
+    if not skip_truncated:
+        assert [doc.url for doc in docs] == [LATIN.url, cut.url, CYRILLIC.url] and not dead
+        assert docs[1].truncated.startswith("end-of-member: ") and outcomes[5] is docs[1]
+        return
     assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url]
     [letter] = dead
     assert "truncated" in letter.reason
@@ -220,7 +237,8 @@ def test_a_file_cut_inside_its_last_gzip_member_keeps_the_records_before(where):
     data = warc_bytes([LATIN, CYRILLIC, BIG])
     members = compressed_frames(data)
     start, end = members[-2]  # BIG's response; its metadata member is lost with the cut
-    outcomes = read_bytes(data[:_cut_points(data, start, end)[where]])
+    outcomes = list(read_warc(lambda: io.BytesIO(data[:_cut_points(data, start, end)[where]]), "test.warc.gz",
+                              skip_truncated=True))
     assert len(outcomes) == len(members) - 1  # every record that starts in the file
     docs, _, dead = outcomes_by_kind(outcomes)
     assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url]
@@ -229,22 +247,25 @@ def test_a_file_cut_inside_its_last_gzip_member_keeps_the_records_before(where):
     assert dead[0].source_offset == start
 
 
-def test_a_record_cut_inside_its_payload_names_the_record():
+def test_a_record_cut_inside_its_payload_is_kept_cut_or_with_skip_truncated_a_dead_letter_that_names_it():
     data = warc_bytes([LATIN, CYRILLIC, BIG])
     start, end = compressed_frames(data)[-2]
-    letter = read_bytes(data[:(start + end) // 2])[-1]
+    cut = data[:(start + end) // 2]
+    kept = read_bytes(cut)[-1]
+    assert isinstance(kept, Document) and kept.truncated.startswith("end-of-file: "), kept
+    assert (kept.url, kept.warc_record_id) == (BIG.url, BIG.record_id) and kept.payload
+    letter = list(read_warc(lambda: io.BytesIO(cut), "test.warc.gz", skip_truncated=True))[-1]
     assert isinstance(letter, DeadLetter)
     assert (letter.url, letter.warc_record_id) == (BIG.url, BIG.record_id)
 
 
-def test_an_uncompressed_file_cut_inside_its_last_record_keeps_the_records_before():
+def test_an_uncompressed_file_cut_inside_its_last_record_keeps_the_records_before_and_what_it_holds_of_it():
     data = warc_bytes([LATIN, CYRILLIC, BIG], compression="none")
     cut = data[:len(data) - len(data) // 10]  # inside BIG's response
     outcomes = read_bytes(cut)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url]
-    assert len(dead) == 1 and outcomes[-1] is dead[0]
-    assert "truncated" in dead[0].reason
+    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url, BIG.url] and not dead
+    assert outcomes[-1] is docs[-1] and docs[-1].truncated.startswith("end-of-file: ")
 
 
 @pytest.mark.parametrize("size", ["small", "big"])
@@ -255,11 +276,14 @@ def test_a_whole_file_gzip_cut_short_keeps_the_records_before(size):
     else:
         data = warc_bytes([LATIN, CYRILLIC, Capture(CYRILLIC.url + "/2", CYRILLIC.body)], compression="file")
         cut = data[:-30]  # inside the last capture's metadata record
-    outcomes = read_bytes(cut)
+    outcomes = list(read_warc(lambda: io.BytesIO(cut), "test.warc.gz", skip_truncated=True))
     docs, _, dead = outcomes_by_kind(outcomes)
     assert [doc.url for doc in docs][:2] == [LATIN.url, CYRILLIC.url]
     assert len(dead) == 1 and outcomes[-1] is dead[0]
     assert "truncated" in dead[0].reason
+    if size == "big":  # (the cut is inside BIG's page: without --skip-truncated, what the file holds of it is kept)
+        kept = read_bytes(cut)
+        assert kept[:-1] == outcomes[:-1] and kept[-1].url == BIG.url and kept[-1].truncated.startswith("end-of-file")
 
 
 THIRD = html_capture("https://en.example.org/third", "<p>A third page.</p>", date="2026-01-15T10:09:00Z")
@@ -357,9 +381,10 @@ def test_every_record_yields_exactly_one_outcome(kinds, version, compression):
     outcomes = read_bytes(warc_bytes(captures, compression, version))
     assert len(outcomes) == 1 + 3 * len(captures)
     docs, skips, dead = outcomes_by_kind(outcomes)
-    assert len(docs) == sum(kind in ("html", "encoded") for kind in kinds)
-    assert len(dead) == kinds.count("cut")
-    assert all(letter.warc_record_id for letter in dead)
+    # Pages cut short (by the crawler, or stored cut) are kept, `truncated` saying so.
+    assert len(docs) == sum(kind in ("html", "encoded", "truncated", "cut") for kind in kinds)
+    assert sum(bool(doc.truncated) for doc in docs) == kinds.count("truncated") + kinds.count("cut")
+    assert not dead
     # Each response and revisit comes out once, under its own record id.
     ids = [o.warc_record_id for o in outcomes if not (isinstance(o, Skip) and o.kind == "non-response")]
     assert sorted(ids) == sorted(capture.record_id for capture in captures)

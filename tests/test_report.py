@@ -23,9 +23,9 @@ from transforms.report import (OUTCOMES, SumTallies, TallyBundle, WriteReport, b
 
 
 def kept_record(source_file: str, raw: int, cleaned: int, minimized: int, charset: str = "utf-8",
-                source: str = "http-header") -> dict:
+                source: str = "http-header", truncated: str = "") -> dict:
     return {"source_file": source_file, "charset": charset, "charset_source": source, "raw_bytes": raw,
-            "cleaned_bytes": cleaned, "minimized_bytes": minimized}
+            "cleaned_bytes": cleaned, "minimized_bytes": minimized, "truncated": truncated}
 
 
 def skip(source_file: str, kind: str) -> Skip:
@@ -225,3 +225,11 @@ def test_the_reports_sum_gets_a_tally_per_bundle_of_each_kind_not_one_per_record
     producers = {output: node for node in leaves for output in node.outputs.values()}
     summed = next(node for node in leaves if node.full_label == "Report/AllTallies")
     assert [type(producers[pcoll].transform.fn).__name__ for pcoll in summed.inputs] == ["TallyBundle"] * 2
+
+
+def test_the_report_counts_the_truncated_pages_it_kept():
+    tally = tally_record(kept_record("/a.warc.gz", 10, 5, 4, truncated="length: 10 bytes received"))
+    tally.update(tally_record(kept_record("/a.warc.gz", 10, 5, 4)))
+    report = build_report(tally, {})
+    assert report["truncated_kept"] == 1 and report["records"]["kept"] == 2
+    assert "kept though cut short (truncated)" in format_report(report)

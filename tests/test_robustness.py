@@ -78,7 +78,8 @@ def test_the_report_names_the_damaged_file_and_the_run_goes_on(tmp_path, capsys)
     assert any("corrupt data" in error for error in files["damaged.warc.gz"]["errors"])
     assert any("not a WARC record" in error for error in files["notes.warc.gz"]["errors"])
     assert report["corrupt_bytes_skipped"] == end - start
-    assert report["records"]["kept"] == 4  # the sample's five distinct pages, less the damaged one
+    # The sample's five distinct pages and its truncated capture (kept cut), less the damaged one.
+    assert report["records"]["kept"] == 5
     assert "error at offset" in capsys.readouterr().out
 
 
@@ -207,9 +208,11 @@ def test_fuzz_read_warc_on_the_dev_corpus_records(corpus_dir):
     fuzz()
 
 
-def test_a_capture_cut_by_the_crawler_is_skipped_not_lost():
+def test_a_capture_cut_by_the_crawler_is_kept_cut_or_with_skip_truncated_skipped_not_lost():
     page = Capture("https://example.org/long", b"<p>" + b"x" * 5000, warc_headers=(("WARC-Truncated", "length"),))
-    outcomes = read_all(warc_bytes([page]))
+    kept = [outcome for outcome in read_all(warc_bytes([page])) if isinstance(outcome, Document)]
+    assert [(doc.url, doc.truncated) for doc in kept] == [("https://example.org/long", "length: 5003 bytes received")]
+    outcomes = list(read_warc(lambda: io.BytesIO(warc_bytes([page])), "test.warc.gz", skip_truncated=True))
     skips = [outcome for outcome in outcomes if isinstance(outcome, Skip) and outcome.kind == "truncated"]
     assert [skip.url for skip in skips] == ["https://example.org/long"]
 

@@ -120,6 +120,11 @@ DIGESTED_FIELDS = [
     _long("source_offset", "Offset of the record in that file (of its gzip member when gzipped per record)."),
     {"name": "http_status", "type": "int", "doc": "HTTP status code (always 200 for kept pages)."},
     _string("content_type", "HTTP Content-Type header as sent."),
+    _string("truncated", "Empty for a whole capture. For a page cut short, why and how much of its HTTP body (as "
+                         "stored, before decoding) was received: '<reason>: N bytes received', the reason being "
+                         "WARC-Truncated's (length, time, disconnect, unspecified, ...), or 'end-of-file: N of M "
+                         "bytes received' for a record the end of its WARC file cuts ('end-of-member': the end of its "
+                         "gzip member). Pages cut short are skipped instead with --skip-truncated."),
     _string("charset", "Charset the page was decoded from (WHATWG name)."),
     _string("charset_source", "Where the charset came from: bom, http-header, meta, detected, default."),
     _string("title", "Text of <title>, whitespace collapsed."),
@@ -256,7 +261,8 @@ def avro_record(doc: Document) -> dict:
 
 DUPLICATE_FIELDS = ("duplicate_count", "duplicate_urls", "duplicate_record_ids")
 # What the report counts of a written record (`tally_record`), besides the language fields when they are written.
-TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "cleaned_bytes", "minimized_bytes")
+TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "cleaned_bytes", "minimized_bytes",
+                  "truncated")
 
 
 def _encoded(schema, values: dict) -> bytes:

@@ -29,6 +29,9 @@ class Document:
     # once CleanHtml has used it so that the raw page never crosses a shuffle.
     payload: bytes = b""
     raw_bytes: int = 0
+    # How much of a page cut short was received (ReadWarc): "" for a whole capture, else "REASON: N bytes received"
+    # (WARC-Truncated's reason) or "end-of-file: N of M bytes received" ("end-of-member": its gzip member ended).
+    truncated: str = ""
     # Charset: the decoded page as text and how its charset was chosen.
     charset: str = ""
     charset_source: str = ""

@@ -4,7 +4,9 @@ Every record of a file comes out as exactly one of:
 
 * a `Document`: an HTTP 200 response whose payload is HTML, with chunked
   transfer coding and content-encoding removed (`transforms.payload`, which
-  reads at most `max_page_bytes` of it);
+  reads at most `max_page_bytes` of it); one cut short (WARC-Truncated, or
+  the end of the file) is one too, with what was received and its
+  `truncated` saying how, unless `skip_truncated`;
 * a `Skip` of a kind in `SKIP_KINDS`: records a text corpus does not want;
 * a `DeadLetter`: a record (or the rest of a file) that could not be read.
 
@@ -54,13 +56,15 @@ from apache_beam.transforms.window import GlobalWindows
 from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.utils import BUFF_SIZE
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.http_filesystem import RemoteReadError, serves_ranges
 from transforms.locations import redacted
-from transforms.manifest import digest_file
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, PayloadTooLarge, read_payload
 from transforms.progress import ProgressNotes
+from transforms.snapshot import FileChanged, digest_listed, open_listed
+from transforms.warc_headers import BoundedLines, BoundedReader, RecordLoader
 from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
 
 SKIPPED = "skipped"
@@ -76,7 +80,7 @@ SKIP_KINDS = {
     "redirect": "an HTTP 3xx response",
     "error-status": "an HTTP status other than 200 and 3xx",
     "non-html": "a Content-Type other than HTML, or a payload that is not HTML",
-    "truncated": "the crawler cut the payload (WARC-Truncated)",
+    "truncated": "the crawler cut the payload (WARC-Truncated), with --skip-truncated (kept otherwise)",
     "empty": "an HTML response (or one with no Content-Type) with no payload",
     "too-large": "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
     # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
@@ -163,8 +167,11 @@ def payload_verdict(content_type: str, payload: bytes) -> str | None:
     return None
 
 
-def _classify(record) -> tuple[str, str] | None:
-    """The skip kind and detail that a record's headers decide, or None when its payload must tell."""
+def _classify(record, skip_truncated: bool) -> tuple[str, str] | None:
+    """The skip kind and detail that a record's headers decide, or None when its payload must tell.
+
+    A capture the crawler cut (WARC-Truncated) is a `truncated` skip with `skip_truncated` only.
+    """
     headers = record.rec_headers
     if record.rec_type == "revisit":
         return "revisit", headers.get_header("WARC-Profile", "")
@@ -173,7 +180,7 @@ def _classify(record) -> tuple[str, str] | None:
     if record.http_headers is None:
         return "non-http", headers.get_header("Content-Type", "")
     truncated = headers.get_header("WARC-Truncated")
-    if truncated:
+    if truncated and skip_truncated:
         return "truncated", truncated
     status = int(record.http_headers.get_statuscode())
     if 300 <= status < 400:
@@ -186,16 +193,25 @@ def _classify(record) -> tuple[str, str] | None:
     return None
 
 
-def _read_record(iterator: ArchiveIterator, record, source_file: str,
-                 max_page_bytes: int) -> Document | Skip | DeadLetter:
+def _read_record(iterator: ArchiveIterator, record, source_file: str, max_page_bytes: int, skip_truncated: bool,
+                 file_size: int | None) -> Document | Skip | DeadLetter:
+    """The outcome of a record whose headers are read; `file_size`: see `_Progress`.
+
+    A page cut short (by the crawler: WARC-Truncated; by the end of the file
+    or of its gzip member) is kept, with `truncated` saying why and how much,
+    unless `skip_truncated`; a cut record that would not be a page is a dead
+    letter, as is one cut before its HTTP body.
+    """
     headers = record.rec_headers
     record_id = headers.get_header("WARC-Record-ID", "")
     url = headers.get_header("WARC-Target-URI", "")
     payload, failure = b"", None
+    # The HTTP body's bytes by the record's Content-Length (its block after the HTTP headers).
+    declared_body = getattr(record.raw_stream, "limit", 0)
     # Decided from the headers first: what is skipped is never read, only
     # drained (by `get_record_offset`, in pieces).
     try:
-        verdict = _classify(record)
+        verdict = _classify(record, skip_truncated)
     except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
         verdict, failure = None, f"unreadable record: {describe_error(error)}"
     if verdict is None and failure is None:
@@ -215,17 +231,25 @@ def _read_record(iterator: ArchiveIterator, record, source_file: str,
     # The stream of a record cut short (a file that ends inside it) just
     # ends; warcio raises nothing, but the record's block is incomplete.
     missing = getattr(record.raw_stream, "limit", 0)
-    if missing > 0:
+    received = declared_body - missing
+    content_type = "" if verdict or failure else record.http_headers.get_header("Content-Type", "") or ""
+    if verdict is None and failure is None and not payload:
+        verdict = "empty", ""
+    elif verdict is None and failure is None and (not_html := payload_verdict(content_type, payload)):
+        verdict = "non-html", not_html
+    if missing > 0 and (verdict is not None or failure is not None or skip_truncated or received <= 0):
         return dead(f"truncated: the file ends {missing} bytes before the end of this record")
     if failure is not None:
         return dead(failure)
-    content_type = "" if verdict else record.http_headers.get_header("Content-Type", "") or ""
-    if verdict is None and not payload:
-        verdict = "empty", ""
-    elif verdict is None and (not_html := payload_verdict(content_type, payload)):
-        verdict = "non-html", not_html
     if verdict is not None:
         return Skip(verdict[0], source_file, offset, record.rec_type, record_id, url, verdict[1])
+    if missing > 0:
+        # (A gzip member that ends inside its record, and the file goes on: the record was stored cut.)
+        cut = "end-of-file" if file_size is None or iterator.offset >= file_size else "end-of-member"
+        truncated = f"{cut}: {received} of {declared_body} bytes received"
+    else:
+        crawler_cut = (headers.get_header("WARC-Truncated") or "").strip()
+        truncated = f"{crawler_cut}: {received} bytes received" if crawler_cut else ""
     return Document(
         url=url,
         warc_record_id=record_id,
@@ -236,6 +260,7 @@ def _read_record(iterator: ArchiveIterator, record, source_file: str,
         content_type=content_type,
         payload=payload,
         raw_bytes=len(payload),
+        truncated=truncated,
     )
 
 
@@ -433,7 +458,8 @@ class _Format:
 
     `layout` is `none` (not compressed), `file` (one gzip stream) or `record`
     (a gzip member, zstd or LZ4 frame per record, told by `framing`);
-    `records_start` is where the first record starts (after a zstd dictionary).
+    `records_start` is where the first record starts (after a zstd dictionary);
+    `damage`, what is wrong with what precedes it ("": nothing).
     """
 
     name: str
@@ -441,6 +467,7 @@ class _Format:
     framing: _Framing | None = None
     arc: bool = False
     records_start: int = 0
+    damage: str = ""
 
     def starts_record(self, data: bytes) -> bool:
         """Whether uncompressed `data` starts like a record of this format."""
@@ -453,13 +480,19 @@ class _Format:
 WARC = _Format("WARC")
 
 
-def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompressionDict | None, int]:
-    """The dictionary of the skippable frame at the start of a zstd WARC (if any), and where records start."""
+def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompressionDict | None, int, str]:
+    """The dictionary of the skippable frame at the start of a zstd WARC (if any), where records start, and what is
+    wrong with the frame ("": nothing)."""
     if not head.startswith(ZSTD_DICTIONARY_MAGIC) or len(head) < 8:
-        return None, 0
+        return None, 0, ""
     size = struct.unpack("<I", head[4:8])[0]
-    if size > ZSTD_DICTIONARY_LIMIT:
-        return None, 8 + size  # damage: the frames that need it are dead letters
+    raw.seek(0, 2)
+    file_size = raw.tell()
+    if size > ZSTD_DICTIONARY_LIMIT or 8 + size > file_size:
+        # Where records start is unknown: they are looked for after the frame's header, read without a dictionary.
+        beyond = ("more than 16 MiB" if size > ZSTD_DICTIONARY_LIMIT
+                  else f"past the end of the file ({file_size:,} bytes)")
+        return None, 8, f"the zstd dictionary frame at the start of the file declares {size:,} bytes, {beyond}"
     raw.seek(8)
     content = raw.read(size)
     if content.startswith(ZSTD_MAGIC):
@@ -468,8 +501,8 @@ def _zstd_dictionary(raw: BinaryIO, head: bytes) -> tuple[zstandard.ZstdCompress
             with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(content)) as reader:
                 content = reader.read(ZSTD_DICTIONARY_LIMIT)
         except zstandard.ZstdError:
-            return None, 8 + size
-    return zstandard.ZstdCompressionDict(content), 8 + size
+            return None, 8 + size, ""  # the frames that need it are dead letters
+    return zstandard.ZstdCompressionDict(content), 8 + size, ""
 
 
 def _starts_arc(data: bytes) -> bool:
@@ -509,8 +542,8 @@ def detect_format(open_file: Callable[[], BinaryIO]) -> _Format:
     with open_file() as raw:
         head = raw.read(RESYNC_CHUNK)
         if head.startswith(ZSTD_DICTIONARY_MAGIC):
-            dictionary, records_start = _zstd_dictionary(raw, head)
-            return _Format("WARC.zst", "record", _zstd_framing(dictionary), records_start=records_start)
+            dictionary, records_start, damage = _zstd_dictionary(raw, head)
+            return _Format("WARC.zst", "record", _zstd_framing(dictionary), records_start=records_start, damage=damage)
     if head.startswith(ZSTD_MAGIC):
         return _Format("WARC.zst", "record", _zstd_framing(None))
     if head.startswith(LZ4_MAGIC):
@@ -563,7 +596,7 @@ class _FrameDecompressor:
         return (self._decompressor.unused_data or b"") + self._after
 
 
-class _FramedReader(DecompressingBufferedReader):
+class _FramedReader(BoundedLines, DecompressingBufferedReader):
     """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
 
     def __init__(self, stream: BinaryIO, framing: _Framing):
@@ -597,8 +630,12 @@ class _RecordIterator(ArchiveIterator):
     def __init__(self, stream: BinaryIO, form: _Format):
         # ARC records come with the headers of the WARC record they would be.
         super().__init__(stream, arc2warc=form.arc)
+        # (Header lines bounded, a missing target URI said so: `transforms.warc_headers`.)
+        self.loader = RecordLoader(verify_http=False, arc2warc=form.arc)
         if form.framing is not None and form.framing.new_decompressor is not None:
             self.reader = _FramedReader(self.fh, form.framing)
+        else:
+            self.reader = BoundedReader(self.fh, block_size=BUFF_SIZE)
 
     def read_to_end(self, record=None):
         super().read_to_end(record)
@@ -607,6 +644,8 @@ class _RecordIterator(ArchiveIterator):
             self.offset = self.cut_at
 
     def _consume_blanklines(self):
+        if isinstance(self.fh, _GunzipStream):
+            self.fh.quiet_cut = False  # (the record's block is read)
         # As warcio's: the first line after a record is consumed even if it is
         # not blank (with a warning and an error count), and the first
         # non-blank line after it is the next record's first line.
@@ -657,6 +696,10 @@ class _Progress:
     form: _Format = WARC
     # The stored size of a file gzipped per record: a member that ends inside its record is split, not cut, before it.
     file_size: int | None = None
+    # (record id, URL) of the record whose header is read and whose outcome is not yet given: damage names it.
+    reading: tuple[str, str] | None = None
+    # Skip pages cut short (`read_warc`'s `skip_truncated`).
+    skip_truncated: bool = False
 
 
 class DamagedData(Exception):
@@ -693,7 +736,13 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             return
         previous = _WARCIO_SYS.redirect(sink)
         try:
-            record = next(records, None)
+            iterator.loader.forget()
+            try:
+                record = next(records, None)
+            except Exception:
+                # (A record whose WARC headers were read, and whose HTTP headers were not: the damage names it.)
+                progress.reading = iterator.loader.last_read()
+                raise
             if record is None:
                 return
             record_offset = iterator.offset
@@ -702,11 +751,17 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             if progress.form.arc:
                 # (warcio gives an ARC record a random WARC-Record-ID: an ARC record has none.)
                 record.rec_headers.remove_header("WARC-Record-ID")
+            progress.reading = (record.rec_headers.get_header("WARC-Record-ID", ""),
+                                record.rec_headers.get_header("WARC-Target-URI", ""))
             declared_length = record.rec_headers.get_header("Content-Length")
             if declared_length is None:
                 raise DamagedData("a WARC record without Content-Length")
             warnings = iterator.err_count
-            outcome = _read_record(iterator, record, source_file, max_page_bytes)
+            if isinstance(stream, _GunzipStream):
+                # (What the end of a whole-file gzip cuts of this record's block is read as its end: `_read_record`.)
+                stream.quiet_cut = True
+            outcome = _read_record(iterator, record, source_file, max_page_bytes, progress.skip_truncated,
+                                   progress.file_size)
         finally:
             _WARCIO_SYS.redirect(previous)
             sink.hand_on(note, source_file, record_offset)
@@ -720,23 +775,25 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 progress.emitted += 1
                 yield DeadLetter(STAGE, f"Content-Length {declared_length} runs past the end of this record: "
                                  f"the next record starts inside it, at offset {inside}", source_file, record_offset,
-                                 record.rec_headers.get_header("WARC-Record-ID", ""),
-                                 record.rec_headers.get_header("WARC-Target-URI", ""))
+                                 *progress.reading)
+                progress.reading = None
                 raise DamagedData("a Content-Length too big", resume_at=inside)
         # warcio's offsets go wrong on garbled input (even negative): never backwards.
         progress.next_offset = max(progress.next_offset, iterator.offset)
         progress.emitted += 1
         missing = getattr(record.raw_stream, "limit", 0)
-        split = False
-        if missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size:
-            # The file goes on after the gzip member that ends inside this record.
-            split = not _member_starts_record(records_file, iterator.offset, progress.form)
+        # The file goes on after the gzip member that ends inside this record.
+        member_cut = missing > 0 and progress.file_size is not None and iterator.offset < progress.file_size
+        split = member_cut and not _member_starts_record(records_file, iterator.offset, progress.form)
+        # (A page kept with what its member holds is kept: `_read_record`.)
+        if split or member_cut and not isinstance(outcome, Document):
             outcome = DeadLetter(STAGE, (
                 f"split across gzip members: this record's gzip member ends {missing} bytes before the end of the "
                 "record (by its Content-Length), and the next member holds its rest" if split else
                 f"truncated: this record's gzip member ends {missing} bytes before the end of the record "
                 "(by its Content-Length), and the next member starts another record"), source_file, record_offset,
-                record.rec_headers.get_header("WARC-Record-ID", ""), record.rec_headers.get_header("WARC-Target-URI", ""))
+                *progress.reading)
+        progress.reading = None
         yield outcome
         if iterator.blank_run > BLANK_RUN_LIMIT:
             yield DeadLetter(STAGE, f"{iterator.blank_run} bytes of blank lines after this record "
@@ -757,8 +814,13 @@ def _member_starts_record(open_file: Callable[[], BinaryIO], offset: int, form: 
 
 
 def starts_like_archive(open_file: Callable[[], BinaryIO]) -> bool:
-    """Whether a file begins with a WARC or ARC record, in a format that is read (see `detect_format`)."""
+    """Whether a file begins with a WARC or ARC record, in a format that is read (see `detect_format`).
+
+    Raises ValueError when what precedes its records is damaged (a zstd dictionary frame of a size it cannot have).
+    """
     form = detect_format(open_file)
+    if form.damage:
+        raise ValueError(form.damage)
     with open_file() as raw:
         raw.seek(form.records_start)
         head = raw.read(RESYNC_PROBE)
@@ -829,6 +891,10 @@ class _GunzipStream:
         self._position = 0
         self._finished = False
         self._cut = False
+        # While a record's block is read (its headers were), the cut ends it as the end of a file would
+        # (`_iterate`); once a block was cut so, the file has ended.
+        self.quiet_cut = False
+        self._cut_read = False
 
     def _fill(self, wanted: int) -> None:
         while len(self._buffer) - self._start < wanted and not self._finished:
@@ -852,7 +918,10 @@ class _GunzipStream:
         data = self._buffer[self._start:self._start + wanted]
         self._start += wanted
         if not data and self._cut and size is not None and size > 0:
-            raise CutStream("the file ends inside its gzip stream")
+            if not (self.quiet_cut or self._cut_read):
+                raise CutStream("the file ends inside its gzip stream")
+            # The end of the file, as a record's block that the cut ended was read: nothing else remains.
+            self._cut_read = True
         self._position += len(data)
         return data
 
@@ -896,7 +965,8 @@ def _file_size(open_file: Callable[[], BinaryIO]) -> int:
 def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 0,
               end: int | None = None, on_note: Callable[[ReadNote], None] = _print_note,
               max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-              claim: Callable[[int], bool] | None = None) -> Iterator[Document | Skip | DeadLetter]:
+              claim: Callable[[int], bool] | None = None,
+              skip_truncated: bool = False) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
 
     With `start` and `end`, reads the records that start in that byte range
@@ -917,24 +987,31 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     says how many bytes were skipped and how many records were recovered
     after them. warcio's warnings go to `on_note` (by default, to stderr with
     the file's name). A page whose payload decodes to more than
-    `max_page_bytes` is a `too-large` skip.
+    `max_page_bytes` is a `too-large` skip. A page cut short (WARC-Truncated,
+    or a record the end of the file or of its gzip member cuts) is kept with
+    what was received, its `truncated` saying why and how much; with
+    `skip_truncated`, it is a `truncated` skip (a cut record: a dead letter).
     """
     form = detect_format(open_file)
     layout = form.layout
     whole_file_gzip = layout == "file"
     records_file = _decompressed(open_file) if whole_file_gzip else open_file
+    # (The first range reads from where records start: what is there is read, or reported, never searched past.)
+    first_range = start <= form.records_start
     start = max(start, form.records_start)
     if whole_file_gzip or (claim is None and end is None):
         claim = _every_offset
     elif claim is None:
         claim = lambda offset: offset < end
     progress = _Progress(next_offset=start, claim=claim, form=form,
-                         file_size=_file_size(open_file) if layout == "record" else None)
-    if start:
+                         file_size=_file_size(open_file) if layout == "record" else None, skip_truncated=skip_truncated)
+    if form.damage and first_range:
+        yield DeadLetter(STAGE, form.damage, source_file, 0, "", "")
+    if form.damage or not first_range:
         progress.next_offset = find_next_record(open_file, start, form)
         if progress.next_offset is None:
             return
-    damage = None  # (where it started, where reading resumed, the error, records before)
+    damage = None  # (where it started, where reading resumed, the error, records before, (record id, URL))
     while True:
         segment_start = progress.next_offset
         try:
@@ -942,11 +1019,14 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
                 stream.seek(progress.next_offset)
                 yield from _iterate(stream, source_file, progress, records_file, on_note, max_page_bytes)
             failure = None
-        except RemoteReadError:
-            # The network failed, not the data: the work item fails (the runner retries it), no record is lost.
+        except (RemoteReadError, FileChanged):
+            # The network failed, or the file changed under the build, not the data: the work item fails (the
+            # runner retries it), no record is lost.
             raise
         except Exception as error:  # noqa: BLE001 - whatever broke, the rest of the file may be readable
             failure = error
+        # The record the failure cut short, when its header was read.
+        named, progress.reading = progress.reading or ("", ""), None
         if damage is not None:
             yield _damage_report(source_file, *damage, recovered=progress.emitted - damage[3])
             damage = None
@@ -962,17 +1042,17 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         search_from = max(search_from, segment_start + 1)
         resume = find_next_record(records_file, search_from, form)
         if resume is None:
-            yield _unreadable_rest(open_file, source_file, progress, failure, form)
+            yield _unreadable_rest(open_file, source_file, progress, failure, form, named)
             return
         # (A resumed record that is another range's cannot be claimed: the damage is reported, recovering none.)
         damaged_at = getattr(failure, "damaged_at", None)
         damaged_at = progress.next_offset if damaged_at is None else min(damaged_at, progress.next_offset)
-        damage = (damaged_at, resume, failure, progress.emitted)
+        damage = (damaged_at, resume, failure, progress.emitted, named)
         progress.next_offset = resume
 
 
 def _unreadable_rest(open_file, source_file: str, progress: _Progress, failure: BaseException,
-                     form: _Format) -> DeadLetter:
+                     form: _Format, named: tuple[str, str]) -> DeadLetter:
     cut = isinstance(failure, (CutStream, EOFError)) or (
         form.layout == "record" and _ends_inside_a_member(open_file, progress.next_offset, form.framing))
     if cut:
@@ -980,7 +1060,7 @@ def _unreadable_rest(open_file, source_file: str, progress: _Progress, failure: 
     else:
         reason = (f"unreadable from offset {progress.next_offset} to the end of the file after "
                   f"{progress.emitted} records: {describe_error(failure)}")
-    return DeadLetter(STAGE, reason, source_file, progress.next_offset, "", "")
+    return DeadLetter(STAGE, reason, source_file, progress.next_offset, *named)
 
 
 def _check_tail(open_file: Callable[[], BinaryIO], source_file: str, end: int) -> Iterator[DeadLetter]:
@@ -994,12 +1074,12 @@ def _check_tail(open_file: Callable[[], BinaryIO], source_file: str, end: int) -
 
 
 def _damage_report(source_file: str, damaged_at: int, resumed_at: int, error: BaseException, emitted_before: int,
-                   recovered: int) -> DeadLetter:
+                   named: tuple[str, str], recovered: int) -> DeadLetter:
     return DeadLetter(
         STAGE,
         f"corrupt data: {describe_error(error)}; skipped {resumed_at - damaged_at} bytes to the next intact record "
         f"at offset {resumed_at}; {recovered} records recovered after it",
-        source_file, damaged_at, "", "", skipped_bytes=resumed_at - damaged_at,
+        source_file, damaged_at, *named, skipped_bytes=resumed_at - damaged_at,
     )
 
 
@@ -1089,7 +1169,7 @@ class SplitWarc(beam.DoFn):
 
     def process(self, file_and_times_matched):
         file, times_matched = file_and_times_matched
-        layout = detect_format(lambda: open_uncompressed(file.path)).layout
+        layout = detect_format(lambda: open_listed(file.path, file.size_in_bytes)).layout
         self._to_digest.append(FileToDigest(file.path, file.size_in_bytes))
         yield from split_warc(file.path, file.size_in_bytes, self._range_bytes, layout, times_matched,
                               serves_ranges(file.path))
@@ -1162,11 +1242,14 @@ class ReadWarcRange(beam.DoFn):
     the reader of a file's first range does not read the whole file again.
 
     With a `progress_dir` (local runs), it leaves notes of how far it got.
+    `skip_truncated`: see `read_warc`.
     """
 
-    def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+    def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+                 skip_truncated: bool = False):
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
+        self._skip_truncated = skip_truncated
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -1178,7 +1261,8 @@ class ReadWarcRange(beam.DoFn):
         claims = _Claims(tracker)
         if isinstance(unit, FileToDigest):
             if claims(0):
-                yield beam.pvalue.TaggedOutput(INPUT_FILES, replace(digest_file(unit.path), path=redacted(unit.path)))
+                yield beam.pvalue.TaggedOutput(INPUT_FILES, replace(digest_listed(unit.path, unit.file_size),
+                                                                    path=redacted(unit.path)))
             return
         path = unit.path
         # The name written (records, side files, report, manifest): a URL without its credentials, which only
@@ -1206,8 +1290,9 @@ class ReadWarcRange(beam.DoFn):
         if not unit.ranged:
             warnings.append(ReadNote(source_file, None, "the server ignores Range requests: read as one stream "
                                                         "from the start, not in ranges"))
-        for outcome in read_warc(lambda: open_uncompressed(path), source_file, start, None, warnings.append,
-                                 self._max_page_bytes, claims):
+        # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
+        for outcome in read_warc(lambda: open_listed(path, unit.file_size), source_file, start, None, warnings.append,
+                                 self._max_page_bytes, claims, self._skip_truncated):
             yield from listed_notes()
             self._records.inc()
             read += 1
@@ -1241,8 +1326,10 @@ class ReadAllWarc(beam.PTransform):
     Outputs `documents`, `skipped`, `dead_letter`, `notes` (`ReadNote`s:
     warcio's warnings, files matched more than once), `records_read`
     (`RecordsRead`: the records of each range read) and `input_files` (the
-    size and SHA-256 of each file read, for the build manifest; each file is
-    digested as a work item of its own, in parallel with the reading). A file that
+    size and SHA-256 of each file read, `InputDigest`s for the build manifest
+    and the report; each file is digested as a work item of its own, in
+    parallel with the reading). Each file is read and digested within the
+    size it was matched with (`transforms.snapshot`). A file that
     several patterns match (or one pattern given twice) is read once. Files
     are cut into ranges of `range_bytes` (as Beam's file sources split
     theirs), and the ranges, not records, are spread over workers: no page
@@ -1251,11 +1338,12 @@ class ReadAllWarc(beam.PTransform):
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
-                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, skip_truncated: bool = False):
         super().__init__()
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
+        self._skip_truncated = skip_truncated
 
     def expand(self, patterns):
         return (
@@ -1266,7 +1354,8 @@ class ReadAllWarc(beam.PTransform):
             | "OncePerFile" >> beam.Map(once_per_file)
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes)).with_outputs(
+            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
+                                                 self._skip_truncated)).with_outputs(
                 SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, main=DOCUMENTS)
         )
 
@@ -1275,13 +1364,16 @@ class ReadWarc(beam.PTransform):
     """Reads the WARC files matched by the given file patterns."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
-                 progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+                 progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+                 skip_truncated: bool = False):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
+        self._skip_truncated = skip_truncated
 
     def expand(self, pbegin):
         return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir,
-                                                                                  self._max_page_bytes)
+                                                                                  self._max_page_bytes,
+                                                                                  self._skip_truncated)

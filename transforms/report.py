@@ -15,7 +15,8 @@ total and for each input file; with `--near-dedup`, `near_duplicates` is a
 fifth outcome, counted apart from the exact `duplicates`. Each file also
 lists its read `errors` (dead letters of the reader) and `notes` (what the
 reader noticed that costs no record: warcio's warnings, a file matched by
-more than one input pattern).
+more than one input pattern). Every input file is listed, from the digests
+the manifest lists (`InputDigest`), whatever came of its records.
 """
 
 from __future__ import annotations
@@ -36,10 +37,13 @@ from transforms.minimize_text import MostlyDropped
 from transforms.near_dedup import NearDuplicate
 from transforms.read_warc import STAGE as READ_STAGE
 from transforms.read_warc import ReadNote, RecordsRead
+from transforms.snapshot import InputDigest
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
 NEAR_DUPLICATES = "near_duplicates"
+# Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
+TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
     ("raw_html", "raw HTML"),
     ("cleaned", "cleaned (div-only HTML)"),
@@ -76,6 +80,11 @@ def tally_dead_letter(dead: DeadLetter) -> Counter:
     return tally
 
 
+def tally_input(digest: InputDigest) -> Counter:
+    """An input file of the build: listed with its file, whatever came of its records (none at all, even)."""
+    return Counter({("input", digest.path): 1})
+
+
 def tally_note(note: ReadNote) -> Counter:
     """A note of the reader's (a warning of warcio's, a file matched twice), listed with its file; not a record."""
     return Counter({("note", note.source_file, note.line()): 1})
@@ -85,6 +94,8 @@ def tally_record(record: dict) -> Counter:
     """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`)."""
     tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
+    if record["truncated"]:
+        tally[("total", TRUNCATED_KEPT)] += 1
     if "language" in record:
         language = record["language"] or "none"
         tally.update({("language", language, "documents"): 1, ("language", language, "raw_bytes"): record["raw_bytes"],
@@ -115,6 +126,7 @@ TALLY_OF_KIND = {
     Skip: tally_skip,
     DeadLetter: tally_dead_letter,
     ReadNote: tally_note,
+    InputDigest: tally_input,
     MostlyDropped: tally_mostly_dropped,
     Duplicate: tally_duplicate,
     NearDuplicate: tally_near_duplicate,
@@ -142,11 +154,11 @@ def build_report(tally: Counter, options: dict) -> dict:
     counts = {name: totals.get(name, 0) for name in ("read",) + outcomes}
     files: dict[str, dict] = {}
     for key, value in tally.items():
-        if key[0] in ("file", "error", "note"):
+        if key[0] in ("file", "error", "note", "input"):
             per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + outcomes}, errors=[], notes=[]))
             if key[0] == "file":
                 per_file[key[2]] = value
-            else:
+            elif key[0] != "input":
                 per_file[f"{key[0]}s"].append(key[2])
     for per_file in files.values():
         per_file["errors"].sort()
@@ -172,6 +184,7 @@ def build_report(tally: Counter, options: dict) -> dict:
         # Documents most of whose letters MinimizeText dropped (their scripts are not kept: --scripts),
         # counted before deduplication; each record tells its share in `dropped_letter_share`.
         "mostly_dropped": totals.get("mostly_dropped", 0),
+        TRUNCATED_KEPT: totals.get(TRUNCATED_KEPT, 0),
         "bytes": sizes,
         "corrupt_bytes_skipped": tally.get(("bytes", "skipped_corrupt"), 0),
         "ratios": {
@@ -216,6 +229,8 @@ def format_report(report: dict) -> str:
     lines.append(f"  {balance_rule:<48} {balance}")
     if report.get("mostly_dropped"):
         lines.append(f"  {'most letters not in --scripts':<36}{report['mostly_dropped']:>12,}")
+    if report.get(TRUNCATED_KEPT):
+        lines.append(f"  {'kept though cut short (truncated)':<36}{report[TRUNCATED_KEPT]:>12,}")
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]
