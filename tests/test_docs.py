@@ -50,8 +50,8 @@ def default_build(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-def test_the_readme_snippets_that_read_a_corpus_run_as_written(default_build):
-    snippets = code_blocks(section((REPO / "README.md").read_text(), "### Reading the corpus"), "python")
+def test_the_snippets_that_read_a_corpus_run_as_written(default_build):
+    snippets = code_blocks((REPO / "docs" / "reading.md").read_text(), "python")
     assert len(snippets) == 3
     for snippet in snippets:
         result = run_python(snippet, default_build)
@@ -59,8 +59,8 @@ def test_the_readme_snippets_that_read_a_corpus_run_as_written(default_build):
         assert result.stdout.strip(), snippet
 
 
-DOCUMENTS = ("README.md", "docs/compression.md", "docs/engines.md", "docs/fidelity.md", "docs/scale.md",
-             "benchmarks/README.md")
+# README first: its commands build the corpus that the docs' rebuild and verify name.
+DOCUMENTS = ("README.md", *sorted(f"docs/{page.name}" for page in (REPO / "docs").glob("*.md")), "benchmarks/README.md")
 COMMAND = re.compile(r"(python|webcorpus|pip|dask|PATH=)")
 
 # Commands the docs show that cannot run in a test here, by what they need, and where they are covered.
@@ -197,3 +197,67 @@ def test_each_reproduction_of_an_upstream_bug_still_shows_it(index):
     assert len(reproductions) == 4
     result = subprocess.run([sys.executable, "-c", reproductions[index]], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{reproductions[index]}\n{result.stderr[-3000:]}"
+
+
+README_LINES = 250  # a README, not a manual: the manual is docs/
+
+
+def test_the_readme_is_short_and_its_map_links_every_page_of_docs():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) < README_LINES
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)\)", section(readme, "## Documentation")))
+    pages = {f"docs/{page.name}" for page in (REPO / "docs").glob("*.md")}
+    assert pages - linked == set(), "README's map of docs/ lacks these pages"
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def heading_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives the headings of `markdown`: lowercase, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", FENCE.sub("", markdown), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+def test_every_link_of_the_docs_leads_to_a_file_and_a_heading_that_exist():
+    for document in DOCUMENTS:
+        path = REPO / document
+        for target in LINK.findall(FENCE.sub("", path.read_text())):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            file, _, anchor = target.partition("#")
+            linked = (path.parent / file) if file else path
+            assert linked.exists(), f"{document} links to {target}, which is not there"
+            if anchor:
+                assert anchor in heading_anchors(linked.read_text()), f"{document} links to {target}: no such heading"
+
+
+def avro_type_in_words(avro_type) -> str:
+    """A field's Avro type as the schema table writes it: `long`, `array of string`, `map of string`."""
+    if isinstance(avro_type, dict):
+        kind = avro_type["type"]
+        return f"{kind} of {avro_type_in_words(avro_type['items' if kind == 'array' else 'values'])}"
+    return avro_type
+
+
+def markdown_table(markdown: str, header: str) -> list[list[str]]:
+    """The cells of the rows of the table under `header` (its first line), up to the first line that is no row."""
+    lines = markdown.splitlines()
+    rows = []
+    for line in lines[lines.index(header) + 2:]:
+        if not line.startswith("| "):
+            break
+        rows.append([cell.strip() for cell in line[2:].removesuffix(" |").split(" | ")])
+    return rows
+
+
+def test_the_schema_table_of_the_docs_is_the_schema_the_code_writes():
+    """A row per field a record can have, in the schema's order, with its name and type."""
+    from transforms.compress_write import FIELD_NAMES, corpus_schema
+
+    schema = corpus_schema(FIELD_NAMES)
+    heading = f"## The Avro schema (`{schema['namespace']}.{schema['name']}`)"
+    rows = markdown_table(section((REPO / "docs" / "output.md").read_text(), heading), "| field | type | meaning |")
+    assert [(name, avro_type) for name, avro_type, _ in rows] == [
+        (f"`{field['name']}`", avro_type_in_words(field["type"])) for field in schema["fields"]]
+    assert all(meaning for _, _, meaning in rows)
