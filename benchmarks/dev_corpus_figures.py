@@ -1,11 +1,11 @@
-"""The figures README.md quotes of the developer corpus's build: checked against builds, and refreshed.
+"""The figures the docs quote of the developer corpus's build: checked against builds, and refreshed.
 
     python -m benchmarks.dev_corpus_figures [--corpus DIR] [--write]
 
-builds the developer corpus as README.md's figures say (`python -m pipeline`'s defaults, then with each
+builds the developer corpus as the docs' figures say (`python -m pipeline`'s defaults, then with each
 `--fields` table row's options), takes a shard away for `pipeline.verify`'s example, counts the pages
 CleanHtml sends to its child process and the gold pages whose charset is right, and prints every
-figure that differs from what README.md quotes; `--write` puts the builds' figures into README.md.
+figure that differs from what the docs quote (`QUOTING`); `--write` puts the builds' figures into them.
 Exit status 1 when a figure is off by more than its tolerance and `--write` was not given. About 20 s
 on 2 idle cores. tests/test_corpus.py checks the same figures against its own build.
 
@@ -30,11 +30,13 @@ from pathlib import Path
 
 from benchmarks import REPO, default_corpus
 
-README = REPO / "README.md"
+# The pages that quote figures of the developer corpus: the terminal table, the `--fields` table and verify's
+# example (output), the gold pages whose charset is right (stages), the pages sent to the child (robustness).
+QUOTING = tuple(REPO / "docs" / page for page in ("output.md", "stages.md", "robustness.md"))
 WRITTEN_TOLERANCE = 0.005
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
-# The terminal table of a default build, after this line of README.md.
+# The terminal table of a default build, after this line of docs/output.md.
 TABLE = re.compile(r"(the terminal table.*?:\n\n```\n)(.*?)(```)", re.DOTALL)
 # A row of the `--fields` table: what is chosen (with the options, in backquotes) and the bytes written.
 FIELDS_ROW = re.compile(r"^(\| (?P<label>[^|]+) \| )(?P<written>[\d,]+)( bytes)(?: \((?P<share>[+-]\d+) %\))?( \|)$",
@@ -80,12 +82,17 @@ def field_options(label: str) -> tuple[str, ...]:
     return tuple(part for option in re.findall(r"`(--[a-z-]+(?: [^`]+)?)`", label) for part in option.split(" ", 1))
 
 
-def quoted(pattern: re.Pattern, readme: str) -> re.Match:
-    """Where README.md quotes a figure; a README that no longer says it the way `pattern` reads is an error."""
-    match = pattern.search(readme)
+def quoting_text() -> str:
+    """The pages that quote figures, one after the other: the `docs` that the functions below read."""
+    return "\n".join(page.read_text() for page in QUOTING)
+
+
+def quoted(pattern: re.Pattern, docs: str) -> re.Match:
+    """Where the docs quote a figure; docs that no longer say it the way `pattern` reads are an error."""
+    match = pattern.search(docs)
     if match is None:
-        raise ValueError(f"README.md no longer quotes what {pattern.pattern!r} reads: update "
-                         "benchmarks/dev_corpus_figures.py with it")
+        raise ValueError(f"the docs ({', '.join(page.name for page in QUOTING)}) no longer quote what "
+                         f"{pattern.pattern!r} reads: update benchmarks/dev_corpus_figures.py with it")
     return match
 
 
@@ -98,7 +105,7 @@ def _close(quoted: float, built: float, tolerance: float) -> bool:
 
 
 def table_differences(quoted: str, built: str) -> list[str]:
-    """The lines of README's terminal table that are not the build's: the same labels, the same numbers (those
+    """The lines of the docs' terminal table that are not the build's: the same labels, the same numbers (those
     of the bytes written within the tolerance); which accelerator ran is no figure of the corpus."""
     quoted_lines, built_lines = quoted.splitlines(), built.splitlines()
     if len(quoted_lines) != len(built_lines):
@@ -151,24 +158,24 @@ def verify_example(build: Build, shard: str, directory: Path) -> str:
     return next(problem for problem in problems if problem.startswith("report.json: records.kept"))
 
 
-def needed_builds(readme: str) -> list[tuple[str, ...]]:
-    """The options of every build the figures of `readme` come from: the default one first."""
-    quoted(FIELDS_ROW, readme)
-    return list(dict.fromkeys([(), *(field_options(row["label"]) for row in FIELDS_ROW.finditer(readme))]))
+def needed_builds(docs: str) -> list[tuple[str, ...]]:
+    """The options of every build the figures of `docs` come from: the default one first."""
+    quoted(FIELDS_ROW, docs)
+    return list(dict.fromkeys([(), *(field_options(row["label"]) for row in FIELDS_ROW.finditer(docs))]))
 
 
-def figures_of(readme: str, builds: dict[tuple[str, ...], Build], corpus: Path, scratch: Path) -> dict[str, str]:
-    """What each figure of `readme` is in these builds, as README.md writes it, by the pattern's match."""
+def figures_of(docs: str, builds: dict[tuple[str, ...], Build], corpus: Path, scratch: Path) -> dict[str, str]:
+    """What each figure of `docs` is in these builds, as the docs write it, by the pattern's match."""
     default = builds[()]
     figures = {"table": terminal_table(default.terminal),
                "records": f"{default.report['records']['kept']:,}"}
     default_written = default.report["bytes"]["written"]
-    for row in FIELDS_ROW.finditer(readme):
+    for row in FIELDS_ROW.finditer(docs):
         written = builds[field_options(row["label"])].report["bytes"]["written"]
         figures[f"written {row['label']}"] = f"{written:,}"
         if row["share"]:
             figures[f"share {row['label']}"] = f"{written_share(written, default_written):+d}"
-    example = quoted(VERIFY_EXAMPLE, readme)
+    example = quoted(VERIFY_EXAMPLE, docs)
     figures["verify"] = verify_example(default, example["shard"], scratch)
     isolated, pages = isolated_pages(corpus)
     figures["isolated"], figures["pages"] = f"{isolated:,}", f"{pages:,}"
@@ -177,71 +184,72 @@ def figures_of(readme: str, builds: dict[tuple[str, ...], Build], corpus: Path, 
     return figures
 
 
-def differences(readme: str, figures: dict[str, str]) -> list[str]:
-    """Every figure of `readme` that is not the builds' within its tolerance."""
-    found = table_differences(quoted(TABLE, readme)[2], figures["table"])
-    quoted_records = quoted(FIELDS_RECORDS, readme)[2]
+def differences(docs: str, figures: dict[str, str]) -> list[str]:
+    """Every figure of `docs` that is not the builds' within its tolerance."""
+    found = table_differences(quoted(TABLE, docs)[2], figures["table"])
+    quoted_records = quoted(FIELDS_RECORDS, docs)[2]
     if quoted_records != figures["records"]:
         found.append(f"fields table: {quoted_records} records quoted, the build kept {figures['records']}")
-    for row in FIELDS_ROW.finditer(readme):
+    for row in FIELDS_ROW.finditer(docs):
         built = figures[f"written {row['label']}"]
         if not _close(_numbers(row["written"])[0], _numbers(built)[0], WRITTEN_TOLERANCE):
             found.append(f"fields table, {row['label']}: {row['written']} bytes quoted, the build wrote {built}")
         share = figures.get(f"share {row['label']}")
         if row["share"] and abs(int(row["share"]) - int(share)) > 1:
             found.append(f"fields table, {row['label']}: {row['share']} % quoted, the build's is {share} %")
-    quoted_verify = re.sub(r"\s+", " ", quoted(VERIFY_EXAMPLE, readme)["line"])
+    quoted_verify = re.sub(r"\s+", " ", quoted(VERIFY_EXAMPLE, docs)["line"])
     if quoted_verify != figures["verify"]:
         found.append(f"verify example: {quoted_verify!r} quoted, verify says {figures['verify']!r}")
-    isolated = quoted(ISOLATED, readme)
+    isolated = quoted(ISOLATED, docs)
     if (isolated[2], isolated[4]) != (figures["isolated"], figures["pages"]):
         found.append(f"isolation: {isolated[2]} of {isolated[4]} pages quoted, {figures['isolated']} of "
                      f"{figures['pages']} go to the child")
-    charsets = quoted(CHARSETS, readme)
+    charsets = quoted(CHARSETS, docs)
     if (charsets[2], charsets[4]) != (figures["charsets right"], figures["charset pages"]):
         found.append(f"charsets: right for {charsets[2]} of {charsets[4]} quoted, {figures['charsets right']} of "
                      f"{figures['charset pages']} now")
     return found
 
 
-def refreshed(readme: str, figures: dict[str, str]) -> str:
-    """`readme` with the builds' figures in place of the quoted ones."""
-    readme = TABLE.sub(lambda match: match[1] + figures["table"] + match[3], readme)
-    readme = FIELDS_RECORDS.sub(lambda match: match[1] + figures["records"] + match[3], readme)
+def refreshed(docs: str, figures: dict[str, str]) -> str:
+    """`docs` with the builds' figures in place of the quoted ones."""
+    docs = TABLE.sub(lambda match: match[1] + figures["table"] + match[3], docs)
+    docs = FIELDS_RECORDS.sub(lambda match: match[1] + figures["records"] + match[3], docs)
 
     def row(match: re.Match) -> str:
         label = match["label"]
         share = f" ({figures[f'share {label}']} %)" if match["share"] else ""
         return match[1] + figures[f"written {label}"] + match[4] + share + match[6]
 
-    readme = FIELDS_ROW.sub(row, readme)
-    readme = VERIFY_EXAMPLE.sub(lambda match: match[1] + figures["verify"] + match[4], readme)
-    readme = ISOLATED.sub(lambda match: match[1] + figures["isolated"] + match[3] + figures["pages"] + match[5], readme)
+    docs = FIELDS_ROW.sub(row, docs)
+    docs = VERIFY_EXAMPLE.sub(lambda match: match[1] + figures["verify"] + match[4], docs)
+    docs = ISOLATED.sub(lambda match: match[1] + figures["isolated"] + match[3] + figures["pages"] + match[5], docs)
     return CHARSETS.sub(lambda match: match[1] + figures["charsets right"] + match[3] + figures["charset pages"],
-                        readme)
+                        docs)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.dev_corpus_figures",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=default_corpus())
-    parser.add_argument("--write", action="store_true", help="put the builds' figures into README.md")
+    parser.add_argument("--write", action="store_true", help="put the builds' figures into the docs")
     args = parser.parse_args(argv)
     if not (args.corpus / "warc").is_dir():
         parser.error(f"no developer corpus at {args.corpus} (no warc/); set --corpus or WEBCORPUS_CORPUS")
-    readme = README.read_text()
+    docs = quoting_text()
     with tempfile.TemporaryDirectory(prefix="dev-corpus-figures-") as scratch:
         builds = {options: run_build(args.corpus, Path(scratch) / f"build-{index}", options)
-                  for index, options in enumerate(needed_builds(readme))}
-        figures = figures_of(readme, builds, args.corpus, Path(scratch))
-    found = differences(readme, figures)
+                  for index, options in enumerate(needed_builds(docs))}
+        figures = figures_of(docs, builds, args.corpus, Path(scratch))
+    found = differences(docs, figures)
     for difference in found:
         print(difference)
     if args.write:
-        README.write_text(refreshed(readme, figures))
-        print(f"README.md: refreshed, {len(found)} differed" if found else "README.md: every figure is current")
+        for page in QUOTING:  # each pattern matches in the one page that quotes its figure
+            page.write_text(refreshed(page.read_text(), figures))
+        print(f"the docs: refreshed, {len(found)} differed" if found else "the docs: every figure is current")
         return 0
-    print(f"{len(found)} figures of README.md are not current" if found else "every figure of README.md is current")
+    print(f"{len(found)} figures of the docs are not current" if found else "every figure of the docs is current")
     return 1 if found else 0
 
 

@@ -214,14 +214,14 @@ def test_charsets_of_the_corpus_are_reported(build):
     assert Counter(f"{r['charset']} ({r['charset_source']})" for r in build["written"].values()) == Counter(charsets)
 
 
-def test_the_figures_readme_quotes_are_those_of_a_build_today(build, corpus_dir, tmp_path):
-    """README.md's figures of the developer corpus, within the tolerances that benchmarks/dev_corpus_figures.py
+def test_the_figures_the_docs_quote_are_those_of_a_build_today(build, corpus_dir, tmp_path):
+    """The docs' figures of the developer corpus, within the tolerances that benchmarks/dev_corpus_figures.py
     states; `python -m benchmarks.dev_corpus_figures --write` refreshes them."""
     from benchmarks import dev_corpus_figures as figures
 
-    readme = figures.README.read_text()
+    docs = figures.quoting_text()
     builds = {(): figures.Build(build["output"], build["terminal"])}
-    for index, options in enumerate(figures.needed_builds(readme)[1:]):
+    for index, options in enumerate(figures.needed_builds(docs)[1:]):
         builds[options] = figures.run_build(corpus_dir, tmp_path / f"build-{index}", options)
-    assert figures.differences(readme, figures.figures_of(readme, builds, corpus_dir, tmp_path)) == []
+    assert figures.differences(docs, figures.figures_of(docs, builds, corpus_dir, tmp_path)) == []
 

@@ -87,10 +87,10 @@ def test_a_shard_is_written_without_its_text_as_one_string(tmp_path):
     assert peak < 0.2 * held, (peak, held)
 
 
-def test_the_readme_says_how_many_lines_a_side_file_shard_holds():
+def test_the_docs_say_how_many_lines_a_side_file_shard_holds():
     from pipeline.graph import LINES_PER_SHARD as lines_per_shard
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    stated = re.search(r"Each side file is written in shards, in parallel: one shard per ([\d,]+) lines", readme)
-    assert stated, "README no longer says how many lines a side-file shard holds"
+    output = (Path(__file__).resolve().parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
+    stated = re.search(r"Each side file is written in shards, in parallel: one shard per ([\d,]+) lines", output)
+    assert stated, "docs/output.md no longer says how many lines a side-file shard holds"
     assert int(stated.group(1).replace(",", "")) == lines_per_shard
