@@ -1,6 +1,6 @@
 """Text fidelity: every word a reader sees, whole, and nothing else (CleanHtml + MinimizeText).
 
-One small page per rule; the rules are listed in README.md ("What it does")
+One small page per rule; the rules are listed in docs/stages.md
 and measured on the dev corpus by `python -m benchmarks.fidelity`
 (docs/fidelity.md), whose targets the last test checks when
 WEBCORPUS_CORPUS is set.
