@@ -4,8 +4,7 @@ A URL may carry credentials (`http://user:password@mirror/...`): they are
 used to read it, and `redacted` leaves them out of every name written
 (records' `source_file`, side files, the report, the manifest, error
 lines). Give them in `~/.netrc` instead (requests reads it: see
-docs/robustness.md),
-and the names written are the URLs as they are read.
+docs/robustness.md), and the names written are the URLs as they are read.
 """
 
 from __future__ import annotations
