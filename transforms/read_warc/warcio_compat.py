@@ -4,11 +4,13 @@ Checked on import: warcio's version in the range requirements.txt pins, and
 every module attribute and method patched or overridden here present; else
 the import fails with one line that says which (`check_warcio`).
 
-* warcio writes its warnings to `sys.stderr` (a record not followed by a
-  blank line, a payload that stops decompressing), and logs one (a target URI
-  with spaces): they cannot be told apart by file and record, and print over
-  a progress display. Its modules' `sys` is `WARCIO_SYS`, which sends what a
-  thread writes while it reads a record to that thread's sink (`redirect`).
+* warcio writes its warnings to `sys.stderr` (a gzip member that stops
+  decompressing; a record not followed by a blank line, which
+  `RecordIterator` writes here in its stead), and logs one (a target URI with
+  spaces): they cannot be told apart by file and record, and print over a
+  progress display. Its reader module's `sys` is `WARCIO_SYS`, which sends
+  what a thread writes while it reads a record to that thread's sink
+  (`redirect`), as does a filter on its record loader's logger.
 * warcio reads the blank lines after a record one line at a time (2 GiB of
   newlines: 9 minutes), and the line after a record whole, however long:
   `RecordIterator` overrides its `_consume_blanklines`.
@@ -33,7 +35,7 @@ import sys
 import threading
 from typing import BinaryIO
 
-from warcio import archiveiterator, bufferedreaders, digestverifyingreader, recordloader
+from warcio import bufferedreaders, recordloader
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import BufferedReader, DecompressingBufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
@@ -45,8 +47,9 @@ from transforms.read_warc.gzip_stream import CutStream, GunzipStream
 
 # The releases these patches were checked against: requirements.txt's warcio>=1.7.4,<1.9.
 SUPPORTED_RELEASES = ((1, 7, 4), (1, 9))
-# Modules of warcio that write warnings to their `sys.stderr`.
-MODULES_WRITING_STDERR = (archiveiterator, bufferedreaders, digestverifyingreader)
+# The module of warcio that writes warnings to its `sys.stderr` when ReadWarc reads: its reader's (`_decompress`).
+# (ArchiveIterator's `_consume_blanklines` is overridden here; DigestVerifyingReader writes only with check_digests.)
+MODULES_WRITING_STDERR = (bufferedreaders,)
 # What is patched or overridden here, each checked before: (owner, attribute).
 PATCHED = (
     *((module, "sys") for module in MODULES_WRITING_STDERR),
