@@ -81,19 +81,20 @@ def check_warcio(version: str | None = None) -> None:
     they patch."""
     version = version or importlib.metadata.version("warcio")
     lowest, above = SUPPORTED_RELEASES
+    supported = f"warcio>={'.'.join(map(str, lowest))},<{'.'.join(map(str, above))}"
     if not lowest <= _release(version) < above:
-        raise RuntimeError(
-            f"warcio {version} is not a release that transforms/read_warc/warcio_compat.py was checked against "
-            f"(>={'.'.join(map(str, lowest))},<{'.'.join(map(str, above))}): install one (requirements.txt), or check "
-            "its patches against this release and widen the range")
+        raise RuntimeError(f"warcio {version} is not a release that transforms/read_warc/warcio_compat.py was checked "
+                           f"against: install {supported} (requirements.txt), or check its patches against this "
+                           "release and widen the range")
     for owner, name in PATCHED:
         if not hasattr(owner, name):
             raise RuntimeError(f"warcio {version} has no {owner.__name__}.{name}, which "
-                               "transforms/read_warc/warcio_compat.py patches: install warcio>=1.7.4,<1.9 "
+                               f"transforms/read_warc/warcio_compat.py patches: install {supported} "
                                "(requirements.txt), or port the patch")
 
+
 class _ThreadStderr(logging.Filter):
-    """What warcio's modules see as `sys`; they write their warnings to `sys.stderr` (and log some).
+    """What warcio's reader module sees as `sys`: it writes its warnings to `sys.stderr` (and the loader logs some).
 
     While a thread reads a record (between two `redirect`s), what warcio
     writes or logs goes to that thread's sink, so warnings are told apart by
