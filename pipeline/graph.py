@@ -33,7 +33,7 @@ from transforms.language import IdentifyLanguage
 from transforms.locations import readable_by_name
 from transforms.minimize_text import MOSTLY_DROPPED, MinimizeText
 from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
-from transforms.read_warc import INPUT_FILES, NOTES, RECORDS_READ, ReadWarc
+from transforms.read_warc.splittable_read import INPUT_FILES, NOTES, RECORDS_READ, ReadWarc
 from transforms.report import WriteReport
 from transforms.report_page import WriteReportPage
 from transforms.stage import DEAD_LETTER

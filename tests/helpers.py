@@ -11,7 +11,8 @@ import fastavro
 
 from pipeline.sample import Capture
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import ReadWarcRange, WarcRestrictions, read_warc
+from transforms.read_warc import read_warc
+from transforms.read_warc.splittable_read import ReadWarcRange, WarcRestrictions
 
 
 def applied_transforms(pipeline: beam.Pipeline) -> tuple[list, list]:

@@ -18,7 +18,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.test_cli import run_main
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import HTML_TYPES, media_type, open_uncompressed, read_warc, starts_like_archive
+from transforms.read_warc import open_uncompressed, read_warc, starts_like_archive
+from transforms.read_warc.classify import HTML_TYPES, media_type
 
 PEER_ENV = "WEBCORPUS_PEER_WARCS"
 

@@ -9,8 +9,7 @@ import pytest
 
 from pipeline.sample import Capture, capture_records
 from tests.helpers import html_capture, outcomes_by_kind
-from transforms import read_warc as reader
-from transforms import warc_headers
+from transforms.read_warc import reader, warcio_compat
 
 PAGES = [html_capture(f"https://en.example.org/{n}", f"<p>Page number {n} of the harbour story.</p>",
                       date=f"2026-01-15T10:0{n}:00Z") for n in range(3)]
@@ -45,7 +44,7 @@ def test_a_header_line_over_the_bound_is_a_dead_letter_that_says_so(line_end):
     docs, _, dead = outcomes_by_kind(read_all(data))
     assert [doc.url for doc in docs] == [PAGES[1].url]
     [letter] = dead
-    assert f"WARC header line over {warc_headers.HEADER_LINE_LIMIT:,} bytes" in letter.reason, letter.reason
+    assert f"WARC header line over {warcio_compat.HEADER_LINE_LIMIT:,} bytes" in letter.reason, letter.reason
     assert "AttributeError" not in letter.reason and letter.source_offset == 0
 
 

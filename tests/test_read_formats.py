@@ -23,7 +23,8 @@ from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
 from transforms.document import DeadLetter
-from transforms.read_warc import LZ4_FRAMING, _zstd_framing, detect_format, read_warc
+from transforms.read_warc import read_warc
+from transforms.read_warc.formats import LZ4_FRAMING, detect_format, zstd_framing
 
 LATIN = html_capture("https://en.example.org/harbour", "<p>Harbour cranes &amp; the old port at dawn.</p>",
                      date="2026-01-15T10:01:00Z")
@@ -192,7 +193,7 @@ def test_a_lone_file_of_each_format_builds_whatever_its_name(tmp_path, variant):
 def test_a_frame_that_ends_where_a_read_ends_does_not_end_the_file(compression):
     # warcio reads the file a block at a time; a frame that ends with a block
     # leaves the next block to a decompressor that is done with its frame.
-    read_size = (_zstd_framing(None) if compression == "zstd" else LZ4_FRAMING).read_size
+    read_size = (zstd_framing(None) if compression == "zstd" else LZ4_FRAMING).read_size
     noise = b"".join(hashlib.sha256(b"%d" % n).digest() for n in range(read_size // 32 + 200))  # incompressible
     for size in range(max(read_size - 4000, 1), read_size + 4000):
         captures = [Capture("https://en.example.org/noise", noise[:size], content_type="text/plain"), *MORE[:3]]

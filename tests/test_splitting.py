@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from pipeline import cli, options
 from pipeline.sample import sample_captures, warc_bytes
 from transforms.read_corpus import iter_corpus
-from transforms.read_warc import WarcRange, read_warc, split_warc
+from transforms.read_warc import read_warc
+from transforms.read_warc.ranges import WarcRange, split_warc
 
 SAMPLE = warc_bytes(sample_captures())
 

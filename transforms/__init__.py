@@ -2,7 +2,8 @@
 
 Each stage is a pure function on plain data plus a thin Beam PTransform:
 
-- `read_warc.ReadWarc` / `ReadAllWarc`: HTML responses out of WARC files.
+- `read_warc.splittable_read.ReadWarc` / `ReadAllWarc`: HTML responses out of WARC files (the pure reader:
+  `read_warc.reader`).
 - `charset.DecodeCharset`: every page to UTF-8, recording the charset.
 - `clean_html.CleanHtml`: only `<div>` blocks of visible text remain (its cleaner: `html_cleaner`,
   its rule and the rule's parts: `cleaning/`).
