@@ -23,8 +23,9 @@ from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange
                             is_listing, listing_url, parse_file_range)
 from pipeline.launch import program_name
 
-from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
-                                       LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
+from transforms.corpus_format import RECORD_DIGEST
+from transforms.sink.avro_encoding import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.sink.schema import CLEAN_TEXT, FIELD_NAMES, LANGUAGE_FIELDS, resolve_fields
 from transforms.html_cleaner import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
                                    validate_selectors)
 from transforms.language import parse_languages
@@ -82,7 +83,7 @@ class CorpusSettings:
     report_sample: int = DEFAULT_SAMPLE_SIZE
     # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
     near_dedup: MinHashParameters | None = None
-    # The fields written (`--fields`); None: the default ones (`compress_write.resolve_fields`).
+    # The fields written (`--fields`); None: the default ones (`transforms.sink.schema.resolve_fields`).
     fields: tuple[str, ...] | None = None
     # Write `clean_text` too (`--clean-text`).
     clean_text: bool = False
