@@ -22,7 +22,7 @@ import math
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.options import CorpusSettings
+from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
