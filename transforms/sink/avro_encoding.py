@@ -206,4 +206,3 @@ class EncodedWriter:
         if self._records:
             self._dump()
         self._writer.flush()
-
