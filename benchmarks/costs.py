@@ -49,7 +49,7 @@ from apache_beam.runners.portability.fn_api_runner import fn_runner
 from benchmarks.scale import generate
 from benchmarks.throughput import DEFAULT_CORPUS, checked, pipeline_command, run_measured
 from pipeline.graph import build_corpus
-from pipeline.options import CorpusSettings
+from pipeline.settings import CorpusSettings
 from pipeline.sample import SAMPLE_PATH
 from transforms.read_warc import DEFAULT_RANGE_BYTES as RANGE_BYTES
 

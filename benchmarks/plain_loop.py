@@ -23,9 +23,10 @@ from collections import Counter
 from typing import Iterable, Iterator
 
 from transforms.charset import decode_document
-import transforms.compress_write as compress_write
-from transforms.compress_write import (DEFAULT_SYNC_INTERVAL, FILE_PREFIX, PARSED_SCHEMA, EncodedWriter, RecordLayout,
-                                      resolve_level)
+import transforms.sink.avro_encoding as compress_write
+from transforms.corpus_format import FILE_PREFIX
+from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout, resolve_level
+from transforms.sink.schema import PARSED_SCHEMA
 from transforms.document import Document
 from transforms.hash_dedup import has_text, hash_document
 from transforms.html_cleaner import HtmlCleaner

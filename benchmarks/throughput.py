@@ -527,7 +527,8 @@ def composition(output: Path) -> dict:
     import fastavro
 
     from benchmarks.plain_loop import DEFAULT_CODEC
-    from transforms.compress_write import DEFAULT_SYNC_INTERVAL, PARSED_SCHEMA, resolve_level
+    from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, resolve_level
+    from transforms.sink.schema import PARSED_SCHEMA
 
     records = []
     for path in sorted(output.glob("corpus-*.avro")):

@@ -23,7 +23,8 @@ from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
 from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner
-from pipeline.options import RUNNER_ALIASES, CorpusSettings, load_manifest, parse_settings
+from pipeline.options import RUNNER_ALIASES, parse_settings
+from pipeline.settings import CorpusSettings, load_manifest
 from pipeline.progress import ProgressDisplay, progress_notes
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, is_output_name,
                               names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,

@@ -22,11 +22,12 @@ import math
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.options import CorpusSettings
+from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.compress_write import CLEAN_TEXT, DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.sink.schema import CLEAN_TEXT
+from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage

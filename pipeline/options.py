@@ -1,4 +1,4 @@
-"""Command-line options of `python -m pipeline`, and the settings they make.
+"""Command-line options of `python -m pipeline`, and the settings they make (`pipeline.settings`).
 
 Options that are not webcorpus's own pass through to Beam as pipeline
 options (`--runner`, `--direct_num_workers`, `--temp_location`, ...). An
@@ -11,34 +11,29 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
-import json
-import os
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.runners import create_runner
 
-from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, FileRange, check_crawl_name, crawl_base,
-                            is_listing, listing_url, parse_file_range)
+from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, check_crawl_name, crawl_base, is_listing,
+                            listing_url, parse_file_range)
 from pipeline.launch import program_name
+from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, settings_from_manifest
 
-from transforms.compress_write import (CLEAN_TEXT, CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, FIELD_NAMES,
-                                       LANGUAGE_FIELDS, RECORD_DIGEST, resolve_fields, resolve_level)
-from transforms.html_cleaner import (DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES,
-                                   validate_selectors)
+from transforms.corpus_format import RECORD_DIGEST
+from transforms.html_cleaner import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
 from transforms.language import parse_languages
-from transforms.locations import redacted
-from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS, parse_scripts
-from transforms.payload import DEFAULT_MAX_PAGE_BYTES
+from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
                                    MinHashParameters)
+from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
+from transforms.sink.avro_encoding import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL
+from transforms.sink.schema import CLEAN_TEXT, FIELD_NAMES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
-# The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
-MIN_RANGE_BYTES = 1 << 20
 DEFAULT_OUTPUT = "webcorpus-out"
 # Short names for runners that Beam only knows by their module path. Beam
 # 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
@@ -46,119 +41,6 @@ DEFAULT_OUTPUT = "webcorpus-out"
 RUNNER_ALIASES = {
     "DaskRunner": "pipeline.dask_runner.DaskRunner",
 }
-
-
-def absolute_pattern(pattern: str) -> str:
-    """A local path or glob made absolute (and `~` expanded); a URL (`gs://...`) as it is.
-
-    So a build records where its inputs are, not where they were typed from:
-    the same files give the same corpus from any directory, and `--rebuild`
-    finds them from anywhere.
-    """
-    if "://" in pattern:
-        return pattern
-    return os.path.abspath(os.path.expanduser(pattern))
-
-
-@dataclass(frozen=True)
-class CorpusSettings:
-    inputs: tuple[str, ...]
-    output: str
-    codec: str = DEFAULT_CODEC
-    level: int | None = None
-    drop_selectors: tuple[str, ...] = ()
-    sync_interval: int = DEFAULT_SYNC_INTERVAL
-    range_bytes: int = DEFAULT_RANGE_BYTES
-    page_timeout: float = DEFAULT_PAGE_TIMEOUT
-    # Decoded payload bytes past which a page is a `too-large` skip.
-    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
-    # Skip pages cut short (`--skip-truncated`) instead of keeping what was received.
-    skip_truncated: bool = False
-    # MiB a page may take in CleanHtml's child process.
-    page_memory: int = DEFAULT_PAGE_MEMORY_MIB
-    # The scripts whose letters MinimizeText keeps (`parse_scripts`).
-    scripts: tuple[str, ...] = DEFAULT_SCRIPTS
-    # Kept pages shown in report.html's page inspector.
-    report_sample: int = DEFAULT_SAMPLE_SIZE
-    # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
-    near_dedup: MinHashParameters | None = None
-    # The fields written (`--fields`); None: the default ones (`compress_write.resolve_fields`).
-    fields: tuple[str, ...] | None = None
-    # Write `clean_text` too (`--clean-text`).
-    clean_text: bool = False
-    # Identify each page's language (`--language`; implied by `--languages`), and keep only these (`--languages`).
-    language: bool = False
-    languages: tuple[str, ...] = ()
-    # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
-    # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
-    # files the listings name as its inputs.
-    files: FileRange | None = field(default=None, compare=False)
-    crawl: str = field(default="", compare=False)
-    crawl_base: str = field(default=CRAWL_BASES[DEFAULT_SOURCE], compare=False)
-    beam_args: tuple[str, ...] = field(default=(), compare=False)
-    # The manifest this build repeats (`--rebuild`), if any.
-    rebuild_of: str = field(default="", compare=False)
-    # Rebuild from a manifest that this user's builds did not sign (`--trust-manifest`, pipeline/signing.py).
-    trust_manifest: bool = field(default=False, compare=False)
-    quiet: bool = field(default=False, compare=False)
-    # Beam's and the workers' logging on the terminal (otherwise kept in a log file, shown on failure).
-    verbose: bool = field(default=False, compare=False)
-
-    def __post_init__(self):
-        object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
-        object.__setattr__(self, "level", resolve_level(self.codec, self.level))
-        validate_selectors(self.drop_selectors)
-        object.__setattr__(self, "scripts", parse_scripts(self.scripts))
-        if self.fields is not None:
-            object.__setattr__(self, "fields", tuple(self.fields))
-        if self.languages:
-            object.__setattr__(self, "languages", parse_languages(self.languages))
-        # --languages, or --fields naming a language field, asks for identification too.
-        if self.languages or set(self.fields or ()) & set(LANGUAGE_FIELDS):
-            object.__setattr__(self, "language", True)
-        self.written_fields()
-        if self.sync_interval <= 0:
-            raise ValueError(f"--block-size must be positive, not {self.sync_interval}")
-        if self.range_bytes < MIN_RANGE_BYTES:
-            raise ValueError(f"--range-size {self.range_bytes} is below the minimum of {MIN_RANGE_BYTES} bytes "
-                             "(1 MiB): a range is a work item and a shard, and smaller ranges only multiply them")
-        if self.report_sample < 0:
-            raise ValueError(f"--report-sample must be 0 or more, not {self.report_sample}")
-        if not self.page_timeout > 0:
-            raise ValueError(f"--page-timeout must be positive, not {self.page_timeout}")
-        if self.max_page_bytes <= 0:
-            raise ValueError(f"--max-page-bytes must be positive, not {self.max_page_bytes}")
-        if self.page_memory <= 0:
-            raise ValueError(f"--page-memory must be positive, not {self.page_memory}")
-
-    def build_identity(self) -> dict:
-        """The settings that shape the output's bytes (not where it is written, nor the runner)."""
-        described = asdict(self)
-        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest", "quiet",
-                     "verbose"):
-            del described[name]
-        # (Without the credentials a URL may hold: the manifest, the report and the shards' sync marker hold it.)
-        described["inputs"] = [redacted(path) for path in self.inputs]
-        described["drop_selectors"] = list(self.drop_selectors)
-        described["scripts"] = list(self.scripts)
-        # Builds without the stage, or with the default fields, keep the identity (and so the bytes) they had
-        # before these options existed.
-        if self.near_dedup is None:
-            del described["near_dedup"]
-        if self.fields is None:
-            del described["fields"]
-        else:
-            described["fields"] = list(self.fields)
-        for name in ("clean_text", "language", "languages"):
-            if not described[name]:
-                del described[name]
-        if self.languages:
-            described["languages"] = list(self.languages)
-        return described
-
-    def written_fields(self) -> tuple[str, ...]:
-        """The fields of the corpus records, in schema order (`record_digest` last)."""
-        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text, self.language)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -346,54 +228,15 @@ NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_d
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
 
-def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
-                           quiet: bool, verbose: bool = False, trust_manifest: bool = False) -> CorpusSettings:
-    options = manifest["options"]
-    return CorpusSettings(
-        inputs=tuple(options["inputs"]),
-        output=output,
-        codec=options["codec"],
-        level=options["level"],
-        drop_selectors=tuple(options["drop_selectors"]),
-        sync_interval=options["sync_interval"],
-        range_bytes=options["range_bytes"],
-        page_timeout=options["page_timeout"],
-        # Manifests from before --max-page-bytes were built without a bound; the default is the nearest.
-        max_page_bytes=options.get("max_page_bytes", DEFAULT_MAX_PAGE_BYTES),
-        # Manifests from before --skip-truncated skipped pages cut short.
-        skip_truncated=options.get("skip_truncated", True),
-        # Manifests from before --page-memory were built without a memory limit; the default holds them.
-        page_memory=options.get("page_memory", DEFAULT_PAGE_MEMORY_MIB),
-        # Manifests from before --scripts were built with the default.
-        scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
-        report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
-        near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
-        # Manifests from before --fields and --clean-text wrote the default fields.
-        fields=tuple(options["fields"]) if "fields" in options else None,
-        clean_text=options.get("clean_text", False),
-        language=options.get("language", False),
-        languages=tuple(options.get("languages", ())),
-        beam_args=beam_args,
-        rebuild_of=path,
-        trust_manifest=trust_manifest,
-        quiet=quiet,
-        verbose=verbose,
-    )
-
-
-def load_manifest(path: str) -> dict:
-    from transforms.read_corpus import read_bytes
-
-    try:
-        manifest = json.loads(read_bytes(path))
-        manifest["options"]["inputs"]
-    except Exception as error:  # noqa: BLE001 - whatever is wrong, the manifest cannot be used
-        raise ValueError(f"--rebuild {path} is not a readable webcorpus manifest: {error}") from error
-    return manifest
-
 
 def beam_parser() -> argparse.ArgumentParser:
-    """The parser of every Beam pipeline option known now: those of each `PipelineOptions` subclass imported."""
+    """The parser of every Beam pipeline option known now: those of each `PipelineOptions` subclass imported.
+
+    Beam has no public way to name the arguments it does not know (`get_all_options` logs them, or keeps
+    them as options), nor to list its flags (its options' names are not their flags: the Dask runner's
+    --dask_client_address sets `address`), so this takes the parser `get_all_options` builds, through its
+    public `add_extra_args_fn` hook, and asks it; and it reports a bad value as an error, not by exiting.
+    """
     parsers = []
     PipelineOptions([]).get_all_options(add_extra_args_fn=parsers.append)
     (parser,) = parsers
@@ -401,13 +244,22 @@ def beam_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def runner_module(runner: str) -> str | None:
-    """The module that defines the runner `--runner` names, resolved as Beam resolves it."""
-    path = RUNNER_ALIASES.get(runner, runner)
-    if "." not in path:
-        known = {name.rsplit(".", 1)[-1].lower(): name for name in StandardOptions.ALL_KNOWN_RUNNERS}
-        path = known.get(path.lower(), known.get(f"{path.lower()}runner", ""))
-    return path.rsplit(".", 1)[0] if "." in path else None
+def runner_mistake(runner: str) -> str | None:
+    """Why Beam cannot make the runner `--runner` names, or None.
+
+    `create_runner` is Beam's own resolution of a runner's name (what `beam.Pipeline` calls, and so what the
+    build will run), and imports the runner's module, whose options (the Dask runner's --dask_client_address)
+    Beam then knows.
+    """
+    try:
+        create_runner(RUNNER_ALIASES.get(runner, runner))
+    except ValueError:
+        nearest = difflib.get_close_matches(runner, StandardOptions.KNOWN_RUNNER_NAMES + list(RUNNER_ALIASES), n=1)
+        return f"unknown runner {runner}" + (f"; did you mean {nearest[0]}?" if nearest else "")
+    except (ImportError, AttributeError) as error:
+        # A module that is not there, or does not define the runner.
+        return f"cannot load --runner {runner}: {error}"
+    return None
 
 
 def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> str | None:
@@ -416,20 +268,12 @@ def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> s
     Names the first argument that Beam does not know either, or a runner it
     cannot find or load.
     """
-    beam = beam_parser()
     try:
-        runner = beam.parse_known_args(beam_args)[0].runner
-        module = runner and runner_module(runner)
-        if runner and not module:
-            nearest = difflib.get_close_matches(runner, StandardOptions.KNOWN_RUNNER_NAMES + list(RUNNER_ALIASES), n=1)
-            return f"unknown runner {runner}" + (f"; did you mean {nearest[0]}?" if nearest else "")
-        if module:
-            # A runner's module can define options of its own (the Dask runner's --dask_client_address).
-            try:
-                importlib.import_module(module)
-            except ImportError as error:
-                return f"cannot load --runner {runner}: {error}"
-            beam = beam_parser()
+        runner = beam_parser().parse_known_args(beam_args)[0].runner
+        mistake = runner and runner_mistake(runner)
+        if mistake:
+            return mistake
+        beam = beam_parser()
         unknown = beam.parse_known_args(beam_args)[1]
     except argparse.ArgumentError as error:
         return str(error)
@@ -444,6 +288,8 @@ def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> s
     nearest = difflib.get_close_matches(name, flags, n=1)
     hint = f"; did you mean {nearest[0]}?" if nearest else " (neither webcorpus nor Beam has it)"
     return f"unknown option {name}{hint}"
+
+
 def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None:
     given = {name: getattr(known, flag) for name, flag in NEAR_DEDUP_FLAGS.items() if getattr(known, flag) is not None}
     if not known.near_dedup:

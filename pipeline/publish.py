@@ -46,7 +46,8 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from pipeline.signing import sign, signature_problem
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.compress_write import FILE_PREFIX, STAGING_DIR
+from transforms.corpus_format import FILE_PREFIX
+from transforms.sink.staging import STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, write_manifest
 from transforms.regular_files import open_regular

@@ -18,10 +18,13 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.compress_write import (CODECS, CORPUS_SCHEMA, FIELD_NAMES, FILE_METADATA, NEAR_DUPLICATE_COUNT,
-                                       RECORD_DIGEST, SCHEMA_FIELDS, STAGING_DIR, CompressWrite, EncodedWriter,
-                                       RecordLayout, StageAndFingerprint, _Run, avro_record, corpus_schema,
-                                       record_digest, resolve_fields, resolve_level, staged_records)
+from transforms.corpus_format import RECORD_DIGEST
+from transforms.sink.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout, avro_record,
+                                           record_digest, resolve_level)
+from transforms.sink.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS, corpus_schema,
+                                    resolve_fields)
+from transforms.sink.staging import STAGING_DIR, _Run, staged_records
+from transforms.sink.write import CompressWrite, StageAndFingerprint
 from transforms.document import Document
 from transforms.hash_dedup import HashDedup, content_hash, hash_document
 

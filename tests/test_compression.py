@@ -19,7 +19,7 @@ from benchmarks.compression_study.measure import (LEVELS, QUICK_BLOCK_SIZES, Cod
 from benchmarks.compression_study.records import load_records
 from benchmarks.compression_study.report import pareto_front
 from pipeline.sample import sample_captures
-from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.sink.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
 
 REPO = Path(__file__).resolve().parent.parent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import crawl, options
+from pipeline import crawl
+from pipeline import settings as options
 from pipeline.verify import verify
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture

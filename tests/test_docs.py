@@ -181,7 +181,7 @@ def test_every_file_the_docs_cite_is_in_the_repository_or_the_developer_data():
 
 def test_the_compression_doc_says_the_block_size_the_study_charts():
     from benchmarks.compression_study.report import size_label
-    from transforms.compress_write import DEFAULT_SYNC_INTERVAL
+    from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
 
     charted = re.search(r"one point per codec and level at (?:the pipeline's default block size, )?(\d+ [KM]iB)",
                         re.sub(r"\s+", " ", (REPO / "docs" / "compression.md").read_text()))

@@ -44,7 +44,8 @@ from pipeline.cli import RUNNER_ALIASES
 from pipeline.graph import SIDE_OUTPUTS
 from pipeline.sample import SAMPLE_PATH, sample_captures, warc_bytes
 from tests import test_staging
-from transforms.compress_write import FILE_PREFIX, STAGING_DIR
+from transforms.corpus_format import FILE_PREFIX
+from transforms.sink.staging import STAGING_DIR
 from transforms.manifest import MANIFEST_NAME
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,9 +18,10 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline.options import CorpusSettings, parse_settings, settings_from_manifest
+from pipeline.options import parse_settings
+from pipeline.settings import CorpusSettings, settings_from_manifest
 from transforms.blocks import blocks_to_html
-from transforms.compress_write import CORPUS_SCHEMA, SCHEMA_FIELDS
+from transforms.sink.schema import CORPUS_SCHEMA, SCHEMA_FIELDS
 from transforms.document import Document
 from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
 from transforms.cleaning.text import decode_leftover_entities

@@ -13,7 +13,9 @@ from pipeline.verify import verify
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, run_main
-from transforms.compress_write import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, RECORD_DIGEST, record_digest, resolve_fields
+from transforms.corpus_format import RECORD_DIGEST
+from transforms.sink.avro_encoding import record_digest
+from transforms.sink.schema import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, resolve_fields
 from transforms.document import Document
 from transforms.minimize_text import minimize_document
 from transforms.read_corpus import iter_corpus, record_problem

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import crawl, options
+from pipeline import crawl
+from pipeline import settings as options
 from pipeline.sample import sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main

@@ -18,7 +18,8 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline.options import parse_settings, settings_from_manifest
+from pipeline.options import parse_settings
+from pipeline.settings import settings_from_manifest
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main

@@ -50,6 +50,17 @@ def test_a_misspelled_runner_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_runner_its_module_does_not_define_is_an_error(tmp_path, monkeypatch):
+    # Beam resolves the name (create_runner): a module that is there, and a class that is not.
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main(["--runner=pipeline.dask_runner.DaskRuner"])
+    assert code == 2
+    assert stderr.splitlines() == [
+        "python -m pipeline: error: cannot load --runner pipeline.dask_runner.DaskRuner: module "
+        "'pipeline.dask_runner' has no attribute 'DaskRuner' (see python -m pipeline --help)"]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_a_bad_value_of_a_beam_flag_is_one_line(tmp_path):
     result = run_module("--direct_num_workers=two", "--output", str(tmp_path / "out"))

@@ -246,7 +246,8 @@ def test_an_empty_html_or_untyped_response_is_empty(content_type):
 
 @pytest.mark.slow
 def test_max_page_bytes_is_an_option_of_the_build(tmp_path):
-    from pipeline.options import parse_settings, settings_from_manifest
+    from pipeline.options import parse_settings
+    from pipeline.settings import settings_from_manifest
     from tests.test_cli import json_lines, run_main
 
     warc = input_dir(tmp_path) / "pages.warc.gz"

@@ -18,7 +18,7 @@ import lz4.frame
 import pytest
 import zstandard
 
-from pipeline import options
+from pipeline import settings as options
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main

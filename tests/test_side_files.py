@@ -12,7 +12,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline.graph import build_corpus, shard_count, write_json_lines
-from pipeline.options import CorpusSettings
+from pipeline.settings import CorpusSettings
 from pipeline.publish import names_a_build_may_write
 from tests.helpers import html_capture
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import cli, options
+from pipeline import cli
+from pipeline import settings as options
 from pipeline.sample import sample_captures, warc_bytes
 from transforms.read_corpus import iter_corpus
 from transforms.read_warc import read_warc

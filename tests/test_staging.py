@@ -9,9 +9,9 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from transforms import compress_write
-from transforms.compress_write import (STAGED, CompressWrite, ShardAttempt, StageAndFingerprint, StageDocuments, WriteShard,
-                                       publish, sync_marker_for)
+from transforms.sink import staging as sink_staging, write as sink_write
+from transforms.sink.staging import STAGED, StageDocuments
+from transforms.sink.write import CompressWrite, ShardAttempt, StageAndFingerprint, WriteShard, publish, sync_marker_for
 from transforms.document import Document
 from transforms.hash_dedup import HashDedup, hash_document
 
@@ -125,7 +125,7 @@ def test_a_unit_in_more_runs_than_may_be_open_is_merged_in_groups(tmp_path, monk
     once = tmp_path / "once"
     once.mkdir()
     expected = written_shard(once, [path for _, path in staged_in_bundle(StageDocuments(str(once)), docs)])
-    monkeypatch.setattr(compress_write, "MAX_OPEN_RUNS", 4)
+    monkeypatch.setattr(sink_staging, "MAX_OPEN_RUNS", 4)
     staging = tmp_path / "runs"
     staging.mkdir()
     # In falling offset order, each document is a run of its own.
@@ -151,7 +151,7 @@ def test_a_zombie_shard_writer_that_fails_beside_its_retry_leaves_one_complete_s
     staging.mkdir(parents=True)
     staged = [path for _, path in staged_in_bundle(StageDocuments(str(staging)), docs)]
     # The retry pauses at its 20th record while the first attempt, a zombie, writes 3 records and fails.
-    real_records = compress_write.staged_records
+    real_records = sink_write.staged_records
     zombie_failed = []
 
     def zombie(index):
@@ -173,7 +173,7 @@ def test_a_zombie_shard_writer_that_fails_beside_its_retry_leaves_one_complete_s
             pace(index)
             yield record
 
-    monkeypatch.setattr(compress_write, "staged_records", interleaved)
+    monkeypatch.setattr(sink_write, "staged_records", interleaved)
     committed = write_attempt(shard_writer(staging, block), staged)
     assert zombie_failed
     # Only the retry's output is committed: the shard is its file, and the zombie's is gone with the staging dir.

@@ -1,7 +1,7 @@
 """What a reader of a finished corpus needs to check it, without Beam: the shards' names and the two digests.
 
 `transforms.read_corpus` and `pipeline.verify` read corpora with fastavro alone (importing Beam takes
-seconds and logs warnings a reader never asked for); `compress_write` and `hash_dedup`, which write
+seconds and logs warnings a reader never asked for); `transforms.sink` and `hash_dedup`, which write
 them, take these definitions from here.
 """
 

@@ -114,7 +114,7 @@ def record_problem(record: dict, digest: Callable[[dict], str] | None = None) ->
     if "html" in record and "text" in record and "\n".join(html_to_blocks(record["html"])) != record["text"]:
         return f"text differs from html (url {record.get('url', '')!r})"
     if digest is None:
-        from transforms.compress_write import record_digest as digest
+        from transforms.sink.avro_encoding import record_digest as digest
     if RECORD_DIGEST in record and digest(record) != record[RECORD_DIGEST]:
         return f"record_digest mismatch: a field of the record changed (url {record.get('url', '')!r})"
     return None

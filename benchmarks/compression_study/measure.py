@@ -15,7 +15,8 @@ from typing import Callable, Iterable
 
 import fastavro
 
-from transforms.compress_write import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, PARSED_SCHEMA, avro_record
+from transforms.sink.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, avro_record
+from transforms.sink.schema import PARSED_SCHEMA
 from transforms.document import Document
 
 KIB = 1024

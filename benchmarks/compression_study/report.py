@@ -7,7 +7,7 @@ from importlib import metadata as package_metadata
 from typing import Callable
 
 from benchmarks.compression_study.measure import KIB, MB, MIB, Measurement, OperationCost, uncompressed_size
-from transforms.compress_write import DEFAULT_SYNC_INTERVAL
+from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
 
 # Versions that decide the sizes and speeds, for the report.
 LIBRARIES = ("fastavro", "backports.zstd", "cramjam")

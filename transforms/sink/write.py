@@ -1,0 +1,190 @@
+"""CompressWrite: each unit's surviving records written to its corpus shard, and the shards published."""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import hashlib
+import json
+import uuid
+from collections import Counter
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus_format import FILE_PREFIX
+from transforms.exact_paths import remove_exactly
+from transforms.manifest import digest_file
+from transforms.progress import note_shard_written
+from transforms.report import tally_record
+from transforms.sink.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout,
+                                           resolve_level)
+from transforms.sink.schema import DEFAULT_FIELDS, parsed_schema, resolve_fields
+from transforms.sink.staging import FINGERPRINTS, STAGED, STAGING_DIR, StageDocuments, staged_records
+from transforms.stage import counter
+
+TALLIES = "tallies"
+DIGESTS = "digests"
+
+
+def shard_name(index: int, count: int) -> str:
+    return f"{FILE_PREFIX}-{index:05d}-of-{count:05d}.avro"
+
+
+def sync_marker_for(build: dict) -> bytes:
+    """A sync marker derived from what defines a build, instead of a random one."""
+    return hashlib.sha256(json.dumps(build, sort_keys=True).encode("utf-8")).digest()[:16]
+
+
+class ShardAttempt(NamedTuple):
+    """A corpus shard as one attempt wrote it: the shard's final path, and the attempt's own file."""
+
+    shard: str
+    path: str
+
+
+def attempt_path(staging_dir: str, shard: str) -> str:
+    """A file of its own for one attempt at writing `shard`."""
+    return FileSystems.join(staging_dir, f"attempt-{uuid.uuid4().hex}-{shard.rsplit('/', 1)[-1]}")
+
+
+class WriteShard(beam.DoFn):
+    """Writes one unit's surviving records to its corpus shard, in a file of this attempt's own; outputs the
+    `ShardAttempt`."""
+
+    def __init__(self, output_dir: str, staging_dir: str, codec: str, level: int | None, sync_interval: int,
+                 sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS):
+        self._output_dir = output_dir
+        self._staging_dir = staging_dir
+        self._fields = fields
+        self._layout = RecordLayout(fields)
+        self._codec = codec
+        self._level = level
+        self._sync_interval = sync_interval
+        self._sync_marker = sync_marker
+        self._progress_dir = progress_dir
+
+    def setup(self):
+        self._written = counter("compress_write", "records")
+
+    def process(self, grouped, shard_order):
+        unit, parts = grouped
+        # Within a unit, a capture is known by its offset: record ids repeat in the wild.
+        notes = {note.source_offset: note for note in parts["survivors"]}
+        dropped = set(parts["duplicates"])
+        near_dropped = set(parts.get("near_duplicates", ()))
+        near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
+        # `shard_order` is sorted: a snapshot has about 1.5 million units, too many for a linear search each.
+        shard = FileSystems.join(self._output_dir,
+                                 shard_name(bisect.bisect_left(shard_order, unit), len(shard_order)))
+        path = attempt_path(self._staging_dir, shard)
+        tally = Counter()
+        records = 0
+        with FileSystems.create(path) as handle:
+            writer = EncodedWriter(handle, parsed_schema(self._fields), self._codec, self._level, self._sync_interval,
+                                   self._sync_marker)
+            for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
+                offset = staged["source_offset"]
+                if offset in dropped or offset in near_dropped:
+                    continue
+                note = notes.get(offset)
+                duplicates = None if note is None else self._layout.duplicates_of(
+                    note.duplicate_count, note.duplicate_urls, note.duplicate_record_ids)
+                tally.update(tally_record(staged))
+                writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0)))
+                records += 1
+            writer.flush()
+        self._written.inc(records)
+        if self._progress_dir is not None:
+            note_shard_written(self._progress_dir, shard, len(shard_order))
+        yield ShardAttempt(shard, path)
+        yield beam.pvalue.TaggedOutput(TALLIES, tally)
+        yield beam.pvalue.TaggedOutput(DIGESTS, dataclasses.replace(digest_file(path, records), path=shard))
+
+
+def publish(attempts: list[ShardAttempt], staging_dir: str) -> list[str]:
+    """Renames one committed attempt of each shard to the shard's final path, then removes the staging directory
+    (with every other attempt's file: a failed attempt's, a zombie's).
+
+    Safe to run again (a runner may retry it): shards already renamed are left as they are.
+    """
+    chosen: dict[str, str] = {}
+    for shard, path in sorted(attempts):
+        # The runner commits one attempt per shard; should it give two, both are complete and the same bytes.
+        chosen.setdefault(shard, path)
+    pending = [(path, shard) for shard, path in sorted(chosen.items()) if FileSystems.exists(path)]
+    if pending:
+        FileSystems.rename([path for path, _ in pending], [shard for _, shard in pending])
+    remove_exactly([staging_dir])
+    return sorted(chosen)
+
+
+class CompressWrite(beam.PTransform):
+    """Writes the corpus shards; outputs their final `paths`, report `tallies` and manifest `digests`.
+
+    Takes a dict of PCollections: `staged` ((unit, staging file) pairs
+    from `StageDocuments`, any number per unit), and HashDedup's `survivors` and `duplicates`;
+    with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
+    """
+
+    def __init__(self, output_dir: str, codec: str = DEFAULT_CODEC, level: int | None = None,
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
+                 near_dedup: bool = False, fields: tuple[str, ...] | None = None):
+        super().__init__()
+        self._progress_dir = progress_dir
+        self._near_dedup = near_dedup
+        self._fields = resolve_fields(fields, near_dedup)
+        self._output_dir = output_dir
+        self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
+        self._codec = codec
+        self._level = resolve_level(codec, level)
+        self._sync_interval = sync_interval
+        self._sync_marker = sync_marker or sync_marker_for({"codec": codec, "level": self._level})
+
+    def expand(self, inputs):
+        staged = inputs[STAGED]
+        shard_order = (
+            staged
+            | "Units" >> beam.Keys()
+            | "AllUnits" >> beam.combiners.ToList()
+            | "Sorted" >> beam.Map(lambda units: sorted(set(units)))
+        )
+        parts = {
+            STAGED: staged,
+            "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note)),
+            "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset)),
+        }
+        if self._near_dedup:
+            # Within a unit, a capture is its offset.
+            parts["near_survivors"] = inputs["near_survivors"] | "NearSurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note))
+            parts["near_duplicates"] = inputs["near_duplicates"] | "NearDroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset))
+        grouped = parts | "ByUnit" >> beam.CoGroupByKey()
+        shards = grouped | "WriteShards" >> beam.ParDo(
+            WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
+                       self._sync_marker, self._progress_dir, self._fields),
+            shard_order=beam.pvalue.AsSingleton(shard_order),
+        ).with_outputs(TALLIES, DIGESTS, main="paths")
+        published = (
+            shards.paths
+            | "AllShards" >> beam.combiners.ToList()
+            | "Publish" >> beam.FlatMap(publish, self._staging_dir)
+        )
+        return {"paths": published, TALLIES: shards[TALLIES], DIGESTS: shards[DIGESTS]}
+
+
+class StageAndFingerprint(beam.PTransform):
+    """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`."""
+
+    def __init__(self, output_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS):
+        super().__init__()
+        self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
+        self._fields = fields
+
+    def expand(self, docs):
+        return docs | beam.ParDo(StageDocuments(self._staging_dir, self._fields)).with_outputs(STAGED, main=FINGERPRINTS)
