@@ -23,19 +23,14 @@ from collections import Counter
 from typing import Iterable, Iterator
 
 from transforms.charset import decode_document
-import transforms.sink.avro_encoding as compress_write
 from transforms.corpus_format import FILE_PREFIX
-from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout, resolve_level
+from transforms.sink.avro_encoding import DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout, resolve_level
 from transforms.sink.schema import PARSED_SCHEMA
 from transforms.document import Document
 from transforms.hash_dedup import has_text, hash_document
 from transforms.html_cleaner import HtmlCleaner
 from transforms.minimize_text import minimize_document
 from transforms.read_warc import open_uncompressed, read_warc
-
-# The pipeline's default codec (`--codec`).
-DEFAULT_CODEC = getattr(compress_write, "DEFAULT_CODEC", "deflate")
-
 
 def survivor_order(doc: Document) -> tuple[str, str, str]:
     # HashDedup's rule: the earliest capture, then the smallest URL and record id.

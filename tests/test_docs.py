@@ -253,7 +253,7 @@ def markdown_table(markdown: str, header: str) -> list[list[str]]:
 
 def test_the_schema_table_of_the_docs_is_the_schema_the_code_writes():
     """A row per field a record can have, in the schema's order, with its name and type."""
-    from transforms.compress_write import FIELD_NAMES, corpus_schema
+    from transforms.sink.schema import FIELD_NAMES, corpus_schema
 
     schema = corpus_schema(FIELD_NAMES)
     heading = f"## The Avro schema (`{schema['namespace']}.{schema['name']}`)"

@@ -9,7 +9,7 @@ Each stage is a pure function on plain data plus a thin Beam PTransform:
   its rule and the rule's parts: `cleaning/`).
 - `minimize_text.MinimizeText`: letters, digits and a few symbols, lowercased.
 - `hash_dedup.HashDedup`: one document per distinct content.
-- `compress_write.CompressWrite`: sharded Avro files.
+- `sink.write.CompressWrite`: sharded Avro files.
 - `report.WriteReport`: the run report.
 
 Every module that reads or writes through Beam's FileSystems imports
