@@ -39,19 +39,21 @@ def warcio_records(data: bytes) -> list:
             for record in ArchiveIterator(io.BytesIO(data))]
 
 
-def test_warcio_prints_its_warnings_to_stderr_and_read_warc_makes_them_notes_of_their_record(capsys):
+def test_warcio_prints_a_broken_gzip_member_and_loses_what_follows_and_read_warc_dead_letters_it_and_reads_on(capsys):
     # A gzip member that breaks after some of it decompressed (past warcio's first 16 KiB read): warcio prints zlib's
-    # error, and gives the record what decompressed before.
+    # error, gives the record what decompressed before, and takes the rest of the file for the broken member's.
     page = html_capture("https://en.example.org/big", "<p>" + random.Random(0).randbytes(60_000).hex() + "</p>")
     member = bytearray(gzip.compress(capture_records(page, "1.0")[1]))
     member[40_000:40_010] = bytes(10)
-    data = bytes(member)
+    data = bytes(member) + gzip.compress(response(0)) + gzip.compress(response(1))
     assert warcio_records(data) == [("response", page.url)]
     assert "Error -3 while decompressing data" in capsys.readouterr().err
-    notes = []
-    read_all(data, notes)
+    docs, _, dead_letters = outcomes_by_kind(read_all(data))
     assert capsys.readouterr().err == ""
-    assert [(note.source_offset, "Error -3 while decompressing data" in note.text) for note in notes] == [(0, True)]
+    assert [doc.url for doc in docs] == [PAGES[0].url, PAGES[1].url]
+    [dead] = dead_letters
+    assert (dead.source_offset, dead.url) == (0, page.url)
+    assert "Error -3 while decompressing data" in dead.reason and "2 records recovered after it" in dead.reason
 
 
 def test_warcio_reads_the_blank_lines_after_a_record_one_call_at_a_time_and_read_warc_a_buffer_at_a_time():

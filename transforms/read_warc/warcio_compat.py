@@ -4,8 +4,10 @@ Checked on import: warcio's version in the range requirements.txt pins, and
 every module attribute and method patched or overridden here present; else
 the import fails with one line that says which (`check_warcio`).
 
-* warcio writes its warnings to `sys.stderr` (a gzip member that stops
-  decompressing; a record not followed by a blank line, which
+* warcio prints a gzip member that breaks part-way, and reads the rest of the
+  file into it: `RaisingDecompression` raises instead, so that the damage is a
+  dead letter and reading resumes at the next record.
+* warcio writes its warnings to `sys.stderr` (a record not followed by a blank line, which
   `RecordIterator` writes here in its stead), and logs one (a target URI with
   spaces): they cannot be told apart by file and record, and print over a
   progress display. Its reader module's `sys` is `WARCIO_SYS`, which sends
@@ -61,6 +63,7 @@ PATCHED = (
     (BufferedReader, "empty"),
     (BufferedReader, "readline"),
     (BufferedReader, "DECOMPRESSORS"),
+    (BufferedReader, "_decompress"),
     (ArcWarcRecordLoader, "load_http_headers"),
     (StatusAndHeadersParser, "parse"),
 )
@@ -177,7 +180,24 @@ class BoundedLines:
         raise DamagedHeader(f"a WARC header line over {HEADER_LINE_LIMIT:,} bytes")
 
 
-class BoundedReader(BoundedLines, DecompressingBufferedReader):
+class RaisingDecompression:
+    """A warcio reader that raises when a gzip member (zstd, LZ4 frame) breaks after some of it decompressed.
+
+    warcio's `_decompress` prints the error and returns nothing, and its reader
+    then feeds the rest of the file to the broken decompressor: the record
+    keeps what decompressed before, and every record after it is lost, with no
+    error. Raised, the damage is a dead letter and reading resumes at the next
+    intact record. (A failure on a member's first bytes is warcio's to decide:
+    a stream that is not compressed.)
+    """
+
+    def _decompress(self, data):
+        if self.decompressor and data and self.num_block_read:
+            return self.decompressor.decompress(data)
+        return super()._decompress(data)
+
+
+class BoundedReader(BoundedLines, RaisingDecompression, DecompressingBufferedReader):
     """warcio's reader (of a file not compressed, or gzipped), with bounded header lines."""
 
 
@@ -247,7 +267,7 @@ class FrameDecompressor:
         return b""
 
 
-class FramedReader(BoundedLines, DecompressingBufferedReader):
+class FramedReader(BoundedLines, RaisingDecompression, DecompressingBufferedReader):
     """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
 
     def __init__(self, stream: BinaryIO, framing: Framing):
