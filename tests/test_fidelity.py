@@ -25,10 +25,12 @@ from transforms.document import Document
 from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
 from transforms.cleaning.text import decode_leftover_entities
 from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED, MOSTLY_DROPPED_SHARE, SCRIPTS, MinimizeText,
-                                      MostlyDropped, dropped_letter_share, is_mostly_dropped, minimize_block,
-                                      minimize_blocks, minimize_document, parse_scripts)
+from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED_SHARE, SCRIPTS, dropped_letter_share,
+                                      is_mostly_dropped, minimize_block, minimize_blocks, minimize_document,
+                                      parse_scripts)
+from transforms.minimize_text_transform import MinimizeText
 from transforms.report import build_report, format_report, tally_of
+from transforms.vocabulary import MOSTLY_DROPPED, MostlyDropped
 
 REPO = Path(__file__).resolve().parent.parent
 

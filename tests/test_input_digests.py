@@ -9,7 +9,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from pipeline.sample import sample_captures
 from transforms.manifest import digest_file
 from tests.helpers import process_unit
-from transforms.read_warc import INPUT_FILES, ReadWarc, WarcRange
+from transforms.read_warc import ReadWarc, WarcRange
+from transforms.vocabulary import INPUT_FILES
 
 
 def test_reading_the_first_range_of_a_file_does_not_digest_it(write_warc):

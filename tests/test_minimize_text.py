@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from transforms.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, MinimizeText, codepage_is_exact, dropped_letter_share,
-                                     minimize_block, minimize_blocks, minimize_document, parse_scripts)
+from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, codepage_is_exact, dropped_letter_share, minimize_block,
+                                     minimize_blocks, minimize_document, parse_scripts)
+from transforms.minimize_text_transform import MinimizeText
 
 # Written out from the documented rule, independently of the module's ranges.
 KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"

@@ -11,8 +11,9 @@ from apache_beam.io.restriction_trackers import OffsetRange
 from pipeline.sample import arc_bytes, sample_captures, warc_bytes
 from tests.helpers import process_unit
 from transforms.document import DeadLetter
-from transforms.read_warc import (NOTES, RECORDS_READ, ReadWarcRange, SplitWarc, WarcRange, WarcRestrictions,
-                                  detect_format, read_warc, split_warc)
+from transforms.read_warc import (ReadWarcRange, SplitWarc, WarcRange, WarcRestrictions, detect_format, read_warc,
+                                  split_warc)
+from transforms.vocabulary import NOTES, RECORDS_READ
 
 CAPTURES = sample_captures()[:8]
 SPLITTABLE = {

@@ -68,11 +68,11 @@ from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:/
 from transforms.corpus_format import DIGEST_HEX_DIGITS, FILE_PREFIX, HASH_ALGORITHM, RECORD_DIGEST, digest_in
 from transforms.document import Document
 from transforms.exact_paths import remove_exactly
-from transforms.hash_dedup import DUPLICATE_LIST_CAP, Fingerprint
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
 from transforms.stage import counter
+from transforms.vocabulary import DUPLICATE_LIST_CAP, Fingerprint
 
 STAGING_DIR = ".webcorpus-staging"
 STAGED = "staged"

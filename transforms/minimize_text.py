@@ -43,15 +43,10 @@ import re
 import sys
 import threading
 import unicodedata
-from dataclasses import dataclass
-
-import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindows
 
 from transforms import native
 from transforms.blocks import blocks_to_html, html_to_blocks, unescape
 from transforms.document import Document
-from transforms.stage import DEAD_LETTER, DOCUMENTS, DocumentStage
 
 KEPT_RANGES = {
     "latin": (
@@ -540,55 +535,6 @@ def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> 
                        clean_text=text if clean_text else "")
 
 
-MOSTLY_DROPPED = "mostly_dropped"
-
-
 def is_mostly_dropped(doc: Document) -> bool:
     """Whether most of a minimized document's letters were dropped (their scripts are not kept: --scripts)."""
     return doc.dropped_letter_share > MOSTLY_DROPPED_SHARE
-
-
-@dataclass(frozen=True)
-class MostlyDropped:
-    """How many documents of a bundle `is_mostly_dropped`: counted where they are minimized, not by a step of
-    their own over every document."""
-
-    documents: int
-
-
-class MinimizeDocuments(DocumentStage):
-    """`DocumentStage` of `minimize_document` that also outputs, per bundle, the `MostlyDropped` count."""
-
-    def start_bundle(self):
-        self._mostly_dropped = 0
-
-    def process(self, doc: Document):
-        for output in super().process(doc):
-            if isinstance(output, Document) and is_mostly_dropped(output):
-                self._mostly_dropped += 1
-            yield output
-
-    def finish_bundle(self):
-        if self._mostly_dropped:
-            yield beam.pvalue.TaggedOutput(
-                MOSTLY_DROPPED, GlobalWindows.windowed_value(MostlyDropped(self._mostly_dropped)))
-
-
-class MinimizeText(beam.PTransform):
-    """Applies `minimize_document` to every document; failures go to `dead_letter`, and `mostly_dropped` gets
-    `MostlyDropped` counts.
-
-    `scripts`: the scripts whose letters are kept (see `parse_scripts`; default Latin and Cyrillic).
-    `clean_text`: also keep the text before minimizing, in `clean_text`.
-    """
-
-    def __init__(self, scripts=None, clean_text: bool = False):
-        super().__init__()
-        self._scripts = parse_scripts(scripts) if scripts is not None else DEFAULT_SCRIPTS
-        self._clean_text = clean_text
-
-    def expand(self, docs):
-        scripts = None if self._scripts == DEFAULT_SCRIPTS else self._scripts
-        minimize = functools.partial(minimize_document, scripts=scripts, clean_text=self._clean_text)
-        return docs | beam.ParDo(MinimizeDocuments("minimize_text", minimize)).with_outputs(
-            DEAD_LETTER, MOSTLY_DROPPED, main=DOCUMENTS)

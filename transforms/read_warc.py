@@ -65,27 +65,9 @@ from transforms.payload import DEFAULT_MAX_PAGE_BYTES, MalformedPayload, Payload
 from transforms.progress import ProgressNotes
 from transforms.snapshot import FileChanged, digest_listed, open_listed
 from transforms.warc_headers import BoundedLines, BoundedReader, RecordLoader
-from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
-
-SKIPPED = "skipped"
-INPUT_FILES = "input_files"
-NOTES = "notes"
-RECORDS_READ = "records_read"
-STAGE = "read_warc"
-
-SKIP_KINDS = {
-    "non-response": "warcinfo, request, metadata and other records that hold no page",
-    "revisit": "a revisit record: the payload is stored elsewhere or was not modified",
-    "non-http": "a response record without HTTP headers (dns:, ftp:, ...)",
-    "redirect": "an HTTP 3xx response",
-    "error-status": "an HTTP status other than 200 and 3xx",
-    "non-html": "a Content-Type other than HTML, or a payload that is not HTML",
-    "truncated": "the crawler cut the payload (WARC-Truncated), with --skip-truncated (kept otherwise)",
-    "empty": "an HTML response (or one with no Content-Type) with no payload",
-    "too-large": "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
-    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
-    "no-text": "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
-}
+from transforms.stage import counter
+from transforms.vocabulary import READ_WARC as STAGE
+from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, ReadNote, RecordsRead
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -262,21 +244,6 @@ def _read_record(iterator: ArchiveIterator, record, source_file: str, max_page_b
         raw_bytes=len(payload),
         truncated=truncated,
     )
-
-
-@dataclass(frozen=True)
-class ReadNote:
-    """Something a reader noticed that costs no record: a warning of warcio's, a file matched twice.
-
-    `source_offset` is the record the warning came with (None: the whole file).
-    """
-
-    source_file: str
-    source_offset: int | None
-    text: str
-
-    def line(self) -> str:
-        return self.text if self.source_offset is None else f"offset {self.source_offset}: {self.text}"
 
 
 class _WarningSink:
@@ -1111,18 +1078,6 @@ class WarcRange:
     @property
     def size(self) -> int:
         return (self.file_size if self.end is None else self.end) - self.start
-
-
-@dataclass(frozen=True)
-class RecordsRead:
-    """How many records (documents, skips and dead letters alike) one reading of a range took from a file.
-
-    Counted once per range rather than once per record, so that the report's count of records read
-    costs no step per document.
-    """
-
-    source_file: str
-    records: int
 
 
 @dataclass(frozen=True)
