@@ -47,7 +47,7 @@ def words(html: str, *selectors: str, scripts=None) -> list[str]:
 def document(blocks_: list[str]) -> Document:
     return Document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=0, http_status=200, content_type="text/html",
-                    html=blocks_to_html(blocks_))
+                    cleaned_html=blocks_to_html(blocks_))
 
 
 # --- no word split ---------------------------------------------------------------------------

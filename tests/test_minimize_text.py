@@ -89,7 +89,8 @@ def test_minimize_blocks_is_minimize_block_without_empties(block_list):
 
 def _document(html: str, url: str = "https://example.org/") -> Document:
     return Document(url=url, warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
-                    source_file="t.warc.gz", source_offset=0, http_status=200, content_type="text/html", html=html)
+                    source_file="t.warc.gz", source_offset=0, http_status=200, content_type="text/html",
+                    cleaned_html=html)
 
 
 def test_minimize_document():

@@ -260,5 +260,6 @@ def to_utf8(payload: bytes, content_type: str) -> tuple[bytes, str, str]:
 
 
 def decode_document(doc: Document) -> Document:
-    payload, charset, source = to_utf8(doc.payload, doc.content_type)
-    return doc.replace(payload=payload, charset=charset, charset_source=source)
+    """`doc` with its payload transcoded to UTF-8 (`utf8_payload`, and `payload` emptied) and its charset."""
+    utf8_payload, charset, source = to_utf8(doc.payload, doc.content_type)
+    return doc.replace(payload=b"", utf8_payload=utf8_payload, charset=charset, charset_source=source)

@@ -65,8 +65,8 @@ def parse_languages(value) -> tuple[str, ...]:
 
 
 def identify_document(doc: Document) -> Document:
-    """`doc` (as CleanHtml left it) with its `language` and `language_confidence`."""
-    language, confidence = identify("\n".join(html_to_blocks(doc.html)))
+    """`doc` (as CleanHtml left it) with its `language` and `language_confidence`, identified from `cleaned_html`."""
+    language, confidence = identify("\n".join(html_to_blocks(doc.cleaned_html)))
     return doc.replace(language=language, language_confidence=confidence)
 
 

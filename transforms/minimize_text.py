@@ -510,15 +510,16 @@ def dropped_letter_share(before: str, after: str, scripts=None) -> float:
 
 
 def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> Document:
-    """`doc` with its blocks minimized (`scripts` as in `minimize_blocks`) and its `dropped_letter_share`.
+    """`doc` with its `cleaned_html` minimized (`scripts` as in `minimize_blocks`) into `html` and `text`, and its
+    `dropped_letter_share`; `cleaned_html` is emptied.
 
     With `clean_text`, also the blocks before minimizing, as plain text one per line (`clean_text`).
     """
     rules = script_rules(scripts)
-    div_html = doc.html
+    div_html = doc.cleaned_html
     text = ""
     if div_html:
-        # The blocks of CleanHtml's `html` (see `html_to_blocks`), joined by
+        # The blocks of CleanHtml's `cleaned_html` (see `html_to_blocks`), joined by
         # newlines without making the list: its text escapes `<`, so the
         # only `</div><div>` are the boundaries.
         inner = div_html[len("<div>"):-len("</div>")]
@@ -530,7 +531,7 @@ def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> 
         blocks = []
     div_html = blocks_to_html(blocks)
     minimized = "\n".join(blocks)
-    return doc.replace(html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),
+    return doc.replace(cleaned_html="", html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),
                        dropped_letter_share=dropped_letter_share(text, minimized, rules),
                        clean_text=text if clean_text else "")
 

@@ -182,8 +182,8 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
         return InspectedPage(**where, charset="", kept_blocks=(), original="",
                              note="its record was not found again in the input file")
     decoded = decode_document(doc)
-    page = decoded.payload.decode("utf-8", "replace")
-    cleaned = _cleaner(drop_selectors).clean(decoded.payload, doc.url)
+    page = decoded.utf8_payload.decode("utf-8", "replace")
+    cleaned = _cleaner(drop_selectors).clean(decoded.utf8_payload, doc.url)
     kept = tuple(filter(None, minimize_blocks(cleaned.blocks, scripts)))
     note = ""
     if len(page) > MAX_EMBEDDED_CHARACTERS:
