@@ -51,16 +51,17 @@ class Document:
     links: list[str] = field(default_factory=list)
     lang: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    cleaned_html: str = ""
+    cleaned_bytes: int = 0
     # IdentifyLanguage (with --language or --languages): the language identified from the text, and how sure.
     language: str = ""
     language_confidence: float = 0.0
-    cleaned_html: str = ""
-    cleaned_bytes: int = 0
-    # MinimizeText: the minimized blocks as `<div>` HTML (`html`, what the corpus's `html` field holds) and as
+    # MinimizeText: the minimized blocks as `<div>` HTML (`html`: what the corpus's `html` field holds) and as
     # plain text, one block a line (`text`).
     html: str = ""
     text: str = ""
-    # CleanHtml's blocks as plain text, one per line, before minimizing (only with --clean-text or --fields).
+    # CleanHtml's blocks as plain text, one per line, before minimizing (MinimizeText, only with --clean-text or
+    # --fields).
     clean_text: str = ""
     minimized_bytes: int = 0
     # The share of the page's letters that MinimizeText dropped (letters of
