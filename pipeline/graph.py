@@ -24,20 +24,22 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.charset import DecodeCharset
+from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.sink.schema import CLEAN_TEXT
-from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
-from transforms.manifest import WriteManifest, digest_file
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
 from transforms.locations import readable_by_name
-from transforms.minimize_text import MOSTLY_DROPPED, MinimizeText
-from transforms.near_dedup import NEAR_SURVIVORS, NearDedup, SignDocuments
-from transforms.read_warc.splittable_read import INPUT_FILES, NOTES, RECORDS_READ, ReadWarc
-from transforms.report import WriteReport
-from transforms.report_page import WriteReportPage
-from transforms.stage import DEAD_LETTER
+from transforms.manifest import digest_file
+from transforms.manifest_transform import WriteManifest
+from transforms.minimize_text_transform import MinimizeText
+from transforms.near_dedup import NearDedup, SignDocuments
+from transforms.read_warc.splittable_read import ReadWarc
+from transforms.report_page_transform import WriteReportPage
+from transforms.report_transform import WriteReport
+from transforms.sink.schema import CLEAN_TEXT
+from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.vocabulary import (DEAD_LETTER, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
+                                   RECORDS_READ)
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
@@ -125,17 +127,13 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
-def capture_of(record) -> tuple[str, int, int]:
-    return record.source_file, record.source_offset, record.source_range
-
-
 def exact_survivors(candidates, duplicates):
     """The near-dedup candidates that HashDedup did not drop (a join by capture)."""
     return (
         {
             "candidates": candidates | "CandidateByCapture" >> beam.Map(
-                lambda candidate: (candidate.capture, candidate)),
-            "dropped": duplicates | "DroppedByCapture" >> beam.Map(lambda duplicate: (capture_of(duplicate), None)),
+                lambda candidate: (candidate.identity, candidate)),
+            "dropped": duplicates | "DroppedByCapture" >> beam.Map(lambda duplicate: (duplicate.identity, None)),
         }
         | "JoinExactDuplicates" >> beam.CoGroupByKey()
         | "NotDropped" >> beam.FlatMap(lambda joined: [] if joined[1]["dropped"] else joined[1]["candidates"])
@@ -183,7 +181,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, *language_stages, minimized)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
-    listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != "non-response")
+    listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE)
     document_skips = [hashed.skipped] + [stage.skipped for stage in language_stages]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.sample import CP1251_ARTICLE, KOI8R_ARTICLE
-from transforms.charset import DecodeCharset, choose_charset, codec_for_label, to_utf8
+from transforms.charset import choose_charset, codec_for_label, to_utf8
+from transforms.charset_transform import DecodeCharset
 from transforms.document import Document
 
 RUSSIAN = (
@@ -226,7 +227,7 @@ def test_decode_charset_transform():
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create(docs) | DecodeCharset()
         assert_that(result.documents | "Docs" >> beam.Map(
-            lambda d: (d.url, d.payload.decode("utf-8"), d.charset, d.charset_source, d.raw_bytes)),
+            lambda d: (d.url, d.utf8_payload.decode("utf-8"), d.charset, d.charset_source, d.raw_bytes)),
             equal_to([("https://a.example.org/", CP1251_ARTICLE, "windows-1251", "meta", docs[0].raw_bytes),
                       ("https://b.example.org/", RUSSIAN, "koi8-r", "http-header", docs[1].raw_bytes),
                       ("https://c.example.org/", "<p>\u201chi\u201d</p>", "windows-1252", "http-header",

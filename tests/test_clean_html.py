@@ -32,10 +32,10 @@ def text(html: str, *selectors: str) -> str:
     return " ".join(blocks(html, *selectors))
 
 
-def document(payload, url="https://example.org/page") -> Document:
+def document(utf8_payload, url="https://example.org/page") -> Document:
     return Document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=0, http_status=200, content_type="text/html",
-                    payload=payload, raw_bytes=0)
+                    utf8_payload=utf8_payload, raw_bytes=0)
 
 
 # --- the seed's examples ---------------------------------------------------------------------
@@ -347,7 +347,7 @@ def test_clean_html_transform_and_dead_letter():
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create([good, broken]) | CleanHtml(("div.ad",))
         assert_that(result.documents | "Docs" >> beam.Map(
-            lambda d: (d.url, d.html, d.title, d.links, d.payload, d.cleaned_bytes)),
+            lambda d: (d.url, d.cleaned_html, d.title, d.links, d.utf8_payload, d.cleaned_bytes)),
             equal_to([("https://a.example.org/p", "<div>Hello world</div><div>x</div>", "T",
                        ["https://a.example.org/x"], b"", len("<div>Hello world</div><div>x</div>"))]),
             label="documents")

@@ -26,10 +26,12 @@ from transforms.document import Document
 from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
 from transforms.cleaning.text import decode_leftover_entities
 from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED, MOSTLY_DROPPED_SHARE, SCRIPTS, MinimizeText,
-                                      MostlyDropped, dropped_letter_share, is_mostly_dropped, minimize_block,
-                                      minimize_blocks, minimize_document, parse_scripts)
+from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED_SHARE, SCRIPTS, dropped_letter_share,
+                                      is_mostly_dropped, minimize_block, minimize_blocks, minimize_document,
+                                      parse_scripts)
+from transforms.minimize_text_transform import MinimizeText
 from transforms.report import build_report, format_report, tally_of
+from transforms.vocabulary import MOSTLY_DROPPED, MostlyDropped
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,7 +48,7 @@ def words(html: str, *selectors: str, scripts=None) -> list[str]:
 def document(blocks_: list[str]) -> Document:
     return Document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=0, http_status=200, content_type="text/html",
-                    html=blocks_to_html(blocks_))
+                    cleaned_html=blocks_to_html(blocks_))
 
 
 # --- no word split ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ READABLE = "Why “Quotes” (and Brackets)?\nЧитатель спросил: �
 
 def test_clean_text_keeps_case_punctuation_and_every_script():
     doc = Document("u", "id", "d", "f", 0, 200, "text/html",
-                   html="<div>Why “Quotes” (and Brackets)?</div><div>A &amp; B &lt;c&gt;</div>")
+                   cleaned_html="<div>Why “Quotes” (and Brackets)?</div><div>A &amp; B &lt;c&gt;</div>")
     minimized = minimize_document(doc, clean_text=True)
     assert minimized.clean_text == "Why “Quotes” (and Brackets)?\nA & B <c>"
     assert minimized.text == "why quotes and brackets\na & b c"

@@ -23,11 +23,10 @@ from pipeline import cli
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import applied_transforms, page
 from transforms.document import Document, Skip
-from transforms.hash_dedup import (CAPTURE_BUCKETS, DUPLICATE_LIST_CAP, NO_TEXT, CapturesOfHash, Duplicate,
-                                   DuplicatesOfBucket, Fingerprint, HashDedup, HashDocuments, Survivor, bucket_of,
-                                   captures_by_content, content_hash, deduplicate, duplicate_of, hash_document,
-                                   outcomes_of_hash, survivor_note)
-from transforms.read_warc import SKIP_KINDS
+from transforms.hash_dedup import (CAPTURE_BUCKETS, CapturesOfHash, DuplicatesOfBucket, HashDedup, HashDocuments,
+                                   bucket_of, captures_by_content, content_hash, deduplicate, duplicate_of,
+                                   hash_document, outcomes_of_hash, survivor_note)
+from transforms.vocabulary import DUPLICATE_LIST_CAP, NO_TEXT, SKIP_KINDS, Duplicate, Fingerprint, Survivor
 
 
 def place(url: str, date: str) -> int:

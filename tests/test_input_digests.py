@@ -10,7 +10,8 @@ from pipeline.sample import sample_captures
 from transforms.manifest import digest_file
 from tests.helpers import process_unit
 from transforms.read_warc.ranges import WarcRange
-from transforms.read_warc.splittable_read import INPUT_FILES, ReadWarc
+from transforms.read_warc.splittable_read import ReadWarc
+from transforms.vocabulary import INPUT_FILES
 
 
 def test_reading_the_first_range_of_a_file_does_not_digest_it(write_warc):

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from transforms.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, MinimizeText, codepage_is_exact, dropped_letter_share,
-                                     minimize_block, minimize_blocks, minimize_document, parse_scripts)
+from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, codepage_is_exact, dropped_letter_share, minimize_block,
+                                     minimize_blocks, minimize_document, parse_scripts)
+from transforms.minimize_text_transform import MinimizeText
 
 # Written out from the documented rule, independently of the module's ranges.
 KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"
@@ -88,7 +89,8 @@ def test_minimize_blocks_is_minimize_block_without_empties(block_list):
 
 def _document(html: str, url: str = "https://example.org/") -> Document:
     return Document(url=url, warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
-                    source_file="t.warc.gz", source_offset=0, http_status=200, content_type="text/html", html=html)
+                    source_file="t.warc.gz", source_offset=0, http_status=200, content_type="text/html",
+                    cleaned_html=html)
 
 
 def test_minimize_document():

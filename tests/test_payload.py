@@ -14,7 +14,8 @@ import pytest
 from pipeline.sample import Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
 from transforms.payload import MalformedPayload, PayloadTooLarge, read_payload
-from transforms.read_warc import SKIP_KINDS, read_warc
+from transforms.read_warc import read_warc
+from transforms.vocabulary import SKIP_KINDS
 from tests.helpers import input_dir, page
 
 MiB = 1 << 20

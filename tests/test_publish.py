@@ -26,7 +26,7 @@ from pipeline import verify
 from pipeline.publish import LOCK_NAME, RUN_STAGING_PREFIX, output_lock, publish, publish_begun, recover
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.test_cli import REPO, run_main
-from transforms.hash_dedup import Duplicate
+from transforms.vocabulary import Duplicate
 
 USER_FILES = {"corpus-final.avro": b"the user's own corpus", "corpus-notes.txt": b"notes",
               "skipped-files.csv": b"a,b\n", "duplicates-todo.md": b"# todo\n"}

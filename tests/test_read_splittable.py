@@ -14,7 +14,8 @@ from transforms.document import DeadLetter
 from transforms.read_warc import read_warc
 from transforms.read_warc.formats import detect_format
 from transforms.read_warc.ranges import WarcRange, split_warc
-from transforms.read_warc.splittable_read import NOTES, RECORDS_READ, ReadWarcRange, SplitWarc, WarcRestrictions
+from transforms.read_warc.splittable_read import ReadWarcRange, SplitWarc, WarcRestrictions
+from transforms.vocabulary import NOTES, RECORDS_READ
 
 CAPTURES = sample_captures()[:8]
 SPLITTABLE = {

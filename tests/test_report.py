@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from tests.helpers import applied_transforms
 from transforms.document import DeadLetter, Skip
-from transforms.hash_dedup import Duplicate
 from transforms.manifest import digest_file
-from transforms.read_warc import RecordsRead
-from transforms.report import (OUTCOMES, SumTallies, TallyBundle, WriteReport, build_report, format_report,
-                               read_report, tally_of, tally_record, tally_records_read, tally_written)
+from transforms.report import (OUTCOMES, build_report, format_report, read_report, tally_of, tally_record,
+                               tally_records_read, tally_written)
+from transforms.report_transform import SumTallies, TallyBundle, WriteReport
+from transforms.vocabulary import Duplicate, RecordsRead
 
 
 def kept_record(source_file: str, raw: int, cleaned: int, minimized: int, charset: str = "utf-8",

@@ -243,7 +243,7 @@ def clean_through_stage(payloads: dict[str, bytes], page_timeout: float, **memor
     results = {"documents": [], "dead": []}
     for name, payload in payloads.items():
         doc = Document(url=f"http://example.org/{name}", warc_record_id=name, warc_date="", source_file="t",
-                       source_offset=0, http_status=200, content_type="text/html", payload=payload)
+                       source_offset=0, http_status=200, content_type="text/html", utf8_payload=payload)
         for output in stage.process(doc):
             if isinstance(output, TaggedOutput):
                 results["dead"].append(output.value)
@@ -255,7 +255,7 @@ def clean_through_stage(payloads: dict[str, bytes], page_timeout: float, **memor
 def test_pathological_pages_are_cleaned_without_a_crash_or_stall():
     results = clean_through_stage(PATHOLOGICAL, page_timeout=60)
     assert results["dead"] == []
-    texts = {doc.warc_record_id: doc.html for doc in results["documents"]}
+    texts = {doc.warc_record_id: doc.cleaned_html for doc in results["documents"]}
     assert set(texts) == set(PATHOLOGICAL)
     assert "shown" in texts["megabyte-style"] and "hidden" not in texts["megabyte-style"]
     assert "after" in texts["svg-template"] and ">t<" not in texts["svg-template"]
@@ -330,11 +330,11 @@ def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(nam
     monkeypatch.setattr(guard, "ChildProcess", RecordingChild)
     cleaner = GuardedCleaner(HtmlCleaner())
     doc = Document(url=f"http://example.org/{name}", warc_record_id=name, warc_date="", source_file="t",
-                   source_offset=0, http_status=200, content_type="text/html", payload=SLOW_TO_PARSE[name])
-    assert cleaner(doc).html == "<div>cleaned in the child</div>"
+                   source_offset=0, http_status=200, content_type="text/html", utf8_payload=SLOW_TO_PARSE[name])
+    assert cleaner(doc).cleaned_html == "<div>cleaned in the child</div>"
     assert isolated == [doc.url]
-    ordinary = doc.replace(payload=b"<p>an ordinary page</p>" * 200)
-    assert cleaner(ordinary).html.count("an ordinary page") == 200
+    ordinary = doc.replace(utf8_payload=b"<p>an ordinary page</p>" * 200)
+    assert cleaner(ordinary).cleaned_html.count("an ordinary page") == 200
     assert isolated == [doc.url]
 
 

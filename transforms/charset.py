@@ -31,9 +31,6 @@ import re
 import charset_normalizer
 
 from transforms.document import Document
-from transforms.stage import apply_stage
-
-import apache_beam as beam
 
 UTF8 = codecs.lookup("utf-8").name
 
@@ -263,12 +260,6 @@ def to_utf8(payload: bytes, content_type: str) -> tuple[bytes, str, str]:
 
 
 def decode_document(doc: Document) -> Document:
-    payload, charset, source = to_utf8(doc.payload, doc.content_type)
-    return doc.replace(payload=payload, charset=charset, charset_source=source)
-
-
-class DecodeCharset(beam.PTransform):
-    """Transcodes each document's payload to UTF-8 and records its charset."""
-
-    def expand(self, docs):
-        return apply_stage(docs, "charset", decode_document)
+    """`doc` with its payload transcoded to UTF-8 (`utf8_payload`, and `payload` emptied) and its charset."""
+    utf8_payload, charset, source = to_utf8(doc.payload, doc.content_type)
+    return doc.replace(payload=b"", utf8_payload=utf8_payload, charset=charset, charset_source=source)

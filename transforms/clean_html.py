@@ -10,6 +10,7 @@ import apache_beam as beam
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, GuardedCleaner
 from transforms.html_cleaner import HtmlCleaner
 from transforms.stage import apply_stage
+from transforms.vocabulary import CLEAN_HTML
 
 
 class CleanHtml(beam.PTransform):
@@ -21,4 +22,4 @@ class CleanHtml(beam.PTransform):
         self._cleaner = GuardedCleaner(HtmlCleaner(drop_selectors), page_timeout, page_memory_mib)
 
     def expand(self, docs):
-        return apply_stage(docs, "clean_html", self._cleaner)
+        return apply_stage(docs, CLEAN_HTML, self._cleaner)

@@ -1,15 +1,23 @@
 """The records that flow through the pipeline.
 
 One `Document` type travels from ReadWarc to CompressWrite; each stage fills
-in its own fields. Records that leave the main path are `Skip` (a counted,
-expected decision such as "this is a redirect") or `DeadLetter` (a record
-that could not be processed, with the stage and the reason).
+in its own fields, and a field means one thing from reading to writing. The
+page in its successive forms has one field per form (`payload`,
+`utf8_payload`, `cleaned_html`, `html`); each is emptied once the next stage
+has made the next form of it, so that a document holds one form of its page at
+a time and the raw page never crosses a shuffle. Records that leave the main
+path are `Skip` (a counted, expected decision such as "this is a redirect")
+or `DeadLetter` (a record that could not be processed, with the stage and the
+reason). The names of stages, outputs and skip kinds, and the records stages
+hand to each other, are in `vocabulary`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+
+from transforms.vocabulary import Capture
 
 
 @dataclass
@@ -25,29 +33,35 @@ class Document:
     # The start of the byte range of the source file it was read in: the
     # unit that its corpus shard is written for.
     source_range: int = 0
-    # The HTTP payload after transfer and content decoding (ReadWarc), emptied
-    # once CleanHtml has used it so that the raw page never crosses a shuffle.
+    # The HTTP payload after transfer and content decoding, in its own charset (ReadWarc); emptied once
+    # DecodeCharset has transcoded it to `utf8_payload`.
     payload: bytes = b""
     raw_bytes: int = 0
     # How much of a page cut short was received (ReadWarc): "" for a whole capture, else "REASON: N bytes received"
     # (WARC-Truncated's reason) or "end-of-file: N of M bytes received" ("end-of-member": its gzip member ended).
     truncated: str = ""
-    # Charset: the decoded page as text and how its charset was chosen.
+    # DecodeCharset: the charset the payload was read in and how it was chosen, and the payload transcoded to
+    # UTF-8; `utf8_payload` is emptied once CleanHtml has cleaned it to `cleaned_html`.
     charset: str = ""
     charset_source: str = ""
-    # CleanHtml.
+    utf8_payload: bytes = b""
+    # CleanHtml: the page's metadata, and its visible text as `<div>` blocks (`cleaned_html`, emptied once
+    # MinimizeText has minimized it to `html`) and their size in UTF-8 (`cleaned_bytes`).
     title: str = ""
     links: list[str] = field(default_factory=list)
     lang: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    cleaned_html: str = ""
+    cleaned_bytes: int = 0
     # IdentifyLanguage (with --language or --languages): the language identified from the text, and how sure.
     language: str = ""
     language_confidence: float = 0.0
+    # MinimizeText: the minimized blocks as `<div>` HTML (`html`: what the corpus's `html` field holds) and as
+    # plain text, one block a line (`text`).
     html: str = ""
-    cleaned_bytes: int = 0
-    # MinimizeText.
     text: str = ""
-    # CleanHtml's blocks as plain text, one per line, before minimizing (only with --clean-text or --fields).
+    # CleanHtml's blocks as plain text, one per line, before minimizing (MinimizeText, only with --clean-text or
+    # --fields).
     clean_text: str = ""
     minimized_bytes: int = 0
     # The share of the page's letters that MinimizeText dropped (letters of
@@ -61,6 +75,10 @@ class Document:
 
     def replace(self, **changes) -> "Document":
         return dataclasses.replace(self, **changes)
+
+    @property
+    def capture(self) -> Capture:
+        return Capture.of(self)
 
 
 @dataclass(frozen=True)

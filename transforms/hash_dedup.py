@@ -53,7 +53,6 @@ were in all.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import heapq
 import itertools
 import zlib
@@ -65,29 +64,17 @@ import apache_beam as beam
 from transforms.corpus_format import content_hash
 from transforms.document import Document, Skip
 from transforms.stage import counter
+from transforms.vocabulary import (DOCUMENTS, DUPLICATE_LIST_CAP, HASH_DEDUP, NO_TEXT, SKIPPED, Capture,
+                                   Duplicate, Fingerprint, Survivor)
 
-DOCUMENTS = "documents"
-SKIPPED = "skipped"
-NO_TEXT = "no-text"
 SURVIVORS = "survivors"
 BY_BUCKET = "by-bucket"
 # What a value of a (hash, bucket) group is: one of the bucket's captures, or a survivor sent to it.
 CAPTURE, SURVIVOR = 0, 1
 
-# A survivor's record lists at most this many of its duplicates (the first in
-# survivor order); `duplicate_count` counts them all, and the duplicates file
-# maps every one. Enough for a reader to see what a page was copied as, and a
-# bound on the size of a record whatever the crawl.
-DUPLICATE_LIST_CAP = 100
-
 # How many groups a content's captures are split among to meet their survivor: a content captured a million
 # times is read in groups of about a thousand, and one captured once is one group of one.
 CAPTURE_BUCKETS = 1024
-
-
-def content_check(div_html: str) -> str:
-    encoded = div_html.encode("utf-8")
-    return f"{len(encoded)}:{hashlib.blake2b(encoded, digest_size=16).hexdigest()}"
 
 
 def hash_document(doc: Document) -> Document:
@@ -102,60 +89,6 @@ def no_text_skip(doc: Document) -> Skip:
     """The skip of a document that MinimizeText left without text."""
     detail = "its letters are all in scripts not kept (--scripts)" if doc.dropped_letter_share > 0 else ""
     return Skip(NO_TEXT, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, detail)
-
-
-@dataclass(frozen=True, order=True, slots=True)
-class Fingerprint:
-    """What HashDedup needs of a document; ordered by the survivor rule."""
-
-    warc_date: str
-    url: str
-    warc_record_id: str
-    source_file: str
-    source_offset: int
-    source_range: int
-    content_hash: str
-    content_check: str
-
-    @classmethod
-    def of(cls, doc: Document) -> "Fingerprint":
-        return cls(doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset,
-                   doc.source_range, doc.content_hash, content_check(doc.html))
-
-    @property
-    def identity(self) -> tuple[str, int, int]:
-        """Where the capture was read: what tells it from every other capture."""
-        return (self.source_file, self.source_range, self.source_offset)
-
-
-@dataclass(frozen=True)
-class Duplicate:
-    """A dropped capture and the survivor that stands for it."""
-
-    url: str
-    warc_record_id: str
-    warc_date: str
-    source_file: str
-    source_offset: int
-    source_range: int
-    content_hash: str
-    survivor_url: str
-    survivor_record_id: str
-    survivor_source_file: str
-    survivor_source_offset: int
-
-
-@dataclass(frozen=True)
-class Survivor:
-    """A kept capture that stands for others: what its record must list."""
-
-    source_file: str
-    source_range: int
-    source_offset: int
-    warc_record_id: str
-    duplicate_count: int
-    duplicate_urls: tuple[str, ...]
-    duplicate_record_ids: tuple[str, ...]
 
 
 def bucket_of(fingerprint: Fingerprint) -> int:
@@ -242,9 +175,9 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate |
     """The duplicate record of a capture whose content `survivor` stands for; None for the survivor itself."""
     if fingerprint.identity == survivor.identity:
         return None
-    return Duplicate(fingerprint.url, fingerprint.warc_record_id, fingerprint.warc_date, fingerprint.source_file,
-                     fingerprint.source_offset, fingerprint.source_range, survivor.content_hash, survivor.url,
-                     survivor.warc_record_id, survivor.source_file, survivor.source_offset)
+    return Duplicate(**vars(Capture.of(fingerprint)), content_hash=survivor.content_hash, survivor_url=survivor.url,
+                     survivor_record_id=survivor.warc_record_id, survivor_source_file=survivor.source_file,
+                     survivor_source_offset=survivor.source_offset)
 
 
 def notes_of(contents: Iterable[Captures]) -> Iterator[tuple[Survivor, Captures]]:
@@ -287,7 +220,7 @@ def deduplicate(fingerprints: Iterable[Fingerprint]) -> tuple[list[Survivor], li
 
 class HashOrSkip(beam.DoFn):
     def setup(self):
-        self._no_text = counter("hash_dedup", NO_TEXT)
+        self._no_text = counter(HASH_DEDUP, NO_TEXT)
 
     def process(self, doc: Document):
         if has_text(doc):
@@ -337,7 +270,7 @@ class DuplicatesOfBucket(beam.DoFn):
     """Per (hash, bucket), its captures and the survivors sent to it: the duplicates among the captures."""
 
     def setup(self):
-        self._duplicates = counter("hash_dedup", "duplicates")
+        self._duplicates = counter(HASH_DEDUP, "duplicates")
 
     def process(self, key_and_values):
         # A bucket's share of a content's captures: small enough to hold, and read twice.

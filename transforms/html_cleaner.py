@@ -63,4 +63,4 @@ class HtmlCleaner:
         return CleanedPage(blocks, *page_metadata(url, root, hrefs, events))
 
     def __call__(self, doc: Document) -> Document:
-        return with_cleaned_page(doc, self.clean(doc.payload, doc.url))
+        return with_cleaned_page(doc, self.clean(doc.utf8_payload, doc.url))

@@ -28,11 +28,8 @@ import apache_beam as beam
 
 from transforms.blocks import html_to_blocks
 from transforms.document import DeadLetter, Document, Skip
-from transforms.stage import DEAD_LETTER, counter
-
-OTHER_LANGUAGE = "other-language"
-SKIPPED = "skipped"
-DOCUMENTS = "documents"
+from transforms.stage import counter
+from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, LANGUAGE, OTHER_LANGUAGE, SKIPPED
 # Past a few thousand characters the answer no longer changes on the dev corpus (benchmarks/language.py
 # --chars), and the time per page grows with the text.
 IDENTIFIED_CHARACTERS = 2000
@@ -68,8 +65,8 @@ def parse_languages(value) -> tuple[str, ...]:
 
 
 def identify_document(doc: Document) -> Document:
-    """`doc` (as CleanHtml left it) with its `language` and `language_confidence`."""
-    language, confidence = identify("\n".join(html_to_blocks(doc.html)))
+    """`doc` (as CleanHtml left it) with its `language` and `language_confidence`, identified from `cleaned_html`."""
+    language, confidence = identify("\n".join(html_to_blocks(doc.cleaned_html)))
     return doc.replace(language=language, language_confidence=confidence)
 
 
@@ -83,13 +80,13 @@ class IdentifyOrSkip(beam.DoFn):
         self._languages = frozenset(languages)
 
     def setup(self):
-        self._other = counter("language", OTHER_LANGUAGE)
+        self._other = counter(LANGUAGE, OTHER_LANGUAGE)
 
     def process(self, doc: Document):
         try:
             identified = identify_document(doc)
         except Exception as error:  # noqa: BLE001 - a page the identifier fails on is a dead letter, not a crash
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document("language", doc, error))
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(LANGUAGE, doc, error))
             return
         if self._languages and identified.language not in self._languages:
             self._other.inc()

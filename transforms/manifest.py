@@ -16,7 +16,6 @@ import platform
 from dataclasses import asdict, dataclass
 from importlib import metadata
 
-import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
@@ -96,25 +95,3 @@ def write_manifest(manifest: dict, output_dir: str) -> str:
     with FileSystems.create(path) as handle:
         handle.write(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8"))
     return path
-
-
-class WriteManifest(beam.PTransform):
-    """Writes `manifest.json` from PCollections of input and output `FileDigest`s."""
-
-    def __init__(self, output_dir: str, options: dict):
-        super().__init__()
-        self._output_dir = output_dir
-        self._options = options
-
-    def expand(self, digests):
-        inputs, outputs = digests
-        return (
-            inputs
-            | "AllInputs" >> beam.combiners.ToList()
-            | "Build" >> beam.Map(
-                build_manifest,
-                beam.pvalue.AsSingleton(outputs | "AllOutputs" >> beam.combiners.ToList()),
-                self._options,
-            )
-            | "Write" >> beam.Map(write_manifest, self._output_dir)
-        )

@@ -43,15 +43,10 @@ import re
 import sys
 import threading
 import unicodedata
-from dataclasses import dataclass
-
-import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindows
 
 from transforms import native
 from transforms.blocks import blocks_to_html, html_to_blocks, unescape
 from transforms.document import Document
-from transforms.stage import DEAD_LETTER, DOCUMENTS, DocumentStage
 
 KEPT_RANGES = {
     "latin": (
@@ -515,15 +510,16 @@ def dropped_letter_share(before: str, after: str, scripts=None) -> float:
 
 
 def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> Document:
-    """`doc` with its blocks minimized (`scripts` as in `minimize_blocks`) and its `dropped_letter_share`.
+    """`doc` with its `cleaned_html` minimized (`scripts` as in `minimize_blocks`) into `html` and `text`, and its
+    `dropped_letter_share`; `cleaned_html` is emptied.
 
     With `clean_text`, also the blocks before minimizing, as plain text one per line (`clean_text`).
     """
     rules = script_rules(scripts)
-    div_html = doc.html
+    div_html = doc.cleaned_html
     text = ""
     if div_html:
-        # The blocks of CleanHtml's `html` (see `html_to_blocks`), joined by
+        # The blocks of CleanHtml's `cleaned_html` (see `html_to_blocks`), joined by
         # newlines without making the list: its text escapes `<`, so the
         # only `</div><div>` are the boundaries.
         inner = div_html[len("<div>"):-len("</div>")]
@@ -535,60 +531,11 @@ def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> 
         blocks = []
     div_html = blocks_to_html(blocks)
     minimized = "\n".join(blocks)
-    return doc.replace(html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),
+    return doc.replace(cleaned_html="", html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),
                        dropped_letter_share=dropped_letter_share(text, minimized, rules),
                        clean_text=text if clean_text else "")
-
-
-MOSTLY_DROPPED = "mostly_dropped"
 
 
 def is_mostly_dropped(doc: Document) -> bool:
     """Whether most of a minimized document's letters were dropped (their scripts are not kept: --scripts)."""
     return doc.dropped_letter_share > MOSTLY_DROPPED_SHARE
-
-
-@dataclass(frozen=True)
-class MostlyDropped:
-    """How many documents of a bundle `is_mostly_dropped`: counted where they are minimized, not by a step of
-    their own over every document."""
-
-    documents: int
-
-
-class MinimizeDocuments(DocumentStage):
-    """`DocumentStage` of `minimize_document` that also outputs, per bundle, the `MostlyDropped` count."""
-
-    def start_bundle(self):
-        self._mostly_dropped = 0
-
-    def process(self, doc: Document):
-        for output in super().process(doc):
-            if isinstance(output, Document) and is_mostly_dropped(output):
-                self._mostly_dropped += 1
-            yield output
-
-    def finish_bundle(self):
-        if self._mostly_dropped:
-            yield beam.pvalue.TaggedOutput(
-                MOSTLY_DROPPED, GlobalWindows.windowed_value(MostlyDropped(self._mostly_dropped)))
-
-
-class MinimizeText(beam.PTransform):
-    """Applies `minimize_document` to every document; failures go to `dead_letter`, and `mostly_dropped` gets
-    `MostlyDropped` counts.
-
-    `scripts`: the scripts whose letters are kept (see `parse_scripts`; default Latin and Cyrillic).
-    `clean_text`: also keep the text before minimizing, in `clean_text`.
-    """
-
-    def __init__(self, scripts=None, clean_text: bool = False):
-        super().__init__()
-        self._scripts = parse_scripts(scripts) if scripts is not None else DEFAULT_SCRIPTS
-        self._clean_text = clean_text
-
-    def expand(self, docs):
-        scripts = None if self._scripts == DEFAULT_SCRIPTS else self._scripts
-        minimize = functools.partial(minimize_document, scripts=scripts, clean_text=self._clean_text)
-        return docs | beam.ParDo(MinimizeDocuments("minimize_text", minimize)).with_outputs(
-            DEAD_LETTER, MOSTLY_DROPPED, main=DOCUMENTS)

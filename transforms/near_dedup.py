@@ -44,9 +44,7 @@ import numpy as np
 
 from transforms.document import Document
 from transforms.stage import counter
-
-NEAR_DUPLICATES = "near_duplicates"
-NEAR_SURVIVORS = "near_survivors"
+from transforms.vocabulary import NEAR_DEDUP, NEAR_DUPLICATES, NEAR_SURVIVORS, NearDuplicate, NearSurvivor
 
 # Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
 # (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
@@ -149,8 +147,10 @@ class Candidate:
     signature: bytes
 
     @property
-    def capture(self) -> tuple[str, int, int]:
-        return self.rank[3:6]
+    def identity(self) -> tuple[str, int, int]:
+        """Where the capture was read (`Capture.identity`)."""
+        source_file, source_offset, source_range = self.rank[3:6]
+        return source_file, source_range, source_offset
 
 
 def rank_of(doc: Document) -> Rank:
@@ -198,31 +198,6 @@ def smallest_pointer(pointers: Iterable[Pointer]) -> Pointer:
     return min(pointers, key=lambda pointer: pointer.target)
 
 
-@dataclass(frozen=True)
-class NearDuplicate:
-    """A dropped page, the survivor that stands for it, and their estimated similarity."""
-
-    url: str
-    warc_record_id: str
-    warc_date: str
-    source_file: str
-    source_offset: int
-    source_range: int
-    survivor_url: str
-    survivor_record_id: str
-    similarity: float
-
-
-@dataclass(frozen=True)
-class NearSurvivor:
-    """A kept page that stands for near-duplicates: how many."""
-
-    source_file: str
-    source_offset: int
-    source_range: int
-    near_duplicate_count: int
-
-
 def jump(members: Iterable[Pointer], own: Pointer) -> Iterator[Pointer]:
     """One doubling round for the pages that point to `own`: they now point where it points."""
     for member in members:
@@ -249,7 +224,7 @@ class Sign(beam.DoFn):
 
     def setup(self):
         self._family = permutation_family(self._parameters.permutations)
-        self._no_words = counter("near_dedup", "no_words")
+        self._no_words = counter(NEAR_DEDUP, "no_words")
 
     def process(self, doc: Document):
         candidate = candidate_of(doc, self._parameters, self._family)
@@ -275,7 +250,7 @@ class LinkBuckets(beam.DoFn):
         self._threshold = threshold
 
     def setup(self):
-        self._links = counter("near_dedup", "links")
+        self._links = counter(NEAR_DEDUP, "links")
 
     def process(self, bucket):
         _, members = bucket
@@ -294,8 +269,8 @@ class Jump(beam.DoFn):
 
 class Resolve(beam.DoFn):
     def setup(self):
-        self._dropped = counter("near_dedup", "near_duplicates")
-        self._unresolved = counter("near_dedup", "unresolved")
+        self._dropped = counter(NEAR_DEDUP, "near_duplicates")
+        self._unresolved = counter(NEAR_DEDUP, "unresolved")
 
     def process(self, grouped):
         _, parts = grouped

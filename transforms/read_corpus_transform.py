@@ -11,12 +11,13 @@ from apache_beam.io.filesystems import FileSystems
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import FILE_PREFIX
 from transforms.read_corpus import record_problem
-from transforms.stage import DEAD_LETTER, counter
+from transforms.stage import counter
+from transforms.vocabulary import DEAD_LETTER, READ_CORPUS
 
 
 class VerifyRecord(beam.DoFn):
     def setup(self):
-        self._bad = counter("read_corpus", "corrupt")
+        self._bad = counter(READ_CORPUS, "corrupt")
 
     def process(self, record: dict):
         problem = record_problem(record)

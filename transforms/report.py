@@ -2,13 +2,16 @@
 
 Each outcome that leaves a stage (a skip, a dead letter, a duplicate, a
 written shard's tally) is turned into a small tally (`tally_of`), and the
-tallies of a bundle are summed where the outcomes are made (`TallyBundle`);
-what every document has, it is counted where the work is done, not by a step
-over the documents: ReadWarc's `RecordsRead` per range, MinimizeText's
-`MostlyDropped` per bundle, CompressWrite's tallies per shard. The bundles'
-tallies are summed by one CombineGlobally (so the report never holds
-documents) and written as `DIR/report.json`. `format_report` renders it as a
-table.
+tallies of a bundle are summed where the outcomes are made
+(`report_transform.TallyBundle`); what every document has, it is counted
+where the work is done, not by a step over the documents: ReadWarc's
+`RecordsRead` per range, MinimizeText's `MostlyDropped` per bundle,
+CompressWrite's tallies per shard. The bundles' tallies are summed by one
+CombineGlobally (`report_transform.WriteReport`: so the report never holds
+documents), built into the report (`build_report`) and written as
+`DIR/report.json`. `format_report` renders it as a table. This module holds
+no Beam transform: stages import it (CompressWrite tallies its records with
+`tally_record`).
 
 The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
 total and for each input file; with `--near-dedup`, `near_duplicates` is a
@@ -24,24 +27,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.transforms.window import GlobalWindows
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
 from transforms.document import DeadLetter, Skip
-from transforms.hash_dedup import Duplicate
 from transforms.manifest import FileDigest
-from transforms.minimize_text import MostlyDropped
-from transforms.near_dedup import NearDuplicate
-from transforms.read_warc import STAGE as READ_STAGE
-from transforms.read_warc import ReadNote, RecordsRead
 from transforms.snapshot import InputDigest
+from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, MostlyDropped,
+                                   NearDuplicate, ReadNote, RecordsRead)
 
 REPORT_NAME = "report.json"
-OUTCOMES = ("kept", "duplicates", "skipped", "dead_letter")
-NEAR_DUPLICATES = "near_duplicates"
+OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
 # Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
 TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
@@ -72,7 +69,7 @@ def tally_skip(skip: Skip) -> Counter:
 
 def tally_dead_letter(dead: DeadLetter) -> Counter:
     tally = Counter()
-    if dead.stage == READ_STAGE:
+    if dead.stage == READ_WARC:
         # What went wrong reading a file (a cut tail, corrupt data) is listed with the file.
         tally[("error", dead.source_file, f"offset {dead.source_offset}: {dead.reason}")] += 1
     tally.update(_tally(dead.source_file, "dead_letter", f"dead_letter:{dead.stage}",
@@ -258,44 +255,6 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
-class TallyBundle(beam.DoFn):
-    """The sum of the tallies (`tally_of`) of a bundle's outcomes, one per bundle.
-
-    Summed here, beside the stage that made the outcomes, a tally per bundle
-    crosses to the report's sum, not one per record: Beam's local runner does
-    not fuse a Flatten into the stages before it, and carried every record's
-    (at 1,000,000 captures, 860 MB of skips' tallies through the runner).
-    """
-
-    def start_bundle(self):
-        self._tally = Counter()
-
-    def process(self, outcome):
-        self._tally.update(tally_of(outcome))
-
-    def finish_bundle(self):
-        if self._tally:
-            yield GlobalWindows.windowed_value(self._tally)
-
-
-class SumTallies(beam.CombineFn):
-    def create_accumulator(self):
-        return Counter()
-
-    def add_input(self, accumulator, tally):
-        accumulator.update(tally)
-        return accumulator
-
-    def merge_accumulators(self, accumulators):
-        merged = Counter()
-        for accumulator in accumulators:
-            merged.update(accumulator)
-        return merged
-
-    def extract_output(self, accumulator):
-        return accumulator
-
-
 def write_report(report: dict, output_dir: str) -> str:
     path = FileSystems.join(output_dir, REPORT_NAME)
     with FileSystems.create(path) as handle:
@@ -306,23 +265,3 @@ def write_report(report: dict, output_dir: str) -> str:
 def read_report(output_dir: str) -> dict:
     with FileSystems.open(FileSystems.join(output_dir, REPORT_NAME)) as handle:
         return json.loads(handle.read())
-
-
-class WriteReport(beam.PTransform):
-    """Tallies the outcomes (`tally_of`) of a PCollection, or of a tuple of them, and sums the tallies into
-    `output_dir/report.json`."""
-
-    def __init__(self, output_dir: str, options: dict):
-        super().__init__()
-        self._output_dir = output_dir
-        self._options = options
-
-    def expand(self, outcomes):
-        kinds = (outcomes,) if isinstance(outcomes, beam.PCollection) else tuple(outcomes)
-        return (
-            [kind | f"Tally{index}" >> beam.ParDo(TallyBundle()) for index, kind in enumerate(kinds)]
-            | "AllTallies" >> beam.Flatten()
-            | "Sum" >> beam.CombineGlobally(SumTallies())
-            | "Build" >> beam.Map(build_report, self._options)
-            | "Write" >> beam.Map(write_report, self._output_dir)
-        )

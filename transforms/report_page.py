@@ -13,13 +13,10 @@ script) is in the file. It shows
 * the dead letters (the first `MAX_DEAD_LETTERS` by file and offset) and a
   sample of each skip kind, with their reasons.
 
-Nothing here holds what grows with the input: the sample is the
-`sample_size` smallest content hashes (a hash is uniform, so the sample is
-an even spread, and the same on every build), the skips and dead letters
-are the smallest few per kind by file and offset, each chosen by a bounded
-combiner. Only the sampled pages are read again from their WARC files, and
-cleaned again with the build's settings, by the one step that writes the
-page.
+Nothing here holds what grows with the input: what to show is chosen in
+bounded state (`report_page_transform.WriteReportPage`), and only the sampled
+pages are read again from their WARC files, and cleaned again with the
+build's settings, by the one step that writes the page (`write_report_page`).
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ import html
 import json
 import re
 
-import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from selectolax.lexbor import LexborHTMLParser
 
@@ -71,50 +67,6 @@ REMOVED_TAGS = ("script", "link", "base", "frame", "frameset", "iframe", "embed"
 # What CleanHtml drops by tag, highlighted; code, styling and metadata, never shown, need no highlight.
 HIGHLIGHTED_DROP_TAGS = frozenset(DROP_TAGS) - frozenset(CODE_TAGS + METADATA_TAGS)
 CSS_FETCH = re.compile(r"url\s*\(|@import|image-set\s*\(|image\s*\(|-webkit-image-set\s*\(", re.IGNORECASE)
-
-
-# --- Choosing what to show, in bounded state --------------------------------
-
-class SmallestDistinctHashes(beam.CombineFn):
-    """The `size` fingerprints with the smallest distinct content hashes, each its content's survivor.
-
-    The accumulator holds at most `size` hashes, each with the least
-    fingerprint of its content (the survivor by HashDedup's rule).
-    """
-
-    def __init__(self, size: int):
-        self._size = size
-
-    def create_accumulator(self):
-        return {}
-
-    def _trim(self, chosen: dict) -> dict:
-        if len(chosen) > self._size:
-            chosen = {key: chosen[key] for key in sorted(chosen)[:self._size]}
-        return chosen
-
-    def add_input(self, chosen, fingerprint):
-        key = fingerprint.content_hash
-        if key in chosen or len(chosen) < self._size or (chosen and key < max(chosen)):
-            best = chosen.get(key)
-            chosen[key] = fingerprint if best is None or fingerprint < best else best
-            chosen = self._trim(chosen)
-        return chosen
-
-    def merge_accumulators(self, accumulators):
-        merged = {}
-        for chosen in accumulators:
-            for key, fingerprint in chosen.items():
-                best = merged.get(key)
-                merged[key] = fingerprint if best is None or fingerprint < best else best
-        return self._trim(merged)
-
-    def extract_output(self, chosen):
-        return [chosen[key] for key in sorted(chosen)]
-
-
-def _side_record_key(record) -> tuple:
-    return record.source_file, record.source_offset, json.dumps(dataclasses.asdict(record), sort_keys=True)
 
 
 # --- The original page, made safe and marked ---------------------------------
@@ -230,8 +182,8 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
         return InspectedPage(**where, charset="", kept_blocks=(), original="",
                              note="its record was not found again in the input file")
     decoded = decode_document(doc)
-    page = decoded.payload.decode("utf-8", "replace")
-    cleaned = _cleaner(drop_selectors).clean(decoded.payload, doc.url)
+    page = decoded.utf8_payload.decode("utf-8", "replace")
+    cleaned = _cleaner(drop_selectors).clean(decoded.utf8_payload, doc.url)
     kept = tuple(filter(None, minimize_blocks(cleaned.blocks, scripts)))
     note = ""
     if len(page) > MAX_EMBEDDED_CHARACTERS:
@@ -470,40 +422,3 @@ def write_report_page(report_path: str, samples: list, skips: list, dead_letters
     with FileSystems.create(path) as handle:
         handle.write(render_report_page(report, pages, by_kind, dead).encode("utf-8"))
     return path
-
-
-class WriteReportPage(beam.PTransform):
-    """Writes `report.html` once `report.json` is written; outputs its path.
-
-    Takes a dict of PCollections: `report` (the path of report.json),
-    `fingerprints` (of every document, for the sample), `skipped` and
-    `dead_letter`. `sources`: the paths of input files whose names
-    written differ (URLs with credentials), by those names, to read pages again.
-    """
-
-    def __init__(self, output_dir: str, sample_size: int = DEFAULT_SAMPLE_SIZE, drop_selectors: tuple[str, ...] = (),
-                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None):
-        super().__init__()
-        self._sources = dict(sources or {})
-        self._max_page_bytes = max_page_bytes
-        self._output_dir = output_dir
-        self._sample_size = sample_size
-        self._drop_selectors = tuple(drop_selectors)
-        self._scripts = scripts
-
-    def expand(self, inputs):
-        samples = inputs["fingerprints"] | "Sample" >> beam.CombineGlobally(SmallestDistinctHashes(self._sample_size))
-        skips = (
-            inputs["skipped"]
-            | "SkipByKind" >> beam.Map(lambda skip: (skip.kind, _side_record_key(skip)))
-            | "FirstSkipsOfKind" >> beam.combiners.Top.SmallestPerKey(SKIPS_PER_KIND)
-        )
-        dead = (
-            inputs["dead_letter"]
-            | "DeadLetterKeys" >> beam.Map(_side_record_key)
-            | "FirstDeadLetters" >> beam.combiners.Top.Smallest(MAX_DEAD_LETTERS)
-        )
-        return inputs["report"] | "Write" >> beam.Map(
-            write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
-            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes,
-            self._sources)

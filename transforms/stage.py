@@ -13,9 +13,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from transforms.document import DeadLetter, Document
-
-DEAD_LETTER = "dead_letter"
-DOCUMENTS = "documents"
+from transforms.vocabulary import DEAD_LETTER, DOCUMENTS
 
 COUNTER_NAMESPACE = "webcorpus"
 

@@ -10,8 +10,9 @@ from benchmarks.plain_loop import stage_documents
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.sink.avro_encoding import avro_record
 from transforms.document import Document
-from transforms.hash_dedup import Fingerprint, deduplicate
+from transforms.hash_dedup import deduplicate
 from transforms.read_corpus import corpus_files, iter_corpus
+from transforms.vocabulary import Fingerprint
 
 
 class UsageError(Exception):

@@ -92,9 +92,9 @@ class GuardedCleaner:
         return {**self.__dict__, "_child": None}
 
     def __call__(self, doc: Document) -> Document:
-        if isolation_reason(doc.payload) is None:
+        if isolation_reason(doc.utf8_payload) is None:
             return self._cleaner(doc)
         if self._child is None:
             self._child = ChildProcess(self._cleaner.clean, self._page_timeout, self._page_memory_mib << 20)
-        return with_cleaned_page(doc, self._child(doc.payload, doc.url))
+        return with_cleaned_page(doc, self._child(doc.utf8_payload, doc.url))
 

@@ -24,11 +24,11 @@ class CleanedPage:
 def with_cleaned_page(doc: Document, page: CleanedPage) -> Document:
     div_html = page.html
     return doc.replace(
-        payload=b"",
+        utf8_payload=b"",
         title=page.title,
         links=page.links,
         lang=page.lang,
         meta=page.meta,
-        html=div_html,
+        cleaned_html=div_html,
         cleaned_bytes=len(div_html.encode("utf-8")),
     )

@@ -7,7 +7,7 @@ Every record of a file comes out as exactly one of:
   reads at most `max_page_bytes` of it); one cut short (WARC-Truncated, or
   the end of the file) is one too, with what was received and its
   `truncated` saying how, unless `skip_truncated`;
-* a `Skip` of a kind in `SKIP_KINDS`: records a text corpus does not want;
+* a `Skip` of a kind in `vocabulary.SKIP_KINDS`: records a text corpus does not want;
 * a `DeadLetter`: a record (or the rest of a file) that could not be read.
 
 So `read = documents + skips + dead letters` holds for each file.
@@ -47,10 +47,8 @@ The names other packages use are here; the Beam transforms are imported from `sp
 pure reader imports no Beam transform.
 """
 
-from transforms.read_warc.classify import SKIP_KINDS, STAGE
 from transforms.read_warc.formats import starts_like_archive
-from transforms.read_warc.ranges import DEFAULT_RANGE_BYTES, RecordsRead
-from transforms.read_warc.reader import ReadNote, open_uncompressed, read_warc
+from transforms.read_warc.ranges import DEFAULT_RANGE_BYTES
+from transforms.read_warc.reader import open_uncompressed, read_warc
 
-__all__ = ["DEFAULT_RANGE_BYTES", "SKIP_KINDS", "STAGE", "ReadNote", "RecordsRead", "open_uncompressed", "read_warc",
-           "starts_like_archive"]
+__all__ = ["DEFAULT_RANGE_BYTES", "open_uncompressed", "read_warc", "starts_like_archive"]

@@ -1,4 +1,4 @@
-"""What each WARC record is to a text corpus: a `Document`, a `Skip` of a kind in `SKIP_KINDS`, or a `DeadLetter`.
+"""What each WARC record is to a text corpus: a `Document`, a `Skip` of a kind in `vocabulary.SKIP_KINDS`, or a `DeadLetter`.
 
 The record's headers decide first (`_classify`); what they leave open, its
 payload decides (`payload_verdict`: HTML or not, sniffed as the WHATWG MIME
@@ -11,22 +11,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.payload import MalformedPayload, PayloadTooLarge, read_payload
-
-STAGE = "read_warc"
-
-SKIP_KINDS = {
-    "non-response": "warcinfo, request, metadata and other records that hold no page",
-    "revisit": "a revisit record: the payload is stored elsewhere or was not modified",
-    "non-http": "a response record without HTTP headers (dns:, ftp:, ...)",
-    "redirect": "an HTTP 3xx response",
-    "error-status": "an HTTP status other than 200 and 3xx",
-    "non-html": "a Content-Type other than HTML, or a payload that is not HTML",
-    "truncated": "the crawler cut the payload (WARC-Truncated), with --skip-truncated (kept otherwise)",
-    "empty": "an HTML response (or one with no Content-Type) with no payload",
-    "too-large": "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
-    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
-    "no-text": "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
-}
+from transforms.vocabulary import (EMPTY, ERROR_STATUS, NON_HTML, NON_HTTP, NON_RESPONSE, REDIRECT, REVISIT, TOO_LARGE,
+                                   TRUNCATED)
+from transforms.vocabulary import READ_WARC as STAGE
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -89,22 +76,22 @@ def _classify(record, skip_truncated: bool) -> tuple[str, str] | None:
     """
     headers = record.rec_headers
     if record.rec_type == "revisit":
-        return "revisit", headers.get_header("WARC-Profile", "")
+        return REVISIT, headers.get_header("WARC-Profile", "")
     if record.rec_type != "response":
-        return "non-response", record.rec_type
+        return NON_RESPONSE, record.rec_type
     if record.http_headers is None:
-        return "non-http", headers.get_header("Content-Type", "")
+        return NON_HTTP, headers.get_header("Content-Type", "")
     truncated = headers.get_header("WARC-Truncated")
     if truncated and skip_truncated:
-        return "truncated", truncated
+        return TRUNCATED, truncated
     status = int(record.http_headers.get_statuscode())
     if 300 <= status < 400:
-        return "redirect", str(status)
+        return REDIRECT, str(status)
     if status != 200:
-        return "error-status", str(status)
+        return ERROR_STATUS, str(status)
     declared = media_type(record.http_headers.get_header("Content-Type", "") or "")
     if declared and declared not in HTML_TYPES:
-        return "non-html", f"Content-Type {declared}"
+        return NON_HTML, f"Content-Type {declared}"
     return None
 
 
@@ -135,7 +122,7 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
             payload = read_payload(record.raw_stream, http.get_header("Transfer-Encoding", "") or "",
                                    http.get_header("Content-Encoding", "") or "", max_page_bytes)
         except PayloadTooLarge as error:
-            verdict = "too-large", str(error)
+            verdict = TOO_LARGE, str(error)
         except MalformedPayload as error:
             failure = str(error)
     offset = iterator.get_record_offset()
@@ -149,9 +136,9 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     received = declared_body - missing
     content_type = "" if verdict or failure else record.http_headers.get_header("Content-Type", "") or ""
     if verdict is None and failure is None and not payload:
-        verdict = "empty", ""
+        verdict = EMPTY, ""
     elif verdict is None and failure is None and (not_html := payload_verdict(content_type, payload)):
-        verdict = "non-html", not_html
+        verdict = NON_HTML, not_html
     if missing > 0 and (verdict is not None or failure is not None or skip_truncated or received <= 0):
         return dead(f"truncated: the file ends {missing} bytes before the end of this record")
     if failure is not None:

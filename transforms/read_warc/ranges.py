@@ -36,18 +36,6 @@ class WarcRange:
 
 
 @dataclass(frozen=True)
-class RecordsRead:
-    """How many records (documents, skips and dead letters alike) one reading of a range took from a file.
-
-    Counted once per range rather than once per record, so that the report's count of records read
-    costs no step per document.
-    """
-
-    source_file: str
-    records: int
-
-
-@dataclass(frozen=True)
 class FileToDigest:
     """A unit of work beside a file's ranges: its size and SHA-256 for the manifest (no range reads its file twice)."""
 

@@ -18,7 +18,9 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.http_filesystem import RemoteReadError
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
-from transforms.read_warc.classify import STAGE, read_record
+from transforms.read_warc.classify import read_record
+from transforms.vocabulary import READ_WARC as STAGE
+from transforms.vocabulary import ReadNote
 from transforms.read_warc.formats import WARC, Format, detect_format
 from transforms.read_warc.gzip_stream import CutStream, GunzipStream, decompressed
 from transforms.read_warc.recovery import (DamagedData, check_tail, damage_report, ends_inside_a_member,
@@ -28,21 +30,6 @@ from transforms.snapshot import FileChanged
 
 # Blank lines between two records beyond this many bytes are a dead letter (they are skipped all the same).
 BLANK_RUN_LIMIT = 1 << 16
-
-
-@dataclass(frozen=True)
-class ReadNote:
-    """Something a reader noticed that costs no record: a warning of warcio's, a file matched twice.
-
-    `source_offset` is the record the warning came with (None: the whole file).
-    """
-
-    source_file: str
-    source_offset: int | None
-    text: str
-
-    def line(self) -> str:
-        return self.text if self.source_offset is None else f"offset {self.source_offset}: {self.text}"
 
 
 class WarningSink:

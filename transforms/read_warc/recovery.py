@@ -12,7 +12,7 @@ import zlib
 from typing import BinaryIO, Callable, Iterator
 
 from transforms.document import DeadLetter, describe_error
-from transforms.read_warc.classify import STAGE
+from transforms.vocabulary import READ_WARC as STAGE
 from transforms.read_warc.formats import RECORD_MARKERS, RESYNC_CHUNK, RESYNC_PROBE, Format, Framing
 from transforms.read_warc.gzip_stream import CutStream
 

@@ -20,18 +20,16 @@ from transforms.http_filesystem import serves_ranges
 from transforms.locations import redacted
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.progress import ProgressNotes
-from transforms.read_warc.classify import STAGE
 from transforms.read_warc.formats import detect_format
-from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, RecordsRead, WarcRange, once_per_file,
+from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file,
                                          split_warc)
-from transforms.read_warc.reader import ReadNote, read_warc
+from transforms.read_warc.reader import read_warc
 from transforms.snapshot import digest_listed, open_listed
-from transforms.stage import DEAD_LETTER, DOCUMENTS, counter
+from transforms.stage import counter
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, ReadNote,
+                                   RecordsRead)
+from transforms.vocabulary import READ_WARC as STAGE
 
-SKIPPED = "skipped"
-INPUT_FILES = "input_files"
-NOTES = "notes"
-RECORDS_READ = "records_read"
 
 
 # Notes listed for one range of a file; the rest are counted in one more note.

@@ -8,7 +8,7 @@ import functools
 import fastavro
 
 from transforms.corpus_format import HASH_ALGORITHM, RECORD_DIGEST
-from transforms.hash_dedup import DUPLICATE_LIST_CAP
+from transforms.vocabulary import DUPLICATE_LIST_CAP
 
 
 def _string(name: str, doc: str) -> dict:

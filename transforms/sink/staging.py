@@ -14,7 +14,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
-from transforms.hash_dedup import Fingerprint
+from transforms.vocabulary import Fingerprint
 from transforms.sink.avro_encoding import RecordLayout
 from transforms.sink.schema import DEFAULT_FIELDS
 

@@ -1,0 +1,89 @@
+"""The house's ground floor: stages share a vocabulary and import no other stage; a document's fields keep
+one meaning each from reading to writing."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+from transforms.blocks import blocks_to_html
+from transforms.charset import decode_document
+from transforms.document import Document
+from transforms.html_cleaner import HtmlCleaner
+from transforms.minimize_text import minimize_document
+from transforms.vocabulary import Capture, Duplicate, Fingerprint, NearDuplicate
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_stage_module_imports_another_stage_module():
+    # A stage module defines a Beam PTransform; what stages share is in `vocabulary` and in modules without one.
+    trees = {_module_name(path): ast.parse(path.read_text(encoding="utf-8"))
+             for path in sorted((REPO / "transforms").rglob("*.py"))}
+    stages = {name for name, tree in trees.items()
+              if any(isinstance(node, ast.ClassDef) and any("PTransform" in ast.unparse(base) for base in node.bases)
+                     for node in ast.walk(tree))}
+    assert {"transforms.hash_dedup", "transforms.report_transform", "transforms.charset_transform"} <= stages
+    imports = sorted(
+        f"{name} imports {node.module}" for name, tree in trees.items() if name in stages for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module in stages and node.module != name)
+    assert imports == []
+
+
+def test_the_vocabulary_and_the_plain_stage_functions_load_without_beam():
+    code = ("import sys\nsys.modules['apache_beam'] = None\n"
+            "import transforms.vocabulary, transforms.document, transforms.charset, transforms.minimize_text\n"
+            "print('loaded')")
+    child = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert child.stdout.strip() == "loaded", child.stderr
+
+
+def _document(payload: bytes, content_type: str) -> Document:
+    return Document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
+                    source_file="t.warc.gz", source_offset=7, http_status=200, content_type=content_type,
+                    source_range=3, payload=payload, raw_bytes=len(payload))
+
+
+def test_each_form_of_the_page_has_its_own_field_emptied_once_the_next_is_made():
+    page = "<html><body><p>Привет, Мир!</p><p>Second BLOCK</p></body></html>"
+    read = _document(page.encode("windows-1251"), "text/html; charset=windows-1251")
+
+    decoded = decode_document(read)
+    assert (decoded.payload, decoded.utf8_payload, decoded.charset) == (b"", page.encode("utf-8"), "windows-1251")
+
+    cleaned = HtmlCleaner()(decoded)
+    assert cleaned.utf8_payload == b""
+    assert cleaned.cleaned_html == blocks_to_html(["Привет, Мир!", "Second BLOCK"])
+    assert cleaned.cleaned_bytes == len(cleaned.cleaned_html.encode("utf-8"))
+    assert cleaned.html == ""
+
+    minimized = minimize_document(cleaned, clean_text=True)
+    assert minimized.cleaned_html == ""
+    assert minimized.html == blocks_to_html(["привет, мир", "second block"])
+    assert minimized.text == "привет, мир\nsecond block"
+    assert minimized.clean_text == "Привет, Мир!\nSecond BLOCK"
+
+
+def test_one_capture_identity_and_the_records_about_a_capture_keep_their_written_keys():
+    doc = _document(b"<p>x</p>", "text/html")
+    capture = doc.capture
+    assert capture == Capture("https://example.org/", "<urn:uuid:1>", "2026-01-15T10:00:00Z", "t.warc.gz", 7, 3)
+    assert capture.identity == ("t.warc.gz", 3, 7)
+    fingerprint = Fingerprint.of(doc.replace(html="<div>x</div>", content_hash="h"))
+    assert Capture.of(fingerprint) == capture and fingerprint.identity == capture.identity
+    # The side files (duplicates-*.jsonl, near-duplicates-*.jsonl) write these keys, the capture's first.
+    assert [field.name for field in dataclasses.fields(Duplicate)] == [
+        "url", "warc_record_id", "warc_date", "source_file", "source_offset", "source_range", "content_hash",
+        "survivor_url", "survivor_record_id", "survivor_source_file", "survivor_source_offset"]
+    assert [field.name for field in dataclasses.fields(NearDuplicate)] == [
+        "url", "warc_record_id", "warc_date", "source_file", "source_offset", "source_range", "survivor_url",
+        "survivor_record_id", "similarity"]
+    assert isinstance(Duplicate(*dataclasses.astuple(capture), "h", "u", "r", "f", 0), Capture)

@@ -1,0 +1,219 @@
+"""What stages tell each other and the report: names, and the small records that cross from one to another.
+
+No stage imports another stage: a stage and the report both import from here
+(and from `document`, the `Document` that flows, with its `Skip` and
+`DeadLetter`). Here are
+- the stage names, which name their counters (`webcorpus.STAGE`) and their dead letters;
+- the names of the outputs (tags) that stages give and the report counts;
+- the skip kinds, with what each means;
+- `Capture`, which capture a record is about;
+- the records a stage hands to another stage or to the report: `Fingerprint`, `Duplicate`, `Survivor`
+  (HashDedup), `NearDuplicate`, `NearSurvivor` (NearDedup), `MostlyDropped` (MinimizeText), `ReadNote`,
+  `RecordsRead` (ReadWarc).
+This module imports no Beam.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+# --- Stage names -------------------------------------------------------------
+
+READ_WARC = "read_warc"
+CHARSET = "charset"
+CLEAN_HTML = "clean_html"
+LANGUAGE = "language"
+MINIMIZE_TEXT = "minimize_text"
+HASH_DEDUP = "hash_dedup"
+NEAR_DEDUP = "near_dedup"
+COMPRESS_WRITE = "compress_write"
+READ_CORPUS = "read_corpus"
+
+# --- Outputs (tags) ----------------------------------------------------------
+
+DOCUMENTS = "documents"
+DEAD_LETTER = "dead_letter"
+SKIPPED = "skipped"
+INPUT_FILES = "input_files"
+NOTES = "notes"
+RECORDS_READ = "records_read"
+MOSTLY_DROPPED = "mostly_dropped"
+NEAR_DUPLICATES = "near_duplicates"
+NEAR_SURVIVORS = "near_survivors"
+
+# --- Skip kinds --------------------------------------------------------------
+
+NON_RESPONSE = "non-response"
+REVISIT = "revisit"
+NON_HTTP = "non-http"
+REDIRECT = "redirect"
+ERROR_STATUS = "error-status"
+NON_HTML = "non-html"
+TRUNCATED = "truncated"
+EMPTY = "empty"
+TOO_LARGE = "too-large"
+NO_TEXT = "no-text"
+OTHER_LANGUAGE = "other-language"
+
+SKIP_KINDS = {
+    NON_RESPONSE: "warcinfo, request, metadata and other records that hold no page",
+    REVISIT: "a revisit record: the payload is stored elsewhere or was not modified",
+    NON_HTTP: "a response record without HTTP headers (dns:, ftp:, ...)",
+    REDIRECT: "an HTTP 3xx response",
+    ERROR_STATUS: "an HTTP status other than 200 and 3xx",
+    NON_HTML: "a Content-Type other than HTML, or a payload that is not HTML",
+    TRUNCATED: "the crawler cut the payload (WARC-Truncated), with --skip-truncated (kept otherwise)",
+    EMPTY: "an HTML response (or one with no Content-Type) with no payload",
+    TOO_LARGE: "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
+    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
+    NO_TEXT: "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
+    # Given by IdentifyLanguage, with --languages.
+    OTHER_LANGUAGE: "a page whose identified language is not one of --languages",
+}
+
+# --- Records -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Capture:
+    """Which capture a record is about: its URL, WARC record and where it was read.
+
+    Records about one capture extend it (`Duplicate`, `NearDuplicate`), so that
+    its fields come first and are written under the same names everywhere.
+    """
+
+    url: str
+    warc_record_id: str
+    warc_date: str
+    source_file: str
+    source_offset: int
+    source_range: int
+
+    @classmethod
+    def of(cls, record) -> "Capture":
+        """The capture of any record that carries its fields (a `Document`, a `Fingerprint`)."""
+        return cls(record.url, record.warc_record_id, record.warc_date, record.source_file, record.source_offset,
+                   record.source_range)
+
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        """Where the capture was read (source file, byte range, offset): what tells it from every other capture.
+        Never its WARC-Record-ID alone: files in the wild repeat record ids, inside one file and across files."""
+        return (self.source_file, self.source_range, self.source_offset)
+
+
+# A survivor's record lists at most this many of its duplicates (the first in
+# survivor order); `duplicate_count` counts them all, and the duplicates file
+# maps every one. Enough for a reader to see what a page was copied as, and a
+# bound on the size of a record whatever the crawl.
+DUPLICATE_LIST_CAP = 100
+
+
+def content_check(div_html: str) -> str:
+    """A second digest of a content, unrelated to its `content_hash` (BLAKE2b-128), and its length."""
+    encoded = div_html.encode("utf-8")
+    return f"{len(encoded)}:{hashlib.blake2b(encoded, digest_size=16).hexdigest()}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Fingerprint:
+    """What HashDedup needs of a document; ordered by the survivor rule."""
+
+    warc_date: str
+    url: str
+    warc_record_id: str
+    source_file: str
+    source_offset: int
+    source_range: int
+    content_hash: str
+    content_check: str
+
+    @classmethod
+    def of(cls, doc) -> "Fingerprint":
+        """The fingerprint of a hashed `Document` (its `html`: the minimized blocks)."""
+        return cls(doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset,
+                   doc.source_range, doc.content_hash, content_check(doc.html))
+
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        """Where the capture was read (`Capture.identity`)."""
+        return (self.source_file, self.source_range, self.source_offset)
+
+
+@dataclass(frozen=True)
+class Duplicate(Capture):
+    """A dropped capture and the survivor that stands for it."""
+
+    content_hash: str
+    survivor_url: str
+    survivor_record_id: str
+    survivor_source_file: str
+    survivor_source_offset: int
+
+
+@dataclass(frozen=True)
+class Survivor:
+    """A kept capture that stands for others: what its record must list."""
+
+    source_file: str
+    source_range: int
+    source_offset: int
+    warc_record_id: str
+    duplicate_count: int
+    duplicate_urls: tuple[str, ...]
+    duplicate_record_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NearDuplicate(Capture):
+    """A dropped page, the survivor that stands for it, and their estimated similarity."""
+
+    survivor_url: str
+    survivor_record_id: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class NearSurvivor:
+    """A kept page that stands for near-duplicates: how many."""
+
+    source_file: str
+    source_offset: int
+    source_range: int
+    near_duplicate_count: int
+
+
+@dataclass(frozen=True)
+class MostlyDropped:
+    """How many documents of a bundle most of whose letters MinimizeText dropped: counted where they are
+    minimized, not by a step of their own over every document."""
+
+    documents: int
+
+
+@dataclass(frozen=True)
+class ReadNote:
+    """Something a reader noticed that costs no record: a warning of warcio's, a file matched twice.
+
+    `source_offset` is the record the warning came with (None: the whole file).
+    """
+
+    source_file: str
+    source_offset: int | None
+    text: str
+
+    def line(self) -> str:
+        return self.text if self.source_offset is None else f"offset {self.source_offset}: {self.text}"
+
+
+@dataclass(frozen=True)
+class RecordsRead:
+    """How many records (documents, skips and dead letters alike) one reading of a range took from a file.
+
+    Counted once per range rather than once per record, so that the report's count of records read
+    costs no step per document.
+    """
+
+    source_file: str
+    records: int
