@@ -22,7 +22,7 @@ from pipeline.launch import program_name
 from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, settings_from_manifest
 
 from transforms.corpus_format import RECORD_DIGEST
-from transforms.html_cleaner import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
+from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
 from transforms.language import parse_languages
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
 from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 
-from transforms.html_cleaner import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, validate_selectors
+from transforms.cleaning.css_selectors import validate_selectors
+from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
 from transforms.language import parse_languages
 from transforms.locations import redacted
 from transforms.minimize_text import DEFAULT_SCRIPTS, parse_scripts

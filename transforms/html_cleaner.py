@@ -21,8 +21,6 @@ from selectolax.lexbor import LexborHTMLParser
 from transforms.blocks import BOUNDARY
 from transforms.cleaning import c_walk
 from transforms.cleaning.css_selectors import css, validate_selectors
-# What pipeline/options.py imports from here: the defaults of --page-timeout and --page-memory, the size it cites.
-from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES  # noqa: F401
 from transforms.cleaning.metadata import page_metadata
 from transforms.cleaning.page import CleanedPage, with_cleaned_page
 from transforms.cleaning.python_walk import tree_walk

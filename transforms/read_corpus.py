@@ -106,7 +106,7 @@ def record_problem(record: dict, digest: Callable[[dict], str] | None = None) ->
     """Why a record does not match its digests (or its text its html), or None.
 
     `digest` computes a record's `record_digest` (from the schema of the shard it was read from); by
-    default, the pipeline's own `compress_write.record_digest`, which imports Beam. Records of corpora
+    default, the pipeline's own `sink.avro_encoding.record_digest`. Records of corpora
     written before `record_digest` was added have none: only their `html` and `text` are checked.
     """
     if "html" in record and "content_hash" in record and content_hash(record["html"]) != record["content_hash"]:
