@@ -1,5 +1,7 @@
 """The webcorpus graph: ReadWarc -> Charset -> CleanHtml -> MinimizeText -> HashDedup -> CompressWrite.
 
+With `--language`, IdentifyLanguage runs before MinimizeText; with `--quality`, QualityFilter after it.
+
 Beside the corpus, the output directory gets `report.json`, `report.html`
 (the same report to look at, with a page inspector), and one JSON
 line per record in `dead-letter-*.jsonl` (records a stage could not
@@ -15,6 +17,7 @@ survivor and estimated similarity: a file of its own, so that every line of
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -26,11 +29,13 @@ from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
+from transforms.filters.filters_transform import QualityFilter
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
 from transforms.locations import readable_by_name
 from transforms.manifest import digest_file
 from transforms.manifest_transform import WriteManifest
+from transforms.minimize_text import minimize_document
 from transforms.minimize_text_transform import MinimizeText
 from transforms.near_dedup import NearDedup, SignDocuments
 from transforms.read_warc.splittable_read import ReadWarc
@@ -38,8 +43,8 @@ from transforms.report_page_transform import WriteReportPage
 from transforms.report_transform import WriteReport
 from transforms.sink.schema import CLEAN_TEXT
 from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
-from transforms.vocabulary import (DEAD_LETTER, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
-                                   RECORDS_READ)
+from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS,
+                                   NON_RESPONSE, NOTES, RECORDS_READ)
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
@@ -157,8 +162,17 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     if settings.language:
         identified = cleaned.documents | "IdentifyLanguage" >> IdentifyLanguage(settings.languages)
         to_minimize, language_stages = identified.documents, [identified]
-    minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts, CLEAN_TEXT in fields)
-    hashed = minimized.documents | "Hash" >> HashDocuments()
+    # The quality rules read the readable text (`clean_text`), with case and punctuation.
+    minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts,
+                                                             CLEAN_TEXT in fields or bool(settings.quality))
+    to_hash, quality_stages = minimized.documents, []
+    if settings.quality:
+        # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
+        reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
+        filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
+                                                                          reminimize)
+        to_hash, quality_stages = filtered.documents, [filtered]
+    hashed = to_hash | "Hash" >> HashDocuments()
     staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields)
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
     to_write = {
@@ -178,11 +192,12 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
         fields=fields)
 
-    dead_letters = [stage[DEAD_LETTER] for stage in (read, decoded, cleaned, *language_stages, minimized)]
+    dead_letters = [stage[DEAD_LETTER]
+                    for stage in (read, decoded, cleaned, *language_stages, minimized, *quality_stages)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE)
-    document_skips = [hashed.skipped] + [stage.skipped for stage in language_stages]
+    document_skips = [hashed.skipped] + [stage.skipped for stage in (*language_stages, *quality_stages)]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
     if near is not None:
@@ -195,6 +210,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
                 minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)
+    outcomes.extend(stage[FILTER_COUNTS] for stage in quality_stages)
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
     report = tuple(outcomes) | "Report" >> WriteReport(settings.output, settings.build_identity())
     report_page = {

@@ -22,6 +22,7 @@ from pipeline.launch import program_name
 from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, settings_from_manifest
 
 from transforms.corpus_format import RECORD_DIGEST
+from transforms.filters.rule_sets import RULE_SETS
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
 from transforms.language import parse_languages
 from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
@@ -129,6 +130,18 @@ def make_parser() -> argparse.ArgumentParser:
              "are skipped as other-language, with their language in skipped-*.jsonl.",
     )
     parser.add_argument(
+        "--quality", default=None, metavar="LIST",
+        help=f"Quality rule sets to apply, in the order given, to each page's readable text after MinimizeText: "
+             f"{', '.join(RULE_SETS)} (e.g. fineweb-recipe). A page a rule drops is skipped as filtered, with its "
+             "rule and measured value in skipped-*.jsonl; C4 removes lines, and the corpus holds the filtered text. "
+             "Implies --language (English-only rules apply to English pages). See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--quality-threshold", action="append", default=[], metavar="NAME=VALUE", dest="quality_threshold",
+        help="Change a --quality threshold, e.g. gopher_quality.min_doc_words=100 (names and defaults: "
+             "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
+    )
+    parser.add_argument(
         "--fields", default=None, metavar="LIST",
         help=f"The fields to write, comma-separated, e.g. url,text,{CLEAN_TEXT} (default: all but {CLEAN_TEXT}; "
              f"{RECORD_DIGEST} is always written). Fields: {', '.join(FIELD_NAMES)}.",
@@ -220,6 +233,7 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "page_memory": "--page-memory", "scripts": "--scripts",
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
+               "quality": "--quality", "quality_threshold": "--quality-threshold",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -360,6 +374,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             clean_text=bool(known.clean_text),
             language=bool(known.language),
             languages=() if known.languages is None else parse_languages(known.languages),
+            quality=() if known.quality is None else tuple(known.quality.split(",")),
+            quality_thresholds=tuple(known.quality_threshold),
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",
             crawl_base=base,

@@ -11,6 +11,7 @@ from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 
 from transforms.cleaning.css_selectors import validate_selectors
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
+from transforms.filters.rule_sets import parse_quality, parse_thresholds
 from transforms.language import parse_languages
 from transforms.locations import redacted
 from transforms.minimize_text import DEFAULT_SCRIPTS, parse_scripts
@@ -66,6 +67,10 @@ class CorpusSettings:
     # Identify each page's language (`--language`; implied by `--languages`), and keep only these (`--languages`).
     language: bool = False
     languages: tuple[str, ...] = ()
+    # The quality rule sets applied, in order (`--quality`), and the thresholds changed, as NAME=VALUE
+    # (`--quality-threshold`).
+    quality: tuple[str, ...] = ()
+    quality_thresholds: tuple[str, ...] = ()
     # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
     # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
     # files the listings name as its inputs.
@@ -90,8 +95,15 @@ class CorpusSettings:
             object.__setattr__(self, "fields", tuple(self.fields))
         if self.languages:
             object.__setattr__(self, "languages", parse_languages(self.languages))
-        # --languages, or --fields naming a language field, asks for identification too.
-        if self.languages or set(self.fields or ()) & set(LANGUAGE_FIELDS):
+        if self.quality:
+            object.__setattr__(self, "quality", parse_quality(self.quality))
+        elif self.quality_thresholds:
+            raise ValueError("--quality-threshold needs --quality")
+        object.__setattr__(self, "quality_thresholds", tuple(self.quality_thresholds))
+        parse_thresholds(self.quality_thresholds)
+        # --languages, or --fields naming a language field, asks for identification too; so does --quality, whose
+        # English-only rules apply to the pages identified as English (docs/stages.md).
+        if self.languages or self.quality or set(self.fields or ()) & set(LANGUAGE_FIELDS):
             object.__setattr__(self, "language", True)
         self.written_fields()
         if self.sync_interval <= 0:
@@ -131,7 +143,16 @@ class CorpusSettings:
                 del described[name]
         if self.languages:
             described["languages"] = list(self.languages)
+        del described["quality"], described["quality_thresholds"]
+        if self.quality:
+            # Every threshold, changed or not: the manifest says what each rule measured against.
+            described["quality"] = list(self.quality)
+            described["quality_thresholds"] = self.thresholds()
         return described
+
+    def thresholds(self) -> dict:
+        """Every quality threshold, by name (`transforms.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
+        return parse_thresholds(self.quality_thresholds)
 
     def written_fields(self) -> tuple[str, ...]:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
@@ -163,6 +184,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         clean_text=options.get("clean_text", False),
         language=options.get("language", False),
         languages=tuple(options.get("languages", ())),
+        quality=tuple(options.get("quality", ())),
+        quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

@@ -34,8 +34,8 @@ from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.manifest import FileDigest
 from transforms.snapshot import InputDigest
-from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, MostlyDropped,
-                                   NearDuplicate, ReadNote, RecordsRead)
+from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, FilterCounts,
+                                   MostlyDropped, NearDuplicate, ReadNote, RecordsRead)
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
@@ -105,6 +105,11 @@ def tally_mostly_dropped(mostly_dropped: MostlyDropped) -> Counter:
     return Counter({("total", "mostly_dropped"): mostly_dropped.documents})
 
 
+def tally_filter_counts(filter_counts: FilterCounts) -> Counter:
+    """What QualityFilter did to a bundle: documents and raw bytes dropped per rule, lines removed per line rule."""
+    return Counter({("filter", name): amount for name, amount in filter_counts.counts})
+
+
 def tally_duplicate(duplicate: Duplicate) -> Counter:
     return _tally(duplicate.source_file, "duplicates")
 
@@ -125,6 +130,7 @@ TALLY_OF_KIND = {
     ReadNote: tally_note,
     InputDigest: tally_input,
     MostlyDropped: tally_mostly_dropped,
+    FilterCounts: tally_filter_counts,
     Duplicate: tally_duplicate,
     NearDuplicate: tally_near_duplicate,
     FileDigest: tally_written,
@@ -170,6 +176,8 @@ def build_report(tally: Counter, options: dict) -> dict:
         if key[0] == "language":
             languages.setdefault(key[1], {})[key[2]] = value
     optional = {"languages": languages} if "language" in options else {}
+    if "quality" in options:
+        optional["filters"] = filter_section(tally)
     return {
         **optional,
         "status": "complete",
@@ -196,6 +204,17 @@ def build_report(tally: Counter, options: dict) -> dict:
         # Which path of the C accelerators ran (transforms/native.py): the corpus is the same either way.
         "accelerator": native.accelerator(),
     }
+
+
+def filter_section(tally: Counter) -> dict:
+    """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes, and lines removed by line rules."""
+    section = {"documents": {}, "raw_bytes": {}, "lines": {}}
+    for key, value in sorted(tally.items()):
+        if key[0] == "filter":
+            measure, _, rule = key[1].partition(":")
+            section[measure][rule] = value
+    return {"documents_dropped": section["documents"], "raw_bytes_dropped": section["raw_bytes"],
+            "lines_removed": section["lines"]}
 
 
 def imbalances(report: dict) -> list[str]:
@@ -243,6 +262,12 @@ def format_report(report: dict) -> str:
         by_documents = sorted(report["languages"].items(), key=lambda item: (-item[1]["documents"], item[0]))
         lines.extend(f"  {language:<28}{counts['documents']:>16,}{counts['raw_bytes']:>16,}"
                      for language, counts in by_documents)
+    if report.get("filters"):
+        filters = report["filters"]
+        lines += ["", "Quality rules (--quality)", f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
+        lines.extend(f"  {rule:<44}{count:>12,}{filters['raw_bytes_dropped'].get(rule, 0):>14,}"
+                     for rule, count in filters["documents_dropped"].items())
+        lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:

@@ -8,7 +8,8 @@ No stage imports another stage: a stage and the report both import from here
 - the skip kinds, with what each means;
 - `Capture`, which capture a record is about;
 - the records a stage hands to another stage or to the report: `Fingerprint`, `Duplicate`, `Survivor`
-  (HashDedup), `NearDuplicate`, `NearSurvivor` (NearDedup), `MostlyDropped` (MinimizeText), `ReadNote`,
+  (HashDedup), `NearDuplicate`, `NearSurvivor` (NearDedup), `MostlyDropped` (MinimizeText), `FilterCounts`
+  (QualityFilter), `ReadNote`,
   `RecordsRead` (ReadWarc).
 This module imports no Beam.
 """
@@ -25,6 +26,7 @@ CHARSET = "charset"
 CLEAN_HTML = "clean_html"
 LANGUAGE = "language"
 MINIMIZE_TEXT = "minimize_text"
+QUALITY_FILTER = "quality_filter"
 HASH_DEDUP = "hash_dedup"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
@@ -41,6 +43,7 @@ RECORDS_READ = "records_read"
 MOSTLY_DROPPED = "mostly_dropped"
 NEAR_DUPLICATES = "near_duplicates"
 NEAR_SURVIVORS = "near_survivors"
+FILTER_COUNTS = "filter_counts"
 
 # --- Skip kinds --------------------------------------------------------------
 
@@ -55,6 +58,7 @@ EMPTY = "empty"
 TOO_LARGE = "too-large"
 NO_TEXT = "no-text"
 OTHER_LANGUAGE = "other-language"
+FILTERED = "filtered"
 
 SKIP_KINDS = {
     NON_RESPONSE: "warcinfo, request, metadata and other records that hold no page",
@@ -70,6 +74,8 @@ SKIP_KINDS = {
     NO_TEXT: "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
     # Given by IdentifyLanguage, with --languages.
     OTHER_LANGUAGE: "a page whose identified language is not one of --languages",
+    # Given by QualityFilter, with --quality.
+    FILTERED: "a page a quality rule dropped (--quality): its rule set, rule and measured value in the detail",
 }
 
 # --- Records -----------------------------------------------------------------
@@ -190,6 +196,15 @@ class MostlyDropped:
     minimized, not by a step of their own over every document."""
 
     documents: int
+
+
+@dataclass(frozen=True)
+class FilterCounts:
+    """What QualityFilter did to a bundle's documents, per rule: `documents:STEP/RULE` and `raw_bytes:STEP/RULE`
+    (pages dropped, and their raw HTML bytes), `lines:STEP/RULE` (lines a line rule removed from pages kept or
+    dropped). Counted per bundle, like `MostlyDropped`."""
+
+    counts: tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,166 @@
+"""--quality: Gopher's, C4's and FineWeb's rules on the readable text, each drop a counted `filtered` skip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pipeline.options import parse_settings
+from pipeline.sample import Capture
+from tests.helpers import page
+from tests.test_cli import corpus_records, json_lines, run_main
+from transforms.document import Document, Skip
+from transforms.filters import c4, fineweb, gopher
+from transforms.filters.documents import filter_document
+from transforms.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets, parse_quality, parse_thresholds
+from transforms.filters.words import count_sentences, split_words
+from transforms.minimize_text import minimize_document
+from transforms.blocks import blocks_to_html
+
+PROSE = ("The council voted on Tuesday to restore the old cranes that have stood on the quay for a hundred years. "
+         "Engineers said the work would take two summers and that the river would stay open to boats. "
+         "Residents of the harbour district welcomed the decision with a small festival on the water. "
+         "The mayor thanked the volunteers who had kept the cranes painted and oiled for decades. "
+         "Visitors will be able to climb one of the cranes once the work is finished next year.")
+PARAGRAPHS = "\n".join(sentence.strip() + "." for sentence in PROSE.split(".") if sentence.strip())
+
+
+def test_prose_is_kept_by_every_rule_set():
+    for rule_set in ("gopher", "c4", "fineweb", "fineweb-recipe"):
+        outcome = apply_rule_sets(PARAGRAPHS, (rule_set,), DEFAULT_THRESHOLDS)
+        assert outcome.drop is None, (rule_set, outcome.drop)
+        assert outcome.text == PARAGRAPHS
+
+
+def test_each_rule_set_drops_by_the_rule_that_fails():
+    short = "Buy now. The best prices."
+    assert gopher.quality(short, {}).rule == "min_doc_words" and gopher.quality(short, {}).value == 5
+    no_stop_words = " ".join(["cranes harbour river quay engineers summer festival volunteers"] * 8)
+    assert gopher.quality(no_stop_words + ".", {}).rule == "min_stop_words"
+    repeated = "\n".join(["Click here to subscribe to the newsletter today."] * 5 + [PROSE])
+    assert gopher.repetition(repeated, {}).rule == "dup_line_frac"
+    assert c4.c4(PARAGRAPHS + "\nLorem ipsum dolor sit amet, consectetur.", {}).drop.rule == "lorem_ipsum"
+    assert c4.c4("One line only, and a sentence.", {}).drop.rule == "min_num_sentences"
+    menu = "\n".join(["Home", "About us", "Contact", "Products", "Blog"] + [PROSE])
+    assert fineweb.fineweb(menu, {}).rule == "short_line_thr"
+
+
+def test_c4_removes_failing_lines_and_counts_them_per_rule():
+    text = "\n".join([PARAGRAPHS, "Please enable JavaScript to view the comments.", "Read our privacy policy here.",
+                      "Menu", "The cranes were built in 1890 [1] by the harbour board."])
+    outcome = c4.c4(text, {})
+    assert outcome.drop is None
+    assert outcome.lines_removed == {"javascript": 1, "policy": 1, "terminal_punctuation": 1}
+    assert outcome.text.endswith("The cranes were built in 1890  by the harbour board.")
+    # FineWeb's recipe keeps lines without terminal punctuation.
+    assert c4.c4(text, {}, terminal_punctuation=False).lines_removed == {"javascript": 1, "policy": 1,
+                                                                          "min_words_per_line": 1}
+
+
+def test_english_only_rules_leave_other_languages_alone():
+    russian = " ".join(["Городской совет решил во вторник отремонтировать старый мост через реку."] * 1)
+    text = "\n".join(f"{russian} Это предложение номер {n} о мосте и реке." for n in range(8))
+    assert gopher.quality(text, {}, language="").rule == "min_stop_words"
+    assert gopher.quality(text, {}, language="ru") is None
+    # Word rules mean nothing where words are not separated by spaces.
+    chinese = "\n".join(f"市议会周二投票决定修复旧起重机和码头第{n}句。" for n in range(8))
+    assert gopher.quality(chinese, {}, language="zh") is None
+
+
+def test_thresholds_are_options_with_the_published_defaults():
+    assert DEFAULT_THRESHOLDS["gopher_quality.min_doc_words"] == 50
+    assert DEFAULT_THRESHOLDS["gopher_repetition.dup_10_gram"] == 0.10
+    assert DEFAULT_THRESHOLDS["fineweb.line_punct_thr"] == 0.12 and DEFAULT_THRESHOLDS["c4.min_num_sentences"] == 5
+    assert parse_thresholds(["c4.min_num_sentences=2"])["c4.min_num_sentences"] == 2
+    assert c4.c4("One. Two. Three.", {"min_num_sentences": 2}).drop is None
+    with pytest.raises(ValueError, match="unknown threshold"):
+        parse_thresholds(["c4.min_sentences=2"])
+    with pytest.raises(ValueError, match="number"):
+        parse_thresholds(["c4.min_num_sentences=many"])
+    assert parse_quality("fineweb-recipe, c4") == ("fineweb-recipe", "c4")
+    with pytest.raises(ValueError, match="--quality"):
+        parse_quality("gopher,refinedweb")
+
+
+def test_words_and_sentences_as_the_reference_counts_them():
+    assert split_words("Don't stop: it's 3.14, see U.S. well-known...") == [
+        "Do", "n't", "stop", ":", "it", "'s", "3.14", ",", "see", "U.S.", "well", "-", "known", "..."]
+    assert count_sentences("One. Two! Three? And 3.14 is a number.") == 4
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list("ab .!?\n#•-…{}[]1'\"") + ["the ", "of ", "javascript ", "\n\n"]),
+                max_size=200).map("".join))
+def test_rule_sets_decide_every_text_and_only_remove_whole_lines(text):
+    for rule_set in ("gopher", "c4", "fineweb", "fineweb-recipe"):
+        outcome = apply_rule_sets(text, (rule_set,), DEFAULT_THRESHOLDS)
+        if outcome.drop is None and outcome.text != text:
+            # C4 keeps lines (stripped, citations removed), in order; it never adds one.
+            kept = outcome.text.split("\n")
+            original = [c4.CITATION.sub("", line.strip()) for line in text.splitlines()]
+            assert all(line in original for line in kept)
+
+
+def _document(clean_text: str) -> Document:
+    doc = Document("https://example.org/a", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10, 200,
+                   "text/html", raw_bytes=1234, cleaned_html=blocks_to_html(clean_text.split("\n")))
+    return minimize_document(doc, clean_text=True)
+
+
+def test_a_dropped_document_is_a_filtered_skip_and_a_kept_one_is_minimized_again():
+    dropped, counts = filter_document(_document("Buy now at the best prices in town today."), ("gopher",), DEFAULT_THRESHOLDS,
+                                      lambda doc: minimize_document(doc, clean_text=True))
+    assert isinstance(dropped, Skip) and dropped.kind == "filtered"
+    assert dropped.detail == "gopher: gopher_repetition/top_3_gram: 0.2439 (threshold 0.18)"
+    assert counts == {"documents:gopher_repetition/top_3_gram": 1, "raw_bytes:gopher_repetition/top_3_gram": 1234}
+    doc = _document(PARAGRAPHS + "\nPlease enable JavaScript to see the map.")
+    kept, counts = filter_document(doc, ("c4",), DEFAULT_THRESHOLDS, lambda doc: minimize_document(doc, clean_text=True))
+    assert counts == {"lines:c4/javascript": 1}
+    assert "javascript" not in kept.text and "javascript" not in kept.html.lower()
+    assert kept.clean_text == PARAGRAPHS and kept.html != doc.html
+
+
+def test_without_quality_the_build_identity_is_as_it_was_and_with_it_every_threshold_is_recorded():
+    identity = parse_settings(["--output", "/tmp/never-written"]).build_identity()
+    assert not {"quality", "quality_thresholds"} & set(identity)
+    chosen = parse_settings(["--output", "/tmp/never-written", "--quality", "fineweb-recipe",
+                             "--quality-threshold", "fineweb.short_line_length=40"])
+    recorded = chosen.build_identity()
+    assert recorded["quality"] == ["fineweb-recipe"] and recorded["language"] is True
+    assert recorded["quality_thresholds"] == dict(DEFAULT_THRESHOLDS, **{"fineweb.short_line_length": 40})
+
+
+def test_bad_quality_options_are_one_line_errors():
+    for argv, message in ((["--quality", "gopher,nope"], "--quality takes"),
+                          (["--quality-threshold", "c4.min_num_sentences=3"], "needs --quality"),
+                          (["--quality", "c4", "--quality-threshold", "c4.x=1"], "unknown threshold")):
+        code, _, stderr = run_main(["--output", "/tmp/never-written", *argv])
+        assert code == 2 and message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+GOOD = Capture("https://en.example.org/cranes", page("".join(f"<p>{line}</p>" for line in PARAGRAPHS.split("\n"))
+                                                   + "<p>Please enable JavaScript to view the comments.</p>",
+                                                   title="Cranes").encode("utf-8"))
+THIN = Capture("https://en.example.org/thin", page("<p>Buy now. The best prices in town.</p>").encode("utf-8"))
+
+
+@pytest.mark.slow
+def test_quality_build_skips_counts_and_writes_the_filtered_text(write_warc, tmp_path):
+    source = write_warc([GOOD, THIN])
+    output = tmp_path / "out"
+    code, stdout, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--quality", "c4",
+                                     "--fields", "url,text,clean_text"])
+    assert code == 0, stderr
+    (record,) = corpus_records(output)
+    assert record["url"] == GOOD.url and "JavaScript" not in record["clean_text"]
+    assert "javascript" not in record["text"]
+    (skip,) = [line for line in json_lines(output, "skipped") if line["kind"] == "filtered"]
+    assert skip["url"] == THIN.url and skip["detail"].startswith("c4: c4/min_num_sentences: ")
+    report = json.loads((output / "report.json").read_text())
+    assert report["skipped"]["filtered"] == 1 and report["records"]["balanced"]
+    assert report["filters"]["documents_dropped"] == {"c4/min_num_sentences": 1}
+    assert report["filters"]["lines_removed"]["c4/javascript"] == 1
+    assert report["options"]["quality_thresholds"]["c4.min_num_sentences"] == 5
+    assert "Quality rules" in stdout

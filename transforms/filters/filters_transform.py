@@ -1,0 +1,64 @@
+"""QualityFilter, the stage: `documents.filter_document` applied to every document, in Beam."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable
+
+import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
+
+from transforms.document import DeadLetter, Document, Skip
+from transforms.filters.documents import filter_document
+from transforms.stage import counter
+from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, QUALITY_FILTER, SKIPPED, FilterCounts
+
+
+class FilterDocuments(beam.DoFn):
+    def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document]):
+        self._rule_sets = rule_sets
+        self._thresholds = thresholds
+        self._reminimize = reminimize
+
+    def setup(self):
+        self._filtered = counter(QUALITY_FILTER, FILTERED)
+
+    def start_bundle(self):
+        self._counts = Counter()
+
+    def process(self, doc: Document):
+        try:
+            result, counts = filter_document(doc, self._rule_sets, self._thresholds, self._reminimize)
+        except Exception as error:  # noqa: BLE001 - a page a rule fails on is a dead letter, not a crash
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(QUALITY_FILTER, doc, error))
+            return
+        self._counts.update(counts)
+        if isinstance(result, Skip):
+            self._filtered.inc()
+            yield beam.pvalue.TaggedOutput(SKIPPED, result)
+        else:
+            yield result
+
+    def finish_bundle(self):
+        if self._counts:
+            yield beam.pvalue.TaggedOutput(
+                FILTER_COUNTS, GlobalWindows.windowed_value(FilterCounts(tuple(sorted(self._counts.items())))))
+
+
+class QualityFilter(beam.PTransform):
+    """Applies the quality rule sets (`rule_sets.RULE_SETS`) to every document's `clean_text`; outputs
+    `documents`, `skipped` (`filtered`), `filter_counts` (`FilterCounts`) and dead letters.
+
+    `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
+    document (from its `cleaned_html`), for pages whose lines a rule removed.
+    """
+
+    def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document]):
+        super().__init__()
+        self._rule_sets = tuple(rule_sets)
+        self._thresholds = dict(thresholds)
+        self._reminimize = reminimize
+
+    def expand(self, docs):
+        return docs | beam.ParDo(FilterDocuments(self._rule_sets, self._thresholds, self._reminimize)).with_outputs(
+            SKIPPED, FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
