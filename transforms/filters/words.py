@@ -12,17 +12,78 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_TOKEN = re.compile(r"""
-    (?:https?://|www\.)\S*[^\s.,;:!?)\]'"]      # a URL, without the punctuation after it
-  | \d+(?:[.,:/]\d+)+                           # a number with separators
-  | (?:[^\W\d_]\.){2,}                          # a dotted abbreviation
-  | \w+?(?=n['’]t\b)                            # the word of a negative contraction (do of don't)
-  | n['’]t\b
-  | (?<=\w)['’](?:s|m|d|ll|re|ve|S|M|D|LL|RE|VE)\b  # a clitic
-  | \w+
-  | \.{2,} | …
-  | [^\w\s]
+# spaCy's English tokenizer, as its rules read: each whitespace-separated chunk loses prefixes and suffixes one
+# at a time (punctuation, quotes, brackets, currency; a final period only after a digit, a lower-case letter,
+# punctuation or two capitals; units after a number), then splits at infixes (ellipses, hyphens and `:<>=/`
+# between letters, a comma between letters, a period between a lower-case and a capital letter, arithmetic
+# between digits); URLs, dotted abbreviations and the usual abbreviations (`Mr.`, `Oct.`) stay whole, and
+# contractions split (`do` `n't`, `I` `'ve`).
+_PUNCTUATION = set("…,:;!?¿؟¡()[]{}<>_#*&。？！，、；：～·।،۔؛٪'\"”“`‘´’‚„»«「」『』（）〔〕【】《》〈〉⟦⟧")
+_PREFIXES = _PUNCTUATION | set("§%=—–$£€¥")
+_SUFFIXES = _PUNCTUATION | set("—–")
+_UNITS = re.compile(r"(?<=[0-9])(?:km|m|cm|mm|kg|g|mg|lb|oz|mph|km/h|MB|KB|GB|TB|gb|mb|kb|tb|T|G|M|K|%|[$£€¥₽₹])$")
+_ELLIPSIS_END = re.compile(r"(?:\.\.+|…+)$")
+_ELLIPSIS_START = re.compile(r"^(?:\.\.+|…+)")
+_PERIOD_SUFFIX = re.compile(r"(?:(?<=[0-9a-zß-öø-ÿа-яё%²\-+…,:;!?'\"”’)\]])|(?<=[A-ZÀ-ÖØ-ÞА-ЯЁ][A-ZÀ-ÖØ-ÞА-ЯЁ]))\.$")
+_CLITIC = re.compile(r"^(.+?)(n['’]t|['’](?:s|S|m|M|d|D|ll|LL|re|RE|ve|VE))$")
+_LETTER = r"[^\W\d_]"
+_INFIX = re.compile(rf"""
+    \.\.+ | … | [\u2190-\u2bff\U0001F000-\U0001FAFF]
+  | (?<=[0-9])[+\-*^](?=[0-9-])
+  | (?<=[a-zß-öø-ÿа-яё'"”’])\.(?=[A-ZÀ-ÖØ-ÞА-ЯЁ'"”’])
+  | (?<={_LETTER}),(?={_LETTER})
+  | (?<=[^\W_])(?:---|--|——|-|–|—|~)(?={_LETTER})
+  | (?<=[^\W_])[:<>=/](?={_LETTER})
 """, re.VERBOSE)
+_WHOLE = re.compile(r"^(?:(?:https?://|www\.)\S*[\w/]|[\w.-]+\.[a-z]{2,}/\S*[\w/]|(?:[^\W\d_]\.){2,}|[^\W\d_]\."
+                    r"|\S+@\S+\.\w+|and/or)$")
+# Contractions written without their apostrophe, split as with it.
+_RUN_TOGETHER = {"cannot": ["can", "not"], "Cannot": ["Can", "not"], "Ive": ["I", "ve"], "Im": ["I", "m"],
+                 "dont": ["do", "nt"], "Dont": ["Do", "nt"], "doesnt": ["does", "nt"], "didnt": ["did", "nt"],
+                 "cant": ["ca", "nt"], "wont": ["wo", "nt"], "isnt": ["is", "nt"], "wasnt": ["was", "nt"]}
+ABBREVIATIONS = frozenset(
+    "Jan. Feb. Mar. Apr. Jun. Jul. Aug. Sep. Sept. Oct. Nov. Dec. Mr. Mrs. Ms. Dr. Prof. St. Mt. Jr. Sr. Inc. Corp. "
+    "Ltd. Co. co. vs. etc. Gov. Gen. Rep. Sen. Rev. Bros. Messrs. No. a.m. p.m. e.g. i.e. Ph.D.".split())
+
+
+def _split_chunk(chunk: str) -> list[str]:
+    prefixes: list[str] = []
+    suffixes: list[str] = []
+    while chunk and not (chunk in ABBREVIATIONS or _WHOLE.match(chunk)):
+        if ellipsis := _ELLIPSIS_START.match(chunk):
+            prefixes.append(ellipsis.group()); chunk = chunk[ellipsis.end():]; continue
+        if chunk[0] in _PREFIXES or (chunk[0] == "+" and not chunk[1:2].isdigit()):
+            if len(chunk) == 1:
+                break
+            prefixes.append(chunk[0]); chunk = chunk[1:]; continue
+        if len(chunk) > 1:
+            found = (_ELLIPSIS_END.search(chunk) or _UNITS.search(chunk) or _PERIOD_SUFFIX.search(chunk)
+                     or (re.search(r"['’][sS]$", chunk) if len(chunk) > 2 else None))
+            if found is None and (chunk[-1] in _SUFFIXES or (chunk[-1] == "+" and chunk[-2].isdigit())):
+                found = re.search(".$", chunk, re.S)
+            if found is not None and found.start() > 0:
+                suffixes.insert(0, found.group()); chunk = chunk[:found.start()]; continue
+        break
+    middle: list[str] = []
+    if chunk:
+        if chunk in ABBREVIATIONS or _WHOLE.match(chunk):
+            middle = [chunk]
+        elif chunk in _RUN_TOGETHER:
+            middle = _RUN_TOGETHER[chunk]
+        elif clitic := _CLITIC.match(chunk):
+            middle = [clitic.group(1), clitic.group(2)]
+        else:
+            start = 0
+            for infix in _INFIX.finditer(chunk):
+                if infix.start() > start:
+                    middle.append(chunk[start:infix.start()])
+                if infix.end() > infix.start():
+                    middle.append(infix.group())
+                start = infix.end()
+            if start < len(chunk):
+                middle.append(chunk[start:])
+    return prefixes + middle + suffixes
+
 
 # The characters that end a sentence, in the scripts that use them (Unicode's Sentence_Terminal, the common part).
 SENTENCE_TERMINALS = frozenset(
@@ -35,7 +96,7 @@ SENTENCE_TERMINALS = frozenset(
 
 def split_words(text: str) -> list[str]:
     """The tokens of `text`: words, numbers and punctuation marks (see the module's docstring)."""
-    return _TOKEN.findall(text)
+    return [token for chunk in text.split() for token in _split_chunk(chunk)]
 
 
 def is_symbol(character: str) -> bool:
