@@ -1,6 +1,7 @@
 """The webcorpus graph: ReadWarc -> Charset -> CleanHtml -> MinimizeText -> HashDedup -> CompressWrite.
 
-With `--language`, IdentifyLanguage runs before MinimizeText; with `--quality`, QualityFilter after it.
+With `--language`, IdentifyLanguage runs before MinimizeText; with `--quality`, QualityFilter after it, and with
+`--pii`, ScrubPersonalData after that: both before the content hash.
 
 Beside the corpus, the output directory gets `report.json`, `report.html`
 (the same report to look at, with a page inspector), and one JSON
@@ -29,7 +30,7 @@ from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.filters.filters_transform import QualityFilter
+from transforms.filters.filters_transform import QualityFilter, ScrubPersonalData
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
 from transforms.locations import readable_by_name
@@ -165,13 +166,17 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts,
                                                              CLEAN_TEXT in fields or bool(settings.quality))
-    to_hash, quality_stages = minimized.documents, []
+    to_hash, quality_stages, pii_stages = minimized.documents, [], []
     if settings.quality:
         # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
         reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
         filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
                                                                           reminimize)
         to_hash, quality_stages = filtered.documents, [filtered]
+    if settings.pii:
+        scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData()
+        to_hash, pii_stages = scrubbed.documents, [scrubbed]
+    filter_stages = quality_stages + pii_stages
     hashed = to_hash | "Hash" >> HashDocuments()
     staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields)
     deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
@@ -193,7 +198,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         fields=fields)
 
     dead_letters = [stage[DEAD_LETTER]
-                    for stage in (read, decoded, cleaned, *language_stages, minimized, *quality_stages)]
+                    for stage in (read, decoded, cleaned, *language_stages, minimized, *filter_stages)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE)
@@ -210,7 +215,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
                 minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)
-    outcomes.extend(stage[FILTER_COUNTS] for stage in quality_stages)
+    outcomes.extend(stage[FILTER_COUNTS] for stage in filter_stages)
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
     report = tuple(outcomes) | "Report" >> WriteReport(settings.output, settings.build_identity())
     report_page = {

@@ -142,6 +142,12 @@ def make_parser() -> argparse.ArgumentParser:
              "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
     )
     parser.add_argument(
+        "--pii", action="store_true", default=None,
+        help="Replace e-mail addresses and public IPv4 and IPv6 addresses in html, text and clean_text by fixed "
+             "placeholders (email@example.com, 22.214.171.124, 2001:db8::1), before the content hash; private and "
+             "reserved addresses, version numbers and dates are left alone. The report counts them per kind.",
+    )
+    parser.add_argument(
         "--fields", default=None, metavar="LIST",
         help=f"The fields to write, comma-separated, e.g. url,text,{CLEAN_TEXT} (default: all but {CLEAN_TEXT}; "
              f"{RECORD_DIGEST} is always written). Fields: {', '.join(FIELD_NAMES)}.",
@@ -233,7 +239,7 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "page_memory": "--page-memory", "scripts": "--scripts",
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
-               "quality": "--quality", "quality_threshold": "--quality-threshold",
+               "quality": "--quality", "quality_threshold": "--quality-threshold", "pii": "--pii",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -376,6 +382,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             languages=() if known.languages is None else parse_languages(known.languages),
             quality=() if known.quality is None else tuple(known.quality.split(",")),
             quality_thresholds=tuple(known.quality_threshold),
+            pii=bool(known.pii),
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",
             crawl_base=base,

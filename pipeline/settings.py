@@ -71,6 +71,8 @@ class CorpusSettings:
     # (`--quality-threshold`).
     quality: tuple[str, ...] = ()
     quality_thresholds: tuple[str, ...] = ()
+    # Replace e-mail and public IP addresses (`--pii`).
+    pii: bool = False
     # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
     # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
     # files the listings name as its inputs.
@@ -138,7 +140,7 @@ class CorpusSettings:
             del described["fields"]
         else:
             described["fields"] = list(self.fields)
-        for name in ("clean_text", "language", "languages"):
+        for name in ("clean_text", "language", "languages", "pii"):
             if not described[name]:
                 del described[name]
         if self.languages:
@@ -186,6 +188,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         languages=tuple(options.get("languages", ())),
         quality=tuple(options.get("quality", ())),
         quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
+        pii=options.get("pii", False),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

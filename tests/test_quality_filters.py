@@ -163,4 +163,4 @@ def test_quality_build_skips_counts_and_writes_the_filtered_text(write_warc, tmp
     assert report["filters"]["documents_dropped"] == {"c4/min_num_sentences": 1}
     assert report["filters"]["lines_removed"]["c4/javascript"] == 1
     assert report["options"]["quality_thresholds"]["c4.min_num_sentences"] == 5
-    assert "Quality rules" in stdout
+    assert "Filters (--quality" in stdout

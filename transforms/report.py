@@ -176,7 +176,7 @@ def build_report(tally: Counter, options: dict) -> dict:
         if key[0] == "language":
             languages.setdefault(key[1], {})[key[2]] = value
     optional = {"languages": languages} if "language" in options else {}
-    if "quality" in options:
+    if "quality" in options or "pii" in options:
         optional["filters"] = filter_section(tally)
     return {
         **optional,
@@ -207,14 +207,15 @@ def build_report(tally: Counter, options: dict) -> dict:
 
 
 def filter_section(tally: Counter) -> dict:
-    """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes, and lines removed by line rules."""
-    section = {"documents": {}, "raw_bytes": {}, "lines": {}}
+    """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes, and lines removed by line rules; per kind
+    (`email`, `ipv4`, `ipv6`), the addresses --pii replaced."""
+    section = {"documents": {}, "raw_bytes": {}, "lines": {}, "replaced": {}}
     for key, value in sorted(tally.items()):
         if key[0] == "filter":
             measure, _, rule = key[1].partition(":")
             section[measure][rule] = value
     return {"documents_dropped": section["documents"], "raw_bytes_dropped": section["raw_bytes"],
-            "lines_removed": section["lines"]}
+            "lines_removed": section["lines"], "pii_replaced": section["replaced"]}
 
 
 def imbalances(report: dict) -> list[str]:
@@ -264,10 +265,12 @@ def format_report(report: dict) -> str:
                      for language, counts in by_documents)
     if report.get("filters"):
         filters = report["filters"]
-        lines += ["", "Quality rules (--quality)", f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
+        lines += ["", "Filters (--quality, --pii)", f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
         lines.extend(f"  {rule:<44}{count:>12,}{filters['raw_bytes_dropped'].get(rule, 0):>14,}"
                      for rule, count in filters["documents_dropped"].items())
         lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())
+        lines.extend(f"  {'--pii: ' + kind + ' replaced':<44}{count:>12,}"
+                     for kind, count in filters["pii_replaced"].items())
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:

@@ -27,6 +27,7 @@ CLEAN_HTML = "clean_html"
 LANGUAGE = "language"
 MINIMIZE_TEXT = "minimize_text"
 QUALITY_FILTER = "quality_filter"
+PII_SCRUB = "pii_scrub"
 HASH_DEDUP = "hash_dedup"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
@@ -202,7 +203,8 @@ class MostlyDropped:
 class FilterCounts:
     """What QualityFilter did to a bundle's documents, per rule: `documents:STEP/RULE` and `raw_bytes:STEP/RULE`
     (pages dropped, and their raw HTML bytes), `lines:STEP/RULE` (lines a line rule removed from pages kept or
-    dropped). Counted per bundle, like `MostlyDropped`."""
+    dropped); and ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced). Counted per bundle,
+    like `MostlyDropped`."""
 
     counts: tuple[tuple[str, int], ...]
 

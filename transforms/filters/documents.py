@@ -1,4 +1,5 @@
-"""The quality rule sets applied to a `Document`: kept (its text perhaps edited) or a `filtered` skip."""
+"""The filters applied to a `Document`: the quality rule sets (kept, its text perhaps edited, or a `filtered`
+skip) and the replacement of personal data."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Callable
 
 from transforms.blocks import blocks_to_html
 from transforms.document import Document, Skip
+from transforms.filters.pii import scrub
 from transforms.filters.rule_sets import apply_rule_sets
 from transforms.vocabulary import FILTERED
 
@@ -36,3 +38,15 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
         lines = outcome.text.split("\n") if outcome.text else []
         doc = reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
     return doc, counts
+
+
+def scrub_document(doc: Document) -> tuple[Document, Counter]:
+    """`doc` (as MinimizeText, or QualityFilter, left it) with e-mail and public IP addresses replaced in `html`,
+    `text` and `clean_text` (`pii.scrub`), and the replacements per kind, as `replaced:KIND` counts of `html`
+    (the field the content hash is of)."""
+    html, counts = scrub(doc.html)
+    if not counts:
+        return doc, Counter()
+    return doc.replace(html=html, text=scrub(doc.text)[0], clean_text=scrub(doc.clean_text)[0],
+                       minimized_bytes=len(html.encode("utf-8"))), Counter(
+        {f"replaced:{kind}": count for kind, count in counts.items()})

@@ -1,7 +1,9 @@
-"""QualityFilter, the stage: `documents.filter_document` applied to every document, in Beam."""
+"""QualityFilter and ScrubPersonalData, the stages: `documents.filter_document` and `documents.scrub_document`
+applied to every document, in Beam."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Callable
 
@@ -9,28 +11,31 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import DeadLetter, Document, Skip
-from transforms.filters.documents import filter_document
+from transforms.filters.documents import filter_document, scrub_document
 from transforms.stage import counter
-from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, QUALITY_FILTER, SKIPPED, FilterCounts
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, PII_SCRUB, QUALITY_FILTER, SKIPPED,
+                                   FilterCounts)
 
 
 class FilterDocuments(beam.DoFn):
-    def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document]):
-        self._rule_sets = rule_sets
-        self._thresholds = thresholds
-        self._reminimize = reminimize
+    """Applies `function` (a document to a document or a skip, and counts) to every document; outputs the counts
+    of a bundle as one `FilterCounts`."""
+
+    def __init__(self, stage: str, function: Callable[[Document], tuple[Document | Skip, Counter]]):
+        self._stage = stage
+        self._function = function
 
     def setup(self):
-        self._filtered = counter(QUALITY_FILTER, FILTERED)
+        self._filtered = counter(self._stage, FILTERED)
 
     def start_bundle(self):
         self._counts = Counter()
 
     def process(self, doc: Document):
         try:
-            result, counts = filter_document(doc, self._rule_sets, self._thresholds, self._reminimize)
+            result, counts = self._function(doc)
         except Exception as error:  # noqa: BLE001 - a page a rule fails on is a dead letter, not a crash
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(QUALITY_FILTER, doc, error))
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(self._stage, doc, error))
             return
         self._counts.update(counts)
         if isinstance(result, Skip):
@@ -60,5 +65,16 @@ class QualityFilter(beam.PTransform):
         self._reminimize = reminimize
 
     def expand(self, docs):
-        return docs | beam.ParDo(FilterDocuments(self._rule_sets, self._thresholds, self._reminimize)).with_outputs(
+        apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
+                                  reminimize=self._reminimize)
+        return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply)).with_outputs(
             SKIPPED, FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
+
+
+class ScrubPersonalData(beam.PTransform):
+    """Replaces e-mail and public IP addresses in every document's `html`, `text` and `clean_text`
+    (`pii.scrub`); outputs `documents`, `filter_counts` (`replaced:KIND`) and dead letters."""
+
+    def expand(self, docs):
+        return docs | beam.ParDo(FilterDocuments(PII_SCRUB, scrub_document)).with_outputs(
+            FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
