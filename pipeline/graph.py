@@ -31,6 +31,7 @@ from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:/
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
 from transforms.filters.filters_transform import QualityFilter, ScrubPersonalData
+from transforms.filters.url_blocklist import UrlBlocklist
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
 from transforms.locations import readable_by_name
@@ -153,8 +154,10 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`).
     """
+    # Captures skipped from their headers, before their payload is read (`--url-blocklist`).
+    screen = UrlBlocklist.load(settings.url_blocklists) if settings.url_blocklists else None
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
-                                             settings.max_page_bytes, settings.skip_truncated)
+                                             settings.max_page_bytes, settings.skip_truncated, screen)
     decoded = read.documents | "Charset" >> DecodeCharset()
     cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
                                                                     settings.page_memory)

@@ -142,6 +142,12 @@ def make_parser() -> argparse.ArgumentParser:
              "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
     )
     parser.add_argument(
+        "--url-blocklist", action="append", default=[], metavar="FILE", dest="url_blocklist",
+        help="Skip captures whose URL this file lists, as url-blocked, from the record's headers before its payload "
+             "is read: one entry a line, a domain (and its subdomains), a host (hosts-file form, 0.0.0.0 HOST) or a "
+             "URL prefix (with or without its scheme, as UT1's urls files); # starts a comment. Repeatable.",
+    )
+    parser.add_argument(
         "--pii", action="store_true", default=None,
         help="Replace e-mail addresses and public IPv4 and IPv6 addresses in html, text and clean_text by fixed "
              "placeholders (email@example.com, 22.214.171.124, 2001:db8::1), before the content hash; private and "
@@ -240,6 +246,7 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "quality": "--quality", "quality_threshold": "--quality-threshold", "pii": "--pii",
+               "url_blocklist": "--url-blocklist",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -383,6 +390,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             quality=() if known.quality is None else tuple(known.quality.split(",")),
             quality_thresholds=tuple(known.quality_threshold),
             pii=bool(known.pii),
+            url_blocklists=tuple(known.url_blocklist),
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",
             crawl_base=base,

@@ -12,6 +12,7 @@ from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 from transforms.cleaning.css_selectors import validate_selectors
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
 from transforms.filters.rule_sets import parse_quality, parse_thresholds
+from transforms.filters.url_blocklist import file_digest
 from transforms.language import parse_languages
 from transforms.locations import redacted
 from transforms.minimize_text import DEFAULT_SCRIPTS, parse_scripts
@@ -73,6 +74,8 @@ class CorpusSettings:
     quality_thresholds: tuple[str, ...] = ()
     # Replace e-mail and public IP addresses (`--pii`).
     pii: bool = False
+    # Blocklist files of domains, hosts and URLs (`--url-blocklist`), absolute paths.
+    url_blocklists: tuple[str, ...] = ()
     # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
     # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
     # files the listings name as its inputs.
@@ -102,6 +105,10 @@ class CorpusSettings:
         elif self.quality_thresholds:
             raise ValueError("--quality-threshold needs --quality")
         object.__setattr__(self, "quality_thresholds", tuple(self.quality_thresholds))
+        object.__setattr__(self, "url_blocklists", tuple(map(os.path.abspath, self.url_blocklists)))
+        for path in self.url_blocklists:
+            if not os.path.isfile(path):
+                raise ValueError(f"--url-blocklist {path}: no such file")
         parse_thresholds(self.quality_thresholds)
         # --languages, or --fields naming a language field, asks for identification too; so does --quality, whose
         # English-only rules apply to the pages identified as English (docs/stages.md).
@@ -145,7 +152,10 @@ class CorpusSettings:
                 del described[name]
         if self.languages:
             described["languages"] = list(self.languages)
-        del described["quality"], described["quality_thresholds"]
+        del described["quality"], described["quality_thresholds"], described["url_blocklists"]
+        if self.url_blocklists:
+            # A list's content shapes the corpus: the manifest records it by digest.
+            described["url_blocklists"] = [{"path": path, "sha256": file_digest(path)} for path in self.url_blocklists]
         if self.quality:
             # Every threshold, changed or not: the manifest says what each rule measured against.
             described["quality"] = list(self.quality)
@@ -189,6 +199,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         quality=tuple(options.get("quality", ())),
         quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
         pii=options.get("pii", False),
+        url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

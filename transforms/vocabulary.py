@@ -60,6 +60,7 @@ TOO_LARGE = "too-large"
 NO_TEXT = "no-text"
 OTHER_LANGUAGE = "other-language"
 FILTERED = "filtered"
+URL_BLOCKED = "url-blocked"
 
 SKIP_KINDS = {
     NON_RESPONSE: "warcinfo, request, metadata and other records that hold no page",
@@ -77,6 +78,8 @@ SKIP_KINDS = {
     OTHER_LANGUAGE: "a page whose identified language is not one of --languages",
     # Given by QualityFilter, with --quality.
     FILTERED: "a page a quality rule dropped (--quality): its rule set, rule and measured value in the detail",
+    # Given by ReadWarc, from the record's headers, with --url-blocklist.
+    URL_BLOCKED: "an HTTP response whose URL a --url-blocklist lists (domain, host or URL): which entry in the detail",
 }
 
 # --- Records -----------------------------------------------------------------

@@ -7,6 +7,8 @@ sniffing standard does). `read_record` reads one record into its outcome.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
@@ -69,10 +71,15 @@ def payload_verdict(content_type: str, payload: bytes) -> str | None:
     return None
 
 
-def _classify(record, skip_truncated: bool) -> tuple[str, str] | None:
+# A check of a response's URL and HTTP headers: a skip (kind, detail), or None (`read_record`).
+Screen = Callable[[str, Callable[[str], "str | None"]], "tuple[str, str] | None"]
+
+
+def _classify(record, skip_truncated: bool, screen: Screen | None = None) -> tuple[str, str] | None:
     """The skip kind and detail that a record's headers decide, or None when its payload must tell.
 
-    A capture the crawler cut (WARC-Truncated) is a `truncated` skip with `skip_truncated` only.
+    A capture the crawler cut (WARC-Truncated) is a `truncated` skip with `skip_truncated` only. `screen`: see
+    `read_record`.
     """
     headers = record.rec_headers
     if record.rec_type == "revisit":
@@ -81,6 +88,10 @@ def _classify(record, skip_truncated: bool) -> tuple[str, str] | None:
         return NON_RESPONSE, record.rec_type
     if record.http_headers is None:
         return NON_HTTP, headers.get_header("Content-Type", "")
+    if screen is not None:
+        screened = screen(headers.get_header("WARC-Target-URI", "") or "", record.http_headers.get_header)
+        if screened is not None:
+            return screened
     truncated = headers.get_header("WARC-Truncated")
     if truncated and skip_truncated:
         return TRUNCATED, truncated
@@ -96,8 +107,12 @@ def _classify(record, skip_truncated: bool) -> tuple[str, str] | None:
 
 
 def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_bytes: int, skip_truncated: bool,
-                file_size: int | None) -> Document | Skip | DeadLetter:
+                file_size: int | None, screen: Screen | None = None) -> Document | Skip | DeadLetter:
     """The outcome of a record whose headers are read; `file_size`: see `reader._Progress`.
+
+    `screen(url, http_header)` (`http_header(name)`: the value of an HTTP header, or None) may skip an HTTP
+    response from its headers alone, before its payload is read: it returns a skip kind and detail, or None
+    (`--url-blocklist`, `--respect-opt-out`: `transforms.filters`).
 
     A page cut short (by the crawler: WARC-Truncated; by the end of the file
     or of its gzip member) is kept, with `truncated` saying why and how much,
@@ -113,7 +128,7 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     # Decided from the headers first: what is skipped is never read, only
     # drained (by `get_record_offset`, in pieces).
     try:
-        verdict = _classify(record, skip_truncated)
+        verdict = _classify(record, skip_truncated, screen)
     except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
         verdict, failure = None, f"unreadable record: {describe_error(error)}"
     if verdict is None and failure is None:

@@ -18,7 +18,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.http_filesystem import RemoteReadError
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
-from transforms.read_warc.classify import read_record
+from transforms.read_warc.classify import Screen, read_record
 from transforms.vocabulary import READ_WARC as STAGE
 from transforms.vocabulary import ReadNote
 from transforms.read_warc.formats import WARC, Format, detect_format
@@ -73,6 +73,8 @@ class _Progress:
     reading: tuple[str, str] | None = None
     # Skip pages cut short (`read_warc`'s `skip_truncated`).
     skip_truncated: bool = False
+    # `read_warc`'s `screen`.
+    screen: Screen | None = None
 
 
 def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_file: Callable[[], BinaryIO],
@@ -119,7 +121,7 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 # (What the end of a whole-file gzip cuts of this block is read as its end: `classify.read_record`.)
                 stream.quiet_cut = True
             outcome = read_record(iterator, record, source_file, max_page_bytes, progress.skip_truncated,
-                                   progress.file_size)
+                                   progress.file_size, progress.screen)
         finally:
             WARCIO_SYS.redirect(previous)
             sink.hand_on(note, source_file, record_offset)
@@ -179,7 +181,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
               end: int | None = None, on_note: Callable[[ReadNote], None] = _print_note,
               max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
               claim: Callable[[int], bool] | None = None,
-              skip_truncated: bool = False) -> Iterator[Document | Skip | DeadLetter]:
+              skip_truncated: bool = False, screen: Screen | None = None) -> Iterator[Document | Skip | DeadLetter]:
     """Reads one WARC file; `open_file` opens it (again) as a seekable binary stream.
 
     With `start` and `end`, reads the records that start in that byte range
@@ -203,7 +205,8 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     `max_page_bytes` is a `too-large` skip. A page cut short (WARC-Truncated,
     or a record the end of the file or of its gzip member cuts) is kept with
     what was received, its `truncated` saying why and how much; with
-    `skip_truncated`, it is a `truncated` skip (a cut record: a dead letter).
+    `skip_truncated`, it is a `truncated` skip (a cut record: a dead letter). `screen` may skip a response
+    from its URL and HTTP headers, before its payload is read (`classify.read_record`).
     """
     form = detect_format(open_file)
     layout = form.layout
@@ -217,7 +220,8 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
     elif claim is None:
         claim = lambda offset: offset < end
     progress = _Progress(next_offset=start, claim=claim, form=form,
-                         file_size=_file_size(open_file) if layout == "record" else None, skip_truncated=skip_truncated)
+                         file_size=_file_size(open_file) if layout == "record" else None, skip_truncated=skip_truncated,
+                         screen=screen)
     if form.damage and first_range:
         yield DeadLetter(STAGE, form.damage, source_file, 0, "", "")
     if form.damage or not first_range:

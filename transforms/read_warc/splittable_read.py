@@ -23,6 +23,7 @@ from transforms.progress import ProgressNotes
 from transforms.read_warc.formats import detect_format
 from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file,
                                          split_warc)
+from transforms.read_warc.classify import Screen
 from transforms.read_warc.reader import read_warc
 from transforms.snapshot import digest_listed, open_listed
 from transforms.stage import counter
@@ -125,14 +126,15 @@ class ReadWarcRange(beam.DoFn):
     the reader of a file's first range does not read the whole file again.
 
     With a `progress_dir` (local runs), it leaves notes of how far it got.
-    `skip_truncated`: see `read_warc`.
+    `skip_truncated`, `screen`: see `read_warc`.
     """
 
     def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-                 skip_truncated: bool = False):
+                 skip_truncated: bool = False, screen: Screen | None = None):
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
         self._skip_truncated = skip_truncated
+        self._screen = screen
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -175,7 +177,7 @@ class ReadWarcRange(beam.DoFn):
                                                         "from the start, not in ranges"))
         # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
         for outcome in read_warc(lambda: open_listed(path, unit.file_size), source_file, start, None, warnings.append,
-                                 self._max_page_bytes, claims, self._skip_truncated):
+                                 self._max_page_bytes, claims, self._skip_truncated, self._screen):
             yield from listed_notes()
             self._records.inc()
             read += 1
@@ -217,16 +219,18 @@ class ReadAllWarc(beam.PTransform):
     are cut into ranges of `range_bytes` (as Beam's file sources split
     theirs), and the ranges, not records, are spread over workers: no page
     crosses a shuffle here. Each range is read by a splittable DoFn that a
-    runner may split again while it reads (`WarcRestrictions`).
+    runner may split again while it reads (`WarcRestrictions`). `screen`: see `read_warc`.
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
-                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, skip_truncated: bool = False):
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, skip_truncated: bool = False,
+                 screen: Screen | None = None):
         super().__init__()
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
         self._skip_truncated = skip_truncated
+        self._screen = screen
 
     def expand(self, patterns):
         return (
@@ -238,25 +242,26 @@ class ReadAllWarc(beam.PTransform):
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
             | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
-                                                 self._skip_truncated)).with_outputs(
+                                                 self._skip_truncated, self._screen)).with_outputs(
                 SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, main=DOCUMENTS)
         )
 
 
 class ReadWarc(beam.PTransform):
-    """Reads the WARC files matched by the given file patterns."""
+    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`)."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-                 skip_truncated: bool = False):
+                 skip_truncated: bool = False, screen: Screen | None = None):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
         self._skip_truncated = skip_truncated
+        self._screen = screen
 
     def expand(self, pbegin):
         return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir,
                                                                                   self._max_page_bytes,
-                                                                                  self._skip_truncated)
+                                                                                  self._skip_truncated, self._screen)
