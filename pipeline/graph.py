@@ -30,7 +30,9 @@ from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.filters.filters_transform import QualityFilter, ScrubPersonalData
+from transforms.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
+from transforms.filters.opt_out import headers_opt_out
+from transforms.filters.screens import Screens
 from transforms.filters.url_blocklist import UrlBlocklist
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
@@ -154,13 +156,19 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`).
     """
-    # Captures skipped from their headers, before their payload is read (`--url-blocklist`).
-    screen = UrlBlocklist.load(settings.url_blocklists) if settings.url_blocklists else None
+    # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
+    screens = ((UrlBlocklist.load(settings.url_blocklists),) if settings.url_blocklists else ()) + (
+        (headers_opt_out,) if settings.respect_opt_out else ())
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
-                                             settings.max_page_bytes, settings.skip_truncated, screen)
+                                             settings.max_page_bytes, settings.skip_truncated,
+                                             Screens(screens) if screens else None)
     decoded = read.documents | "Charset" >> DecodeCharset()
-    cleaned = decoded.documents | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout,
-                                                                    settings.page_memory)
+    to_clean, opt_out_stages = decoded.documents, []
+    if settings.respect_opt_out:
+        # The meta tags, from the decoded page, before it is cleaned.
+        opted = decoded.documents | "RespectOptOut" >> RespectOptOut()
+        to_clean, opt_out_stages = opted.documents, [opted]
+    cleaned = to_clean | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout, settings.page_memory)
     fields = settings.written_fields()
     to_minimize, language_stages = cleaned.documents, []
     if settings.language:
@@ -201,11 +209,12 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         fields=fields)
 
     dead_letters = [stage[DEAD_LETTER]
-                    for stage in (read, decoded, cleaned, *language_stages, minimized, *filter_stages)]
+                    for stage in (read, decoded, *opt_out_stages, cleaned, *language_stages, minimized, *filter_stages)]
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE)
-    document_skips = [hashed.skipped] + [stage.skipped for stage in (*language_stages, *quality_stages)]
+    document_skips = [hashed.skipped] + [stage.skipped
+                                         for stage in (*opt_out_stages, *language_stages, *quality_stages)]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
     if near is not None:

@@ -148,6 +148,12 @@ def make_parser() -> argparse.ArgumentParser:
              "URL prefix (with or without its scheme, as UT1's urls files); # starts a comment. Repeatable.",
     )
     parser.add_argument(
+        "--respect-opt-out", action="store_true", default=None,
+        help="Skip pages that reserve text and data mining, as opted-out: the HTTP header tdm-reservation: 1 or "
+             "<meta name=\"tdm-reservation\" content=\"1\"> (W3C TDMRep), and noai in X-Robots-Tag or "
+             "<meta name=\"robots\">. See docs/stages.md.",
+    )
+    parser.add_argument(
         "--pii", action="store_true", default=None,
         help="Replace e-mail addresses and public IPv4 and IPv6 addresses in html, text and clean_text by fixed "
              "placeholders (email@example.com, 22.214.171.124, 2001:db8::1), before the content hash; private and "
@@ -246,7 +252,7 @@ BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "quality": "--quality", "quality_threshold": "--quality-threshold", "pii": "--pii",
-               "url_blocklist": "--url-blocklist",
+               "url_blocklist": "--url-blocklist", "respect_opt_out": "--respect-opt-out",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -391,6 +397,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             quality_thresholds=tuple(known.quality_threshold),
             pii=bool(known.pii),
             url_blocklists=tuple(known.url_blocklist),
+            respect_opt_out=bool(known.respect_opt_out),
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",
             crawl_base=base,

@@ -76,6 +76,8 @@ class CorpusSettings:
     pii: bool = False
     # Blocklist files of domains, hosts and URLs (`--url-blocklist`), absolute paths.
     url_blocklists: tuple[str, ...] = ()
+    # Skip pages that reserve text and data mining (`--respect-opt-out`).
+    respect_opt_out: bool = False
     # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
     # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
     # files the listings name as its inputs.
@@ -147,7 +149,7 @@ class CorpusSettings:
             del described["fields"]
         else:
             described["fields"] = list(self.fields)
-        for name in ("clean_text", "language", "languages", "pii"):
+        for name in ("clean_text", "language", "languages", "pii", "respect_opt_out"):
             if not described[name]:
                 del described[name]
         if self.languages:
@@ -200,6 +202,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
         pii=options.get("pii", False),
         url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),
+        respect_opt_out=options.get("respect_opt_out", False),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

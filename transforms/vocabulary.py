@@ -28,6 +28,7 @@ LANGUAGE = "language"
 MINIMIZE_TEXT = "minimize_text"
 QUALITY_FILTER = "quality_filter"
 PII_SCRUB = "pii_scrub"
+OPT_OUT = "opt_out"
 HASH_DEDUP = "hash_dedup"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
@@ -61,6 +62,7 @@ NO_TEXT = "no-text"
 OTHER_LANGUAGE = "other-language"
 FILTERED = "filtered"
 URL_BLOCKED = "url-blocked"
+OPTED_OUT = "opted-out"
 
 SKIP_KINDS = {
     NON_RESPONSE: "warcinfo, request, metadata and other records that hold no page",
@@ -80,6 +82,8 @@ SKIP_KINDS = {
     FILTERED: "a page a quality rule dropped (--quality): its rule set, rule and measured value in the detail",
     # Given by ReadWarc, from the record's headers, with --url-blocklist.
     URL_BLOCKED: "an HTTP response whose URL a --url-blocklist lists (domain, host or URL): which entry in the detail",
+    # Given by ReadWarc (HTTP headers) and RespectOptOut (meta tags), with --respect-opt-out.
+    OPTED_OUT: "a page that reserves text and data mining (tdm-reservation, noai: --respect-opt-out): how, in the detail",
 }
 
 # --- Records -----------------------------------------------------------------

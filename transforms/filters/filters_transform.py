@@ -1,5 +1,5 @@
-"""QualityFilter and ScrubPersonalData, the stages: `documents.filter_document` and `documents.scrub_document`
-applied to every document, in Beam."""
+"""QualityFilter, ScrubPersonalData and RespectOptOut, the stages: `documents.filter_document`,
+`documents.scrub_document` and `opt_out.opt_out_document` applied to every document, in Beam."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filters.documents import filter_document, scrub_document
+from transforms.filters.opt_out import opt_out_document
 from transforms.stage import counter
-from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, PII_SCRUB, QUALITY_FILTER, SKIPPED,
-                                   FilterCounts)
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, OPT_OUT, PII_SCRUB, QUALITY_FILTER,
+                                   SKIPPED, FilterCounts)
 
 
 class FilterDocuments(beam.DoFn):
@@ -78,3 +79,12 @@ class ScrubPersonalData(beam.PTransform):
     def expand(self, docs):
         return docs | beam.ParDo(FilterDocuments(PII_SCRUB, scrub_document)).with_outputs(
             FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
+
+
+class RespectOptOut(beam.PTransform):
+    """Skips every document (as Charset left it) whose `<meta>` tags reserve text and data mining
+    (`opt_out.meta_opt_out`); outputs `documents`, `skipped` (`opted-out`) and dead letters."""
+
+    def expand(self, docs):
+        return docs | beam.ParDo(FilterDocuments(OPT_OUT, opt_out_document)).with_outputs(
+            SKIPPED, DEAD_LETTER, main=DOCUMENTS)
