@@ -164,3 +164,5 @@ def test_quality_build_skips_counts_and_writes_the_filtered_text(write_warc, tmp
     assert report["filters"]["lines_removed"]["c4/javascript"] == 1
     assert report["options"]["quality_thresholds"]["c4.min_num_sentences"] == 5
     assert "Filters (--quality" in stdout
+    html = (output / "report.html").read_text()
+    assert '<section id="filters">' in html and "c4/min_num_sentences" in html and "c4/javascript" in html

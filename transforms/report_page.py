@@ -341,6 +341,22 @@ def _glance(report: dict) -> str:
             f'<div class="charts">{"".join(charts)}</div></section>')
 
 
+def _filters(report: dict) -> str:
+    """What --quality and --pii did: documents and raw HTML bytes dropped per rule, lines removed per line rule,
+    addresses replaced per kind (report.json's `filters`); nothing for a build without them."""
+    filters = report.get("filters")
+    if not filters:
+        return ""
+    dropped = sortable_table(["rule", "documents dropped", "raw HTML bytes dropped"], [
+        [rule, count, filters["raw_bytes_dropped"].get(rule, 0)]
+        for rule, count in filters["documents_dropped"].items()], numeric={1, 2})
+    removed = sortable_table(["line rule", "lines removed"], [list(item) for item in filters["lines_removed"].items()],
+                             numeric={1})
+    replaced = sortable_table(["kind (--pii)", "replaced"], [list(item) for item in filters["pii_replaced"].items()],
+                              numeric={1})
+    return f'<section id="filters"><h2>Filters</h2>{dropped}{removed}{replaced}</section>'
+
+
 def _files(report: dict) -> str:
     columns = ("read",) + outcomes_of(report.get("options", {}))
     rows = [[path] + [counts.get(name, 0) for name in columns] + ["; ".join(counts.get("errors", []))]
@@ -399,6 +415,7 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
         f"<title>webcorpus run report</title><style>{PAGE_STYLE}</style></head><body>",
         f"<header><h1>webcorpus run report</h1><p>status {_e(status)} · inputs {_e(inputs)}</p></header><main>",
         _glance(report),
+        _filters(report),
         _files(report),
         _inspector(pages),
         _side_records("Dead letters", "dead-letters", dead_letters,
