@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from transforms.filters.verdict import Drop, ratio
 from transforms.filters.words import duplicates, is_spaced, is_symbol_word, split_words
@@ -37,7 +38,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
 
-def top_ngram_characters(words: list[str], n: int) -> int:
+def top_ngram_characters(words: Sequence[str], n: int) -> int:
     """The characters of the most common n-gram (words joined by spaces) times its count; the first seen on a tie."""
     counts = Counter(" ".join(words[start:start + n]) for start in range(len(words) - n + 1))
     if not counts:
@@ -47,7 +48,7 @@ def top_ngram_characters(words: list[str], n: int) -> int:
     return len(ngram) * count
 
 
-def repeated_ngram_characters(words: list[str], n: int) -> int:
+def repeated_ngram_characters(words: Sequence[str], n: int) -> int:
     """The characters (words joined without spaces) of n-grams that repeat an earlier one, a repeat skipping its
     n words so that overlapping repeats are counted once."""
     seen: set[str] = set()

@@ -9,6 +9,7 @@ enough for thresholds on counts and shares (the benchmark measures how good).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -46,7 +47,14 @@ ABBREVIATIONS = frozenset(
     "Ltd. Co. co. vs. etc. Gov. Gen. Rep. Sen. Rev. Bros. Messrs. No. a.m. p.m. e.g. i.e. Ph.D.".split())
 
 
+_POSSESSIVE = re.compile(r"['’][sS]$")
+_LAST = re.compile(".$", re.S)
+
+
 def _split_chunk(chunk: str) -> list[str]:
+    if chunk.isalpha():
+        # Most chunks: a word of letters alone has no affix to split (nor a unit after a number).
+        return _RUN_TOGETHER.get(chunk) or [chunk]
     prefixes: list[str] = []
     suffixes: list[str] = []
     while chunk and not (chunk in ABBREVIATIONS or _WHOLE.match(chunk)):
@@ -58,9 +66,9 @@ def _split_chunk(chunk: str) -> list[str]:
             prefixes.append(chunk[0]); chunk = chunk[1:]; continue
         if len(chunk) > 1:
             found = (_ELLIPSIS_END.search(chunk) or _UNITS.search(chunk) or _PERIOD_SUFFIX.search(chunk)
-                     or (re.search(r"['’][sS]$", chunk) if len(chunk) > 2 else None))
+                     or (_POSSESSIVE.search(chunk) if len(chunk) > 2 else None))
             if found is None and (chunk[-1] in _SUFFIXES or (chunk[-1] == "+" and chunk[-2].isdigit())):
-                found = re.search(".$", chunk, re.S)
+                found = _LAST.search(chunk)
             if found is not None and found.start() > 0:
                 suffixes.insert(0, found.group()); chunk = chunk[:found.start()]; continue
         break
@@ -94,9 +102,11 @@ SENTENCE_TERMINALS = frozenset(
     "\ua92f\ua9c8\ua9c9\uaa5d\uaa5e\uaa5f\uaaf0\uaaf1\uabeb")
 
 
-def split_words(text: str) -> list[str]:
-    """The tokens of `text`: words, numbers and punctuation marks (see the module's docstring)."""
-    return [token for chunk in text.split() for token in _split_chunk(chunk)]
+@functools.lru_cache(maxsize=4)
+def split_words(text: str) -> tuple[str, ...]:
+    """The tokens of `text`: words, numbers and punctuation marks (see the module's docstring). The last few
+    texts' are kept: rule sets count the words of one text several times."""
+    return tuple(token for chunk in text.split() for token in _split_chunk(chunk))
 
 
 def is_symbol(character: str) -> bool:
