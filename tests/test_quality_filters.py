@@ -143,12 +143,16 @@ def test_bad_quality_options_are_one_line_errors():
 GOOD = Capture("https://en.example.org/cranes", page("".join(f"<p>{line}</p>" for line in PARAGRAPHS.split("\n"))
                                                    + "<p>Please enable JavaScript to view the comments.</p>",
                                                    title="Cranes").encode("utf-8"))
+# GOOD with another line that C4 removes: the same filtered text, so a duplicate of it.
+GOOD_VARIANT = Capture("https://en.example.org/cranes-again", page(
+    "".join(f"<p>{line}</p>" for line in PARAGRAPHS.split("\n")) + "<p>Turn on JavaScript for the map.</p>",
+    title="Cranes").encode("utf-8"))
 THIN = Capture("https://en.example.org/thin", page("<p>Buy now. The best prices in town.</p>").encode("utf-8"))
 
 
 @pytest.mark.slow
 def test_quality_build_skips_counts_and_writes_the_filtered_text(write_warc, tmp_path):
-    source = write_warc([GOOD, THIN])
+    source = write_warc([GOOD, GOOD_VARIANT, THIN])
     output = tmp_path / "out"
     code, stdout, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--quality", "c4",
                                      "--fields", "url,text,clean_text"])
@@ -160,8 +164,10 @@ def test_quality_build_skips_counts_and_writes_the_filtered_text(write_warc, tmp
     assert skip["url"] == THIN.url and skip["detail"].startswith("c4: c4/min_num_sentences: ")
     report = json.loads((output / "report.json").read_text())
     assert report["skipped"]["filtered"] == 1 and report["records"]["balanced"]
+    # The content hash is of the filtered text: the variant is a duplicate.
+    assert report["records"]["duplicates"] == 1
     assert report["filters"]["documents_dropped"] == {"c4/min_num_sentences": 1}
-    assert report["filters"]["lines_removed"]["c4/javascript"] == 1
+    assert report["filters"]["lines_removed"]["c4/javascript"] == 2
     assert report["options"]["quality_thresholds"]["c4.min_num_sentences"] == 5
     assert "Filters (--quality" in stdout
     html = (output / "report.html").read_text()
