@@ -75,7 +75,7 @@ def test_parquet_row_groups_have_a_fixed_count_and_the_same_bytes_every_time():
     assert metadata.created_by == f"parquet-cpp-arrow version {pa.__version__}"
     table = pq.read_table(io.BytesIO(data))
     assert table.schema.names == list(FIELDS)
-    assert table.to_pylist()[3]["meta"] == [("z", "last"), ("a", "first")]
+    assert table.to_pylist()[3]["meta"] == [{"key": "z", "value": "last"}, {"key": "a", "value": "first"}]
 
 
 def test_gzip_json_lines_hold_no_time_and_no_file_name():

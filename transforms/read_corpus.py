@@ -197,7 +197,9 @@ def _parquet_records(pq, source, name: str, verify: bool) -> Iterator[dict | Pro
 
     try:
         parquet = pq.ParquetFile(source, page_checksum_verification=True)
-        maps = [field.name for field in parquet.schema_arrow if pa.types.is_map(field.type)]
+        # A map (`meta`) is a list of {key, value} entries (transforms/sink/parquet_encoding.py).
+        maps = [field.name for field in parquet.schema_arrow if pa.types.is_list(field.type)
+                and pa.types.is_struct(field.type.value_type) and field.type.value_type.names == ["key", "value"]]
     except Exception as error:  # noqa: BLE001 - any failure here means the footer is damaged
         yield Problem(name, "footer", f"unreadable Parquet metadata: {str(error)[:300]}")
         return
@@ -211,8 +213,7 @@ def _parquet_records(pq, source, name: str, verify: bool) -> Iterator[dict | Pro
                 first += parquet.metadata.row_group(group).num_rows
                 continue
             for index, record in enumerate(records, first):
-                # Arrow gives a map's entries as (key, value) pairs.
-                record.update((column, dict(record[column])) for column in maps)
+                record.update((column, {entry["key"]: entry["value"] for entry in record[column]}) for column in maps)
                 problem = record_problem(record) if verify else None
                 yield Problem(name, f"record {index} (row group {group})", problem) if problem else record
             first += len(records)

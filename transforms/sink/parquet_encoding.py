@@ -1,7 +1,8 @@
 """The corpus records as Parquet (`--format parquet`), written by pyarrow.
 
-One column per field, of the Avro field's type (string, int32, int64, double, list of strings; `meta` a
-map of strings). The bytes depend only on the records and the options: rows are cut into row groups of a
+One column per field, of the Avro field's type (string, int32, int64, double, list of strings); `meta`, an
+Avro map, is a list of {key, value} entries in the page's order: how Parquet stores a map, as a type that
+every reader takes (Hugging Face `datasets` has no map type, and refuses a file with one). The bytes depend only on the records and the options: rows are cut into row groups of a
 fixed count (`ROW_GROUP_ROWS`), whatever the runner, and pyarrow writes no timestamp; its `created_by`
 ("parquet-cpp-arrow version X") changes only with pyarrow's version, which the manifest records. Data pages
 carry a CRC (`write_page_checksum`), which `read_corpus` checks.
@@ -36,7 +37,9 @@ def _arrow_type(avro_type):
         return _ARROW_TYPES[avro_type]
     if avro_type["type"] == "array":
         return pa.list_(_arrow_type(avro_type["items"]))
-    return pa.map_(pa.string(), _arrow_type(avro_type["values"]))
+    return pa.list_(pa.field("item", pa.struct([pa.field("key", pa.string(), nullable=False),
+                                                  pa.field("value", _arrow_type(avro_type["values"]), nullable=False)]),
+                             nullable=False))
 
 
 def arrow_schema(fields: tuple[str, ...]) -> pa.Schema:
@@ -50,13 +53,16 @@ class ParquetRows:
     def __init__(self, handle, fields: tuple[str, ...], codec: str, level: int | None,
                  row_group_rows: int = ROW_GROUP_ROWS):
         self._schema = arrow_schema(fields)
+        self._maps = [name for name in fields if isinstance(FIELDS_BY_NAME[name]["type"], dict)
+                      and FIELDS_BY_NAME[name]["type"]["type"] == "map"]
         self._writer = pq.ParquetWriter(handle, self._schema, compression=codec.upper(), compression_level=level,
                                         write_page_checksum=True)
         self._row_group_rows = row_group_rows
         self._rows: list[dict] = []
 
     def write(self, record: dict) -> None:
-        self._rows.append(record)
+        self._rows.append(dict(record, **{name: [{"key": key, "value": value} for key, value in record[name].items()]
+                                          for name in self._maps}))
         if len(self._rows) == self._row_group_rows:
             self._dump()
 
