@@ -16,7 +16,7 @@ from pipeline.verify import main as verify_main
 from tests.helpers import page
 from tests.test_cli import run_main
 from transforms.corpus_format import RECORD_DIGEST
-from transforms.read_corpus import CorruptCorpus, iter_corpus
+from transforms.read_corpus import CorruptCorpus, iter_corpus, scan_jsonl, scan_parquet
 from transforms.sink.avro_encoding import record_digest
 from transforms.sink.formats import resolve_codec
 from transforms.sink.jsonl_encoding import JsonLines
@@ -76,6 +76,14 @@ def test_parquet_row_groups_have_a_fixed_count_and_the_same_bytes_every_time():
     table = pq.read_table(io.BytesIO(data))
     assert table.schema.names == list(FIELDS)
     assert table.to_pylist()[3]["meta"] == [{"key": "z", "value": "last"}, {"key": "a", "value": "first"}]
+
+
+@pytest.mark.parametrize("codec, extension", [("zstd", ".jsonl.zst"), ("gzip", ".jsonl.gz"), ("none", ".jsonl")])
+def test_a_shard_of_no_records_reads_as_one(codec, extension):
+    out = io.BytesIO()
+    JsonLines(out, codec, resolve_codec("jsonl", codec, None)[1]).close()
+    assert list(scan_jsonl(out.getvalue(), f"corpus-00000-of-00001{extension}")) == []
+    assert list(scan_parquet(parquet_bytes([], 4), "corpus-00000-of-00001.parquet")) == []
 
 
 def test_gzip_json_lines_hold_no_time_and_no_file_name():

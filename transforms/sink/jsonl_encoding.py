@@ -28,13 +28,28 @@ def json_line(record: dict) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+class _ZstdFrame:
+    """One zstd frame, with its content checksum, written to `handle`; `close` ends it. (zstd's own file writes
+    nothing at all for no lines, which is no zstd stream: a shard of no records is an empty frame.)"""
+
+    def __init__(self, handle, level: int):
+        self._handle = handle
+        self._compressor = zstd.ZstdCompressor(options={zstd.CompressionParameter.compression_level: level,
+                                                        zstd.CompressionParameter.checksum_flag: 1})
+
+    def write(self, data: bytes) -> None:
+        self._handle.write(self._compressor.compress(data))
+
+    def close(self) -> None:
+        self._handle.write(self._compressor.flush(zstd.ZstdCompressor.FLUSH_FRAME))
+
+
 class JsonLines:
     """A JSON Lines file of corpus records (dicts) written to `handle`, which `close` leaves open."""
 
     def __init__(self, handle, codec: str, level: int | None):
         if codec == "zstd":
-            self._stream = zstd.ZstdFile(handle, "w", options={zstd.CompressionParameter.compression_level: level,
-                                                               zstd.CompressionParameter.checksum_flag: 1})
+            self._stream = _ZstdFrame(handle, level)
         elif codec == "gzip":
             self._stream = gzip.GzipFile(filename="", mode="wb", compresslevel=level, fileobj=handle, mtime=0)
         else:
