@@ -350,6 +350,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         inputs, base = chosen_inputs(known)
+        if known.sync_interval is not None and (known.format or DEFAULT_FORMAT) != "avro":
+            raise ValueError(f"--block-size sets Avro's blocks; --format {known.format} has none")
         return CorpusSettings(
             inputs=inputs,
             output=known.output,
