@@ -154,3 +154,30 @@ def test_fields_apply_to_parquet(write_warc, tmp_path):
     (shard,) = output.glob("corpus-*.parquet")
     assert pq.read_schema(shard).names == ["url", "text", RECORD_DIGEST]
     assert [sorted(record) for record in iter_corpus(str(output))] == [["record_digest", "text", "url"]] * 2
+
+
+@pytest.mark.slow
+def test_read_corpus_transform_reads_parquet_and_json_lines(write_warc, tmp_path):
+    import apache_beam as beam
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to, is_not_empty
+
+    from transforms.read_corpus import ReadCorpus
+
+    source = write_warc(CAPTURES)
+    for file_format in ("parquet", "jsonl"):
+        output = tmp_path / file_format
+        code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--format", file_format])
+        assert code == 0, stderr
+        (shard,) = output.glob("corpus-*")
+        expected = sorted(record["url"] for record in iter_corpus(str(output)))
+        with TestPipeline() as pipeline:
+            read = pipeline | f"Read-{file_format}" >> ReadCorpus(str(output))
+            assert_that(read.records | beam.Map(lambda record: record["url"]), equal_to(expected))
+            assert_that(read.dead_letter, equal_to([]), label="NoDeadLetters")
+        damaged = bytearray(shard.read_bytes())
+        damaged[middle_of_the_records(shard)] ^= 0x01
+        shard.write_bytes(bytes(damaged))
+        with TestPipeline() as pipeline:
+            read = pipeline | f"ReadDamaged-{file_format}" >> ReadCorpus(str(output))
+            assert_that(read.dead_letter, is_not_empty(), label="DeadLetters")
