@@ -206,7 +206,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
         sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
-        fields=fields)
+        fields=fields, file_format=settings.format)
 
     dead_letters = [stage[DEAD_LETTER]
                     for stage in (read, decoded, *opt_out_stages, cleaned, *language_stages, minimized, *filter_stages)]

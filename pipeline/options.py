@@ -31,7 +31,8 @@ from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
-from transforms.sink.avro_encoding import CODECS, DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL
+from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.sink.formats import ALL_CODECS, CODECS, DEFAULT_CODECS, DEFAULT_FORMAT
 from transforms.sink.schema import CLEAN_TEXT, FIELD_NAMES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
@@ -95,14 +96,22 @@ def make_parser() -> argparse.ArgumentParser:
              "touched. It may be beside the inputs, as long as no --input pattern matches the files it writes there.",
     )
     parser.add_argument(
-        "--codec", default=None, choices=list(CODECS),
-        help=f"Avro codec of the corpus files (default: {DEFAULT_CODEC}; use deflate for readers that only "
-             "know the codecs every Avro reader must: null and deflate).",
+        "--format", default=None, choices=list(CODECS),
+        help=f"File format of the corpus files: avro (the default), parquet (read natively by datasets, DuckDB, "
+             "Polars, pandas, Spark) or jsonl (JSON Lines). The same records, fields and shards in each.",
+    )
+    parser.add_argument(
+        "--codec", default=None, choices=ALL_CODECS,
+        help="Codec of the corpus files: for avro "
+             + ", ".join(CODECS["avro"]) + f" (default {DEFAULT_CODECS['avro']}; use deflate for readers that only "
+             "know the codecs every Avro reader must: null and deflate); for parquet "
+             + ", ".join(CODECS["parquet"]) + f" (default {DEFAULT_CODECS['parquet']}); for jsonl "
+             + ", ".join(CODECS["jsonl"]) + f" (default {DEFAULT_CODECS['jsonl']}: .jsonl.zst; gzip: .jsonl.gz).",
     )
     parser.add_argument(
         "--level", type=int, default=None,
-        help="Codec level: deflate 0-9 (default 6), zstandard 1-22 (default 9), xz 0-9 (default 6), "
-             "bzip2 1-9 (default 9); snappy and null have none.",
+        help="Codec level: deflate 0-9 (default 6), zstandard and zstd 1-22 (default 9), gzip 1-9 (default 6), "
+             "xz 0-9 (default 6), bzip2 1-9 (default 9); snappy, null and none have none.",
     )
     parser.add_argument(
         "--drop-selector", action="append", default=[], metavar="CSS", dest="drop_selectors",
@@ -245,7 +254,7 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-BUILD_FLAGS = {"input": "--input", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
+BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
                "max_page_bytes": "--max-page-bytes", "skip_truncated": "--skip-truncated",
                "page_memory": "--page-memory", "scripts": "--scripts",
@@ -374,10 +383,13 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         inputs, base = chosen_inputs(known)
+        if known.sync_interval is not None and (known.format or DEFAULT_FORMAT) != "avro":
+            raise ValueError(f"--block-size sets Avro's blocks; --format {known.format} has none")
         return CorpusSettings(
             inputs=inputs,
             output=known.output,
-            codec=known.codec or DEFAULT_CODEC,
+            format=known.format or DEFAULT_FORMAT,
+            codec=known.codec,
             level=known.level,
             drop_selectors=tuple(known.drop_selectors),
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,

@@ -46,7 +46,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from pipeline.signing import sign, signature_problem
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus_format import FILE_PREFIX
+from transforms.corpus_format import FILE_PREFIX, SHARD_EXTENSIONS, SHARD_NAME
 from transforms.sink.staging import STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, write_manifest
@@ -62,7 +62,6 @@ REMOVING_OLD = "removing-old"
 MOVING_IN = "moving-in"
 # Files a build writes whatever its inputs; the names of corpus and side-file shards depend on their number.
 FIXED_NAMES = (REPORT_NAME, REPORT_PAGE_NAME, MANIFEST_NAME)
-SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro\Z")
 SIDE_FILE_NAME = re.compile(rf"({'|'.join(map(re.escape, (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE)))})"
                             r"-\d{5}-of-\d{5}\.jsonl\Z")
 
@@ -189,7 +188,7 @@ def names_a_build_may_write(output: str) -> list[str]:
 def example_paths(output: str) -> list[str]:
     """A path of each kind of file that a build writes in `output`: what it publishes, its lock, the files of its
     staging directory (a run's id, and shard numbers, as one build's); what no input pattern may match."""
-    published = [*FIXED_NAMES, f"{FILE_PREFIX}-00000-of-00001.avro",
+    published = [*FIXED_NAMES, *(f"{FILE_PREFIX}-00000-of-00001{extension}" for extension in SHARD_EXTENSIONS),
                  *(f"{name}-00000-of-00001.jsonl" for name in (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE))]
     staging = FileSystems.join(output, f"{RUN_STAGING_PREFIX}{'0' * 12}")
     staged = FileSystems.join(staging, STAGING_DIR)

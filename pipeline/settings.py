@@ -20,7 +20,8 @@ from transforms.near_dedup import MinHashParameters
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import DEFAULT_RANGE_BYTES
 from transforms.report_page import DEFAULT_SAMPLE_SIZE
-from transforms.sink.avro_encoding import DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.sink.formats import DEFAULT_FORMAT, resolve_codec
 from transforms.sink.schema import LANGUAGE_FIELDS, resolve_fields
 
 # The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
@@ -43,7 +44,9 @@ def absolute_pattern(pattern: str) -> str:
 class CorpusSettings:
     inputs: tuple[str, ...]
     output: str
-    codec: str = DEFAULT_CODEC
+    # The corpus files' format (`--format`) and codec (None: the format's default) and level (None: the codec's).
+    format: str = DEFAULT_FORMAT
+    codec: str | None = None
     level: int | None = None
     drop_selectors: tuple[str, ...] = ()
     sync_interval: int = DEFAULT_SYNC_INTERVAL
@@ -95,7 +98,9 @@ class CorpusSettings:
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
-        object.__setattr__(self, "level", resolve_level(self.codec, self.level))
+        codec, level = resolve_codec(self.format, self.codec, self.level)
+        object.__setattr__(self, "codec", codec)
+        object.__setattr__(self, "level", level)
         validate_selectors(self.drop_selectors)
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))
         if self.fields is not None:
@@ -145,6 +150,8 @@ class CorpusSettings:
         # before these options existed.
         if self.near_dedup is None:
             del described["near_dedup"]
+        if self.format == DEFAULT_FORMAT:
+            del described["format"]
         if self.fields is None:
             del described["fields"]
         else:
@@ -177,6 +184,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
     return CorpusSettings(
         inputs=tuple(options["inputs"]),
         output=output,
+        # Manifests from before --format wrote Avro.
+        format=options.get("format", DEFAULT_FORMAT),
         codec=options["codec"],
         level=options["level"],
         drop_selectors=tuple(options["drop_selectors"]),

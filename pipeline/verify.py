@@ -8,7 +8,9 @@ Checks, and reports every problem with file and position:
    holds;
 2. every output file it lists exists with its size and SHA-256, and every
    corpus shard in DIR is listed;
-3. every block of every corpus shard: sync marker, decompression, decoding;
+3. every block of every corpus shard: sync marker, decompression, decoding
+   (of a Parquet shard, every row group, its pages' CRCs; of a JSON Lines
+   shard, every line, and its compressed stream's checksum);
 4. every record: `content_hash` recomputed from `html`, `record_digest` from
    all its other fields; the record count of each shard matches the
    manifest;
@@ -37,7 +39,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.manifest import MANIFEST_NAME, digest_file, seal
-from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_avro
+from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_shard
 from transforms.regular_files import file_contents
 from transforms.report import REPORT_NAME, outcomes_of
 
@@ -173,7 +175,7 @@ def check_shards(output_dir: str, manifest: dict | None) -> tuple[Counter, list[
         records = 0
         try:
             with file_contents(path) as data:
-                for item in scan_avro(data, name):
+                for item in scan_shard(data, name):
                     if isinstance(item, Problem):
                         problems.append(item)
                     else:
@@ -276,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         if not FileSystems.exists(directory):
             raise NotACorpus("it does not exist")
         if not corpus_files(directory) and read_manifest(directory) is None:
-            raise NotACorpus(f"no corpus-*.avro, no {MANIFEST_NAME}")
+            raise NotACorpus(f"no corpus shards (corpus-*.avro, .parquet, .jsonl.zst, ...), no {MANIFEST_NAME}")
     except NotACorpus as error:
         print(f"python -m pipeline.verify: error: {directory} holds no webcorpus build ({error})", file=sys.stderr)
         return 2

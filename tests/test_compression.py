@@ -16,6 +16,7 @@ import pytest
 from benchmarks.compression_study import chart, cli
 from benchmarks.compression_study.measure import (LEVELS, QUICK_BLOCK_SIZES, CodecSetting, RoundTripError, measure,
                                                   sample_records, study_settings, write_avro)
+from benchmarks.compression_study.formats import FORMAT_SETTINGS, FormatSetting, read_format, write_format
 from benchmarks.compression_study.records import load_records
 from benchmarks.compression_study.report import pareto_front
 from pipeline.sample import sample_captures
@@ -181,3 +182,25 @@ def test_block_sizes_are_read_with_units(text, size):
 def test_bad_block_sizes_are_refused(text):
     with pytest.raises(argparse.ArgumentTypeError):
         cli.parse_size(text)
+
+
+def test_the_study_measures_parquet_and_json_lines_beside_avro(sample_warc, tmp_path, capsys):
+    output = tmp_path / "report"
+    assert cli.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "1",
+                     "--codecs", "zstandard"]) == 0
+    report = json.loads((output / "compression.json").read_text())
+    assert [entry["name"] for entry in report["formats"]] == [
+        "parquet zstd 3", "parquet zstd 9", "parquet snappy", "jsonl zstd 3", "jsonl zstd 9", "jsonl gzip 6"]
+    for entry in report["formats"]:
+        assert entry["written_bytes"] > 0 and entry["compress"]["runs"] == 1
+        assert entry["ratio_to_records"] == pytest.approx(report["uncompressed_bytes"] / entry["written_bytes"])
+    assert "| parquet snappy |" in capsys.readouterr().out.replace("  ", " ").replace("  ", " ")
+
+
+def test_each_format_of_the_study_reads_back_the_records_it_wrote(warc_records):
+    for setting in map(lambda values: FormatSetting(*values), FORMAT_SETTINGS):
+        assert read_format(write_format(warc_records, setting), setting) == warc_records
+    damaged = bytearray(write_format(warc_records, FormatSetting("jsonl", "gzip", 6)))
+    damaged[len(damaged) // 2] ^= 0x01
+    with pytest.raises(RoundTripError):
+        read_format(bytes(damaged), FormatSetting("jsonl", "gzip", 6))

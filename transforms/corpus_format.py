@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 
 import fastavro
 
 FILE_PREFIX = "corpus"
 HASH_ALGORITHM = "sha256"
 RECORD_DIGEST = "record_digest"
+# A shard's extension tells its format (`--format`) and, for JSON Lines, its compression.
+SHARD_EXTENSIONS = (".avro", ".parquet", ".jsonl.zst", ".jsonl.gz", ".jsonl")
+SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}({'|'.join(map(re.escape, SHARD_EXTENSIONS))})\Z")
 
 # 64 bits: it is there to catch damage (content_hash names the content), and a damaged record passes it
 # once in 2^64. Digests do not compress: all 256 bits would cost the developer corpus 0.9 % of its size,

@@ -26,6 +26,8 @@ MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 # Packages whose behaviour shapes the corpus bytes.
 OUTPUT_PACKAGES = ("apache-beam", "selectolax", "warcio", "fastavro", "charset-normalizer", "brotli")
+# Packages that shape the bytes of one format's shards (`--format`): listed for builds of that format only.
+FORMAT_PACKAGES = {"parquet": ("pyarrow",)}
 READ_CHUNK = 1 << 20
 # The launcher's signature of a published build's manifest (pipeline/signing.py): outside the checksum, which
 # it signs.
@@ -50,11 +52,11 @@ def digest_file(path: str, records: int | None = None) -> FileDigest:
     return FileDigest(path, size, sha.hexdigest(), records)
 
 
-def software_versions() -> dict[str, str]:
+def software_versions(file_format: str = "avro") -> dict[str, str]:
     from selectolax import lexbor
 
     versions = {"python": platform.python_version()}
-    for package in OUTPUT_PACKAGES:
+    for package in OUTPUT_PACKAGES + FORMAT_PACKAGES.get(file_format, ()):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -85,7 +87,7 @@ def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options:
         "manifest_version": MANIFEST_VERSION,
         "inputs": [entry(digest, relative=False) for digest in sorted(inputs, key=lambda d: d.path)],
         "options": options,
-        "software": software_versions(),
+        "software": software_versions(options.get("format", "avro")),
         "outputs": [entry(digest, relative=True) for digest in sorted(outputs, key=lambda d: d.path)],
     })
 

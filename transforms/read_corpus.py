@@ -1,7 +1,9 @@
 """Reading a webcorpus corpus back, checking it as it goes.
 
-`iter_corpus` yields the records of every `corpus-*.avro` file of a
-directory (or of a file pattern); with `verify=True` it recomputes each
+`iter_corpus` yields the records of every corpus shard of a directory (or
+of a file pattern), in any format a build writes (`corpus-*.avro`,
+`.parquet`, `.jsonl.zst`, `.jsonl.gz`, `.jsonl`: `--format`); with
+`verify=True` it recomputes each
 record's `content_hash` from its `html` and its `record_digest` from all
 its other fields, and raises `CorruptCorpus` on any mismatch or damaged
 block. `ReadCorpus` does the same in a Beam pipeline, sending bad records to
@@ -16,13 +18,17 @@ for (`transforms.read_corpus_transform`).
 through fastavro's reader, which stops at the first damaged block): it checks
 every sync marker, decompresses every block and decodes every record, and
 after a damaged block it resynchronizes at the next sync marker, so one bad
-block does not hide the state of the rest of the file.
+block does not hide the state of the rest of the file. `scan_parquet` reads a
+Parquet shard row group by row group (each data page's CRC checked), and
+`scan_jsonl` a JSON Lines shard line by line; `scan_shard` picks the one a
+shard's name calls for.
 """
 
 from __future__ import annotations
 
 import bz2
 import glob
+import gzip
 import io
 import json
 import lzma
@@ -38,10 +44,10 @@ import fastavro
 from fastavro.read import HEADER_SCHEMA
 
 from transforms.blocks import html_to_blocks
-from transforms.corpus_format import FILE_PREFIX, RECORD_DIGEST, content_hash, digest_in, digested_schema
+from transforms.corpus_format import (FILE_PREFIX, RECORD_DIGEST, SHARD_EXTENSIONS, SHARD_NAME, content_hash,
+                                      digest_in, digested_schema)
 from transforms.regular_files import file_contents, open_regular
 
-SHARD_NAME = re.compile(rf"{FILE_PREFIX}-\d{{5}}-of-\d{{5}}\.avro")
 # As Beam's FileSystems.get_scheme tells a path on another file system.
 SCHEME = re.compile(r"[a-zA-Z][-a-zA-Z0-9+.]*://")
 
@@ -174,12 +180,91 @@ def scan_avro(data: bytes, name: str, verify: bool = True) -> Iterator[dict | Pr
         block_index += 1
 
 
+def scan_parquet(data, name: str, verify: bool = True) -> Iterator[dict | Problem]:
+    """Yields the records of a Parquet shard's bytes (or its mapping), row group by row group, and a `Problem` for
+    each damage found: an unreadable footer, a row group whose pages do not decode or fail their CRC."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # Read through the mapping's file interface: a buffer of Arrow's over it would keep it from closing.
+    stream = data if isinstance(data, mmap.mmap) else io.BytesIO(data)
+    stream.seek(0)
+    yield from _parquet_records(pq, pa.PythonFile(stream, mode="r"), name, verify)
+
+
+def _parquet_records(pq, source, name: str, verify: bool) -> Iterator[dict | Problem]:
+    import pyarrow as pa
+
+    try:
+        parquet = pq.ParquetFile(source, page_checksum_verification=True)
+        # A map (`meta`) is a list of {key, value} entries (transforms/sink/parquet_encoding.py).
+        maps = [field.name for field in parquet.schema_arrow if pa.types.is_list(field.type)
+                and pa.types.is_struct(field.type.value_type) and field.type.value_type.names == ["key", "value"]]
+    except Exception as error:  # noqa: BLE001 - any failure here means the footer is damaged
+        yield Problem(name, "footer", f"unreadable Parquet metadata: {str(error)[:300]}")
+        return
+    with parquet:
+        first = 0
+        for group in range(parquet.num_row_groups):
+            try:
+                records = parquet.read_row_group(group).to_pylist()
+            except Exception as error:  # noqa: BLE001
+                yield Problem(name, f"row group {group}", f"damaged row group: {str(error)[:300]}")
+                first += parquet.metadata.row_group(group).num_rows
+                continue
+            for index, record in enumerate(records, first):
+                record.update((column, {entry["key"]: entry["value"] for entry in record[column]}) for column in maps)
+                problem = record_problem(record) if verify else None
+                yield Problem(name, f"record {index} (row group {group})", problem) if problem else record
+            first += len(records)
+
+
+def _jsonl_lines(data, name: str) -> Iterator[bytes]:
+    stream = data if isinstance(data, mmap.mmap) else io.BytesIO(data)
+    stream.seek(0)
+    if name.endswith(".jsonl.zst"):
+        stream = zstd.ZstdFile(stream)
+    elif name.endswith(".jsonl.gz"):
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    # (A mapping iterates byte by byte: its lines are read one by one.)
+    return iter(stream.readline, b"")
+
+
+def scan_jsonl(data, name: str, verify: bool = True) -> Iterator[dict | Problem]:
+    """Yields the records of a JSON Lines shard's bytes (or its mapping; `.jsonl.zst`, `.jsonl.gz` or `.jsonl`),
+    and a `Problem` for each damage found: a line that is not a JSON object, a compressed stream that breaks
+    (zstd's and gzip's checksums are checked; reading stops there)."""
+    number = 0
+    try:
+        for number, line in enumerate(_jsonl_lines(data, name), 1):
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as error:
+                yield Problem(name, f"line {number}", f"damaged line: {str(error)[:200]}")
+                continue
+            problem = record_problem(record) if verify else None
+            yield Problem(name, f"line {number}", problem) if problem else record
+    except (OSError, EOFError, zlib.error, zstd.ZstdError) as error:
+        yield Problem(name, f"after line {number}", f"damaged compressed stream: {str(error)[:200]}")
+
+
+def scan_shard(data, name: str, verify: bool = True) -> Iterator[dict | Problem]:
+    """`scan_avro`, `scan_parquet` or `scan_jsonl`, as the shard's name says."""
+    if name.endswith(".parquet"):
+        return scan_parquet(data, name, verify)
+    if ".jsonl" in name.rsplit("/", 1)[-1]:
+        return scan_jsonl(data, name, verify)
+    return scan_avro(data, name, verify)
+
+
 def corpus_files(location: str) -> list[str]:
-    """The corpus shards of a directory (`corpus-SSSSS-of-NNNNN.avro`: a user's `corpus-final.avro` beside them
-    is none), or the files a pattern matches."""
+    """The corpus shards of a directory (`corpus-SSSSS-of-NNNNN.avro`, `.parquet`, `.jsonl.zst`, ...: a user's
+    `corpus-final.avro` beside them is none), or the files a pattern matches."""
     if not SCHEME.match(location):
         if os.path.isdir(location):
-            matched = glob.glob(os.path.join(glob.escape(location), f"{FILE_PREFIX}-*-of-*.avro"))
+            matched = glob.glob(os.path.join(glob.escape(location), f"{FILE_PREFIX}-*-of-*"))
             return sorted(path for path in matched if SHARD_NAME.fullmatch(os.path.basename(path)))
         return sorted(path for path in glob.glob(location, recursive=True) if os.path.isfile(path))
     from apache_beam.io.filesystems import FileSystems
@@ -187,9 +272,9 @@ def corpus_files(location: str) -> list[str]:
     from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
     from transforms.exact_paths import escape_glob
 
-    if FileSystems.exists(location) and not location.endswith(".avro"):
+    if FileSystems.exists(location) and not location.endswith(SHARD_EXTENSIONS):
         # The directory is a path, not a pattern.
-        matched = FileSystems.match([FileSystems.join(escape_glob(location), f"{FILE_PREFIX}-*-of-*.avro")])
+        matched = FileSystems.match([FileSystems.join(escape_glob(location), f"{FILE_PREFIX}-*-of-*")])
         return sorted(meta.path for meta in matched[0].metadata_list
                       if SHARD_NAME.fullmatch(meta.path.rsplit("/", 1)[-1]))
     return sorted(meta.path for meta in FileSystems.match([location])[0].metadata_list)
@@ -202,13 +287,13 @@ def read_bytes(path: str) -> bytes:
 
 
 def iter_corpus(location: str, verify: bool = True) -> Iterator[dict]:
-    """Yields every record of a corpus (a directory or a pattern of Avro files).
+    """Yields every record of a corpus (a directory or a pattern of its shards, in any format).
 
     With `verify`, raises `CorruptCorpus` at the first damaged block or record.
     """
     for path in corpus_files(location):
         with file_contents(path) as data:
-            for item in scan_avro(data, path, verify):
+            for item in scan_shard(data, path, verify):
                 if isinstance(item, Problem):
                     raise CorruptCorpus(str(item))
                 yield item

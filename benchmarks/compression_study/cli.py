@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from benchmarks.compression_study.chart import chart_unavailable, draw_chart
+from benchmarks.compression_study.formats import FORMAT_SETTINGS, measure_formats
 from benchmarks.compression_study.measure import (BLOCK_SIZES, DEFAULT_REPEATS, DEFAULT_SAMPLE_MB,
                                                   DEFAULT_SINGLE_RUN_OVER_SECONDS, KIB, LEVELS, MB, MIB,
                                                   QUICK_BLOCK_SIZES, measure, sample_records, study_settings,
@@ -53,7 +54,8 @@ def _positive_int(text: str) -> int:
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.compression_study",
-        description="Measure the size, speed and memory of every Avro codec, level and block size on a corpus.",
+        description="Measure the size, speed and memory of every Avro codec, level and block size on a corpus, and "
+                    "of Parquet and JSON Lines with their codecs.",
     )
     parser.add_argument("--input", required=True, metavar="DIR_OR_WARC_PATTERN",
                         help="A directory of corpus-*.avro files the pipeline wrote, or WARC files (path or glob), "
@@ -75,6 +77,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sample-mb", type=float, default=DEFAULT_SAMPLE_MB, metavar="MB",
                         help="Measure evenly spaced documents of about this many MB of uncompressed records "
                              f"(default {DEFAULT_SAMPLE_MB:g}); 0 measures them all.")
+    parser.add_argument("--no-formats", action="store_true",
+                        help="Measure Avro only, not Parquet and JSON Lines ("
+                             + ", ".join(f"{name} {codec}" + ("" if level is None else f" {level}")
+                                         for name, codec, level in FORMAT_SETTINGS) + ").")
     parser.add_argument("--quick", action="store_true",
                         help=f"A few levels per codec, block sizes {' and '.join(map(size_label, QUICK_BLOCK_SIZES))} "
                              "only (for tests and a first look).")
@@ -100,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = study_settings(codecs, QUICK_BLOCK_SIZES if args.quick else args.block_sizes, args.quick)
     print(f"measuring {len(settings)} settings on {len(records)} of {len(corpus)} documents", file=sys.stderr)
     measurements = measure(records, settings, args.repeats, args.single_run_over)
-    report = build_report(records, measurements, len(corpus), input=args.input, sample_mb=args.sample_mb,
+    format_measurements = [] if args.no_formats else measure_formats(records, args.repeats, args.single_run_over)
+    report = build_report(records, measurements, len(corpus), format_measurements, input=args.input,
+                          sample_mb=args.sample_mb,
                           repeats=args.repeats, single_run_over_seconds=args.single_run_over,
                           unwritable_codecs=unwritable,
                           study_seconds=round(time.perf_counter() - started, 1))

@@ -6,11 +6,12 @@ from dataclasses import asdict
 from importlib import metadata as package_metadata
 from typing import Callable
 
-from benchmarks.compression_study.measure import KIB, MB, MIB, Measurement, OperationCost, uncompressed_size
-from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+from benchmarks.compression_study.measure import (KIB, MB, MIB, Measurement, OperationCost, default_level,
+                                                  uncompressed_size)
+from transforms.sink.avro_encoding import DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL
 
 # Versions that decide the sizes and speeds, for the report.
-LIBRARIES = ("fastavro", "backports.zstd", "cramjam")
+LIBRARIES = ("fastavro", "backports.zstd", "cramjam", "pyarrow")
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[bool]:
@@ -40,9 +41,18 @@ def _library_versions() -> dict[str, str]:
     return versions
 
 
-def build_report(records: list[dict], measurements: list[Measurement], corpus_documents: int, **study) -> dict:
+def _format_entry(m: Measurement, uncompressed: int, raw_html: int) -> dict:
+    return {"name": m.setting.name, "format": m.setting.file_format, "codec": m.setting.codec,
+            "level": m.setting.level, "written_bytes": m.written_bytes,
+            "ratio_to_records": uncompressed / m.written_bytes, "ratio_to_raw_html": raw_html / m.written_bytes,
+            "compress": _cost_entry(m.compress, uncompressed), "decompress": _cost_entry(m.decompress, uncompressed)}
+
+
+def build_report(records: list[dict], measurements: list[Measurement], corpus_documents: int,
+                 format_measurements: list[Measurement] = (), **study) -> dict:
     """The study as JSON-ready data: the measured records (of `corpus_documents`
-    in the corpus), how they were measured (`study`), and one entry per setting.
+    in the corpus), how they were measured (`study`), one entry per Avro setting, and one per setting of
+    the other formats (`formats`: Parquet and JSON Lines).
 
     Ratios are size before / size after: against the records in Avro without
     compression (null codec, default block size) and against the raw HTML.
@@ -78,7 +88,8 @@ def build_report(records: list[dict], measurements: list[Measurement], corpus_do
     ]
     return dict(study, corpus_documents=corpus_documents, documents=len(records), raw_html_bytes=raw_html,
                 uncompressed_bytes=uncompressed,
-                default_block_size=DEFAULT_SYNC_INTERVAL, libraries=_library_versions(), measurements=entries)
+                default_block_size=DEFAULT_SYNC_INTERVAL, libraries=_library_versions(), measurements=entries,
+                formats=[_format_entry(m, uncompressed, raw_html) for m in format_measurements])
 
 
 def size_label(size: int) -> str:
@@ -110,6 +121,24 @@ def _level_table(entries: list[dict], cell: Callable[[dict], str]) -> str:
     return _markdown_table(["level"] + codecs, rows)
 
 
+def _formats_table(formats: list[dict], charted: list[dict], block: str) -> list[str]:
+    """The table of the other formats' settings, after Avro's default setting when it was measured."""
+    avro_default = [dict(entry, name=f"avro {entry['name']}") for entry in charted
+                    if (entry["codec"], entry["level"]) == (DEFAULT_CODEC, default_level(DEFAULT_CODEC))]
+    table = _markdown_table(
+        ["setting", "MB", "x records", "x raw HTML", "write CPU s", "write MB/s", "read CPU s", "read MB/s",
+         "write MiB", "read MiB"],
+        [[entry["name"], f"{entry['written_bytes'] / MB:.2f}", f"{entry['ratio_to_records']:.2f}",
+          f"{entry['ratio_to_raw_html']:.1f}", _number(entry["compress"]["cpu_seconds"], 3),
+          _number(entry["compress"]["mb_per_cpu_second"], 1), _number(entry["decompress"]["cpu_seconds"], 3),
+          _number(entry["decompress"]["mb_per_cpu_second"], 1), _mib(entry["compress"]["peak_memory_bytes"]),
+          _mib(entry["decompress"]["peak_memory_bytes"])]
+         for entry in avro_default + formats],
+    )
+    return [f"The formats (--format), beside Avro's default (block size {block}); read: every record decoded to a "
+            "dict, as read_corpus gives them:\n" + table]
+
+
 def format_tables(report: dict) -> str:
     """The seed's three tables (size, compress time, decompress time by codec
     and level, at the default block size) and one row per setting with all numbers."""
@@ -127,6 +156,7 @@ def format_tables(report: dict) -> str:
           f"{entry['compress']['runs']}/{entry['decompress']['runs']}"]
          for entry in report["measurements"]],
     )
+    format_table = _formats_table(report["formats"], charted, block) if report.get("formats") else []
     return "\n\n".join([
         f"{report['documents']} of the corpus's {report['corpus_documents']} documents: "
         f"{report['raw_html_bytes'] / MB:.1f} MB of raw HTML, "
@@ -139,4 +169,4 @@ def format_tables(report: dict) -> str:
         + _level_table(charted, lambda entry: _number(entry["decompress"]["cpu_seconds"], 3)),
         "All settings (x: times smaller than; MB/s: MB of uncompressed records per CPU second; "
         "MiB: peak memory; runs: compress/decompress runs timed):\n" + combined,
-    ])
+    ] + format_table)

@@ -1,11 +1,16 @@
 """The sink: the corpus as sharded Avro files, the same bytes on every build.
 
 Files are `DIR/corpus-SSSSS-of-NNNNN.avro`, one Avro record per document with
-the schema `schema.CORPUS_SCHEMA` (documented field by field in README.md).
+the schema `schema.CORPUS_SCHEMA` (documented field by field in docs/output.md);
+with `--format`, `.parquet` or `.jsonl.zst` (`.jsonl.gz`, `.jsonl`) files of the
+same records, written from the same Avro bytes decoded (`formats`).
 
 - `schema`: the fields a record can have, the default ones, `--fields`.
 - `avro_encoding`: the codecs, a record as Avro bytes (`RecordLayout`,
   `record_digest`) and the container file (`EncodedWriter`).
+- `parquet_encoding`, `jsonl_encoding`: the records as Parquet (pyarrow, fixed
+  row groups) and JSON Lines; `formats`: each format's codecs, extension and
+  shard writer.
 - `staging`: `StageDocuments` and the staging files it writes and merges.
 - `write`: `WriteShard` and the `CompressWrite` and `StageAndFingerprint`
   transforms the pipeline uses.

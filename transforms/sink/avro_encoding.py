@@ -49,11 +49,13 @@ FILE_METADATA = {"webcorpus.content_hash": HASH_ALGORITHM}
 fastavro_compat.honour_compression_levels()
 
 
-def resolve_level(codec: str, level: int | None) -> int | None:
-    """The level to write with; raises ValueError for an unknown codec or a level out of range."""
-    if codec not in CODECS:
-        raise ValueError(f"unknown codec {codec!r}; choose one of {', '.join(CODECS)}")
-    levels = CODECS[codec]
+def resolve_level(codec: str, level: int | None, codecs: dict = CODECS) -> int | None:
+    """The level to write with; raises ValueError for an unknown codec or a level out of range.
+
+    `codecs`: the codecs of the format (`formats.CODECS`), by default Avro's."""
+    if codec not in codecs:
+        raise ValueError(f"unknown codec {codec!r}; choose one of {', '.join(codecs)}")
+    levels = codecs[codec]
     if levels is None:
         if level is not None:
             raise ValueError(f"codec {codec} has no levels; leave --level out")

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import NamedTuple
 
 import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
@@ -19,9 +20,9 @@ from transforms.exact_paths import remove_exactly
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
-from transforms.sink.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout,
-                                           resolve_level)
-from transforms.sink.schema import DEFAULT_FIELDS, parsed_schema, resolve_fields
+from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
+from transforms.sink.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
+from transforms.sink.schema import DEFAULT_FIELDS, resolve_fields
 from transforms.sink.staging import FINGERPRINTS, STAGED, STAGING_DIR, StageDocuments, staged_records
 from transforms.stage import counter
 
@@ -29,8 +30,8 @@ TALLIES = "tallies"
 DIGESTS = "digests"
 
 
-def shard_name(index: int, count: int) -> str:
-    return f"{FILE_PREFIX}-{index:05d}-of-{count:05d}.avro"
+def shard_name(index: int, count: int, extension: str = ".avro") -> str:
+    return f"{FILE_PREFIX}-{index:05d}-of-{count:05d}{extension}"
 
 
 def sync_marker_for(build: dict) -> bytes:
@@ -55,8 +56,11 @@ class WriteShard(beam.DoFn):
     `ShardAttempt`."""
 
     def __init__(self, output_dir: str, staging_dir: str, codec: str, level: int | None, sync_interval: int,
-                 sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS):
+                 sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS,
+                 file_format: str = DEFAULT_FORMAT):
         self._output_dir = output_dir
+        self._format = file_format
+        self._extension = shard_extension(file_format, codec)
         self._staging_dir = staging_dir
         self._fields = fields
         self._layout = RecordLayout(fields)
@@ -78,13 +82,14 @@ class WriteShard(beam.DoFn):
         near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
         # `shard_order` is sorted: a snapshot has about 1.5 million units, too many for a linear search each.
         shard = FileSystems.join(self._output_dir,
-                                 shard_name(bisect.bisect_left(shard_order, unit), len(shard_order)))
+                                 shard_name(bisect.bisect_left(shard_order, unit), len(shard_order), self._extension))
         path = attempt_path(self._staging_dir, shard)
         tally = Counter()
         records = 0
-        with FileSystems.create(path) as handle:
-            writer = EncodedWriter(handle, parsed_schema(self._fields), self._codec, self._level, self._sync_interval,
-                                   self._sync_marker)
+        # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
+        with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+            writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
+                                  self._sync_marker)
             for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
                 offset = staged["source_offset"]
                 if offset in dropped or offset in near_dropped:
@@ -129,19 +134,19 @@ class CompressWrite(beam.PTransform):
     with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
     """
 
-    def __init__(self, output_dir: str, codec: str = DEFAULT_CODEC, level: int | None = None,
+    def __init__(self, output_dir: str, codec: str | None = None, level: int | None = None,
                  sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
-                 near_dedup: bool = False, fields: tuple[str, ...] | None = None):
+                 near_dedup: bool = False, fields: tuple[str, ...] | None = None, file_format: str = DEFAULT_FORMAT):
         super().__init__()
         self._progress_dir = progress_dir
         self._near_dedup = near_dedup
         self._fields = resolve_fields(fields, near_dedup)
         self._output_dir = output_dir
         self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
-        self._codec = codec
-        self._level = resolve_level(codec, level)
+        self._format = file_format
+        self._codec, self._level = resolve_codec(file_format, codec, level)
         self._sync_interval = sync_interval
-        self._sync_marker = sync_marker or sync_marker_for({"codec": codec, "level": self._level})
+        self._sync_marker = sync_marker or sync_marker_for({"codec": self._codec, "level": self._level})
 
     def expand(self, inputs):
         staged = inputs[STAGED]
@@ -167,7 +172,7 @@ class CompressWrite(beam.PTransform):
         grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
-                       self._sync_marker, self._progress_dir, self._fields),
+                       self._sync_marker, self._progress_dir, self._fields, self._format),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (
