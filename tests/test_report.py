@@ -233,3 +233,12 @@ def test_the_report_counts_the_truncated_pages_it_kept():
     report = build_report(tally, {})
     assert report["truncated_kept"] == 1 and report["records"]["kept"] == 2
     assert "kept though cut short (truncated)" in format_report(report)
+
+
+def test_the_input_files_table_keeps_a_space_between_its_columns_with_near_duplicates():
+    report = build_report(run_tallies(EXAMPLE), {"near_dedup": {}})
+    lines = format_report(report).splitlines()
+    header = lines[lines.index("Input files") + 1]
+    assert header.split() == ["file", "read", "kept", "duplicates", "skipped", "dead_letter", "near_duplicates"]
+    row = lines[lines.index("Input files") + 2]
+    assert len(row) == len(header) and row.split()[0] == "a.warc.gz"

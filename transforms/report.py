@@ -274,10 +274,15 @@ def format_report(report: dict) -> str:
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:
-        lines += ["", "Input files", f"  {'file':<44}" + "".join(f"{name:>12}" for name in ("read",) + outcomes)]
+        columns = ("read",) + outcomes
+        # (A column at least one wider than its name: `near_duplicates` is not run into `dead_letter`.)
+        widths = [max(12, len(column) + 1) for column in columns]
+        lines += ["", "Input files",
+                  f"  {'file':<44}" + "".join(f"{column:>{width}}" for column, width in zip(columns, widths))]
         for path, counts in report["files"].items():
             name = path.rsplit("/", 1)[-1]
-            lines.append(f"  {name[:43]:<44}" + "".join(f"{counts[key]:>12,}" for key in ("read",) + outcomes))
+            lines.append(f"  {name[:43]:<44}"
+                         + "".join(f"{counts[column]:>{width},}" for column, width in zip(columns, widths)))
             lines.extend(f"    error at {error}" for error in counts["errors"])
             lines.extend(f"    note: {note}" for note in counts["notes"])
     return "\n".join(lines)
