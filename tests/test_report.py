@@ -242,3 +242,10 @@ def test_the_input_files_table_keeps_a_space_between_its_columns_with_near_dupli
     assert header.split() == ["file", "read", "kept", "duplicates", "skipped", "dead_letter", "near_duplicates"]
     row = lines[lines.index("Input files") + 2]
     assert len(row) == len(header) and row.split()[0] == "a.warc.gz"
+
+
+@pytest.mark.parametrize("options, written", [({}, "written (Avro files)"), ({"format": "parquet"}, "written (Parquet files)"),
+                                              ({"format": "jsonl"}, "written (JSON Lines files)")])
+def test_the_report_names_the_files_written_as_the_builds_format(options, written):
+    text = format_report(build_report(run_tallies(EXAMPLE), options))
+    assert [line.split("  ")[1].strip() for line in text.splitlines() if line.startswith("  written")] == [written]

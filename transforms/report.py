@@ -47,6 +47,15 @@ BYTE_STAGES = (
     ("minimized", "minimized"),
     ("written", "written (Avro files)"),
 )
+# The files a build of another `--format` writes (its options name the format; an Avro build's do not).
+FORMAT_FILES = {"parquet": "Parquet files", "jsonl": "JSON Lines files"}
+
+
+def byte_stages(options: dict) -> tuple[tuple[str, str], ...]:
+    """BYTE_STAGES, with the written files named as the build's format."""
+    files = FORMAT_FILES.get(options.get("format"))
+    return tuple((name, f"written ({files})" if files and name == "written" else label)
+                 for name, label in BYTE_STAGES)
 
 
 def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
@@ -251,7 +260,7 @@ def format_report(report: dict) -> str:
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]
-    for name, label in BYTE_STAGES:
+    for name, label in byte_stages(report.get("options", {})):
         size = report["bytes"][name]
         step = f"{previous / size:.2f}x" if previous and size else ""
         total = f"{first / size:.2f}x" if previous and size else ""

@@ -40,7 +40,7 @@ from transforms.http_filesystem import serves_ranges  # (and FileSystems reads h
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
-from transforms.report import BYTE_STAGES, outcomes_of
+from transforms.report import byte_stages, outcomes_of
 
 REPORT_PAGE_NAME = "report.html"
 DEFAULT_SAMPLE_SIZE = 20
@@ -328,7 +328,7 @@ def _glance(report: dict) -> str:
     sizes = report.get("bytes", {})
     charts = [
         bar_chart("Records by outcome", {name.replace("_", " "): records.get(name, 0) for name in outcomes}),
-        bar_chart("Bytes at each stage (kept documents)", {label: sizes.get(name, 0) for name, label in BYTE_STAGES}),
+        bar_chart("Bytes at each stage (kept documents)", {label: sizes.get(name, 0) for name, label in byte_stages(report.get("options", {}))}),
         bar_chart("Skipped, by kind", report.get("skipped", {})),
         bar_chart("Dead letters, by stage", report.get("dead_letter", {})),
         bar_chart("Charsets (kept documents)", report.get("charsets", {})),
