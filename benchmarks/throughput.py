@@ -453,17 +453,24 @@ def median_seconds(runs: list[dict]) -> float:
 # The sections that run the pipeline
 
 
-def run_pipeline_vs_loop(inputs: list[str], work: Path, reps: int, html_mb: float) -> dict:
+def fixed_cost_commands(corpus: Path, work: Path) -> dict[str, list[str]]:
+    """The pipeline and the plain loop on the smallest WARC file of `corpus`: the fixed cost of each (start-up,
+    imports, graph)."""
+    paths = sorted(glob.glob(str(corpus / "warc" / "*.warc.gz")), key=os.path.getsize)
+    if not paths:
+        raise SystemExit(f"no WARC files in {corpus / 'warc'}; set --corpus or WEBCORPUS_CORPUS")
+    return {"pipeline, smallest dev file": pipeline_command(paths[:1], work / "out-tiny-pipeline"),
+            "plain loop, smallest dev file": plain_loop_command(paths[:1], work / "out-tiny-loop")}
+
+
+def run_pipeline_vs_loop(inputs: list[str], corpus: Path, work: Path, reps: int, html_mb: float) -> dict:
     print(f"\n== Pipeline vs plain loop: {len(inputs)} files, {html_mb:.0f} MB of HTML, {reps} runs each, alternating")
     runs = alternate({
         "pipeline (DirectRunner)": pipeline_command(inputs, work / "out-pipeline"),
         "plain loop": plain_loop_command(inputs, work / "out-loop"),
     }, reps, "pipeline vs loop")
     pipeline, loop = runs["pipeline (DirectRunner)"], runs["plain loop"]
-    # The same command on one tiny file: the fixed cost of each (start-up, imports, graph).
-    tiny = [str(path) for path in sorted(glob.glob(str(DEFAULT_CORPUS / "warc" / "*.warc.gz")), key=os.path.getsize)[:1]]
-    fixed = alternate({"pipeline, smallest dev file": pipeline_command(tiny, work / "out-tiny-pipeline"),
-                       "plain loop, smallest dev file": plain_loop_command(tiny, work / "out-tiny-loop")}, 2, "fixed cost")
+    fixed = alternate(fixed_cost_commands(corpus, work), 2, "fixed cost")
     loop_counts = json.loads(loop[-1]["output"].strip().splitlines()[-1])
     report = json.loads((work / "out-pipeline" / "report.json").read_text())
     return {
@@ -600,8 +607,8 @@ def main(argv: list[str] | None = None) -> int:
         results["corpus"] = manifest
 
         if "pipeline" in sections or "size" in sections:
-            result = run_pipeline_vs_loop(inputs, args.work, args.pipeline_reps if "pipeline" in sections else 1,
-                                          html_mb)
+            result = run_pipeline_vs_loop(inputs, args.corpus, args.work,
+                                          args.pipeline_reps if "pipeline" in sections else 1, html_mb)
             results["pipeline"] = {key: value for key, value in result.items() if key != "report"}
             report = result["report"]
             if "pipeline" in sections:
