@@ -97,7 +97,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--format", default=None, choices=list(CODECS),
-        help=f"File format of the corpus files: avro (the default), parquet (read natively by datasets, DuckDB, "
+        help="File format of the corpus files: avro (the default), parquet (read natively by datasets, DuckDB, "
              "Polars, pandas, Spark) or jsonl (JSON Lines). The same records, fields and shards in each.",
     )
     parser.add_argument(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.sample import Capture, capture_records, http_response, warc_bytes
-from tests.helpers import compressed_frames, corpus_records, html_capture, input_dir, outcomes_by_kind, page
+from tests.helpers import compressed_frames, corpus_records, html_capture, input_dir, page
 from tests.test_cli import run_main
 from transforms.document import DeadLetter, Document, Skip
 from transforms.read_warc import read_warc

@@ -255,13 +255,7 @@ class ReadWarc(beam.PTransform):
                  skip_truncated: bool = False, screen: Screen | None = None):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-        self._range_bytes = range_bytes
-        self._progress_dir = progress_dir
-        self._max_page_bytes = max_page_bytes
-        self._skip_truncated = skip_truncated
-        self._screen = screen
+        self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen)
 
     def expand(self, pbegin):
-        return pbegin | "Patterns" >> beam.Create(self._patterns) | ReadAllWarc(self._range_bytes, self._progress_dir,
-                                                                                  self._max_page_bytes,
-                                                                                  self._skip_truncated, self._screen)
+        return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all
