@@ -1,0 +1,220 @@
+"""The whole job side by side: webcorpus against datatrove 0.10 + resiliparse, on the same WARC files.
+
+    python -m benchmarks.peers --datatrove-python /work/venv-datatrove/bin/python [--mb 20] [--reps 3]
+        [--sections generated,dev,language,near-dedup]
+
+webcorpus runs its whole default build (`python -m pipeline`, 1 worker);
+datatrove runs WarcReader -> resiliparse `extract_plain_text` -> JsonlWriter
+(benchmarks/peers_datatrove.py, in the Python of `--datatrove-python`: a
+virtual environment of its own, benchmarks/requirements-datatrove.txt).
+Every figure is the median of `--reps` runs of each alternative, alternated
+(ABBA), wall time and CPU time (user + sys of the process tree). Sections:
+
+- generated: `--mb` MB of HTML generated as benchmarks/throughput.py does
+  (the developer corpus's pages remixed, one gzip member per record): 1
+  worker each, and 2 workers each (webcorpus `--direct_num_workers=2
+  --direct_running_mode=multi_processing`, datatrove 2 tasks on 2 workers).
+- dev: the developer corpus's WARC files, all but those datatrove's reader
+  stops on (`DATATROVE_UNREADABLE`), for both.
+- language: webcorpus on the developer corpus with and without `--language`:
+  what it adds per identified page.
+- near-dedup: webcorpus `--near-dedup` against datatrove's extraction then
+  its MinHash deduplication (default configuration, four steps), on the
+  generated WARC.
+
+Without `--datatrove-python` only webcorpus's runs are made. The defaults
+take a few minutes on the project's 2-core machine; benchmarks/README.md has
+the figures. The machine is shared and noisy: nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks import default_corpus, parse_sections
+from benchmarks.throughput import REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured
+
+SECTIONS = ("generated", "dev", "language", "near-dedup")
+# The developer corpus's file whose last record ends inside its gzip member: datatrove's WarcReader raises
+# EOFError there and its task fails (webcorpus reads what is whole and reports the rest).
+DATATROVE_UNREADABLE = ("dev-06-broken-tail.warc.gz",)
+TWO_WORKERS = ("--direct_num_workers=2", "--direct_running_mode=multi_processing")
+
+
+class Alternative:
+    """One command measured: how to run it on a clean output folder, and what it wrote (documents)."""
+
+    def __init__(self, command: list[str], output: Path, written):
+        self.command, self.output, self.written = command, output, written
+
+    def run(self) -> dict:
+        shutil.rmtree(self.output, ignore_errors=True)
+        return checked(run_measured(self.command), " ".join(self.command[:4]))
+
+
+def webcorpus(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> Alternative:
+    return Alternative(pipeline_command(inputs, output, extra), output, lambda: webcorpus_documents(output))
+
+
+def webcorpus_documents(output: Path) -> int:
+    return json.loads((output / "report.json").read_text())["records"]["kept"]
+
+
+def datatrove(python: str, folder: Path, pattern: str, work: Path, *flags: str) -> Alternative:
+    command = [python, str(REPO / "benchmarks" / "peers_datatrove.py"), str(folder), pattern, str(work), *flags]
+    return Alternative(command, work, lambda: datatrove_documents(work))
+
+
+def datatrove_documents(work: Path) -> int:
+    count = 0
+    for path in sorted((work / "extracted").glob("*.jsonl.gz")):
+        with gzip.open(path, "rb") as lines:
+            count += sum(1 for _ in lines)
+    return count
+
+
+def alternated(alternatives: dict[str, Alternative], reps: int) -> dict[str, dict]:
+    """Each alternative run `reps` times, alternated (ABBA...); by name: median wall and CPU seconds, documents."""
+    runs: dict[str, list[dict]] = {name: [] for name in alternatives}
+    names = list(alternatives)
+    for rep in range(reps):
+        for name in names if rep % 2 == 0 else names[::-1]:
+            run = alternatives[name].run()
+            runs[name].append(run)
+            print(f"  {name:<34} {run['seconds']:7.2f} s wall {run['cpu_seconds']:7.2f} s CPU "
+                  f"(load before {run['load_before']:.1f})", flush=True)
+    return {name: {"seconds": statistics.median(run["seconds"] for run in runs[name]),
+                   "cpu_seconds": statistics.median(run["cpu_seconds"] for run in runs[name]),
+                   "runs": [round(run["seconds"], 2) for run in runs[name]],
+                   "documents": alternatives[name].written()} for name in names}
+
+
+def datatrove_readable(corpus: Path) -> list[str]:
+    """The WARC files of `corpus` but those datatrove's reader stops on."""
+    return [str(path) for path in sorted((corpus / "warc").glob("*.warc.gz")) if path.name not in DATATROVE_UNREADABLE]
+
+
+def linked_inputs(paths: list[str], folder: Path) -> list[str]:
+    """`paths` as symbolic links in `folder` (datatrove reads a folder and a pattern); returns the links."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    links = []
+    for path in paths:
+        link = folder / Path(path).name
+        link.symlink_to(os.path.abspath(path))
+        links.append(str(link))
+    return links
+
+
+def row(table: list, figure: str, ours: dict, theirs: dict | None, goal: str) -> None:
+    ratio = f"{ours['seconds'] / theirs['seconds']:.2f}x" if theirs else "-"
+    cpu = f"{ours['cpu_seconds'] / theirs['cpu_seconds']:.2f}x" if theirs else "-"
+    table.append((figure, seconds(ours), seconds(theirs) if theirs else "-", ratio, cpu, goal))
+
+
+def seconds(result: dict) -> str:
+    return f"{result['seconds']:.1f} s (CPU {result['cpu_seconds']:.1f} s, {result['documents']:,} docs)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--datatrove-python", help="a Python with datatrove and resiliparse (skipped without)")
+    parser.add_argument("--corpus", type=Path, default=default_corpus(),
+                        help="the developer corpus (its warc/ folder); default: %(default)s")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-peers",
+                        help="where the generated WARC and the outputs go (default: %(default)s)")
+    parser.add_argument("--mb", type=float, default=20, help="MB of HTML generated (default %(default)s)")
+    parser.add_argument("--reps", type=int, default=3, help="runs of each alternative (default %(default)s)")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--results", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    sections = parse_sections(parser, args.sections, SECTIONS)
+    python = args.datatrove_python
+    if python and not Path(python).is_file():
+        parser.error(f"--datatrove-python {python}: no such file")
+    print(f"webcorpus against datatrove + resiliparse: {os.cpu_count()} CPUs, load average "
+          f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}; medians of {args.reps} alternated runs", flush=True)
+    work = args.work
+    results: dict = {}
+    table: list = []
+
+    if {"generated", "near-dedup"} & set(sections):
+        corpus_dir = work / "corpus"
+        print(f"\nGenerating {args.mb:g} MB of HTML in {corpus_dir} (cached)...", flush=True)
+        manifest = generate_corpus(load_pages(args.corpus), args.mb, corpus_dir, max(2, round(args.mb / 8)), 1)
+        generated = [str(corpus_dir / name) for name in manifest["files"]]
+        results["corpus"] = {key: manifest[key] for key in ("records", "html_bytes", "warc_bytes")}
+        print(f"  {manifest['records']} records, {manifest['html_bytes'] / 1e6:.0f} MB of HTML, "
+              f"{manifest['warc_bytes'] / 1e6:.0f} MB of WARC.gz, {len(generated)} files")
+    if "generated" in sections:
+        print("\n== Whole job on the generated WARC, 1 worker and 2", flush=True)
+        alternatives = {"webcorpus, 1 worker": webcorpus(generated, work / "wc-1"),
+                        "webcorpus, 2 workers": webcorpus(generated, work / "wc-2", TWO_WORKERS)}
+        if python:
+            alternatives["datatrove, 1 task"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-1")
+            alternatives["datatrove, 2 tasks"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-2",
+                                                           "--tasks", "2")
+        found = results["generated"] = alternated(alternatives, args.reps)
+        row(table, f"whole default build, 1 worker, {args.mb:g} MB of HTML", found["webcorpus, 1 worker"],
+            found.get("datatrove, 1 task"), "<= 0.6x")
+        one, two = found["webcorpus, 1 worker"], found["webcorpus, 2 workers"]
+        table.append(("webcorpus 2 workers / 1 (speed-up)", seconds(two), seconds(one),
+                      f"{one['seconds'] / two['seconds']:.2f}x faster", f"{two['cpu_seconds'] / one['cpu_seconds']:.2f}x",
+                      ">= 1.7x"))
+        if python:
+            row(table, "2 workers, webcorpus / datatrove 2 tasks", two, found["datatrove, 2 tasks"], "-")
+    if "dev" in sections:
+        print("\n== Whole job on the developer corpus", flush=True)
+        dev = datatrove_readable(args.corpus)
+        links = linked_inputs(dev, work / "dev-warc")
+        alternatives = {"webcorpus": webcorpus(links, work / "wc-dev")}
+        if python:
+            alternatives["datatrove"] = datatrove(python, work / "dev-warc", "*.warc.gz", work / "dt-dev")
+        found = results["dev"] = alternated(alternatives, args.reps)
+        row(table, f"whole default build, developer corpus ({len(dev)} files)", found["webcorpus"],
+            found.get("datatrove"), "<= 1.0x")
+    if "language" in sections:
+        print("\n== --language on the developer corpus", flush=True)
+        dev = sorted(map(str, (args.corpus / "warc").glob("*.warc.gz")))
+        found = results["language"] = alternated({"without": webcorpus(dev, work / "wc-nolang"),
+                                                  "--language": webcorpus(dev, work / "wc-lang", ("--language",))},
+                                                 args.reps)
+        pages = found["--language"]["documents"]
+        added = {key: 1000 * (found["--language"][key] - found["without"][key]) / pages
+                 for key in ("seconds", "cpu_seconds")}
+        results["language"]["added_ms_per_page"] = added
+        table.append((f"--language added, per page ({pages:,} pages kept)", f"{added['seconds']:.2f} ms",
+                      "-", "-", f"CPU {added['cpu_seconds']:.2f} ms", "<= 0.5 ms"))
+    if "near-dedup" in sections:
+        print("\n== --near-dedup on the generated WARC", flush=True)
+        alternatives = {"webcorpus --near-dedup": webcorpus(generated, work / "wc-near", ("--near-dedup",))}
+        if python:
+            alternatives["datatrove + MinHash"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-near",
+                                                            "--minhash")
+        found = results["near-dedup"] = alternated(alternatives, args.reps)
+        row(table, "--near-dedup against datatrove's MinHash", found["webcorpus --near-dedup"],
+            found.get("datatrove + MinHash"), "keep it")
+
+    print("\n== Medians (ratio: webcorpus / the alternative, wall and CPU)")
+    header = ("figure", "webcorpus", "the alternative", "ratio", "CPU ratio", "goal")
+    widths = [max(len(str(line[column])) for line in [header, *table]) for column in range(len(header))]
+    for line in [header, *table]:
+        print("  " + "  ".join(f"{str(cell):<{width}}" for cell, width in zip(line, widths)))
+    results["table"] = [dict(zip(header, line)) for line in table]
+    if args.results:
+        args.results.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
