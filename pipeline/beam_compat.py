@@ -1,13 +1,15 @@
-"""Beam's FnApiRunner, patched where Beam 2.77 loses records or cannot bound a worker's input.
+"""Beam's FnApiRunner, patched where Beam 2.77 loses records or cannot bound a worker's input, and where it
+repeats a costly question.
 
 The one module of webcorpus that touches Beam's internals. `patched_fn_api_runner()`
-holds three patches for the length of one run of webcorpus's local runner
+holds four patches for the length of one run of webcorpus's local runner
 (`pipeline/local_runner.py`), so that Beam's own FnApiRunner
 (`--runner=FnApiRunner`) stays as Beam made it, even in the same process.
 Each works around a fault of Beam's, reported in docs/upstream.md with a
 minimal reproduction; `tests/test_local_runner.py` shows the faults on Beam's
 own runner and the patched one free of them (the third patch is what the
-second needs, not a fault of its own). None changes what a worker computes.
+second needs, not a fault of its own; the fourth, a cost, is in docs/upstream.md too). None changes what a
+worker computes.
 
 1. `worker_handlers.DATA_BUFFER_TIME_LIMIT_MS` = 0: the runner's data plane
    buffers by size only. Beam's once-a-second flush runs on a thread of its
@@ -24,6 +26,11 @@ second needs, not a fault of its own). None changes what a worker computes.
    data plane's size threshold), and, to a worker over gRPC, the input is
    written beside the request that starts the bundle (its docstring says
    why).
+4. `userstate.get_dofn_specs` = `DoFnSpecs(...)`: a DoFn's state and timer
+   specs are worked out once per kind of DoFn for the run, not each time
+   Beam asks (890 times for a default build, every method of the DoFn
+   inspected each time: 0.3-0.8 s of CPU before the first record). Not a
+   fault, a cost; the answer is Beam's own, computed by Beam's function.
 
 Before patching, `check_supported` checks the installed Beam against
 `SUPPORTED` (what requirements.txt pins) and that every attribute patched or
@@ -35,10 +42,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import types
 
 import apache_beam
 from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, worker_handlers
 from apache_beam.runners.worker import data_plane
+from apache_beam.transforms import userstate
 
 # The Beam releases these patches are written and tested for: >= 2.77, < 2.78 (requirements.txt).
 SUPPORTED = ((2, 77), (2, 78))
@@ -49,7 +58,7 @@ PIECE_VALUES = 2_000
 
 # What the patches replace, and the attributes of Beam's objects they read (set by the class's __init__).
 PATCHED = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS"), (execution, "GroupingBuffer"),
-           (fn_runner, "BundleManager._send_input_to_worker"))
+           (fn_runner, "BundleManager._send_input_to_worker"), (userstate, "get_dofn_specs"))
 READ = ((execution, "GroupingBuffer", ("_table", "_grouped_output", "_pre_grouped_coder", "_post_grouped_coder",
                                        "_windowing")),
         (fn_runner, "BundleManager", ("_worker_handler",)))
@@ -89,11 +98,12 @@ def _lookup(module, path: str):
 
 @contextlib.contextmanager
 def patched_fn_api_runner():
-    """Beam's FnApiRunner with the three patches, for the length of the block; Beam's own again after it."""
+    """Beam's FnApiRunner with the four patches, for the length of the block; Beam's own again after it."""
     check_supported()
     patches = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 0),
                (execution, "GroupingBuffer", PiecewiseGroupingBuffer),
-               (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces))
+               (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces),
+               (userstate, "get_dofn_specs", DoFnSpecs(userstate.get_dofn_specs)))
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, value in patches:
         setattr(owner, name, value)
@@ -179,3 +189,50 @@ def send_input_in_pieces(bundle_manager, process_bundle_id: str, read_transform_
     else:
         threading.Thread(target=write_beside_the_request, name=f"input-{process_bundle_id}-{read_transform_id}",
                          daemon=True).start()
+
+
+class DoFnSpecs:
+    """Beam's `userstate.get_dofn_specs`, remembered per kind of DoFn.
+
+    Beam's function makes a `MethodWrapper` (an `inspect.signature`) of every
+    bound method `dir(dofn)` lists and collects the state and timer
+    parameters of their defaults. That depends on the DoFn's class and on
+    what its instance holds of its own under a method's name (a bound
+    method, or what hides one of the class's: `beam.Map`'s DoFn keeps its
+    function as `process`), so those are the key; a DoFn without a
+    `__dict__` is asked of Beam every time. A failure is not remembered.
+    """
+
+    def __init__(self, get_dofn_specs):
+        self._get_dofn_specs = get_dofn_specs
+        self._found: dict = {}
+
+    def __call__(self, dofn):
+        key = self._key(dofn)
+        if key is None:
+            return self._get_dofn_specs(dofn)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = self._get_dofn_specs(dofn)
+        state_specs, timer_specs = found
+        return set(state_specs), set(timer_specs)
+
+    @staticmethod
+    def _key(dofn):
+        kind = type(dofn)
+        own = getattr(dofn, "__dict__", None)
+        if own is None or any(getattr(kind, name) is not getattr(object, name)
+                              for name in ("__dir__", "__getattr__", "__getattribute__") if hasattr(kind, name)):
+            return None  # what `dir` and `getattr` give could depend on more than the key
+        methods = []
+        for name, value in own.items():
+            if isinstance(value, types.MethodType):
+                methods.append((name, value.__func__))
+            elif callable(getattr(kind, name, None)):
+                methods.append((name, None))
+        key = (kind, tuple(methods))
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key

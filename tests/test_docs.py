@@ -191,13 +191,13 @@ def test_the_compression_doc_says_the_block_size_the_study_charts():
     assert charted[1] == size_label(DEFAULT_SYNC_INTERVAL)
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 @pytest.mark.slow
 def test_each_reproduction_of_an_upstream_bug_still_shows_it(index):
     """docs/upstream.md's reproductions run as written and their bug is still there (each asserts it): when one
     fails, the library has fixed it, and the workaround in its compat module can go."""
     reproductions = code_blocks((REPO / "docs" / "upstream.md").read_text(), "python")
-    assert len(reproductions) == 8
+    assert len(reproductions) == 9
     result = subprocess.run([sys.executable, "-c", reproductions[index]], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{reproductions[index]}\n{result.stderr[-3000:]}"
 

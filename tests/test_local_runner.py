@@ -223,3 +223,61 @@ def test_the_report_names_the_runner_as_the_user_chose_it():
     assert [describe_runner(name) for name in (None, "DirectRunner", "direct")] == [patched] * 3
     assert describe_runner("FnApiRunner") == "FnApiRunner"
     assert describe_runner("DaskRunner") == "DaskRunner (pipeline.dask_runner.DaskRunner)"
+
+
+class Keep(beam.DoFn):
+    def process(self, element):
+        yield element
+
+
+class CountPerKey(beam.DoFn):
+    SEEN = beam.transforms.userstate.CombiningValueStateSpec("seen", sum)
+
+    def process(self, element, seen=beam.DoFn.StateParam(SEEN)):
+        seen.add(1)
+        yield element[0], seen.read()
+
+
+def test_the_local_runner_asks_beam_for_a_dofns_state_specs_once_per_kind(monkeypatch):
+    """Beam works a DoFn's state and timer specs out (every method inspected) each time it asks; the local runner
+    asks Beam once per kind of DoFn in a run, and stateful DoFns still get their state."""
+    from apache_beam.transforms import userstate
+
+    asked = []
+    beams_own = userstate.get_dofn_specs
+
+    def counted(dofn):
+        asked.append(type(dofn).__name__)
+        return beams_own(dofn)
+
+    with beam.Pipeline(runner=LocalRunner()) as pipeline:
+        pairs = pipeline | beam.Create([("a", 1), ("a", 2), ("b", 3)]) | "Keep" >> beam.ParDo(Keep())
+        counts = pairs | "Again" >> beam.ParDo(Keep()) | beam.ParDo(CountPerKey())
+        assert_that(counts, equal_to([("a", 1), ("a", 2), ("b", 1)]))
+        monkeypatch.setattr(userstate, "get_dofn_specs", counted)  # what the runner's patch asks, from here on
+    assert userstate.get_dofn_specs is counted  # Beam's own again after the run
+    assert asked and len(asked) == len(set(asked)), asked
+
+
+def test_dofn_specs_are_beams_and_a_failure_is_not_remembered():
+    from apache_beam.transforms import userstate
+
+    specs = beam_compat.DoFnSpecs(userstate.get_dofn_specs)
+    assert specs(CountPerKey()) == userstate.get_dofn_specs(CountPerKey()) == ({CountPerKey.SEEN}, set())
+    assert specs(Keep()) == (set(), set())
+
+    class Twice(beam.DoFn):
+        def process(self, element, first=beam.DoFn.StateParam(CountPerKey.SEEN),
+                    second=beam.DoFn.StateParam(CountPerKey.SEEN)):
+            yield element
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="duplicate"):
+            specs(Twice())
+    # beam.FlatMap's DoFn holds a bound method as its own `process`, whose defaults count (beam.Map's wraps it in a
+    # function, whose do not): one class, three answers, each Beam's.
+    stateful, plain, wrapped = (beam.FlatMap(CountPerKey().process).fn, beam.FlatMap(Keep().process).fn,
+                                beam.Map(CountPerKey().process).fn)
+    assert specs(stateful) == userstate.get_dofn_specs(stateful) == ({CountPerKey.SEEN}, set())
+    assert specs(plain) == userstate.get_dofn_specs(plain) == (set(), set())
+    assert specs(wrapped) == userstate.get_dofn_specs(wrapped) == (set(), set())
