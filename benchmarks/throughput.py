@@ -360,14 +360,19 @@ def print_extract(result: dict) -> list[tuple[str, str, bool]]:
 # Running commands with the peak RSS of their process tree
 
 
-def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None) -> dict:
+def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None, companions=None) -> dict:
     """Runs `command`; returns its wall time, CPU time, exit code, output, the peak RSS of its process tree, of
     the command's own process (with Beam's workers: the runner, which holds what goes through a shuffle) and of
-    its largest child process (a worker)."""
+    its largest child process (a worker).
+
+    `companions`: a function that lists processes the command works with (a Dask cluster's, as
+    `psutil.Process`es): their RSS counts in the tree's and as children, their CPU time in the command's."""
     import resource
 
     import psutil
 
+    companions = companions or list
+    companion_cpu = _cpu_seconds(companions())
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
@@ -383,7 +388,7 @@ def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None
         while process.poll() is None:
             total = 0
             try:
-                tree = [root] + root.children(recursive=True)
+                tree = [root] + root.children(recursive=True) + companions()
             except psutil.NoSuchProcess:
                 break
             for member in tree:
@@ -406,9 +411,24 @@ def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # CPU time of the command and of the processes it waited for (Beam's workers).
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu += _cpu_seconds(companions()) - companion_cpu
     text = output[0].decode("utf-8", "replace") if output else ""
     return {"seconds": wall, "cpu_seconds": cpu, "load_before": load, "code": code, "peak_rss_mib": peak / MIB,
             "peak_root_rss_mib": root_peak / MIB, "peak_child_rss_mib": child_peak / MIB, "output": text}
+
+
+def _cpu_seconds(processes) -> float:
+    """User and system CPU time of `processes` (psutil's), those that still run."""
+    import psutil
+
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def pipeline_command(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> list[str]:

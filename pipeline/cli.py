@@ -22,7 +22,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
-from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner
+from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
 from pipeline.settings import CorpusSettings, load_manifest
 from pipeline.progress import ProgressDisplay, progress_notes
@@ -316,7 +316,8 @@ def build(settings: CorpusSettings, total_bytes: int) -> dict:
         with contextlib.nullcontext(sys.stderr) if settings.verbose else runner_output_to(log_path) as terminal:
             # Progress notes need a directory that every worker sees (pipeline.progress.progress_notes).
             with progress_notes(settings.output, runner is not None, settings.quiet) as notes:
-                with ProgressDisplay(notes, total_bytes, terminal) if notes else contextlib.nullcontext(), \
+                with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
+                        if notes else contextlib.nullcontext(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
                     build_corpus(pipeline, settings, notes)
     except Exception as error:

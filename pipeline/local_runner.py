@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.portability.api import beam_provision_api_pb2
 from apache_beam.runners.portability.fn_api_runner import fn_runner
 from apache_beam.runners.portability.portable_runner import JobServiceHandle
@@ -56,6 +56,17 @@ def make_local_runner(options: PipelineOptions) -> LocalRunner:
     encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
     provision = fn_runner.ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded))
     return LocalRunner(provision_info=provision)
+
+
+def worker_processes(options: PipelineOptions) -> int | None:
+    """The worker processes the local runner starts (`--direct_running_mode=multi_processing`), for the progress
+    line; None for another runner or mode."""
+    if options.view_as(StandardOptions).runner not in IN_PROCESS_RUNNER_NAMES:
+        return None
+    direct = options.view_as(DirectOptions)
+    if direct.direct_running_mode != "multi_processing":
+        return None
+    return direct.direct_num_workers or os.cpu_count() or 1
 
 
 def describe_runner(name: str | None) -> str:

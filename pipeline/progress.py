@@ -66,6 +66,8 @@ class Progress:
     reading_started: float = 0.0
     reading_ended: float | None = None
     writing_started: float | None = None
+    # Worker processes the runner starts, where it is known (the local runner's multi_processing mode).
+    workers: int | None = None
 
 
 def format_size(size: float) -> str:
@@ -83,7 +85,9 @@ def progress_line(progress: Progress) -> str:
     records = f"{progress.records:,} records"
     if not progress.bytes_read and not progress.records and progress.reading_ended is None:
         # Imports, the graph and the workers' start: seconds with 2 worker processes, more on a cluster.
-        return f"starting workers: {format_duration(progress.elapsed)}, {format_size(progress.total_bytes)} to read"
+        workers = "workers" if progress.workers is None else f"{progress.workers} worker process" + (
+            "es" if progress.workers > 1 else "")
+        return f"starting {workers}: {format_duration(progress.elapsed)}, {format_size(progress.total_bytes)} to read"
     if progress.reading_ended is None:
         elapsed = progress.elapsed - progress.reading_started
         rate = progress.bytes_read / elapsed if elapsed > 0 else 0.0
@@ -111,8 +115,9 @@ def final_line(progress: Progress) -> str:
 class ProgressDisplay:
     """Shows the readers' progress on `stream` until stopped."""
 
-    def __init__(self, directory: str, total_bytes: int, stream=None):
+    def __init__(self, directory: str, total_bytes: int, stream=None, workers: int | None = None):
         self._directory = directory
+        self._workers = workers
         self._total = total_bytes
         self._stream = stream or sys.stderr
         self._stop = threading.Event()
@@ -145,7 +150,7 @@ class ProgressDisplay:
             # The first shard is seen written: writing started about a refresh before.
             self._writing_started = max(elapsed - self._interval, self._reading_ended)
         return Progress(bytes_read, records, self._total, elapsed, shards_written, shards,
-                        self._reading_started or 0.0, self._reading_ended, self._writing_started)
+                        self._reading_started or 0.0, self._reading_ended, self._writing_started, self._workers)
 
     def _show(self, final: bool = False, complete: bool = False) -> None:
         progress = self._progress()

@@ -342,17 +342,49 @@ def test_dask_runner(request, dask_scheduler, work, warc, direct):
     assert_progress_shown(work / "dask.log")
 
 
-def test_a_reshuffle_on_the_dask_runner_spreads_its_input_over_the_clusters_threads():
-    # Beam 2.77's DaskRunner makes a Reshuffle a no-op: every file one pattern matches was read in one task.
+@pytest.fixture
+def dask_client():
     pytest.importorskip("distributed", reason=NO_DASK)
+    from distributed import Client
+
+    with Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
+        yield client
+
+
+def test_a_reshuffle_on_the_dask_runner_gives_each_element_a_partition(dask_client):
+    # Beam 2.77's DaskRunner makes a Reshuffle a no-op: every file one pattern matched was read in one task.
+    # Spread over the cluster's threads instead, a partition (a task's input and output) held half the corpus.
     from pipeline.dask_runner import DaskRunner
 
     pipeline = beam.Pipeline(options=PipelineOptions([]))
     # (A replaced transform's output is a new PCollection: the step after it holds on to its own.)
     spread = pipeline | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(lambda n: n)
-    bags = DaskRunner().translate(pipeline, {}, parallelism=4).bags
-    assert bags[spread].npartitions == 4
-    assert sorted(bags[spread].compute(scheduler="sync")) == list(range(8))
+    visitor = DaskRunner().translate(pipeline, dask_client, {})
+    bags = visitor.bags
+    assert bags[spread].npartitions == 8
+    assert sorted(bags[spread].compute()) == list(range(8))
+
+
+def test_the_dask_runner_runs_a_chain_of_pardos_in_one_task_per_partition(dask_client):
+    """Documents go through the chain element by element: only what leaves it (read by a GroupByKey, a Flatten,
+    a side input, or nothing) is a bag, a task's output held by a worker."""
+    from pipeline.dask_runner import DaskRunner
+
+    pipeline = beam.Pipeline(options=PipelineOptions([]))
+    pages = pipeline | beam.Create(["a", "bb", "ccc"]) | beam.Reshuffle()
+    split = pages | "Split" >> beam.FlatMap(
+        lambda page: [page] if len(page) > 1 else [beam.pvalue.TaggedOutput("short", page)]).with_outputs(
+        "short", main="long")
+    upper = split.long | "Upper" >> beam.Map(str.upper)
+    sizes = upper | "Size" >> beam.Map(len)
+    (sizes, split.short | "One" >> beam.Map(lambda page: 0)) | beam.Flatten()
+    visitor = DaskRunner().translate(pipeline, dask_client, {})
+    with_bags = {id(pcollection) for pcollection in visitor.bags}
+    assert {id(split.long), id(upper)}.isdisjoint(with_bags) and id(sizes) in with_bags  # (read by the Flatten)
+    [counted] = visitor.leaves()  # the Flatten's (Beam's Dask overrides replace it: its output is a new one)
+    assert sorted(counted.compute()) == [0, 2, 3]
+    chain = [key for key in dict(counted.__dask_graph__()) if "run_stage" in str(key)]
+    assert len(chain) == 3, chain  # one task per partition for Split, Upper, Size and One
 
 
 @pytest.mark.slow

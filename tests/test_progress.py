@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline import cli
+from pipeline.local_runner import worker_processes
 from pipeline.progress import Progress, progress_line, progress_notes
 from transforms.progress import ProgressNotes, note_shard_written, read_notes, read_shard_notes
 
@@ -68,6 +71,17 @@ def test_a_local_run_shows_progress_unless_quiet(tmp_path, capsys):
 def test_before_the_first_record_is_read_the_line_says_workers_are_starting():
     assert progress_line(Progress(0, 0, 100_000_000, 6.0)) == "starting workers: 0:00:06, 100.0 MB to read"
     assert progress_line(Progress(900, 2, 20_500, 7.0, reading_started=6.5)).startswith("reading: 2 records")
+
+
+def test_the_line_says_how_many_worker_processes_the_local_runner_starts():
+    assert progress_line(Progress(0, 0, 100_000_000, 6.0, workers=2)) == (
+        "starting 2 worker processes: 0:00:06, 100.0 MB to read")
+    two = PipelineOptions(["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
+    assert worker_processes(two) == 2
+    assert worker_processes(PipelineOptions(["--direct_num_workers=0", "--direct_running_mode=multi_processing"])) \
+        == os.cpu_count()
+    assert worker_processes(PipelineOptions([])) is None  # in process: no process to start
+    assert worker_processes(PipelineOptions(["--runner=DaskRunner", "--direct_running_mode=multi_processing"])) is None
 
 
 def test_runners_with_workers_of_their_own_leave_their_notes_beside_the_build(tmp_path):
