@@ -15,6 +15,7 @@ import importlib.metadata
 import selectolax.lexbor
 
 from transforms import native
+from transforms.cleaning import main_content
 from transforms.cleaning.rules import KIND_NAMES, KINDS, is_hidden, tag_id
 
 
@@ -36,6 +37,7 @@ def bind_walk():
         if mismatch:
             raise ImportError(mismatch)
         walk.bind(selectolax.lexbor.__file__, KINDS, tag_id("noscript"), is_hidden)
+        main_content.bind(walk)
     except (ImportError, ValueError, RuntimeError) as error:
         native.refuse("_lexbor_walk", f"it cannot bind to selectolax's lexbor ({error})")
         return None

@@ -15,6 +15,8 @@ class CleanedPage:
     links: list[str] = field(default_factory=list)
     lang: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    # With main content only, the blocks of the page that are not (`transforms/cleaning/main_content.py`).
+    boilerplate: list[str] = field(default_factory=list)
 
     @property
     def html(self) -> str:

@@ -1,0 +1,160 @@
+"""Main content (`--main-content`): which of CleanHtml's blocks are the page's own text, and which its boilerplate.
+
+The C walk gives each block, beside its text, three features collected as it
+writes it (`walk(..., features=True)`): the flags of the elements its text is
+below (`FLAGS`: landmarks by tag, `role` and `itemprop`, class and id names),
+the bytes of its text inside links, and its bytes. `keep_blocks` decides on
+them, a pure function of the blocks and their features:
+
+1. A block below boilerplate (`nav`, `aside`, `footer`, `header` outside the
+   article, `role=navigation`..., a class or id naming a menu, sidebar,
+   comments, sharing, related items, a cookie banner, an ad) is boilerplate,
+   unless that flag covers most of the page's text (a `<body class="has-sidebar">`,
+   a wrapper `<div id="main-nav-wrapper">` around everything says nothing).
+   Main content (`main`, `article`, `role=main`, `itemprop=articleBody`, class
+   names such as `entry-content`) clears the boilerplate flags of what is
+   around it, not those of what is inside it (its comments, its share bar).
+2. A block mostly of link text (over `MAX_LINK_SHARE`) is boilerplate; a long
+   one (`LONG_CHARACTERS`, or a paragraph of `PARAGRAPH_CHARACTERS`) is
+   content; the others are short, decided by their context.
+3. Where the page marks its main content and that holds a good share of its
+   text (`MAIN_SHARE`), blocks outside it are boilerplate but the headings
+   just before it (the headline above `<article>`).
+4. Short blocks between the first and the last content block stay (a
+   paragraph's caption, a subheading, a one-line paragraph), and so do the
+   headings just before the first; those outside that span go.
+5. A page where no block is content (a short page, a list, a forum of short
+   posts) keeps all its blocks: a corpus builder can filter a page out later,
+   not bring its text back.
+
+What is decided is only which blocks stay: their text is CleanHtml's, and
+title, links, language and metadata are taken from the whole page.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Sequence
+
+from selectolax.lexbor import LexborHTMLParser
+
+# The flags of a block: what the elements its text is below are.
+LINK = 1 << 0
+NAV = 1 << 1
+ASIDE = 1 << 2
+FOOTER = 1 << 3
+HEADER = 1 << 4
+COMMENT = 1 << 5
+SHARE = 1 << 6
+COOKIE = 1 << 7
+AD = 1 << 8
+MAIN = 1 << 9
+HEADING = 1 << 10
+LIST_ITEM = 1 << 11
+PARAGRAPH = 1 << 12
+BOILERPLATE = NAV | ASIDE | FOOTER | HEADER | COMMENT | SHARE | COOKIE | AD
+BOILERPLATE_FLAGS = (NAV, ASIDE, FOOTER, HEADER, COMMENT, SHARE, COOKIE, AD)
+
+TAG_FLAGS = {
+    "nav": NAV, "aside": ASIDE, "footer": FOOTER, "header": HEADER, "main": MAIN, "article": MAIN,
+    "h1": HEADING, "h2": HEADING, "h3": HEADING, "h4": HEADING, "h5": HEADING, "h6": HEADING,
+    "li": LIST_ITEM, "p": PARAGRAPH,
+}
+# Exact values of `role` and `itemprop` (ASCII case ignored).
+ROLE_FLAGS = {
+    "navigation": NAV, "menu": NAV, "menubar": NAV, "complementary": ASIDE, "contentinfo": FOOTER,
+    "banner": HEADER, "main": MAIN, "article": MAIN, "articlebody": MAIN, "alertdialog": COOKIE, "dialog": COOKIE,
+}
+# Substrings of `class` and `id` (ASCII case ignored), lowercase.
+CLASS_FLAGS = {
+    "nav": NAV, "menu": NAV, "breadcrumb": NAV, "pagination": NAV, "pager": NAV, "skip-link": NAV,
+    "sidebar": ASIDE, "widget": ASIDE, "related": ASIDE, "recommend": ASIDE, "popular": ASIDE, "trending": ASIDE,
+    "footer": FOOTER, "copyright": FOOTER,
+    "header": HEADER, "masthead": HEADER,
+    "comment": COMMENT, "disqus": COMMENT, "respond": COMMENT,
+    "share": SHARE, "social": SHARE, "newsletter": SHARE, "subscribe": SHARE,
+    "cookie": COOKIE, "consent": COOKIE, "gdpr": COOKIE,
+    "advert": AD, "sponsor": AD, "promo": AD,
+    "articlebody": MAIN, "article-body": MAIN, "article__body": MAIN, "article-content": MAIN,
+    "entry-content": MAIN, "post-content": MAIN, "post-body": MAIN, "story-body": MAIN,
+}
+
+# See the module's docstring.
+MAX_LINK_SHARE = 0.5
+LONG_CHARACTERS = 200
+PARAGRAPH_CHARACTERS = 80
+MAIN_SHARE = 0.25
+# A boilerplate flag below which this share of the page's text lies or more says nothing about a block.
+MAX_FLAG_SHARE = 0.5
+# The headings kept just before the first content block: at most this many blocks before it.
+HEADINGS_BEFORE = 3
+
+BOILERPLATE_BLOCK, SHORT_BLOCK, CONTENT_BLOCK = range(3)
+
+
+def tag_flag_table() -> bytes:
+    """The flags by lexbor's tag id, as native uint32s (the C walk's table)."""
+    factory = LexborHTMLParser("")
+    by_id = {factory.create_node(name).tag_id: flags for name, flags in TAG_FLAGS.items()}
+    table = array("I", bytes(4 * (max(by_id) + 1)))
+    for identifier, flags in by_id.items():
+        table[identifier] = flags
+    return table.tobytes()
+
+
+def bind(walk) -> None:
+    """Gives the C walk the features' tables."""
+    walk.bind_features(tag_flag_table(),
+                       tuple((text.encode("ascii"), flags) for text, flags in CLASS_FLAGS.items()),
+                       tuple((text.encode("ascii"), flags) for text, flags in ROLE_FLAGS.items()),
+                       LINK, MAIN, BOILERPLATE)
+
+
+def block_features(raw: bytes) -> list[tuple[int, int, int]]:
+    """The C walk's features, (flags, link bytes, bytes) a block."""
+    values = array("I", raw)
+    return list(zip(values[0::3], values[1::3], values[2::3]))
+
+
+def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]]) -> list[bool]:
+    """Which of a page's blocks are its main content (the module's docstring says how), one bool a block."""
+    count = len(blocks)
+    if count == 0:
+        return []
+    lengths = [len(block) for block in blocks]
+    total = sum(lengths)
+    # Rule 1's flags that cover most of the page say nothing on it.
+    ignored = 0
+    for flag in BOILERPLATE_FLAGS:
+        if sum(length for length, (flags, _, _) in zip(lengths, features) if flags & flag) > MAX_FLAG_SHARE * total:
+            ignored |= flag
+    main_length = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & MAIN)
+    has_main = main_length >= MAIN_SHARE * total
+    kinds = []
+    for length, (flags, link_bytes, size) in zip(lengths, features):
+        boilerplate = flags & BOILERPLATE & ~ignored
+        if flags & MAIN:
+            boilerplate &= ~HEADER  # an article's own header holds its headline
+        if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size):
+            kinds.append(BOILERPLATE_BLOCK)
+        elif has_main and not flags & MAIN:
+            kinds.append(BOILERPLATE_BLOCK if not flags & HEADING else SHORT_BLOCK)
+        elif length >= LONG_CHARACTERS or (flags & PARAGRAPH and length >= PARAGRAPH_CHARACTERS):
+            kinds.append(CONTENT_BLOCK)
+        else:
+            kinds.append(SHORT_BLOCK)
+    content = [index for index, kind in enumerate(kinds) if kind == CONTENT_BLOCK]
+    if not content:
+        return [True] * count
+    first, last = content[0], content[-1]
+    keep = []
+    for index, kind in enumerate(kinds):
+        if kind == CONTENT_BLOCK:
+            keep.append(True)
+        elif kind == BOILERPLATE_BLOCK:
+            keep.append(False)
+        elif first <= index <= last:
+            keep.append(True)
+        else:
+            keep.append(first - HEADINGS_BEFORE <= index < first and bool(features[index][0] & HEADING))
+    return keep
