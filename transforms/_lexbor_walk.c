@@ -516,8 +516,8 @@ static int keyword_at(const unsigned char *data, size_t length, size_t start, co
  * itemprop; `inherited` are its parent's. An element of main content clears the boilerplate flags above it. */
 static uint32_t element_flags(lxb_dom_element_t *element, uintptr_t tag_id, int kind, uint32_t inherited) {
     uint32_t own = tag_id < (uintptr_t)tag_flags_length ? tag_flags[tag_id] : 0;
-    if (kind == KIND_ANCHOR)
-        own |= link_flag;
+    if (kind == KIND_ANCHOR && attribute(element, "href") != NULL)
+        own |= link_flag; /* not an `<a name>`, which old pages leave open around all their text */
     if (kind == KIND_BLOCK) {
         for (lxb_dom_attr_t *attr = element_first_attribute(element); attr != NULL;
              attr = element_next_attribute(attr)) {

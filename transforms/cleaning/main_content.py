@@ -84,12 +84,12 @@ MAX_LINK_SHARE = 0.5
 LONG_CHARACTERS = 200
 PARAGRAPH_CHARACTERS = 80
 MAIN_SHARE = 0.25
-# A boilerplate flag below which this share of the page's text lies or more says nothing about a block.
-MAX_FLAG_SHARE = 0.5
+# A boilerplate flag outside which less than this share of the page's long blocks' text lies says nothing.
+MIN_OUTSIDE_SHARE = 0.2
 # The headings kept just before the first content block: at most this many blocks before it.
 HEADINGS_BEFORE = 3
 
-BOILERPLATE_BLOCK, SHORT_BLOCK, CONTENT_BLOCK = range(3)
+BOILERPLATE_BLOCK, SHORT_BLOCK, MEDIUM_BLOCK, CONTENT_BLOCK = range(4)
 
 
 def tag_flag_table() -> bytes:
@@ -121,12 +121,15 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     count = len(blocks)
     if count == 0:
         return []
-    lengths = [len(block) for block in blocks]
+    # In UTF-8 bytes: a CJK character says as much as a word of Latin letters does.
+    lengths = [len(block.encode("utf-8")) for block in blocks]
     total = sum(lengths)
-    # Rule 1's flags that cover most of the page say nothing on it.
+    # Rule 1's flags with too little of the page's long text outside them say nothing on it.
+    long_blocks = [(length, flags) for length, (flags, _, _) in zip(lengths, features) if length >= LONG_CHARACTERS]
+    long_total = sum(length for length, _ in long_blocks)
     ignored = 0
     for flag in BOILERPLATE_FLAGS:
-        if sum(length for length, (flags, _, _) in zip(lengths, features) if flags & flag) > MAX_FLAG_SHARE * total:
+        if sum(length for length, flags in long_blocks if not flags & flag) < MIN_OUTSIDE_SHARE * long_total:
             ignored |= flag
     main_length = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & MAIN)
     has_main = main_length >= MAIN_SHARE * total
@@ -135,18 +138,23 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
         boilerplate = flags & BOILERPLATE & ~ignored
         if flags & MAIN:
             boilerplate &= ~HEADER  # an article's own header holds its headline
-        if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size):
+        if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size and not flags & HEADING):
             kinds.append(BOILERPLATE_BLOCK)
-        elif has_main and not flags & MAIN:
-            kinds.append(BOILERPLATE_BLOCK if not flags & HEADING else SHORT_BLOCK)
-        elif length >= LONG_CHARACTERS or (flags & PARAGRAPH and length >= PARAGRAPH_CHARACTERS):
+        elif length >= LONG_CHARACTERS or (flags & (PARAGRAPH | MAIN) and length >= PARAGRAPH_CHARACTERS):
             kinds.append(CONTENT_BLOCK)
+        elif has_main and not flags & (MAIN | HEADING):
+            kinds.append(BOILERPLATE_BLOCK)
         else:
-            kinds.append(SHORT_BLOCK)
+            kinds.append(MEDIUM_BLOCK if length >= PARAGRAPH_CHARACTERS else SHORT_BLOCK)
     content = [index for index, kind in enumerate(kinds) if kind == CONTENT_BLOCK]
     if not content:
         return [True] * count
     first, last = content[0], content[-1]
+    # The span grows over the medium blocks next to it (paragraphs written without `<p>`, between `<br>`s).
+    while first > 0 and kinds[first - 1] == MEDIUM_BLOCK:
+        first -= 1
+    while last < count - 1 and kinds[last + 1] == MEDIUM_BLOCK:
+        last += 1
     keep = []
     for index, kind in enumerate(kinds):
         if kind == CONTENT_BLOCK:
