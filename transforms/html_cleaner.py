@@ -29,6 +29,11 @@ from transforms.cleaning.text import decode_leftover_entities, split_blocks
 from transforms.document import Document
 
 
+# The features of main content are collected by the C walk only; the pure-Python path has none.
+MAIN_CONTENT_NEEDS_C_WALK = ("--main-content needs CleanHtml's C walk (transforms/_lexbor_walk), which is not in use "
+                             "here (not built, refused at bind, or WEBCORPUS_PURE_PYTHON=1)")
+
+
 class HtmlCleaner:
     """The CleanHtml rules, with the user's extra selectors of elements to drop; with `main_content`, only the
     blocks of the page's main content are kept (`transforms/cleaning/main_content.py`)."""
@@ -38,8 +43,7 @@ class HtmlCleaner:
         validate_selectors(self.drop_selectors)
         self._user_selector = ", ".join(self.drop_selectors)
         if main_content and c_walk.WALK is None:
-            raise ValueError("--main-content needs CleanHtml's C walk (transforms/_lexbor_walk), which is not in use "
-                             "here (not built, refused at bind, or WEBCORPUS_PURE_PYTHON=1)")
+            raise ValueError(MAIN_CONTENT_NEEDS_C_WALK)
         self.main_content = main_content
 
     def clean(self, page: bytes | str, url: str = "") -> CleanedPage:
