@@ -79,7 +79,8 @@ static uint32_t *tag_flags;
 static Py_ssize_t tag_flags_length;
 static Keyword class_keywords[MAX_KEYWORDS], role_keywords[MAX_KEYWORDS];
 static size_t class_keyword_count, role_keyword_count;
-static unsigned char first_byte_used[256];
+/* The class keywords by their first byte (either case): indexes into `class_keywords`, -1 after the last. */
+static signed char keywords_by_first_byte[256][MAX_KEYWORDS + 1];
 static uint32_t link_flag, main_flags, boilerplate_flags;
 static int features_bound;
 
@@ -509,7 +510,16 @@ static int hidden(Walk *walk, lxb_dom_element_t *element, uintptr_t tag_id) {
 
 /* Whether `keyword` occurs in `data` at `start` (ASCII case ignored). */
 static int keyword_at(const unsigned char *data, size_t length, size_t start, const Keyword *keyword) {
-    return start + keyword->length <= length && ascii_equal_ignoring_case(data + start, keyword->length, keyword->text);
+    if (start + keyword->length > length)
+        return 0;
+    for (size_t i = 1; i < keyword->length; i++) { /* the first byte matched already */
+        unsigned char c = data[start + i];
+        if (c >= 'A' && c <= 'Z')
+            c += 'a' - 'A';
+        if (c != (unsigned char)keyword->text[i])
+            return 0;
+    }
+    return 1;
 }
 
 /* Main content's flags of an element's own: by its tag, by substrings of its class and id, by its role and
@@ -540,15 +550,10 @@ static uint32_t element_flags(lxb_dom_element_t *element, uintptr_t tag_id, int 
                         own |= role_keywords[k].flags;
                 continue;
             }
-            for (size_t start = 0; start < value_length; start++) {
-                unsigned char c = value[start];
-                if (!first_byte_used[c])
-                    continue;
-                for (size_t k = 0; k < class_keyword_count; k++)
-                    if ((unsigned char)class_keywords[k].text[0] == (c | 0x20) && keyword_at(value, value_length, start,
-                                                                                           &class_keywords[k]))
-                        own |= class_keywords[k].flags;
-            }
+            for (size_t start = 0; start < value_length; start++)
+                for (const signed char *k = keywords_by_first_byte[value[start]]; *k >= 0; k++)
+                    if (keyword_at(value, value_length, start, &class_keywords[*k]))
+                        own |= class_keywords[*k].flags;
         }
     }
     if (own & main_flags)
@@ -858,13 +863,17 @@ static PyObject *bind_features(PyObject *module, PyObject *args) {
         features_bound = 0;
         return NULL;
     }
-    memset(first_byte_used, 0, sizeof first_byte_used);
+    size_t filled[256] = {0};
     for (size_t k = 0; k < class_keyword_count; k++) {
         unsigned char c = (unsigned char)class_keywords[k].text[0];
-        first_byte_used[c] = 1;
-        if (c >= 'a' && c <= 'z')
-            first_byte_used[c - 'a' + 'A'] = 1;
+        keywords_by_first_byte[c][filled[c]++] = (signed char)k;
+        if (c >= 'a' && c <= 'z') {
+            unsigned char upper = (unsigned char)(c - 'a' + 'A');
+            keywords_by_first_byte[upper][filled[upper]++] = (signed char)k;
+        }
     }
+    for (size_t c = 0; c < 256; c++)
+        keywords_by_first_byte[c][filled[c]] = -1;
     PyMem_Free(tag_flags);
     tag_flags = flags;
     tag_flags_length = length;

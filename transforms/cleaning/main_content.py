@@ -2,30 +2,36 @@
 
 The C walk gives each block, beside its text, three features collected as it
 writes it (`walk(..., features=True)`): the flags of the elements its text is
-below (`FLAGS`: landmarks by tag, `role` and `itemprop`, class and id names),
-the bytes of its text inside links, and its bytes. `keep_blocks` decides on
-them, a pure function of the blocks and their features:
+below (landmarks by tag, `role` and `itemprop`, class and id names: the
+`*_FLAGS` tables), the bytes of its text inside links (`<a href>`), and its
+bytes. `keep_blocks` decides on them, a pure function of the blocks and their
+features; lengths are in UTF-8 bytes (a CJK character says about as much as a
+word of Latin letters):
 
-1. A block below boilerplate (`nav`, `aside`, `footer`, `header` outside the
-   article, `role=navigation`..., a class or id naming a menu, sidebar,
+1. A block below boilerplate (`nav`, `aside`, `footer`, a `header` but for
+   headings, `role=navigation`..., a class or id naming a menu, sidebar,
    comments, sharing, related items, a cookie banner, an ad) is boilerplate,
-   unless that flag covers most of the page's text (a `<body class="has-sidebar">`,
-   a wrapper `<div id="main-nav-wrapper">` around everything says nothing).
-   Main content (`main`, `article`, `role=main`, `itemprop=articleBody`, class
-   names such as `entry-content`) clears the boilerplate flags of what is
-   around it, not those of what is inside it (its comments, its share bar).
-2. A block mostly of link text (over `MAX_LINK_SHARE`) is boilerplate; a long
-   one (`LONG_CHARACTERS`, or a paragraph of `PARAGRAPH_CHARACTERS`) is
-   content; the others are short, decided by their context.
-3. Where the page marks its main content and that holds a good share of its
-   text (`MAIN_SHARE`), blocks outside it are boilerplate but the headings
-   just before it (the headline above `<article>`).
-4. Short blocks between the first and the last content block stay (a
-   paragraph's caption, a subheading, a one-line paragraph), and so do the
-   headings just before the first; those outside that span go.
-5. A page where no block is content (a short page, a list, a forum of short
-   posts) keeps all its blocks: a corpus builder can filter a page out later,
-   not bring its text back.
+   unless too little of the page's long text lies outside that flag
+   (`MIN_OUTSIDE_SHARE`: a `<div id="main-nav-wrapper">` around everything
+   says nothing). Main content (`main`, `role=main`, `itemprop=articleBody`,
+   class names such as `entry-content`) clears the boilerplate flags of what
+   is around it, not those of what is inside it (its comments, its share bar);
+   an `<article>` counts as content but clears nothing (a sidebar's teasers
+   are articles too). A block mostly of link text (`MAX_LINK_SHARE`), but a
+   heading, is boilerplate.
+2. A long block (`LONG_CHARACTERS`, or `PARAGRAPH_CHARACTERS` in a `<p>` or
+   in main content) is content, and so is any other block of main content.
+   Where main content holds a good share of the page (`MAIN_SHARE`), the
+   short blocks outside it but headings are boilerplate.
+3. The span from the first to the last content block grows over the medium
+   blocks next to it (paragraphs between `<br>`s); the short blocks inside it
+   stay (a caption, a subheading, a one-line paragraph), and so do the
+   headings up to `HEADINGS_BEFORE` blocks before it (the headline above the
+   article); the short blocks outside it go.
+4. A page where no block is content (a short page, a list, a forum of short
+   posts), or whose content would be under `MIN_KEPT_SHARE` of its text (a
+   page misread), keeps all its blocks: a corpus builder can filter a page out
+   later, not bring its text back.
 
 What is decided is only which blocks stay: their text is CleanHtml's, and
 title, links, language and metadata are taken from the whole page.
@@ -52,23 +58,26 @@ MAIN = 1 << 9
 HEADING = 1 << 10
 LIST_ITEM = 1 << 11
 PARAGRAPH = 1 << 12
+# An `<article>`: main content, but also a teaser in a sidebar, so it does not clear the boilerplate flags around it.
+ARTICLE = 1 << 13
+CONTENT = MAIN | ARTICLE
 BOILERPLATE = NAV | ASIDE | FOOTER | HEADER | COMMENT | SHARE | COOKIE | AD
 BOILERPLATE_FLAGS = (NAV, ASIDE, FOOTER, HEADER, COMMENT, SHARE, COOKIE, AD)
 
 TAG_FLAGS = {
-    "nav": NAV, "aside": ASIDE, "footer": FOOTER, "header": HEADER, "main": MAIN, "article": MAIN,
+    "nav": NAV, "aside": ASIDE, "footer": FOOTER, "header": HEADER, "main": MAIN, "article": ARTICLE,
     "h1": HEADING, "h2": HEADING, "h3": HEADING, "h4": HEADING, "h5": HEADING, "h6": HEADING,
     "li": LIST_ITEM, "p": PARAGRAPH,
 }
 # Exact values of `role` and `itemprop` (ASCII case ignored).
 ROLE_FLAGS = {
     "navigation": NAV, "menu": NAV, "menubar": NAV, "complementary": ASIDE, "contentinfo": FOOTER,
-    "banner": HEADER, "main": MAIN, "article": MAIN, "articlebody": MAIN, "alertdialog": COOKIE, "dialog": COOKIE,
+    "banner": HEADER, "main": MAIN, "article": ARTICLE, "articlebody": MAIN, "alertdialog": COOKIE, "dialog": COOKIE,
 }
 # Substrings of `class` and `id` (ASCII case ignored), lowercase.
 CLASS_FLAGS = {
     "nav": NAV, "menu": NAV, "breadcrumb": NAV, "pagination": NAV, "pager": NAV, "skip-link": NAV,
-    "sidebar": ASIDE, "widget": ASIDE, "related": ASIDE, "recommend": ASIDE, "popular": ASIDE, "trending": ASIDE,
+    "sidebar": ASIDE, "related": ASIDE, "recommend": ASIDE, "popular": ASIDE, "trending": ASIDE,
     "footer": FOOTER, "copyright": FOOTER,
     "header": HEADER, "masthead": HEADER,
     "comment": COMMENT, "disqus": COMMENT, "respond": COMMENT,
@@ -81,15 +90,17 @@ CLASS_FLAGS = {
 
 # See the module's docstring.
 MAX_LINK_SHARE = 0.5
-LONG_CHARACTERS = 200
+LONG_CHARACTERS = 150
 PARAGRAPH_CHARACTERS = 80
 MAIN_SHARE = 0.25
 # A boilerplate flag outside which less than this share of the page's long blocks' text lies says nothing.
 MIN_OUTSIDE_SHARE = 0.2
 # The headings kept just before the first content block: at most this many blocks before it.
-HEADINGS_BEFORE = 3
+HEADINGS_BEFORE = 6
+# A page whose main content would be less than this share of its text keeps it all (rule 5).
+MIN_KEPT_SHARE = 0.05
 
-BOILERPLATE_BLOCK, SHORT_BLOCK, MEDIUM_BLOCK, CONTENT_BLOCK = range(4)
+BOILERPLATE_BLOCK, SHORT_BLOCK, MEDIUM_BLOCK, MAIN_BLOCK, CONTENT_BLOCK = range(5)
 
 
 def tag_flag_table() -> bytes:
@@ -131,19 +142,21 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     for flag in BOILERPLATE_FLAGS:
         if sum(length for length, flags in long_blocks if not flags & flag) < MIN_OUTSIDE_SHARE * long_total:
             ignored |= flag
-    main_length = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & MAIN)
+    main_length = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & CONTENT)
     has_main = main_length >= MAIN_SHARE * total
     kinds = []
     for length, (flags, link_bytes, size) in zip(lengths, features):
         boilerplate = flags & BOILERPLATE & ~ignored
-        if flags & MAIN:
-            boilerplate &= ~HEADER  # an article's own header holds its headline
+        if flags & (CONTENT | HEADING):
+            boilerplate &= ~HEADER  # an article's own header holds its headline, and a page's header may
         if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size and not flags & HEADING):
             kinds.append(BOILERPLATE_BLOCK)
-        elif length >= LONG_CHARACTERS or (flags & (PARAGRAPH | MAIN) and length >= PARAGRAPH_CHARACTERS):
+        elif length >= LONG_CHARACTERS or (flags & (PARAGRAPH | CONTENT) and length >= PARAGRAPH_CHARACTERS):
             kinds.append(CONTENT_BLOCK)
-        elif has_main and not flags & (MAIN | HEADING):
+        elif has_main and not flags & (CONTENT | HEADING):
             kinds.append(BOILERPLATE_BLOCK)
+        elif flags & CONTENT:
+            kinds.append(MAIN_BLOCK)
         else:
             kinds.append(MEDIUM_BLOCK if length >= PARAGRAPH_CHARACTERS else SHORT_BLOCK)
     content = [index for index, kind in enumerate(kinds) if kind == CONTENT_BLOCK]
@@ -157,7 +170,7 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
         last += 1
     keep = []
     for index, kind in enumerate(kinds):
-        if kind == CONTENT_BLOCK:
+        if kind == CONTENT_BLOCK or kind == MAIN_BLOCK:
             keep.append(True)
         elif kind == BOILERPLATE_BLOCK:
             keep.append(False)
@@ -165,4 +178,6 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
             keep.append(True)
         else:
             keep.append(first - HEADINGS_BEFORE <= index < first and bool(features[index][0] & HEADING))
+    if sum(length for length, kept in zip(lengths, keep) if kept) < MIN_KEPT_SHARE * total:
+        return [True] * count
     return keep
