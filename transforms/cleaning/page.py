@@ -33,4 +33,5 @@ def with_cleaned_page(doc: Document, page: CleanedPage) -> Document:
         meta=page.meta,
         cleaned_html=div_html,
         cleaned_bytes=len(div_html.encode("utf-8")),
+        boilerplate_bytes=len(blocks_to_html(page.boilerplate).encode("utf-8")),
     )
