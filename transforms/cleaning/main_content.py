@@ -12,13 +12,13 @@ word of Latin letters):
    headings, `role=navigation`..., a class or id naming a menu, sidebar,
    comments, sharing, related items, a cookie banner, an ad) is boilerplate,
    unless too little of the page's long text lies outside that flag
-   (`MIN_OUTSIDE_SHARE`: a `<div id="main-nav-wrapper">` around everything
-   says nothing). Main content (`main`, `role=main`, `itemprop=articleBody`,
+   (under `MIN_OUTSIDE_SHARE` of it and `MIN_OUTSIDE_BYTES`: a
+   `<div id="main-nav-wrapper">` around everything says nothing). Main content (`main`, `role=main`, `itemprop=articleBody`,
    class names such as `entry-content`) clears the boilerplate flags of what
    is around it, not those of what is inside it (its comments, its share bar);
    an `<article>` counts as content but clears nothing (a sidebar's teasers
-   are articles too). A block mostly of link text (`MAX_LINK_SHARE`), but a
-   heading, is boilerplate.
+   are articles too). A block mostly of link text (`MAX_LINK_SHARE`) is
+   boilerplate, but a heading outside a list item (a post's linked title).
 2. A long block (`LONG_CHARACTERS`, or `PARAGRAPH_CHARACTERS` in a `<p>` or
    in main content) is content, and so is any other block of main content.
    Where main content holds a good share of the page (`MAIN_SHARE`), the
@@ -89,12 +89,14 @@ CLASS_FLAGS = {
 }
 
 # See the module's docstring.
-MAX_LINK_SHARE = 0.5
+MAX_LINK_SHARE = 0.6
 LONG_CHARACTERS = 150
 PARAGRAPH_CHARACTERS = 80
 MAIN_SHARE = 0.25
-# A boilerplate flag outside which less than this share of the page's long blocks' text lies says nothing.
+# A boilerplate flag outside which less than this share of the page's long blocks' text, and less than these
+# bytes, lie says nothing.
 MIN_OUTSIDE_SHARE = 0.2
+MIN_OUTSIDE_BYTES = 2000
 # The headings kept just before the first content block: at most this many blocks before it.
 HEADINGS_BEFORE = 6
 # A page whose main content would be less than this share of its text keeps it all (rule 5).
@@ -140,7 +142,8 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     long_total = sum(length for length, _ in long_blocks)
     ignored = 0
     for flag in BOILERPLATE_FLAGS:
-        if sum(length for length, flags in long_blocks if not flags & flag) < MIN_OUTSIDE_SHARE * long_total:
+        outside = sum(length for length, flags in long_blocks if not flags & flag)
+        if outside < MIN_OUTSIDE_SHARE * long_total and outside < MIN_OUTSIDE_BYTES:
             ignored |= flag
     main_length = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & CONTENT)
     has_main = main_length >= MAIN_SHARE * total
@@ -149,7 +152,9 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
         boilerplate = flags & BOILERPLATE & ~ignored
         if flags & (CONTENT | HEADING):
             boilerplate &= ~HEADER  # an article's own header holds its headline, and a page's header may
-        if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size and not flags & HEADING):
+        # A heading that is a link (a post's title) is no menu, but in a list item (a list of teasers).
+        linked_title = flags & (HEADING | LIST_ITEM) == HEADING
+        if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size and not linked_title):
             kinds.append(BOILERPLATE_BLOCK)
         elif length >= LONG_CHARACTERS or (flags & (PARAGRAPH | CONTENT) and length >= PARAGRAPH_CHARACTERS):
             kinds.append(CONTENT_BLOCK)
