@@ -135,17 +135,24 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     if count == 0:
         return []
     # In UTF-8 bytes: a CJK character says as much as a word of Latin letters does.
-    lengths = [len(block.encode("utf-8")) for block in blocks]
+    lengths = [len(block) if block.isascii() else len(block.encode("utf-8")) for block in blocks]
     total = sum(lengths)
+    # The long blocks' bytes by their boilerplate flags, and the bytes of main content.
+    long_by_flags: dict[int, int] = {}
+    main_length = 0
+    for length, (flags, _, _) in zip(lengths, features):
+        if length >= LONG_CHARACTERS:
+            key = flags & BOILERPLATE
+            long_by_flags[key] = long_by_flags.get(key, 0) + length
+        if flags & CONTENT:
+            main_length += length
+    long_total = sum(long_by_flags.values())
     # Rule 1's flags with too little of the page's long text outside them say nothing on it.
-    long_blocks = [(length, flags) for length, (flags, _, _) in zip(lengths, features) if length >= LONG_CHARACTERS]
-    long_total = sum(length for length, _ in long_blocks)
     ignored = 0
     for flag in BOILERPLATE_FLAGS:
-        outside = sum(length for length, flags in long_blocks if not flags & flag)
+        outside = sum(length for flags, length in long_by_flags.items() if not flags & flag)
         if outside < MIN_OUTSIDE_SHARE * long_total and outside < MIN_OUTSIDE_BYTES:
             ignored |= flag
-    main_length = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & CONTENT)
     has_main = main_length >= MAIN_SHARE * total
     kinds = []
     for length, (flags, link_bytes, size) in zip(lengths, features):
