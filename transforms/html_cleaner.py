@@ -8,6 +8,10 @@ it, and starts in a tenth of the time and memory that Beam would take
 
 How it runs: lexbor parses the page; one walk in C over its tree
 (`cleaning/c_walk.py`) collects the metadata and writes the blocks.
+With `main_content`, the walk also gives each block's features and
+`cleaning/main_content.py` keeps the blocks of the page's main content
+(the others are the page's `boilerplate`); the pure-Python path collects no
+features, so main content needs the C walk.
 Without the C module (not built, refused at bind, or `WEBCORPUS_PURE_PYTHON=1`:
 transforms/native.py), `cleaning/python_walk.py` carries out the same rules
 with lexbor's tree operations; `tests/test_clean_walk.py` checks that both
