@@ -104,6 +104,15 @@ def test_keep_blocks_is_a_pure_function_of_blocks_and_features():
     assert blocks[0] == "Home" and keep_blocks([], []) == []
 
 
+def test_a_short_block_between_boilerplate_goes_with_it():
+    long_text = "z" * 300
+    blocks = [long_text, "Share", "Related stories", "Another story", long_text]
+    features = [(PARAGRAPH, 0, 300), (LINK, 5, 5), (HEADING, 0, 15), (LINK, 13, 13), (PARAGRAPH, 0, 300)]
+    assert keep_blocks(blocks, features) == [True, False, False, False, True]
+    # Next to content, it stays (a subheading).
+    assert keep_blocks(blocks[:1] + blocks[2:], features[:1] + features[2:]) == [True, True, False, True]
+
+
 def test_a_flag_around_all_the_long_text_says_nothing():
     # `<div class="comments-open">` around the whole article: its flag marks every block.
     long_text = "y" * 300

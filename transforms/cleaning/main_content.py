@@ -25,7 +25,8 @@ word of Latin letters):
    short blocks outside it but headings are boilerplate.
 3. The span from the first to the last content block grows over the medium
    blocks next to it (paragraphs between `<br>`s); the short blocks inside it
-   stay (a caption, a subheading, a one-line paragraph), and so do the
+   stay (a caption, a subheading, a one-line paragraph) but those between two
+   boilerplate blocks (a "Related" heading over its links), and so do the
    headings up to `HEADINGS_BEFORE` blocks before it (the headline above the
    article); the short blocks outside it go.
 4. A page where no block is content (a short page, a list, a forum of short
@@ -180,6 +181,7 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
         first -= 1
     while last < count - 1 and kinds[last + 1] == MEDIUM_BLOCK:
         last += 1
+    before, after = nearest_not_short(kinds)
     keep = []
     for index, kind in enumerate(kinds):
         if kind == CONTENT_BLOCK or kind == MAIN_BLOCK:
@@ -187,9 +189,26 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
         elif kind == BOILERPLATE_BLOCK:
             keep.append(False)
         elif first <= index <= last:
-            keep.append(True)
+            # A short block between boilerplate (a "Related" heading over a list of links) goes with it.
+            keep.append(kind != SHORT_BLOCK or before[index] != BOILERPLATE_BLOCK or after[index] != BOILERPLATE_BLOCK)
         else:
             keep.append(first - HEADINGS_BEFORE <= index < first and bool(features[index][0] & HEADING))
     if sum(length for length, kept in zip(lengths, keep) if kept) < MIN_KEPT_SHARE * total:
         return [True] * count
     return keep
+
+
+def nearest_not_short(kinds: list[int]) -> tuple[list, list]:
+    """For each block, the kind of the nearest block before it and after it that is not short (None: none)."""
+    count = len(kinds)
+    before, after = [None] * count, [None] * count
+    previous = following = None
+    for index in range(count):
+        before[index] = previous
+        if kinds[index] != SHORT_BLOCK:
+            previous = kinds[index]
+        back = count - 1 - index
+        after[back] = following
+        if kinds[back] != SHORT_BLOCK:
+            following = kinds[back]
+    return before, after
