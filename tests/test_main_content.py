@@ -206,3 +206,21 @@ def test_main_content_targets_on_the_dev_corpus(corpus_dir):
                                main_content.boilerplate_snippets(corpus_dir))[main_content.WITH]["pooled"]
     assert summary["precision"] >= main_content.TARGETS["precision"], summary
     assert summary["recall"] >= main_content.TARGETS["recall"], summary
+
+
+@needs_c_walk
+@pytest.mark.slow
+def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_same_text(corpus_dir):
+    from selectolax.lexbor import LexborHTMLParser
+
+    from benchmarks import fidelity
+
+    pages, _ = fidelity.load_pages(corpus_dir)
+    for page in pages:
+        tree = LexborHTMLParser(page.utf8)
+        if tree.body is None:
+            continue
+        whole = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None)
+        text, *_, features = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None, True)
+        assert text == whole[0], page.id
+        assert len(block_features(features)) == (len(text.split("\x00")) if text else 0), page.id
