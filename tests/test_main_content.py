@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.options import parse_settings
 from pipeline.sample import Capture
-from pipeline.settings import CorpusSettings
+from pipeline.settings import CorpusSettings, settings_from_manifest
 from tests.helpers import page
 from tests.test_cli import corpus_records, run_main
 from transforms.cleaning import c_walk
@@ -155,9 +155,13 @@ def test_without_the_c_walk_main_content_is_a_clear_error(monkeypatch):
 
 
 @needs_c_walk
-def test_the_option_is_in_the_build_identity_only_when_on():
+def test_the_option_is_in_the_build_identity_only_when_on_and_a_rebuild_repeats_it():
     assert "main_content" not in parse_settings(["--output", "/tmp/never-written"]).build_identity()
-    assert parse_settings(["--output", "/tmp/never-written", "--main-content"]).build_identity()["main_content"] is True
+    on = parse_settings(["--output", "/tmp/never-written", "--main-content"])
+    assert on.build_identity()["main_content"] is True
+    assert settings_from_manifest({"options": on.build_identity()}, "out", (), "manifest.json", True).main_content
+    assert not settings_from_manifest({"options": parse_settings(["--output", "/tmp/x"]).build_identity()}, "out", (),
+                                      "manifest.json", True).main_content
 
 
 def test_the_report_counts_boilerplate_bytes_and_whole_page_documents():
