@@ -92,7 +92,7 @@ CLASS_FLAGS = {
 # See the module's docstring.
 MAX_LINK_SHARE = 0.6
 LONG_CHARACTERS = 150
-PARAGRAPH_CHARACTERS = 80
+PARAGRAPH_CHARACTERS = 60
 MAIN_SHARE = 0.25
 # A boilerplate flag outside which less than this share of the page's long blocks' text, and less than these
 # bytes, lie says nothing.
