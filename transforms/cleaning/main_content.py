@@ -19,7 +19,7 @@ word of Latin letters):
    an `<article>` counts as content but clears nothing (a sidebar's teasers
    are articles too). A block mostly of link text (`MAX_LINK_SHARE`) is
    boilerplate, but a heading outside a list item (a post's linked title).
-2. A long block (`LONG_CHARACTERS`, or `PARAGRAPH_CHARACTERS` in a `<p>` or
+2. A long block (`LONG_BYTES`, or `PARAGRAPH_BYTES` in a `<p>` or
    in main content) is content, and so is any other block of main content.
    Where main content holds a good share of the page (`MAIN_SHARE`), the
    short blocks outside it but headings are boilerplate.
@@ -91,8 +91,8 @@ CLASS_FLAGS = {
 
 # See the module's docstring.
 MAX_LINK_SHARE = 0.6
-LONG_CHARACTERS = 150
-PARAGRAPH_CHARACTERS = 60
+LONG_BYTES = 150
+PARAGRAPH_BYTES = 60
 MAIN_SHARE = 0.25
 # A boilerplate flag outside which less than this share of the page's long blocks' text, and less than these
 # bytes, lie says nothing.
@@ -142,7 +142,7 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     long_by_flags: dict[int, int] = {}
     main_length = 0
     for length, (flags, _, _) in zip(lengths, features):
-        if length >= LONG_CHARACTERS:
+        if length >= LONG_BYTES:
             key = flags & BOILERPLATE
             long_by_flags[key] = long_by_flags.get(key, 0) + length
         if flags & CONTENT:
@@ -164,14 +164,14 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
         linked_title = flags & (HEADING | LIST_ITEM) == HEADING
         if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size and not linked_title):
             kinds.append(BOILERPLATE_BLOCK)
-        elif length >= LONG_CHARACTERS or (flags & (PARAGRAPH | CONTENT) and length >= PARAGRAPH_CHARACTERS):
+        elif length >= LONG_BYTES or (flags & (PARAGRAPH | CONTENT) and length >= PARAGRAPH_BYTES):
             kinds.append(CONTENT_BLOCK)
         elif has_main and not flags & (CONTENT | HEADING):
             kinds.append(BOILERPLATE_BLOCK)
         elif flags & CONTENT:
             kinds.append(MAIN_BLOCK)
         else:
-            kinds.append(MEDIUM_BLOCK if length >= PARAGRAPH_CHARACTERS else SHORT_BLOCK)
+            kinds.append(MEDIUM_BLOCK if length >= PARAGRAPH_BYTES else SHORT_BLOCK)
     content = [index for index, kind in enumerate(kinds) if kind == CONTENT_BLOCK]
     if not content:
         return [True] * count
