@@ -1,4 +1,5 @@
-"""--main-content: only the page's main content is kept, decided on CleanHtml's blocks (transforms/cleaning/main_content.py)."""
+"""--main-content: only the page's main content is kept, decided on CleanHtml's blocks
+(transforms/cleaning/main_content.py)."""
 
 from __future__ import annotations
 
@@ -220,11 +221,11 @@ def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_sam
     from benchmarks import fidelity
 
     pages, _ = fidelity.load_pages(corpus_dir)
-    for page in pages:
-        tree = LexborHTMLParser(page.utf8)
+    for gold_page in pages:
+        tree = LexborHTMLParser(gold_page.utf8)
         if tree.body is None:
             continue
         whole = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None)
         text, *_, features = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None, True)
-        assert text == whole[0], page.id
-        assert len(block_features(features)) == (len(text.split("\x00")) if text else 0), page.id
+        assert text == whole[0], gold_page.id
+        assert len(block_features(features)) == (len(text.split("\x00")) if text else 0), gold_page.id

@@ -292,9 +292,10 @@ def format_report(report: dict) -> str:
                      for kind, count in filters["pii_replaced"].items())
     if report.get("main_content"):
         main_content = report["main_content"]
+        dropped, whole = main_content["boilerplate_bytes_dropped"], main_content["whole_page_documents"]
         lines += ["", "Main content (--main-content)",
-                  f"  {'boilerplate dropped (div-only HTML bytes)':<44}{main_content['boilerplate_bytes_dropped']:>16,}",
-                  f"  {'documents whose main content is all their text':<48}{main_content['whole_page_documents']:>12,}"]
+                  f"  {'boilerplate dropped (div-only HTML bytes)':<44}{dropped:>16,}",
+                  f"  {'documents whose main content is all their text':<48}{whole:>12,}"]
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:

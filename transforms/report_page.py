@@ -383,8 +383,9 @@ def _main_content(report: dict) -> str:
     if not report.get("main_content"):
         return ""
     counts = report["main_content"]
-    table = sortable_table(["boilerplate dropped (div-only HTML bytes)", "documents whose main content is all their text"],
-                           [[counts["boilerplate_bytes_dropped"], counts["whole_page_documents"]]], numeric={0, 1})
+    table = sortable_table(
+        ["boilerplate dropped (div-only HTML bytes)", "documents whose main content is all their text"],
+        [[counts["boilerplate_bytes_dropped"], counts["whole_page_documents"]]], numeric={0, 1})
     return f'<section id="main-content"><h2>Main content</h2>{table}</section>'
 
 

@@ -13,9 +13,10 @@ word of Latin letters):
    comments, sharing, related items, a cookie banner, an ad) is boilerplate,
    unless too little of the page's long text lies outside that flag
    (under `MIN_OUTSIDE_SHARE` of it and `MIN_OUTSIDE_BYTES`: a
-   `<div id="main-nav-wrapper">` around everything says nothing). Main content (`main`, `role=main`, `itemprop=articleBody`,
-   class names such as `entry-content`) clears the boilerplate flags of what
-   is around it, not those of what is inside it (its comments, its share bar);
+   `<div id="main-nav-wrapper">` around everything says nothing). Main
+   content (`main`, `role=main`, `itemprop=articleBody`, class names such as
+   `entry-content`) clears the boilerplate flags of what is around it, not
+   those of what is inside it (its comments, its share bar);
    an `<article>` counts as content but clears nothing (a sidebar's teasers
    are articles too). A block mostly of link text (`MAX_LINK_SHARE`) is
    boilerplate, but a heading outside a list item (a post's linked title).
