@@ -47,7 +47,8 @@ Sections: `fidelity` (the table above, per tool, per dataset, per
 language), `snippets` (every `must_contain` snippet found in the
 normalized output), `charset` (the charset chosen against `true_charset`),
 `noscript` (what `<noscript>` holds on these pages: gold words found only
-there against its other words).
+there against its other words), `main-content` (`--main-content` against
+main-content extractors: `benchmarks/main_content.py`).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ from benchmarks import default_corpus, parse_sections
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = default_corpus()
-SECTIONS = ("fidelity", "snippets", "charset", "noscript")
+SECTIONS = ("fidelity", "snippets", "charset", "noscript", "main-content")
 
 TARGETS = {
     "recall_mean": 0.998,
@@ -822,6 +823,11 @@ def main(argv: list[str] | None = None) -> int:
         for text, count in noscript["commonest_texts"]:
             print(f"    {count:>4}  {text}")
         report["noscript"] = noscript
+
+    if "main-content" in sections:
+        from benchmarks.main_content import main_content_section
+
+        report["main_content"] = main_content_section(pages, args.corpus, args.reps, warn_left_out)
 
     if args.json:
         def default(value):

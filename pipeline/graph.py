@@ -168,7 +168,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         # The meta tags, from the decoded page, before it is cleaned.
         opted = decoded.documents | "RespectOptOut" >> RespectOptOut()
         to_clean, opt_out_stages = opted.documents, [opted]
-    cleaned = to_clean | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout, settings.page_memory)
+    cleaned = to_clean | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout, settings.page_memory,
+                                                    settings.main_content)
     fields = settings.written_fields()
     to_minimize, language_stages = cleaned.documents, []
     if settings.language:

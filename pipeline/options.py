@@ -118,6 +118,13 @@ def make_parser() -> argparse.ArgumentParser:
         help="CSS selector of extra elements to remove with their content, e.g. 'div.warning'. Repeatable.",
     )
     parser.add_argument(
+        "--main-content", action="store_true", default=None,
+        help="Keep only the page's main content: CleanHtml drops the blocks of menus, footers, sidebars, comment "
+             "threads, share and related blocks and cookie banners, decided on the page's own markup. html, text, "
+             "clean_text, the content hash and deduplication derive from it; title, links, lang and meta stay "
+             "whole-page. A page where no block stands out keeps all its text.",
+    )
+    parser.add_argument(
         "--scripts", default=None, metavar="LIST",
         help=f"Scripts whose letters MinimizeText keeps: a comma-separated list of {', '.join(SCRIPTS)}, "
              f"or all (default: {','.join(DEFAULT_SCRIPTS)}). Letters of other scripts become spaces; a page whose "
@@ -255,6 +262,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "level": "--level", "drop_selectors": "--drop-selector",
+               "main_content": "--main-content",
                "sync_interval": "--block-size", "range_bytes": "--range-size", "page_timeout": "--page-timeout",
                "max_page_bytes": "--max-page-bytes", "skip_truncated": "--skip-truncated",
                "page_memory": "--page-memory", "scripts": "--scripts",
@@ -392,6 +400,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             codec=known.codec,
             level=known.level,
             drop_selectors=tuple(known.drop_selectors),
+            main_content=bool(known.main_content),
             sync_interval=DEFAULT_SYNC_INTERVAL if known.sync_interval is None else known.sync_interval,
             range_bytes=DEFAULT_RANGE_BYTES if known.range_bytes is None else known.range_bytes,
             page_timeout=DEFAULT_PAGE_TIMEOUT if known.page_timeout is None else known.page_timeout,

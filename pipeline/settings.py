@@ -9,8 +9,10 @@ from dataclasses import asdict, dataclass, field
 
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 
+from transforms.cleaning import c_walk
 from transforms.cleaning.css_selectors import validate_selectors
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
+from transforms.html_cleaner import MAIN_CONTENT_NEEDS_C_WALK
 from transforms.filters.rule_sets import parse_quality, parse_thresholds
 from transforms.filters.url_blocklist import file_digest
 from transforms.language import parse_languages
@@ -49,6 +51,8 @@ class CorpusSettings:
     codec: str | None = None
     level: int | None = None
     drop_selectors: tuple[str, ...] = ()
+    # Keep only each page's main content (`--main-content`).
+    main_content: bool = False
     sync_interval: int = DEFAULT_SYNC_INTERVAL
     range_bytes: int = DEFAULT_RANGE_BYTES
     page_timeout: float = DEFAULT_PAGE_TIMEOUT
@@ -102,6 +106,8 @@ class CorpusSettings:
         object.__setattr__(self, "codec", codec)
         object.__setattr__(self, "level", level)
         validate_selectors(self.drop_selectors)
+        if self.main_content and c_walk.WALK is None:
+            raise ValueError(MAIN_CONTENT_NEEDS_C_WALK)
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))
         if self.fields is not None:
             object.__setattr__(self, "fields", tuple(self.fields))
@@ -156,7 +162,7 @@ class CorpusSettings:
             del described["fields"]
         else:
             described["fields"] = list(self.fields)
-        for name in ("clean_text", "language", "languages", "pii", "respect_opt_out"):
+        for name in ("main_content", "clean_text", "language", "languages", "pii", "respect_opt_out"):
             if not described[name]:
                 del described[name]
         if self.languages:
@@ -189,6 +195,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         codec=options["codec"],
         level=options["level"],
         drop_selectors=tuple(options["drop_selectors"]),
+        # Manifests from before --main-content kept the whole page.
+        main_content=options.get("main_content", False),
         sync_interval=options["sync_interval"],
         range_bytes=options["range_bytes"],
         page_timeout=options["page_timeout"],

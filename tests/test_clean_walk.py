@@ -33,7 +33,7 @@ def walks(page: str, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
         root, body = tree.root, tree.body
         user_hidden = {node.mem_id for node in css(body, ", ".join(selectors))} if selectors and body else None
         if walk == "c":
-            text, _, hrefs, events = c_walk.WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
+            text, _, hrefs, events, _ = c_walk.WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
             blocks = text.split(BOUNDARY) if text else []
         else:
             text, hrefs, events = tree_walk(root, body, user_hidden)

@@ -65,6 +65,25 @@ static int bound;
 
 static const char BOUNDARY = '\0';
 
+/* Main content's features (transforms/cleaning/main_content.py; `bind_features` sets them): the flags of an
+ * element by tag id, the class and id substrings that flag it (grouped by first byte, lowercase), the
+ * role and itemprop values that do, the flag of text inside a link, those of main content (which clear
+ * the boilerplate flags inherited from outside it) and the boilerplate flags. */
+#define MAX_KEYWORDS 64
+typedef struct {
+    char text[32];
+    size_t length;
+    uint32_t flags;
+} Keyword;
+static uint32_t *tag_flags;
+static Py_ssize_t tag_flags_length;
+static Keyword class_keywords[MAX_KEYWORDS], role_keywords[MAX_KEYWORDS];
+static size_t class_keyword_count, role_keyword_count;
+/* The class keywords by their first byte (either case): indexes into `class_keywords`, -1 after the last. */
+static signed char keywords_by_first_byte[256][MAX_KEYWORDS + 1];
+static uint32_t link_flag, main_flags, boilerplate_flags;
+static int features_bound;
+
 typedef struct {
     char *data;
     size_t length, capacity;
@@ -103,6 +122,7 @@ typedef struct {
     unsigned char case_space_pending;       /* an inline element after one ending lowercase: a space before its
                                              * text if that starts with an uppercase letter */
     size_t written_before;          /* the walk's `written` when the element started */
+    uint32_t flags;                 /* main content's flags of the text below it (features only) */
     PyObject *expansion;            /* abbr's title, whitespace collapsed */
 } Frame;
 
@@ -119,6 +139,9 @@ typedef struct {
     size_t written;         /* the bytes of text written to the runs so far */
     int case_space_pending; /* the next text written gets a space before it if it starts uppercase */
     PyObject *user_hidden;
+    int features;           /* collect each block's (flags, link bytes, bytes) in `block_features` */
+    uint32_t block_flags, block_link_bytes, block_bytes;
+    Buffer block_features;
     PyObject *hrefs;
     PyObject *events;
 } Walk;
@@ -262,6 +285,7 @@ static int entity_like(const unsigned char *p, const unsigned char *end) {
 
 /* A block boundary: the current block, whitespace collapsed, goes to the output unless empty. */
 static int end_block(Walk *walk) {
+    size_t emitted_before = walk->out.length;
     const unsigned char *p = (const unsigned char *)walk->run.data;
     const unsigned char *end = p + walk->run.length;
     walk->run.length = 0;
@@ -294,6 +318,14 @@ static int end_block(Walk *walk) {
         while (p < end && !byte_class[*p]);
     }
     walk->out.length = (size_t)(out - (unsigned char *)walk->out.data);
+    if (walk->features) {
+        if (walk->out.length > emitted_before) { /* a block was written */
+            uint32_t features[3] = {walk->block_flags, walk->block_link_bytes, walk->block_bytes};
+            if (buffer_append(&walk->block_features, features, sizeof features) < 0)
+                return -1;
+        }
+        walk->block_flags = walk->block_link_bytes = walk->block_bytes = 0;
+    }
     return 0;
 }
 
@@ -332,6 +364,13 @@ static int write_text(Walk *walk, const void *data, size_t length) {
             return -1;
     }
     walk->written += length;
+    if (walk->features) {
+        uint32_t flags = walk->frames[walk->depth - 1].flags;
+        walk->block_flags |= flags;
+        walk->block_bytes += (uint32_t)length;
+        if (flags & link_flag)
+            walk->block_link_bytes += (uint32_t)length;
+    }
     return buffer_append(&walk->run, data, length);
 }
 
@@ -469,6 +508,59 @@ static int hidden(Walk *walk, lxb_dom_element_t *element, uintptr_t tag_id) {
     return result;
 }
 
+/* Whether `keyword` occurs in `data` at `start` (ASCII case ignored). */
+static int keyword_at(const unsigned char *data, size_t length, size_t start, const Keyword *keyword) {
+    if (start + keyword->length > length)
+        return 0;
+    for (size_t i = 1; i < keyword->length; i++) { /* the first byte matched already */
+        unsigned char c = data[start + i];
+        if (c >= 'A' && c <= 'Z')
+            c += 'a' - 'A';
+        if (c != (unsigned char)keyword->text[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Main content's flags of an element's own: by its tag, by substrings of its class and id, by its role and
+ * itemprop; `inherited` are its parent's. An element of main content clears the boilerplate flags above it. */
+static uint32_t element_flags(lxb_dom_element_t *element, uintptr_t tag_id, int kind, uint32_t inherited) {
+    uint32_t own = tag_id < (uintptr_t)tag_flags_length ? tag_flags[tag_id] : 0;
+    if (kind == KIND_ANCHOR && attribute(element, "href") != NULL)
+        own |= link_flag; /* not an `<a name>`, which old pages leave open around all their text */
+    if (kind == KIND_BLOCK) {
+        for (lxb_dom_attr_t *attr = element_first_attribute(element); attr != NULL;
+             attr = element_next_attribute(attr)) {
+            size_t length = 0, value_length = 0;
+            const unsigned char *name = attr_qualified_name(attr, &length);
+            if (name == NULL || (length != 2 && length != 4 && length != 5 && length != 8))
+                continue;
+            int by_substring = ascii_equal_ignoring_case(name, length, "class")
+                               || ascii_equal_ignoring_case(name, length, "id");
+            int by_value = !by_substring && (ascii_equal_ignoring_case(name, length, "role")
+                                             || ascii_equal_ignoring_case(name, length, "itemprop"));
+            if (!by_substring && !by_value)
+                continue;
+            const unsigned char *value = attr_value(attr, &value_length);
+            if (value == NULL)
+                continue;
+            if (by_value) {
+                for (size_t k = 0; k < role_keyword_count; k++)
+                    if (ascii_equal_ignoring_case(value, value_length, role_keywords[k].text))
+                        own |= role_keywords[k].flags;
+                continue;
+            }
+            for (size_t start = 0; start < value_length; start++)
+                for (const signed char *k = keywords_by_first_byte[value[start]]; *k >= 0; k++)
+                    if (keyword_at(value, value_length, start, &class_keywords[*k]))
+                        own |= class_keywords[*k].flags;
+        }
+    }
+    if (own & main_flags)
+        inherited &= ~boilerplate_flags;
+    return inherited | own;
+}
+
 /* Rule 3: abbr's title, whitespace collapsed; NULL without error when there is none. */
 static PyObject *expansion(lxb_dom_element_t *element) {
     lxb_dom_attr_t *title = attribute(element, "title");
@@ -590,6 +682,8 @@ static int enter(Walk *walk, lxb_dom_node_t *node) {
             frame.case_space_pending = kind != KIND_ANCHOR && frame.transparent && parent->previous_is_shown_inline
                                        && parent->previous_ends_lowercase;
             frame.written_before = walk->written;
+            if (walk->features)
+                frame.flags = element_flags(lxb_dom_interface_element(node), tag_id, kind, parent->flags);
             if (frame.case_space_pending)
                 walk->case_space_pending = 1;
             if (!frame.transparent && end_block(walk) < 0)
@@ -635,8 +729,13 @@ static int walk_tree(Walk *walk, lxb_dom_node_t *root) {
 static PyObject *walk(PyObject *module, PyObject *args) {
     unsigned long long root, body;
     PyObject *user_hidden;
-    if (!PyArg_ParseTuple(args, "KKO:walk", &root, &body, &user_hidden))
+    int features = 0;
+    if (!PyArg_ParseTuple(args, "KKO|p:walk", &root, &body, &user_hidden, &features))
         return NULL;
+    if (features && !features_bound) {
+        PyErr_SetString(PyExc_RuntimeError, "_lexbor_walk.bind_features() has not been called");
+        return NULL;
+    }
     if (!bound) {
         PyErr_SetString(PyExc_RuntimeError, "_lexbor_walk.bind() has not been called");
         return NULL;
@@ -648,6 +747,7 @@ static PyObject *walk(PyObject *module, PyObject *args) {
     Walk state = {0};
     state.body = (lxb_dom_node_t *)(uintptr_t)body;
     state.user_hidden = user_hidden;
+    state.features = features;
     state.hrefs = PyList_New(0);
     state.events = PyList_New(0);
     PyObject *result = NULL;
@@ -657,15 +757,23 @@ static PyObject *walk(PyObject *module, PyObject *args) {
             text = Py_NewRef(Py_None);
         else
             text = decode((const unsigned char *)(state.out.data ? state.out.data : ""), state.out.length);
-        if (text != NULL)
-            result = Py_BuildValue("(NOOO)", text, state.may_hold_entities ? Py_True : Py_False, state.hrefs,
-                                   state.events);
+        PyObject *block_features = !features ? Py_NewRef(Py_None)
+            : PyBytes_FromStringAndSize(state.block_features.data ? state.block_features.data : "",
+                                        (Py_ssize_t)state.block_features.length);
+        if (text != NULL && block_features != NULL)
+            result = Py_BuildValue("(NOOON)", text, state.may_hold_entities ? Py_True : Py_False, state.hrefs,
+                                   state.events, block_features);
+        else {
+            Py_XDECREF(text);
+            Py_XDECREF(block_features);
+        }
     }
     for (size_t i = 0; i < state.depth; i++)
         Py_XDECREF(state.frames[i].expansion);
     PyMem_Free(state.frames);
     PyMem_Free(state.run.data);
     PyMem_Free(state.out.data);
+    PyMem_Free(state.block_features.data);
     Py_XDECREF(state.hrefs);
     Py_XDECREF(state.events);
     return result;
@@ -713,16 +821,84 @@ static PyObject *bind(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Keywords from a tuple of (lowercase ASCII bytes, flags) pairs. */
+static int read_keywords(PyObject *pairs, Keyword *keywords, size_t *count) {
+    if (!PyTuple_Check(pairs) || PyTuple_GET_SIZE(pairs) > MAX_KEYWORDS) {
+        PyErr_Format(PyExc_ValueError, "keywords must be a tuple of at most %d (bytes, flags) pairs", MAX_KEYWORDS);
+        return -1;
+    }
+    *count = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pairs); i++) {
+        const char *text;
+        Py_ssize_t length;
+        unsigned int flags;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(pairs, i), "y#I", &text, &length, &flags))
+            return -1;
+        if (length == 0 || length >= (Py_ssize_t)sizeof keywords[0].text) {
+            PyErr_SetString(PyExc_ValueError, "a keyword is 1 to 31 bytes");
+            return -1;
+        }
+        memcpy(keywords[*count].text, text, (size_t)length);
+        keywords[*count].text[length] = '\0';
+        keywords[*count].length = (size_t)length;
+        keywords[*count].flags = flags;
+        (*count)++;
+    }
+    return 0;
+}
+
+static PyObject *bind_features(PyObject *module, PyObject *args) {
+    PyObject *table, *classes, *roles;
+    unsigned int link, main, boilerplate;
+    if (!PyArg_ParseTuple(args, "SOOIII:bind_features", &table, &classes, &roles, &link, &main, &boilerplate))
+        return NULL;
+    Py_ssize_t length = PyBytes_GET_SIZE(table) / (Py_ssize_t)sizeof(uint32_t);
+    uint32_t *flags = PyMem_Malloc(length ? length * sizeof(uint32_t) : 1);
+    if (flags == NULL)
+        return PyErr_NoMemory();
+    memcpy(flags, PyBytes_AS_STRING(table), length * sizeof(uint32_t));
+    if (read_keywords(classes, class_keywords, &class_keyword_count) < 0
+        || read_keywords(roles, role_keywords, &role_keyword_count) < 0) {
+        PyMem_Free(flags);
+        features_bound = 0;
+        return NULL;
+    }
+    size_t filled[256] = {0};
+    for (size_t k = 0; k < class_keyword_count; k++) {
+        unsigned char c = (unsigned char)class_keywords[k].text[0];
+        keywords_by_first_byte[c][filled[c]++] = (signed char)k;
+        if (c >= 'a' && c <= 'z') {
+            unsigned char upper = (unsigned char)(c - 'a' + 'A');
+            keywords_by_first_byte[upper][filled[upper]++] = (signed char)k;
+        }
+    }
+    for (size_t c = 0; c < 256; c++)
+        keywords_by_first_byte[c][filled[c]] = -1;
+    PyMem_Free(tag_flags);
+    tag_flags = flags;
+    tag_flags_length = length;
+    link_flag = link;
+    main_flags = main;
+    boilerplate_flags = boilerplate;
+    features_bound = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS,
      "bind(library_path, kinds, noscript_id, is_hidden)\n"
      "Looks up lexbor's functions in selectolax's module and sets the rules' tables."},
+    {"bind_features", bind_features, METH_VARARGS,
+     "bind_features(tag_flags, class_keywords, role_keywords, link_flag, main_flags, boilerplate_flags)\n"
+     "Sets main content's features: flags by tag id (native uint32s), (bytes, flags) pairs for class and id\n"
+     "substrings and for role and itemprop values, and the flags of links, of main content and of boilerplate."},
     {"walk", walk, METH_VARARGS,
-     "walk(root_mem_id, body_mem_id, user_hidden) -> (text or None, may_hold_entities, hrefs, events)\n"
+     "walk(root_mem_id, body_mem_id, user_hidden, features=False) -> (text or None, may_hold_entities, hrefs, events,\n"
+     "block_features or None)\n"
      "The cleaned text (blocks separated by NUL), whether it may hold entities to decode, the hrefs\n"
      "of a and area in document order, and the (kind, value) of the first title (its text), the first\n"
      "base with an href and the first canonical link (their hrefs), and every meta with content (its\n"
-     "attributes)."},
+     "attributes); with features, each block's (flags, link bytes, bytes) as native uint32s."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,9 +17,10 @@ class CleanHtml(beam.PTransform):
     """Applies `HtmlCleaner` to every document; failures go to `dead_letter`."""
 
     def __init__(self, drop_selectors: tuple[str, ...] | list[str] = (),
-                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, page_memory_mib: int = DEFAULT_PAGE_MEMORY_MIB):
+                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, page_memory_mib: int = DEFAULT_PAGE_MEMORY_MIB,
+                 main_content: bool = False):
         super().__init__()
-        self._cleaner = GuardedCleaner(HtmlCleaner(drop_selectors), page_timeout, page_memory_mib)
+        self._cleaner = GuardedCleaner(HtmlCleaner(drop_selectors, main_content), page_timeout, page_memory_mib)
 
     def expand(self, docs):
         return apply_stage(docs, CLEAN_HTML, self._cleaner)

@@ -53,6 +53,9 @@ class Document:
     meta: dict[str, str] = field(default_factory=dict)
     cleaned_html: str = ""
     cleaned_bytes: int = 0
+    # With --main-content, the size of the blocks CleanHtml dropped as boilerplate, as `<div>` HTML in UTF-8 (not a
+    # corpus field: the report counts it).
+    boilerplate_bytes: int = 0
     # IdentifyLanguage (with --language or --languages): the language identified from the text, and how sure.
     language: str = ""
     language_confidence: float = 0.0

@@ -8,6 +8,10 @@ it, and starts in a tenth of the time and memory that Beam would take
 
 How it runs: lexbor parses the page; one walk in C over its tree
 (`cleaning/c_walk.py`) collects the metadata and writes the blocks.
+With `main_content`, the walk also gives each block's features and
+`cleaning/main_content.py` keeps the blocks of the page's main content
+(the others are the page's `boilerplate`); the pure-Python path collects no
+features, so main content needs the C walk.
 Without the C module (not built, refused at bind, or `WEBCORPUS_PURE_PYTHON=1`:
 transforms/native.py), `cleaning/python_walk.py` carries out the same rules
 with lexbor's tree operations; `tests/test_clean_walk.py` checks that both
@@ -21,6 +25,7 @@ from selectolax.lexbor import LexborHTMLParser
 from transforms.blocks import BOUNDARY
 from transforms.cleaning import c_walk
 from transforms.cleaning.css_selectors import css, validate_selectors
+from transforms.cleaning.main_content import block_features, keep_blocks
 from transforms.cleaning.metadata import page_metadata
 from transforms.cleaning.page import CleanedPage, with_cleaned_page
 from transforms.cleaning.python_walk import tree_walk
@@ -28,13 +33,22 @@ from transforms.cleaning.text import decode_leftover_entities, split_blocks
 from transforms.document import Document
 
 
-class HtmlCleaner:
-    """The CleanHtml rules, with the user's extra selectors of elements to drop."""
+# The features of main content are collected by the C walk only; the pure-Python path has none.
+MAIN_CONTENT_NEEDS_C_WALK = ("--main-content needs CleanHtml's C walk (transforms/_lexbor_walk), which is not in use "
+                             "here (not built, refused at bind, or WEBCORPUS_PURE_PYTHON=1)")
 
-    def __init__(self, drop_selectors: tuple[str, ...] | list[str] = ()):
+
+class HtmlCleaner:
+    """The CleanHtml rules, with the user's extra selectors of elements to drop; with `main_content`, only the
+    blocks of the page's main content are kept (`transforms/cleaning/main_content.py`)."""
+
+    def __init__(self, drop_selectors: tuple[str, ...] | list[str] = (), main_content: bool = False):
         self.drop_selectors = tuple(drop_selectors)
         validate_selectors(self.drop_selectors)
         self._user_selector = ", ".join(self.drop_selectors)
+        if main_content and c_walk.WALK is None:
+            raise ValueError(MAIN_CONTENT_NEEDS_C_WALK)
+        self.main_content = main_content
 
     def clean(self, page: bytes | str, url: str = "") -> CleanedPage:
         tree = LexborHTMLParser(page)
@@ -50,8 +64,11 @@ class HtmlCleaner:
             blocks = split_blocks(decode_leftover_entities(text) if text and "&" in text else text or "")
             return CleanedPage(blocks, *page_metadata(url, root, hrefs, events))
         # `tree` holds the document while the walk reads it.
-        text, may_hold_entities, hrefs, events = c_walk.WALK.walk(
-            root.mem_id, body.mem_id if body is not None else 0, user_hidden)
+        text, may_hold_entities, hrefs, events, features = c_walk.WALK.walk(
+            root.mem_id, body.mem_id if body is not None else 0, user_hidden, self.main_content)
+        if self.main_content:
+            return main_content_page(text, may_hold_entities, block_features(features or b""),
+                                     page_metadata(url, root, hrefs, events))
         if not text:
             blocks = []  # no body, a hidden one, or no text
         else:
@@ -62,3 +79,17 @@ class HtmlCleaner:
 
     def __call__(self, doc: Document) -> Document:
         return with_cleaned_page(doc, self.clean(doc.utf8_payload, doc.url))
+
+
+def main_content_page(text: str | None, may_hold_entities: bool, features: list, metadata: tuple) -> CleanedPage:
+    """The page of the blocks that are main content, the others in `boilerplate`; `features`: one a block of
+    `text` (BOUNDARY-separated), as the C walk wrote it."""
+    blocks = text.split(BOUNDARY) if text else []
+    if may_hold_entities:
+        # Decoding may empty a block (`&amp;nbsp;`): it goes with its features.
+        decoded = [" ".join(decode_leftover_entities(block).split()) for block in blocks]
+        pairs = [(block, feature) for block, feature in zip(decoded, features) if block]
+        blocks, features = [block for block, _ in pairs], [feature for _, feature in pairs]
+    keep = keep_blocks(blocks, features)
+    return CleanedPage([block for block, kept in zip(blocks, keep) if kept], *metadata,
+                       boilerplate=[block for block, kept in zip(blocks, keep) if not kept])

@@ -39,6 +39,9 @@ from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIP
 
 REPORT_NAME = "report.json"
 OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
+# --main-content's counts: the bytes of boilerplate blocks dropped, and the pages whose main content is all their text.
+BOILERPLATE = "boilerplate_dropped"
+WHOLE_PAGE_CONTENT = "main_content_whole_page"
 # Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
 TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
@@ -102,6 +105,10 @@ def tally_record(record: dict) -> Counter:
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
     if record["truncated"]:
         tally[("total", TRUNCATED_KEPT)] += 1
+    # With --main-content: the boilerplate dropped, and the pages that had none (main content was the whole page).
+    tally[("bytes", BOILERPLATE)] += record.get("boilerplate_bytes", 0)
+    if not record.get("boilerplate_bytes"):
+        tally[("total", WHOLE_PAGE_CONTENT)] += 1
     if "language" in record:
         language = record["language"] or "none"
         tally.update({("language", language, "documents"): 1, ("language", language, "raw_bytes"): record["raw_bytes"],
@@ -187,6 +194,9 @@ def build_report(tally: Counter, options: dict) -> dict:
     optional = {"languages": languages} if "language" in options else {}
     if "quality" in options or "pii" in options:
         optional["filters"] = filter_section(tally)
+    if options.get("main_content"):
+        optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
+                                    "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
     return {
         **optional,
         "status": "complete",
@@ -280,6 +290,12 @@ def format_report(report: dict) -> str:
         lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())
         lines.extend(f"  {'--pii: ' + kind + ' replaced':<44}{count:>12,}"
                      for kind, count in filters["pii_replaced"].items())
+    if report.get("main_content"):
+        main_content = report["main_content"]
+        dropped, whole = main_content["boilerplate_bytes_dropped"], main_content["whole_page_documents"]
+        lines += ["", "Main content (--main-content)",
+                  f"  {'boilerplate dropped (div-only HTML bytes)':<44}{dropped:>16,}",
+                  f"  {'documents whose main content is all their text':<48}{whole:>12,}"]
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native.py)':<40}{report['accelerator']:>8}"]
     if report["files"]:

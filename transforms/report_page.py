@@ -140,6 +140,8 @@ class InspectedPage:
     kept_blocks: tuple[str, ...]
     original: str
     note: str = ""
+    # With --main-content: the blocks dropped as boilerplate (what CleanHtml drops is marked in `original`).
+    boilerplate_blocks: tuple[str, ...] = ()
 
 
 def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None:
@@ -157,13 +159,14 @@ def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None
 
 
 @functools.lru_cache(maxsize=4)
-def _cleaner(drop_selectors: tuple[str, ...]) -> HtmlCleaner:
+def _cleaner(drop_selectors: tuple[str, ...], main_content: bool = False) -> HtmlCleaner:
     # One per build's selectors: making one validates them, for every sampled page otherwise.
-    return HtmlCleaner(drop_selectors)
+    return HtmlCleaner(drop_selectors, main_content)
 
 
 def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
-                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None) -> InspectedPage:
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None,
+                 main_content: bool = False) -> InspectedPage:
     """A sampled page read again from its WARC file, cleaned again, and its original marked.
 
     `sources`: the paths to read, by the names written where they differ (URLs with credentials: `locations`).
@@ -183,14 +186,15 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
                              note="its record was not found again in the input file")
     decoded = decode_document(doc)
     page = decoded.utf8_payload.decode("utf-8", "replace")
-    cleaned = _cleaner(drop_selectors).clean(decoded.utf8_payload, doc.url)
+    cleaned = _cleaner(drop_selectors, main_content).clean(decoded.utf8_payload, doc.url)
     kept = tuple(filter(None, minimize_blocks(cleaned.blocks, scripts)))
+    boilerplate = tuple(filter(None, minimize_blocks(cleaned.boilerplate, scripts)))
     note = ""
     if len(page) > MAX_EMBEDDED_CHARACTERS:
         page = page[:MAX_EMBEDDED_CHARACTERS]
         note = f"the original is shown up to its first {MAX_EMBEDDED_CHARACTERS:,} characters"
     return InspectedPage(**where, charset=decoded.charset, kept_blocks=kept,
-                         original=marked_original(page, drop_selectors), note=note)
+                         original=marked_original(page, drop_selectors), note=note, boilerplate_blocks=boilerplate)
 
 
 # --- The page ----------------------------------------------------------------
@@ -217,6 +221,22 @@ user-select:none}th[aria-sort=ascending]:after{content:" \\25b2"}th[aria-sort=de
 .swatch{display:inline-block;width:12px;height:12px;outline:2px dashed #c62828;background:rgba(229,57,53,.14);
 vertical-align:middle;margin-right:4px}
 """
+
+# With --main-content, the inspector lists the blocks dropped as boilerplate after the kept ones, struck through
+# (a build without it has the page it had: `page_script`).
+BOILERPLATE_SCRIPT_MARK = "<boilerplate>"
+BOILERPLATE_SCRIPT = """    (page.boilerplate || []).forEach(function (block) {
+      var line = document.createElement('p');
+      line.textContent = block;
+      line.title = 'dropped as boilerplate (--main-content)';
+      line.style.cssText = 'color:#8d6e63;text-decoration:line-through';
+      kept.appendChild(line);
+    });"""
+
+
+def page_script(main_content: bool) -> str:
+    return PAGE_SCRIPT.replace(BOILERPLATE_SCRIPT_MARK + "\n", BOILERPLATE_SCRIPT + "\n" if main_content else "")
+
 
 PAGE_SCRIPT = """
 (function () {
@@ -262,6 +282,7 @@ PAGE_SCRIPT = """
       line.textContent = block;
       kept.appendChild(line);
     });
+""" + BOILERPLATE_SCRIPT_MARK + """
     about.textContent = page.url + ' (' + page.source_file + ' at offset ' + page.source_offset +
       (page.charset ? ', ' + page.charset : '') + ')' + (page.note ? ': ' + page.note : '');
   }
@@ -357,6 +378,17 @@ def _filters(report: dict) -> str:
     return f'<section id="filters"><h2>Filters</h2>{dropped}{removed}{replaced}</section>'
 
 
+def _main_content(report: dict) -> str:
+    """What --main-content dropped: the boilerplate's bytes, and the documents whose main content is all their text."""
+    if not report.get("main_content"):
+        return ""
+    counts = report["main_content"]
+    table = sortable_table(
+        ["boilerplate dropped (div-only HTML bytes)", "documents whose main content is all their text"],
+        [[counts["boilerplate_bytes_dropped"], counts["whole_page_documents"]]], numeric={0, 1})
+    return f'<section id="main-content"><h2>Main content</h2>{table}</section>'
+
+
 def _files(report: dict) -> str:
     columns = ("read",) + outcomes_of(report.get("options", {}))
     rows = [[path] + [counts.get(name, 0) for name in columns] + ["; ".join(counts.get("errors", []))]
@@ -365,20 +397,24 @@ def _files(report: dict) -> str:
     return f'<section id="files"><h2>Input files</h2>{table}</section>'
 
 
-def _inspector(pages: list[InspectedPage]) -> str:
+def _inspector(pages: list[InspectedPage], main_content: bool = False) -> str:
     if not pages:
         return ('<section id="inspector-section"><h2>Page inspector</h2>'
                 '<p class="legend">No page was sampled (no kept page, or a sample size of 0).</p></section>')
     data = [dict(url=page.url, source_file=page.source_file, source_offset=page.source_offset,
-                 charset=page.charset, kept=list(page.kept_blocks), original=page.original, note=page.note)
+                 charset=page.charset, kept=list(page.kept_blocks), original=page.original, note=page.note,
+                 **({"boilerplate": list(page.boilerplate_blocks)} if main_content else {}))
             for page in pages]
+    boilerplate = (' Struck through after it: the blocks <code>--main-content</code> dropped as boilerplate.'
+                   if main_content else '')
     # `</` inside a script element would end it.
     encoded = json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
     return (
         '<section id="inspector-section"><h2>Page inspector</h2>'
         f'<p class="legend">{len(pages)} kept pages, the same sample on every build. Left: the original page '
         'with scripts disabled and nothing fetched; <span class="swatch"></span>what CleanHtml dropped '
-        '(hidden elements are shown so that they can be seen). Right: the text that was kept, one block a line.</p>'
+        '(hidden elements are shown so that they can be seen). Right: the text that was kept, one block a line.'
+        f'{boilerplate}</p>'
         '<p id="about" class="legend"></p>'
         '<div id="inspector"><ul id="pages"></ul>'
         '<iframe id="original" sandbox="" referrerpolicy="no-referrer" title="original page"></iframe>'
@@ -406,6 +442,7 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
     skip_note = (f'<p class="legend">Up to {SKIPS_PER_KIND} of each kind (the first by file and offset); all are '
                  "counted above and listed in skipped-*.jsonl, but for non-response records.</p>")
     options = report.get("options", {})
+    main_content = bool(options.get("main_content"))
     inputs = ", ".join(options.get("inputs", []))
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
@@ -416,13 +453,14 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
         f"<header><h1>webcorpus run report</h1><p>status {_e(status)} · inputs {_e(inputs)}</p></header><main>",
         _glance(report),
         _filters(report),
+        _main_content(report),
         _files(report),
-        _inspector(pages),
+        _inspector(pages, main_content),
         _side_records("Dead letters", "dead-letters", dead_letters,
                       ("stage", "reason", "source_file", "source_offset", "url"), dead_note),
         _side_records("Skipped, a sample of each kind", "skips", skip_rows,
                       ("kind", "detail", "source_file", "source_offset", "url"), skip_note),
-        f"</main><script>{PAGE_SCRIPT}</script></body></html>\n",
+        f"</main><script>{page_script(main_content)}</script></body></html>\n",
     ])
 
 
@@ -432,7 +470,9 @@ def write_report_page(report_path: str, samples: list, skips: list, dead_letters
     """Writes `output_dir/report.html`; returns its path."""
     with FileSystems.open(report_path) as handle:
         report = json.loads(handle.read())
-    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources) for fingerprint in samples]
+    main_content = bool(report.get("options", {}).get("main_content"))
+    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources, main_content)
+             for fingerprint in samples]
     by_kind = {kind: [json.loads(record) for *_, record in sorted(chosen)] for kind, chosen in skips}
     dead = [json.loads(record) for *_, record in sorted(dead_letters)]
     path = FileSystems.join(output_dir, REPORT_PAGE_NAME)

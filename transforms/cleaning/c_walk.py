@@ -3,7 +3,9 @@
 One walk over lexbor's tree collects the metadata and writes the blocks,
 deciding per element by its tag id (`rules.KINDS`) and its attributes, with
 `rules.is_hidden` asked about the candidates for rule 2 and the user's
-selectors matched once by lexbor's CSS engine. The tree is read, not
+selectors matched once by lexbor's CSS engine; asked for them, it also
+collects each block's features for main content (`main_content.bind` gives it
+their tables). The tree is read, not
 modified: the blocks are what `python_walk` gives by removing, unwrapping,
 merging adjacent text nodes and lexbor's `text()`.
 """
@@ -15,6 +17,7 @@ import importlib.metadata
 import selectolax.lexbor
 
 from transforms import native
+from transforms.cleaning import main_content
 from transforms.cleaning.rules import KIND_NAMES, KINDS, is_hidden, tag_id
 
 
@@ -36,6 +39,7 @@ def bind_walk():
         if mismatch:
             raise ImportError(mismatch)
         walk.bind(selectolax.lexbor.__file__, KINDS, tag_id("noscript"), is_hidden)
+        main_content.bind(walk)
     except (ImportError, ValueError, RuntimeError) as error:
         native.refuse("_lexbor_walk", f"it cannot bind to selectolax's lexbor ({error})")
         return None

@@ -15,6 +15,8 @@ class CleanedPage:
     links: list[str] = field(default_factory=list)
     lang: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    # With main content only, the blocks of the page that are not (`transforms/cleaning/main_content.py`).
+    boilerplate: list[str] = field(default_factory=list)
 
     @property
     def html(self) -> str:
@@ -31,4 +33,5 @@ def with_cleaned_page(doc: Document, page: CleanedPage) -> Document:
         meta=page.meta,
         cleaned_html=div_html,
         cleaned_bytes=len(div_html.encode("utf-8")),
+        boilerplate_bytes=len(blocks_to_html(page.boilerplate).encode("utf-8")),
     )

@@ -84,6 +84,8 @@ def avro_record(doc: Document) -> dict:
 # What the report counts of a written record (`tally_record`), besides the language fields when they are written.
 TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "cleaned_bytes", "minimized_bytes",
                   "truncated")
+# ... and what it counts that is no corpus field (in the staging record only).
+TALLIED_DOCUMENT_FIELDS = ({"name": "boilerplate_bytes", "type": "long"},)
 
 
 def _encoded(schema, values: dict) -> bytes:
@@ -128,6 +130,7 @@ class RecordLayout:
             "type": "record", "name": "StagedDocument", "namespace": "webcorpus.staging",
             "fields": [FIELDS_BY_NAME["source_offset"]]
                       + [FIELDS_BY_NAME[name] for name in self._tallied]
+                      + list(TALLIED_DOCUMENT_FIELDS)
                       + [{"name": part, "type": "bytes"} for part in self._parts]
                       + [{"name": "sorted_meta", "type": ["null", "bytes"]}],
         })
@@ -142,6 +145,7 @@ class RecordLayout:
         """The staging record of a document: its parts encoded, and what the report tallies of it."""
         fields = vars(doc)
         record = {name: fields[name] for name in self._tallied}
+        record.update((field["name"], fields[field["name"]]) for field in TALLIED_DOCUMENT_FIELDS)
         record.update({part: self._part(part, fields) for part in self._parts}, source_offset=doc.source_offset,
                       sorted_meta=None)
         if self._parts["meta"] and list(doc.meta) != sorted(doc.meta):

@@ -1,0 +1,231 @@
+"""--main-content: only the page's main content is kept, decided on CleanHtml's blocks
+(transforms/cleaning/main_content.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.options import parse_settings
+from pipeline.sample import Capture
+from pipeline.settings import CorpusSettings, settings_from_manifest
+from tests.helpers import page
+from tests.test_cli import corpus_records, run_main
+from transforms.cleaning import c_walk
+from transforms.cleaning.main_content import (ASIDE, COMMENT, HEADING, LINK, MAIN, NAV, PARAGRAPH, block_features,
+                                              keep_blocks)
+from transforms.html_cleaner import HtmlCleaner
+from transforms.report import build_report, format_report, tally_record
+
+needs_c_walk = pytest.mark.skipif(c_walk.WALK is None, reason="main content's features come from the C walk")
+
+PARAGRAPHS = [
+    "The council voted on Tuesday to rebuild the old bridge over the river, after two years of debate about "
+    "its cost and about the traffic that the works will divert through the town centre for most of a year.",
+    "Engineers expect the first piles to be driven in the spring. The new deck will be wider, with a lane for "
+    "bicycles on each side, and the old stone arches will be kept and restored rather than replaced.",
+    "Residents who spoke at the meeting were divided: shop owners fear the diversion, while parents of children "
+    "at the school across the river welcomed a crossing that no longer floods every other winter.",
+]
+ARTICLE_PAGE = page(
+    '<header><nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li>'
+    '<li><a href="/sport">Sport</a></li></ul></nav></header>'
+    '<div class="layout"><article><h1>Bridge to be rebuilt</h1>'
+    + "".join(f"<p>{text}</p>" for text in PARAGRAPHS)
+    + '<div class="share-bar"><a href="/s/fb">Share on Facebook</a> <a href="/s/tw">Share on Twitter</a></div>'
+    '</article>'
+    '<aside class="sidebar"><h3>Most read</h3><p>A long teaser about another story entirely, written to be long '
+    'enough that only its place in the sidebar tells it from the article text beside it on the page.</p></aside>'
+    '</div>'
+    '<section id="comments"><h3>Comments</h3><p>I think the old bridge was fine and this whole project is a '
+    'waste of money that could have gone to the schools and the hospital instead, as usual.</p></section>'
+    '<footer><p>Copyright 2024 The Town Paper. All rights reserved.</p><a href="/privacy">Privacy</a></footer>',
+    title="Bridge to be rebuilt")
+
+
+@needs_c_walk
+def test_an_article_page_keeps_its_article_and_drops_menu_sidebar_comments_and_footer():
+    cleaned = HtmlCleaner(main_content=True).clean(ARTICLE_PAGE.encode(), "https://news.example.org/bridge")
+    assert cleaned.blocks == ["Bridge to be rebuilt", *PARAGRAPHS]
+    dropped = " ".join(cleaned.boilerplate)
+    for boilerplate in ("Home", "Share on Facebook", "Most read", "waste of money", "Copyright"):
+        assert boilerplate in dropped
+    whole = HtmlCleaner().clean(ARTICLE_PAGE.encode(), "https://news.example.org/bridge")
+    assert whole.blocks == [block for block in whole.blocks if block in cleaned.blocks + cleaned.boilerplate]
+    # Title, links, language and metadata are the whole page's.
+    assert (cleaned.title, cleaned.links, cleaned.lang, cleaned.meta) == (whole.title, whole.links, whole.lang,
+                                                                          whole.meta)
+    assert whole.boilerplate == []
+
+
+@needs_c_walk
+@pytest.mark.parametrize("body", [
+    "<p>Opening hours: Monday to Friday, 9 to 5.</p><p>Closed on public holidays.</p>",  # a short page
+    "<ul>" + "".join(f"<li>Item number {n} of the list</li>" for n in range(30)) + "</ul>",  # a list
+    "".join(f'<div class="post"><b>user{n}</b><p>I had the same problem with my router, reset fixed it.</p></div>'
+            for n in range(12)),  # a forum thread of short posts
+], ids=["short page", "list", "forum"])
+def test_a_page_where_no_block_stands_out_keeps_its_text(body):
+    html = page(body).encode()
+    assert HtmlCleaner(main_content=True).clean(html).blocks == HtmlCleaner().clean(html).blocks
+
+
+@needs_c_walk
+def test_the_walk_collects_flags_and_link_bytes_per_block():
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(page(
+        '<nav><a href="/a">Menu entry</a></nav>'
+        '<div id="comment-list"><p>A reply <a href="/u">by someone</a></p></div>'
+        '<div class="comments-wrapper"><main><h2>Title</h2><a name="top">Text in an old anchor</a></main></div>'))
+    text, _, _, _, features = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None, True)
+    blocks = text.split("\x00")
+    features = block_features(features)
+    assert blocks == ["Menu entry", "A reply by someone", "Title", "Text in an old anchor"]
+    (nav, _, nav_bytes), (comment, comment_links, comment_bytes), (title, _, _), (main, main_links, _) = features
+    assert nav & NAV and nav & LINK and not nav & COMMENT
+    assert comment & COMMENT and comment & PARAGRAPH and comment_links == len("by someone") < comment_bytes
+    # Main content clears the boilerplate flags around it; an anchor without href is no link.
+    assert title & MAIN and title & HEADING and not title & COMMENT
+    assert main & MAIN and not main & (COMMENT | LINK) and main_links == 0
+    # Without features the walk gives the same text, and no features.
+    assert c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None)[0] == text
+    assert c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None)[4] is None
+
+
+def test_keep_blocks_is_a_pure_function_of_blocks_and_features():
+    long_text = "x" * 300
+    blocks = ["Home", "News", long_text, "A caption", long_text, "Reply from a reader", "Related story"]
+    features = [(NAV | LINK, 4, 4), (NAV | LINK, 4, 4), (PARAGRAPH, 0, 300), (0, 0, 9), (PARAGRAPH, 0, 300),
+                (COMMENT, 0, 19), (ASIDE | LINK, 13, 13)]
+    keep = keep_blocks(blocks, features)
+    assert keep == [False, False, True, True, True, False, False]
+    assert keep_blocks(list(blocks), list(features)) == keep  # deterministic, inputs untouched
+    assert blocks[0] == "Home" and keep_blocks([], []) == []
+
+
+def test_a_short_block_between_boilerplate_goes_with_it():
+    long_text = "z" * 300
+    blocks = [long_text, "Share", "Related stories", "Another story", long_text]
+    features = [(PARAGRAPH, 0, 300), (LINK, 5, 5), (HEADING, 0, 15), (LINK, 13, 13), (PARAGRAPH, 0, 300)]
+    assert keep_blocks(blocks, features) == [True, False, False, False, True]
+    # Next to content, it stays (a subheading).
+    assert keep_blocks(blocks[:1] + blocks[2:], features[:1] + features[2:]) == [True, True, False, True]
+
+
+def test_a_flag_around_all_the_long_text_says_nothing():
+    # `<div class="comments-open">` around the whole article: its flag marks every block.
+    long_text = "y" * 300
+    blocks = [long_text, "Short line", long_text]
+    features = [(COMMENT | PARAGRAPH, 0, 300), (COMMENT, 0, 10), (COMMENT | PARAGRAPH, 0, 300)]
+    assert keep_blocks(blocks, features) == [True, True, True]
+    # A flag with the page's long text outside it is boilerplate.
+    assert keep_blocks(blocks, [(PARAGRAPH, 0, 300), (COMMENT, 0, 10), (COMMENT | PARAGRAPH, 0, 300)]) == [
+        True, False, False]
+
+
+@needs_c_walk
+def test_the_walk_is_not_slower_by_much_with_features():
+    """The features cost a few attribute comparisons per element: the same page walks in about the same time."""
+    import time
+
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(ARTICLE_PAGE * 50)
+    root, body = tree.root.mem_id, tree.body.mem_id
+
+    def best(features):
+        times = []
+        for _ in range(20):
+            start = time.perf_counter()
+            c_walk.WALK.walk(root, body, None, features)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    assert best(True) < 2 * best(False)
+
+
+def test_without_the_c_walk_main_content_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(c_walk, "WALK", None)
+    with pytest.raises(ValueError, match="--main-content needs CleanHtml's C walk"):
+        HtmlCleaner(main_content=True)
+    with pytest.raises(ValueError, match="--main-content needs CleanHtml's C walk"):
+        CorpusSettings(inputs=("in/*.warc.gz",), output="/tmp/never-written", main_content=True)
+    HtmlCleaner()  # the whole page needs no features
+
+
+@needs_c_walk
+def test_the_option_is_in_the_build_identity_only_when_on_and_a_rebuild_repeats_it():
+    assert "main_content" not in parse_settings(["--output", "/tmp/never-written"]).build_identity()
+    on = parse_settings(["--output", "/tmp/never-written", "--main-content"])
+    assert on.build_identity()["main_content"] is True
+    assert settings_from_manifest({"options": on.build_identity()}, "out", (), "manifest.json", True).main_content
+    assert not settings_from_manifest({"options": parse_settings(["--output", "/tmp/x"]).build_identity()}, "out", (),
+                                      "manifest.json", True).main_content
+
+
+def test_the_report_counts_boilerplate_bytes_and_whole_page_documents():
+    record = dict(source_file="a.warc.gz", charset="utf-8", charset_source="http", raw_bytes=100, cleaned_bytes=40,
+                  minimized_bytes=30, truncated="")
+    tally = tally_record({**record, "boilerplate_bytes": 25}) + tally_record({**record, "boilerplate_bytes": 0})
+    report = build_report(tally, {"main_content": True})
+    assert report["main_content"] == {"boilerplate_bytes_dropped": 25, "whole_page_documents": 1}
+    assert "boilerplate dropped (div-only HTML bytes)" in format_report(report)
+    assert "main_content" not in build_report(tally, {})
+
+
+@needs_c_walk
+@pytest.mark.slow
+def test_main_content_build_changes_text_fields_and_hash_not_title_or_links(write_warc, tmp_path):
+    source = write_warc([Capture("https://news.example.org/bridge", ARTICLE_PAGE.encode())])
+    fields = "url,title,links,html,text,clean_text,content_hash"
+    records = {}
+    for name, extra in (("whole", []), ("main", ["--main-content"])):
+        output = tmp_path / name
+        code, stdout, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet",
+                                         "--fields", fields, *extra])
+        assert code == 0, stderr
+        (records[name],) = corpus_records(output)
+        report = json.loads((output / "report.json").read_text())
+        assert ("main_content" in report) == bool(extra)
+    whole, main = records["whole"], records["main"]
+    assert (main["title"], main["links"]) == (whole["title"], whole["links"])
+    for field in ("html", "text", "clean_text", "content_hash"):
+        assert main[field] != whole[field]
+    assert "Copyright" in whole["clean_text"] and "Copyright" not in main["clean_text"]
+    assert main["clean_text"].splitlines() == ["Bridge to be rebuilt", *PARAGRAPHS]
+    html = (tmp_path / "main" / "report.html").read_text()
+    assert '"boilerplate": [' in html and "line-through" in html
+    assert "line-through" not in (tmp_path / "whole" / "report.html").read_text()
+
+
+@needs_c_walk
+@pytest.mark.slow
+def test_main_content_targets_on_the_dev_corpus(corpus_dir):
+    from benchmarks import fidelity, main_content
+
+    pages, _ = fidelity.load_pages(corpus_dir)
+    methods, _ = main_content.tools()
+    summary = main_content.run(pages, {main_content.WITH: methods[main_content.WITH]}, 1,
+                               main_content.boilerplate_snippets(corpus_dir))[main_content.WITH]["pooled"]
+    assert summary["precision"] >= main_content.TARGETS["precision"], summary
+    assert summary["recall"] >= main_content.TARGETS["recall"], summary
+
+
+@needs_c_walk
+@pytest.mark.slow
+def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_same_text(corpus_dir):
+    from selectolax.lexbor import LexborHTMLParser
+
+    from benchmarks import fidelity
+
+    pages, _ = fidelity.load_pages(corpus_dir)
+    for gold_page in pages:
+        tree = LexborHTMLParser(gold_page.utf8)
+        if tree.body is None:
+            continue
+        whole = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None)
+        text, *_, features = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None, True)
+        assert text == whole[0], gold_page.id
+        assert len(block_features(features)) == (len(text.split("\x00")) if text else 0), gold_page.id
