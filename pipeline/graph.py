@@ -197,8 +197,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         # Signed where the documents are, before any shuffle, like the fingerprints.
         candidates = hashed.documents | "NearSign" >> SignDocuments(settings.near_dedup)
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
-        near_candidates = signed.candidates if earlier is None else (
-            (signed.candidates, earlier.candidates) | "WithEarlierCandidates" >> beam.Flatten())
+        near_candidates = signed.candidates if earlier is None else {"candidates": signed.candidates,
+                                                                     "earlier": earlier.signatures}
         near = near_candidates | "NearDedup" >> NearDedup(settings.near_dedup, settings.extend)
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
         index_entries = not_near_dropped(signed.entries, near.near_duplicates)

@@ -17,7 +17,6 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.corpus_index import (HASH_BYTES, index_file_name, index_header, index_shard_count,
                                      index_shard_of, parse_entry, read_index_entries, signature_part)
-from transforms.near_dedup import Candidate, earlier_rank
 from transforms.vocabulary import earlier_fingerprint
 
 ENTRIES = "entries"
@@ -107,25 +106,24 @@ class WriteIndex(beam.PTransform):
 
 
 def earlier_entries(corpus_and_path, signature_values: int):
-    """The fingerprint (tagged: and with near-dedup, the candidate) of each entry of an earlier corpus's index
-    shard, as they are read."""
+    """The fingerprint of each entry of an earlier corpus's index shard, as they are read; tagged, for NearDedup,
+    (corpus, content hash, signature) of each entry with a signature."""
     corpus, path = corpus_and_path
     for raw in read_index_entries(path, signature_values):
         entry = parse_entry(raw, signature_values)
         yield earlier_fingerprint(corpus, entry.content_hash, entry.content_check)
         if entry.signature is not None:
-            yield beam.pvalue.TaggedOutput(SIGNED, Candidate(earlier_rank(corpus, entry.content_hash),
-                                                             entry.signature))
+            yield beam.pvalue.TaggedOutput(SIGNED, (corpus, entry.content_hash, entry.signature))
 
 
 class EarlierIndexes(NamedTuple):
     fingerprints: beam.PCollection
-    candidates: beam.PCollection
+    signatures: beam.PCollection
 
 
 class ReadEarlierIndexes(beam.PTransform):
     """The earlier corpora's index files (`index_files`: per corpus, in `--extend` order, its files' paths)
-    read as elements: `fingerprints` for HashDedup, `candidates` for NearDedup (none without signatures)."""
+    read as elements: `fingerprints` for HashDedup, `signatures` for NearDedup (none without signatures)."""
 
     def __init__(self, index_files: tuple[tuple[str, ...], ...], signature_values: int):
         super().__init__()

@@ -148,6 +148,13 @@ def earlier_rank(corpus: int, content_hash: str) -> Rank:
     return ("", "", "", "", EARLIER_OFFSET, corpus, content_hash)
 
 
+def earlier_candidate(corpus_hash_signature: tuple[int, str, bytes]) -> "Candidate":
+    """The candidate of a document of an earlier corpus: (its corpus's position, its content hash, its
+    signature), as its index gives them."""
+    corpus, content_hash, signature = corpus_hash_signature
+    return Candidate(earlier_rank(corpus, content_hash), signature)
+
+
 def is_earlier_rank(rank: Rank) -> bool:
     return rank[4] == EARLIER_OFFSET
 
@@ -319,8 +326,9 @@ def _by_target(pointers, round_name: str):
 class NearDedup(beam.PTransform):
     """Candidates (exact-dedup survivors) in; outputs `near_duplicates` (main) and `near_survivors`.
 
-    With `earlier_corpora` (`--extend`), the candidates include their documents (`earlier_rank`, read from their
-    indexes): they take part in the buckets like any page and rank first, and are never dropped."""
+    With `earlier_corpora` (`--extend`), it takes a dict: `candidates`, and `earlier`, their documents' (corpus,
+    content hash, signature) read from their indexes (`earlier_candidate`): they take part in the buckets like any
+    page and rank first, and are never dropped."""
 
     def __init__(self, parameters: MinHashParameters, earlier_corpora: tuple[str, ...] = ()):
         super().__init__()
@@ -329,6 +337,10 @@ class NearDedup(beam.PTransform):
 
     def expand(self, candidates):
         parameters = self._parameters
+        if isinstance(candidates, dict):
+            candidates = (candidates["candidates"],
+                          candidates["earlier"] | "EarlierCandidates" >> beam.Map(earlier_candidate)) \
+                | "WithEarlier" >> beam.Flatten()
         pointers = (
             candidates
             | "Bands" >> beam.FlatMap(lambda candidate: [
