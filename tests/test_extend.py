@@ -268,3 +268,16 @@ def test_with_near_dedup_the_extension_leaves_out_near_duplicates_of_the_earlier
     values = 20 * 5
     assert len(index_hashes(tmp_path / "b", values)) == 1
     assert verify.main([str(tmp_path / "b")]) == 0
+
+
+def test_an_export_keeps_the_index_and_can_be_extended(earlier, write_warc, tmp_path, capsys):
+    from pipeline import export
+
+    exported = tmp_path / "parquet"
+    assert export.main([str(earlier), "--format", "parquet", "--output", str(exported)]) == 0
+    assert index_hashes(exported) == index_hashes(earlier)
+    assert verify.main([str(exported)]) == 0
+    source = write_inputs(write_warc, "b", B_PAGES)
+    code, _, stderr = build(tmp_path / "b", "--input", str(source), "--extend", str(exported))
+    assert code == 0, stderr
+    assert [record["url"] for record in corpus_records(tmp_path / "b")] == [B_OWN.url]
