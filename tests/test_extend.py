@@ -3,6 +3,7 @@ holds, reading only that corpus's index."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -281,3 +282,27 @@ def test_an_export_keeps_the_index_and_can_be_extended(earlier, write_warc, tmp_
     code, _, stderr = build(tmp_path / "b", "--input", str(source), "--extend", str(exported))
     assert code == 0, stderr
     assert [record["url"] for record in corpus_records(tmp_path / "b")] == [B_OWN.url]
+
+
+def graph(settings) -> tuple[list[str], list[str]]:
+    """The labels of the graph a build of `settings` makes (built, not run), and the producers of its side
+    inputs."""
+    from pipeline.graph import build_corpus
+    from tests.helpers import applied_transforms
+
+    pipeline = beam.Pipeline()
+    build_corpus(pipeline, settings)
+    leaves = applied_transforms(pipeline)[1]
+    return ([node.full_label for node in leaves],
+            sorted(side.pvalue.producer.full_label for node in leaves for side in node.side_inputs))
+
+
+def test_an_earlier_index_is_keyed_data_never_a_side_input(earlier, tmp_path):
+    """Extending adds no side input (which Flink and Dask hold whole on every worker) to the graph."""
+    from pipeline.settings import CorpusSettings
+
+    plain = CorpusSettings(inputs=("x.warc.gz",), output=str(tmp_path / "out"))
+    labels, extended_sides = graph(dataclasses.replace(plain, extend=(str(earlier),)))
+    assert any(label.startswith("ReadEarlierIndexes/") for label in labels)
+    plain_sides = graph(plain)[1]
+    assert plain_sides and extended_sides == plain_sides
