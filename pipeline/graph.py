@@ -13,6 +13,10 @@ its survivor). With `--near-dedup`, NearDedup runs on HashDedup's survivors and
 `near-duplicates-*.jsonl` lists every dropped near-duplicate with its
 survivor and estimated similarity: a file of its own, so that every line of
 `duplicates-*.jsonl` still means "the same content as its survivor".
+
+Every build writes its content index, `index-*.bin` (`transforms.corpus_index`), from HashDedup's
+contents (and NearDedup's survivors' signatures); with `--extend`, the earlier corpora's indexes are
+read as elements into HashDedup's combine and NearDedup's buckets, never as a side input.
 """
 
 from __future__ import annotations
