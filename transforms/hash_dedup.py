@@ -48,6 +48,13 @@ in the combine's accumulators and once to meet its survivor.
 The survivor's record lists the first `DUPLICATE_LIST_CAP` duplicates' URLs
 and record ids (in survivor order), and `duplicate_count` says how many there
 were in all.
+
+Each content this build keeps gives its entry of the corpus's index
+(`contents`: `transforms.corpus_index`). With `--extend`, the contents of the
+earlier corpora (`earlier_fingerprint`, from their indexes) join the combine
+by hash as one more capture each, ranked before every capture: a capture of
+such a content is dropped as an `EarlierDuplicate`, and the content gets no
+note and no entry here.
 """
 
 from __future__ import annotations
