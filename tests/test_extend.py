@@ -230,6 +230,10 @@ def test_an_earlier_and_an_extending_corpus_hold_the_contents_of_one_build_of_bo
     assert corpus_records(tmp_path / "c") == []
     assert sorted(line["survivor_corpus"] for line in json_lines(tmp_path / "c", "duplicates")) == sorted(
         [str(earlier), str(tmp_path / "b")])
+    # An extension rebuilds from its manifest, against the same earlier corpora, byte for byte.
+    code, stdout, stderr = run_main(["--rebuild", str(tmp_path / "c" / MANIFEST_NAME), "--output",
+                                     str(tmp_path / "c-again"), "--quiet"])
+    assert code == 0 and "byte-identical" in stdout, stderr
 
 
 NEAR_A = [capture(f"a{n}", article(10 + n, 300), f"2026-01-{10 + n:02d}T00:00:00Z") for n in range(3)]
