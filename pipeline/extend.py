@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.signing import checksum_holds
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_index import INDEX_NAME
 from transforms.manifest import MANIFEST_NAME, digest_file
 from transforms.near_dedup import MinHashParameters

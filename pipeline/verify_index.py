@@ -15,6 +15,7 @@ import re
 
 from apache_beam.io.filesystems import FileSystems
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import content_hash
 from transforms.corpus_index import HASH_BYTES, INDEX_NAME, IndexDamaged, index_shard_of, read_index_entries
 from transforms.read_corpus import Problem

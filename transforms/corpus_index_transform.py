@@ -15,6 +15,7 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_index import (HASH_BYTES, index_file_name, index_header, index_shard_count,
                                      index_shard_of, parse_entry, read_index_entries, signature_part)
 from transforms.vocabulary import earlier_fingerprint
