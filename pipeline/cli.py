@@ -169,6 +169,19 @@ def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> No
                              "WARC files, or an --output it does not match")
 
 
+def check_earlier_corpora(settings: CorpusSettings) -> None:
+    """Each `--extend` corpus can be extended (`pipeline.extend`: its index checked against its manifest), and
+    is not the output directory, whose build this one replaces."""
+    for path in settings.extend:
+        if _resolved(path) == _resolved(settings.output):
+            raise UsageError(f"--extend {path} is --output: a build replaces the corpus in its output directory; "
+                             "give the extended corpus another --output")
+    try:
+        settings.earlier_corpora()
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+
+
 def check_output_is_no_input(output: str, input_files: list[str]) -> None:
     target = _resolved(output)
     for path in input_files:
@@ -368,6 +381,7 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     check_inputs_apart_from_output(settings.inputs, settings.output)
     total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
     check_output_is_no_input(settings.output, input_files)
+    check_earlier_corpora(settings)
     made = prepare_output(settings.output)
     try:
         return publish_build(settings, total_bytes)

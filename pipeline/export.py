@@ -6,8 +6,8 @@ Each shard `corpus-SSSSS-of-NNNNN.avro` becomes `corpus-SSSSS-of-NNNNN.parquet` 
 writes them (`transforms.sink.formats`): so the export is the same bytes as a build with `--format`, and keeps
 every `record_digest`. The corpus is verified on the way: its manifest's checksums first (when it has one), then
 every block and every record's digests as it is read; on any damage nothing is left of DIR. DIR gets the
-corpus's `report.json` and a manifest of its own (inputs: the Avro shards; options: the format, codec and
-level), so `python -m pipeline.verify DIR` checks the export like a build.
+corpus's `report.json` and content index (`index-*.bin`) and a manifest of its own (inputs: the Avro shards;
+options: the format, codec and level, and the corpus's near-dedup settings), so `python -m pipeline.verify DIR` checks the export like a build.
 
 Exit status 0 when exported, 1 when the corpus is damaged, 2 on a usage error (DIR not empty, CORPUS no Avro
 corpus, a codec the format does not have).
@@ -23,6 +23,7 @@ import sys
 import fastavro
 
 from pipeline.verify import check_manifest, check_outputs
+from pipeline.verify_index import index_names
 from transforms.corpus_format import FILE_PREFIX
 from transforms.manifest import MANIFEST_NAME, build_manifest, digest_file, write_manifest
 from transforms.read_corpus import Problem, corpus_files, scan_avro
@@ -84,13 +85,18 @@ def export(corpus: str, output: str, file_format: str, codec: str, level: int | 
             name = os.path.basename(source).removesuffix(".avro") + shard_extension(file_format, codec)
             written.append(os.path.join(output, name))
             outputs.append(digest_file(written[-1], export_shard(source, written[-1], file_format, codec, level)))
-        report = os.path.join(corpus, REPORT_NAME)
-        if os.path.isfile(report):
-            written.append(shutil.copyfile(report, os.path.join(output, REPORT_NAME)))
-            outputs.append(digest_file(written[-1]))
+        # The report, and the content index (the same records: an export can be extended, `--extend`).
+        copied = [REPORT_NAME] + ([] if manifest is None else index_names(manifest))
+        for name in copied:
+            if os.path.isfile(os.path.join(corpus, name)):
+                written.append(shutil.copyfile(os.path.join(corpus, name), os.path.join(output, name)))
+                outputs.append(digest_file(written[-1]))
         options = {"format": file_format, "codec": codec, "level": level, "exported_from": os.path.abspath(corpus)}
         if manifest is not None:
             options["exported_manifest_sha256"] = manifest["manifest_sha256"]
+            if "near_dedup" in manifest["options"]:
+                # What the index's signatures are (and what an extension of the export must match).
+                options["near_dedup"] = manifest["options"]["near_dedup"]
         # The manifest last: an export cut short has none, and verify says it is not complete.
         write_manifest(build_manifest([digest_file(source) for source in shards], outputs, options), output)
     except BaseException:

@@ -13,6 +13,10 @@ its survivor). With `--near-dedup`, NearDedup runs on HashDedup's survivors and
 `near-duplicates-*.jsonl` lists every dropped near-duplicate with its
 survivor and estimated similarity: a file of its own, so that every line of
 `duplicates-*.jsonl` still means "the same content as its survivor".
+
+Every build writes its content index, `index-*.bin` (`transforms.corpus_index`), from HashDedup's
+contents (and NearDedup's survivors' signatures); with `--extend`, the earlier corpora's indexes are
+read as elements into HashDedup's combine and NearDedup's buckets, never as a side input.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
+from transforms.corpus_index_transform import ReadEarlierIndexes, WriteIndex, not_near_dropped, sign_survivors
 from transforms.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
 from transforms.filters.opt_out import headers_opt_out
 from transforms.filters.screens import Screens
@@ -136,19 +141,6 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
-def exact_survivors(candidates, duplicates):
-    """The near-dedup candidates that HashDedup did not drop (a join by capture)."""
-    return (
-        {
-            "candidates": candidates | "CandidateByCapture" >> beam.Map(
-                lambda candidate: (candidate.identity, candidate)),
-            "dropped": duplicates | "DroppedByCapture" >> beam.Map(lambda duplicate: (duplicate.identity, None)),
-        }
-        | "JoinExactDuplicates" >> beam.CoGroupByKey()
-        | "NotDropped" >> beam.FlatMap(lambda joined: [] if joined[1]["dropped"] else joined[1]["candidates"])
-    )
-
-
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
                  side_file_lines: int = LINES_PER_SHARD):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
@@ -191,7 +183,15 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     filter_stages = quality_stages + pii_stages
     hashed = to_hash | "Hash" >> HashDocuments()
     staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields)
-    deduplicated = staged.fingerprints | "HashDedup" >> HashDedup()
+    signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
+    earlier = None
+    to_deduplicate = staged.fingerprints
+    if settings.extend:
+        # The earlier corpora's indexes, as elements keyed like this build's own fingerprints and signatures.
+        earlier = pipeline | "ReadEarlierIndexes" >> ReadEarlierIndexes(
+            tuple(corpus.index_files for corpus in settings.earlier_corpora(check_digests=False)), signature_values)
+        to_deduplicate = {"fingerprints": staged.fingerprints, "earlier": earlier.fingerprints}
+    deduplicated = to_deduplicate | "HashDedup" >> HashDedup(settings.extend)
     to_write = {
         "staged": staged.staged,
         "survivors": deduplicated.survivors,
@@ -201,9 +201,15 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     if settings.near_dedup is not None:
         # Signed where the documents are, before any shuffle, like the fingerprints.
         candidates = hashed.documents | "NearSign" >> SignDocuments(settings.near_dedup)
-        near = (exact_survivors(candidates, deduplicated.duplicates)
-                | "NearDedup" >> NearDedup(settings.near_dedup))
+        signed = sign_survivors(deduplicated.contents, candidates, signature_values)
+        near_candidates = signed.candidates if earlier is None else {"candidates": signed.candidates,
+                                                                     "earlier": earlier.signatures}
+        near = near_candidates | "NearDedup" >> NearDedup(settings.near_dedup, settings.extend)
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
+        index_entries = not_near_dropped(signed.entries, near.near_duplicates)
+    else:
+        index_entries = deduplicated.contents | "IndexEntries" >> beam.Values()
+    index_files = index_entries | "Index" >> WriteIndex(settings.output, signature_values)
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
         sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
@@ -238,6 +244,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     output_digests = (
         [written[DIGESTS]]
         + [paths | f"Digest-{name}" >> beam.Map(digest_file)
-           for name, paths in (("side", side_files), ("report", report), ("report-page", report_page))]
+           for name, paths in (("side", side_files), ("report", report), ("report-page", report_page),
+                               ("index", index_files))]
     ) | "AllOutputs" >> beam.Flatten()
     return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, settings.build_identity())

@@ -239,6 +239,12 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
     )
     parser.add_argument(
+        "--extend", action="append", default=[], metavar="CORPUS",
+        help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
+             "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
+             "its manifest. It must have the same near-dedup settings. Repeatable.",
+    )
+    parser.add_argument(
         "--verbose", action="store_true",
         help="Show Beam's and its workers' logging on stderr (otherwise it goes to a log file that a failed "
              "build names, and only the progress line and the report reach the terminal).",
@@ -273,7 +279,7 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
-               "crawl_base_url": "--crawl-base-url"}
+               "crawl_base_url": "--crawl-base-url", "extend": "--extend"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
@@ -410,6 +416,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             near_dedup=near_dedup_parameters(known),
+            extend=tuple(known.extend),
             fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
             clean_text=bool(known.clean_text),
             language=bool(known.language),

@@ -47,6 +47,7 @@ from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from pipeline.signing import sign, signature_problem
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import FILE_PREFIX, SHARD_EXTENSIONS, SHARD_NAME
+from transforms.corpus_index import INDEX_NAME, index_file_name
 from transforms.sink.staging import STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, write_manifest
@@ -120,7 +121,8 @@ def _read_json(path: str):
 
 def is_output_name(name) -> bool:
     """Whether `name` is the name of a file that a build publishes."""
-    return isinstance(name, str) and (name in FIXED_NAMES or bool(SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)))
+    return isinstance(name, str) and (name in FIXED_NAMES or bool(SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)
+                                                                  or INDEX_NAME.match(name)))
 
 
 def is_regular_file(path: str) -> bool:
@@ -180,16 +182,17 @@ def check_nothing_in_the_way(output: str, names: list[str]) -> None:
 
 
 def names_a_build_may_write(output: str) -> list[str]:
-    """The fixed names, and the names of corpus and side-file shards that stand in `output` now."""
+    """The fixed names, and the names of corpus, side-file and index shards that stand in `output` now."""
     return list(FIXED_NAMES) + [name for name in names_in(output, "")
-                                if SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name)]
+                                if SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name) or INDEX_NAME.match(name)]
 
 
 def example_paths(output: str) -> list[str]:
     """A path of each kind of file that a build writes in `output`: what it publishes, its lock, the files of its
     staging directory (a run's id, and shard numbers, as one build's); what no input pattern may match."""
     published = [*FIXED_NAMES, *(f"{FILE_PREFIX}-00000-of-00001{extension}" for extension in SHARD_EXTENSIONS),
-                 *(f"{name}-00000-of-00001.jsonl" for name in (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE))]
+                 *(f"{name}-00000-of-00001.jsonl" for name in (*SIDE_OUTPUTS, NEAR_DUPLICATES_FILE)),
+                 index_file_name(0, 1)]
     staging = FileSystems.join(output, f"{RUN_STAGING_PREFIX}{'0' * 12}")
     staged = FileSystems.join(staging, STAGING_DIR)
     return ([FileSystems.join(output, name) for name in (*published, LOCK_NAME)]

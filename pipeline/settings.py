@@ -68,6 +68,8 @@ class CorpusSettings:
     report_sample: int = DEFAULT_SAMPLE_SIZE
     # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
     near_dedup: MinHashParameters | None = None
+    # Earlier corpora whose contents this build leaves out (`--extend`): their directories, absolute.
+    extend: tuple[str, ...] = ()
     # The fields written (`--fields`); None: the default ones (`transforms.sink.schema.resolve_fields`).
     fields: tuple[str, ...] | None = None
     # Write `clean_text` too (`--clean-text`).
@@ -102,6 +104,7 @@ class CorpusSettings:
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
+        object.__setattr__(self, "extend", tuple(map(absolute_pattern, self.extend)))
         codec, level = resolve_codec(self.format, self.codec, self.level)
         object.__setattr__(self, "codec", codec)
         object.__setattr__(self, "level", level)
@@ -156,6 +159,11 @@ class CorpusSettings:
         # before these options existed.
         if self.near_dedup is None:
             del described["near_dedup"]
+        del described["extend"]
+        if self.extend:
+            # What the build left out is what those corpora held: the manifest records each by its manifest's digest.
+            described["extend"] = [{"corpus": redacted(path), "manifest_sha256": corpus.manifest_sha256}
+                                   for path, corpus in zip(self.extend, self.earlier_corpora(check_digests=False))]
         if self.format == DEFAULT_FORMAT:
             del described["format"]
         if self.fields is None:
@@ -176,6 +184,13 @@ class CorpusSettings:
             described["quality"] = list(self.quality)
             described["quality_thresholds"] = self.thresholds()
         return described
+
+    def earlier_corpora(self, check_digests: bool = True) -> list:
+        """The `--extend` corpora (`pipeline.extend.EarlierCorpus`), checked; ValueError in one line if one cannot
+        be extended."""
+        from pipeline.extend import earlier_corpus
+
+        return [earlier_corpus(path, self.near_dedup, check_digests) for path in self.extend]
 
     def thresholds(self) -> dict:
         """Every quality threshold, by name (`transforms.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
@@ -210,6 +225,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
         near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
+        extend=tuple(entry["corpus"] for entry in options.get("extend", ())),
         # Manifests from before --fields and --clean-text wrote the default fields.
         fields=tuple(options["fields"]) if "fields" in options else None,
         clean_text=options.get("clean_text", False),

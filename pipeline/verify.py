@@ -14,7 +14,9 @@ Checks, and reports every problem with file and position:
 4. every record: `content_hash` recomputed from `html`, `record_digest` from
    all its other fields; the record count of each shard matches the
    manifest;
-5. the accounting of `report.json` (listed in the manifest): read = kept +
+5. the content index (`index-*.bin`, `pipeline.verify_index`): each file
+   reads, and together they hold exactly the content hashes of the records;
+6. the accounting of `report.json` (listed in the manifest): read = kept +
    duplicates + skipped + dead letter, in total and per input file, the
    files adding up to the totals, `balanced`, and kept = the records in the
    shards, in total and per input file.
@@ -38,6 +40,7 @@ from collections import Counter
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from pipeline.verify_index import HashTally, check_index, index_names
 from transforms.manifest import MANIFEST_NAME, digest_file, seal
 from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_shard
 from transforms.regular_files import file_contents
@@ -162,8 +165,10 @@ def check_outputs(output_dir: str, manifest: dict) -> list[Problem]:
     return problems
 
 
-def check_shards(output_dir: str, manifest: dict | None) -> tuple[Counter, list[Problem]]:
-    """Records per input file (`source_file`) in the shards, and the shards' problems.
+def check_shards(output_dir: str, manifest: dict | None,
+                 hashes: HashTally | None = None) -> tuple[Counter, list[Problem]]:
+    """Records per input file (`source_file`) in the shards, and the shards' problems; each record's content hash
+    added to `hashes`, if given.
 
     Records written without `source_file` (`--fields`) are counted under None: only their total is checked.
     """
@@ -181,6 +186,8 @@ def check_shards(output_dir: str, manifest: dict | None) -> tuple[Counter, list[
                     else:
                         kept[item.get("source_file")] += 1
                         records += 1
+                        if hashes is not None:
+                            hashes.add_record(item)
         except OSError as error:  # not a regular file, no read permission
             if name not in expected:  # a listed file's is reported with its checksum (check_outputs)
                 problems.append(Problem(name, "file", f"unreadable: {str(error)[:300]}"))
@@ -262,7 +269,11 @@ def verify(output_dir: str) -> tuple[int, int, list[Problem]]:
     manifest, problems = check_manifest(output_dir)
     if manifest is not None:
         problems += check_outputs(output_dir, manifest)
-    kept, shard_problems = check_shards(output_dir, manifest)
+    indexed = manifest is not None and bool(index_names(manifest))
+    hashes = HashTally(len(index_names(manifest))) if indexed else None
+    kept, shard_problems = check_shards(output_dir, manifest, hashes)
+    if indexed:
+        problems += check_index(output_dir, manifest, hashes if hashes.complete and not shard_problems else None)
     report, report_problems = read_report(output_dir, manifest)
     if report is not None:
         # With damaged shards, some records could not be counted: the damage is what is reported.

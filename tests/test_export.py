@@ -39,7 +39,7 @@ def test_an_export_is_the_build_of_that_format(file_format, codec, extension, av
     assert verify_main([str(exported)]) == 0
     manifest = json.loads((exported / "manifest.json").read_text())
     assert manifest["options"]["format"] == file_format
-    assert [entry["path"] for entry in manifest["outputs"]] == [shard.name, "report.json"]
+    assert [entry["path"] for entry in manifest["outputs"]] == [shard.name, "index-00000-of-00001.bin", "report.json"]
 
 
 @pytest.mark.slow

@@ -48,6 +48,13 @@ in the combine's accumulators and once to meet its survivor.
 The survivor's record lists the first `DUPLICATE_LIST_CAP` duplicates' URLs
 and record ids (in survivor order), and `duplicate_count` says how many there
 were in all.
+
+Each content this build keeps gives its entry of the corpus's index
+(`contents`: `transforms.corpus_index`). With `--extend`, the contents of the
+earlier corpora (`earlier_fingerprint`, from their indexes) join the combine
+by hash as one more capture each, ranked before every capture: a capture of
+such a content is dropped as an `EarlierDuplicate`, and the content gets no
+note and no entry here.
 """
 
 from __future__ import annotations
@@ -62,13 +69,15 @@ from typing import Iterable, Iterator, NamedTuple
 import apache_beam as beam
 
 from transforms.corpus_format import content_hash
+from transforms.corpus_index import content_entry
 from transforms.document import Document, Skip
 from transforms.stage import counter
-from transforms.vocabulary import (DOCUMENTS, DUPLICATE_LIST_CAP, HASH_DEDUP, NO_TEXT, SKIPPED, Capture,
-                                   Duplicate, Fingerprint, Survivor)
+from transforms.vocabulary import (DOCUMENTS, DUPLICATE_LIST_CAP, EARLIER_OFFSET, HASH_DEDUP, NO_TEXT, SKIPPED,
+                                   Capture, Duplicate, EarlierDuplicate, Fingerprint, Survivor, is_earlier)
 
 SURVIVORS = "survivors"
 BY_BUCKET = "by-bucket"
+CONTENTS = "contents"
 # What a value of a (hash, bucket) group is: one of the bucket's captures, or a survivor sent to it.
 CAPTURE, SURVIVOR = 0, 1
 
@@ -171,10 +180,16 @@ def survivor_note(captures: Captures) -> Survivor | None:
                     captures.count - 1, tuple(f.url for f in listed), tuple(f.warc_record_id for f in listed))
 
 
-def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint) -> Duplicate | None:
-    """The duplicate record of a capture whose content `survivor` stands for; None for the survivor itself."""
+def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint,
+                 earlier_corpora: tuple[str, ...] = ()) -> Duplicate | None:
+    """The duplicate record of a capture whose content `survivor` stands for; None for the survivor itself.
+    A survivor of an earlier corpus (`is_earlier`) is named by that corpus, of `earlier_corpora`, and the hash."""
     if fingerprint.identity == survivor.identity:
         return None
+    if is_earlier(survivor):
+        return EarlierDuplicate(**vars(Capture.of(fingerprint)), content_hash=survivor.content_hash, survivor_url="",
+                                survivor_record_id="", survivor_source_file="", survivor_source_offset=EARLIER_OFFSET,
+                                survivor_corpus=earlier_corpora[survivor.source_range])
     return Duplicate(**vars(Capture.of(fingerprint)), content_hash=survivor.content_hash, survivor_url=survivor.url,
                      survivor_record_id=survivor.warc_record_id, survivor_source_file=survivor.source_file,
                      survivor_source_offset=survivor.source_offset)
@@ -188,12 +203,13 @@ def notes_of(contents: Iterable[Captures]) -> Iterator[tuple[Survivor, Captures]
             yield note, captures
 
 
-def duplicates_among(fingerprints: Iterable[Fingerprint], survivors: dict[str, Fingerprint]) -> Iterator[Duplicate]:
+def duplicates_among(fingerprints: Iterable[Fingerprint], survivors: dict[str, Fingerprint],
+                     earlier_corpora: tuple[str, ...] = ()) -> Iterator[Duplicate]:
     """The duplicates among captures of one hash, given the survivor of each content (by content check) that has
     duplicates."""
     for fingerprint in fingerprints:
         survivor = survivors.get(fingerprint.content_check)
-        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor)
+        duplicate = None if survivor is None else duplicate_of(fingerprint, survivor, earlier_corpora)
         if duplicate is not None:
             yield duplicate
 
@@ -255,19 +271,31 @@ class CapturesOfHash(beam.CombineFn):
 
 
 class SurvivorsOfHash(beam.DoFn):
-    """Per hash, its contents' `Captures`: the notes of survivors that stand for others (main), and each such
-    survivor keyed by (hash, bucket) for each bucket its content's captures are in (tagged)."""
+    """Per hash, its contents' `Captures`: the notes of survivors that stand for others (main), each such
+    survivor keyed by (hash, bucket) for each bucket its content's captures are in (tagged `BY_BUCKET`), and the
+    survivor of each content this build keeps, by identity, with its index entry's content part (`CONTENTS`).
+
+    A content an earlier corpus holds survives there (`is_earlier`): it gets no note and no index entry."""
 
     def process(self, hash_and_contents):
         content_hash, contents = hash_and_contents
+        for captures in contents:
+            survivor = captures.first[0]
+            if not is_earlier(survivor):
+                yield beam.pvalue.TaggedOutput(
+                    CONTENTS, (survivor.identity, content_entry(survivor.content_hash, survivor.content_check)))
         for note, captures in notes_of(contents):
-            yield note
+            if not is_earlier(captures.first[0]):
+                yield note
             for bucket in sorted(captures.buckets):
                 yield beam.pvalue.TaggedOutput(BY_BUCKET, ((content_hash, bucket), (SURVIVOR, captures.first[0])))
 
 
 class DuplicatesOfBucket(beam.DoFn):
     """Per (hash, bucket), its captures and the survivors sent to it: the duplicates among the captures."""
+
+    def __init__(self, earlier_corpora: tuple[str, ...] = ()):
+        self._earlier_corpora = earlier_corpora
 
     def setup(self):
         self._duplicates = counter(HASH_DEDUP, "duplicates")
@@ -279,7 +307,7 @@ class DuplicatesOfBucket(beam.DoFn):
         if not survivors:
             return
         for duplicate in duplicates_among((fingerprint for role, fingerprint in values if role == CAPTURE),
-                                          survivors):
+                                          survivors, self._earlier_corpora):
             self._duplicates.inc()
             yield duplicate
 
@@ -291,22 +319,36 @@ def capture_by_bucket(fingerprint: Fingerprint):
 class Deduplicated(NamedTuple):
     survivors: beam.PCollection
     duplicates: beam.PCollection
+    # (survivor identity, `content_entry`) of every content kept: what the corpus's index lists.
+    contents: beam.PCollection
 
 
 class HashDedup(beam.PTransform):
-    """Fingerprints in; outputs `survivors` (notes of those that have duplicates) and `duplicates`."""
+    """Fingerprints in; outputs `survivors` (notes of those that have duplicates), `duplicates` and `contents`.
 
-    def expand(self, fingerprints):
+    With `earlier_corpora` (`--extend`), the fingerprints of their contents (`earlier_fingerprint`, read from
+    their indexes) are given as `earlier`, and join the combine by hash beside the new captures: sharded by hash
+    like them, never held whole by a worker. They survive before any capture, so a capture of their content is
+    an `EarlierDuplicate` naming its corpus."""
+
+    def __init__(self, earlier_corpora: tuple[str, ...] = ()):
+        super().__init__()
+        self._earlier_corpora = earlier_corpora
+
+    def expand(self, inputs):
+        fingerprints, earlier = (inputs["fingerprints"], inputs.get("earlier")) if isinstance(inputs, dict) \
+            else (inputs, None)
+        by_content = fingerprints if earlier is None else (fingerprints, earlier) | "WithEarlier" >> beam.Flatten()
         survivors = (
-            fingerprints
+            by_content
             | "KeyByHash" >> beam.Map(lambda fingerprint: (fingerprint.content_hash, fingerprint))
             | "CapturesByHash" >> beam.CombinePerKey(CapturesOfHash())
-            | "Survivors" >> beam.ParDo(SurvivorsOfHash()).with_outputs(BY_BUCKET, main=SURVIVORS)
+            | "Survivors" >> beam.ParDo(SurvivorsOfHash()).with_outputs(BY_BUCKET, CONTENTS, main=SURVIVORS)
         )
         duplicates = (
             (fingerprints | "KeyByBucket" >> beam.Map(capture_by_bucket), survivors[BY_BUCKET])
             | "CapturesAndSurvivors" >> beam.Flatten()
             | "ByBucket" >> beam.GroupByKey()
-            | "Duplicates" >> beam.ParDo(DuplicatesOfBucket())
+            | "Duplicates" >> beam.ParDo(DuplicatesOfBucket(self._earlier_corpora))
         )
-        return Deduplicated(survivors[SURVIVORS], duplicates)
+        return Deduplicated(survivors[SURVIVORS], duplicates, survivors[CONTENTS])

@@ -44,7 +44,8 @@ import numpy as np
 
 from transforms.document import Document
 from transforms.stage import counter
-from transforms.vocabulary import NEAR_DEDUP, NEAR_DUPLICATES, NEAR_SURVIVORS, NearDuplicate, NearSurvivor
+from transforms.vocabulary import (EARLIER_OFFSET, NEAR_DEDUP, NEAR_DUPLICATES, NEAR_SURVIVORS, EarlierNearDuplicate,
+                                   NearDuplicate, NearSurvivor)
 
 # Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
 # (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
@@ -141,6 +142,23 @@ def band_keys(signature: bytes, bands: int, rows: int) -> list[bytes]:
 Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, source_range)
 
 
+def earlier_rank(corpus: int, content_hash: str) -> Rank:
+    """The rank of a document of earlier corpus `corpus` (`--extend`): before every capture's (its `source_file`
+    is empty, a capture's never is), told apart by its corpus and content hash."""
+    return ("", "", "", "", EARLIER_OFFSET, corpus, content_hash)
+
+
+def earlier_candidate(corpus_hash_signature: tuple[int, str, bytes]) -> "Candidate":
+    """The candidate of a document of an earlier corpus: (its corpus's position, its content hash, its
+    signature), as its index gives them."""
+    corpus, content_hash, signature = corpus_hash_signature
+    return Candidate(earlier_rank(corpus, content_hash), signature)
+
+
+def is_earlier_rank(rank: Rank) -> bool:
+    return rank[4] == EARLIER_OFFSET
+
+
 @dataclass(frozen=True)
 class Candidate:
     rank: Rank
@@ -204,17 +222,25 @@ def jump(members: Iterable[Pointer], own: Pointer) -> Iterator[Pointer]:
         yield Pointer(member.rank, own.target, member.signature)
 
 
-def resolve(members: Iterable[Pointer], own: Pointer) -> Iterator[NearDuplicate | NearSurvivor]:
-    """The last round at root `own`: the pages that point to it, dropped for it, then its note if there were any."""
+def resolve(members: Iterable[Pointer], own: Pointer,
+            earlier_corpora: tuple[str, ...] = ()) -> Iterator[NearDuplicate | NearSurvivor]:
+    """The last round at root `own`: the pages that point to it, dropped for it, then its note if there were any.
+
+    A document of an earlier corpus (`earlier_rank`) is kept there, never dropped; a root of one is that
+    corpus's document, named by its corpus (of `earlier_corpora`) and content hash, and gets no note."""
     dropped = 0
     for member in members:
-        if member.rank == own.rank:
+        if member.rank == own.rank or is_earlier_rank(member.rank):
             continue
         dropped += 1
-        yield NearDuplicate(member.rank[1], member.rank[2], member.rank[0], *member.rank[3:6],
-                            survivor_url=own.rank[1], survivor_record_id=own.rank[2],
-                            similarity=similarity(member.signature, own.signature))
-    if dropped:
+        capture = (member.rank[1], member.rank[2], member.rank[0], *member.rank[3:6])
+        near = similarity(member.signature, own.signature)
+        if is_earlier_rank(own.rank):
+            yield EarlierNearDuplicate(*capture, survivor_url="", survivor_record_id="", similarity=near,
+                                       survivor_corpus=earlier_corpora[own.rank[5]], survivor_content_hash=own.rank[6])
+        else:
+            yield NearDuplicate(*capture, survivor_url=own.rank[1], survivor_record_id=own.rank[2], similarity=near)
+    if dropped and not is_earlier_rank(own.rank):
         yield NearSurvivor(*own.rank[3:6], near_duplicate_count=dropped)
 
 
@@ -268,6 +294,9 @@ class Jump(beam.DoFn):
 
 
 class Resolve(beam.DoFn):
+    def __init__(self, earlier_corpora: tuple[str, ...] = ()):
+        self._earlier_corpora = earlier_corpora
+
     def setup(self):
         self._dropped = counter(NEAR_DEDUP, "near_duplicates")
         self._unresolved = counter(NEAR_DEDUP, "unresolved")
@@ -279,7 +308,7 @@ class Resolve(beam.DoFn):
             # A chain longer than 2^CHAIN_ROUNDS: these pages are kept.
             self._unresolved.inc(sum(1 for member in parts["members"] if member.rank != own.rank))
             return
-        for result in resolve(parts["members"], own):
+        for result in resolve(parts["members"], own, self._earlier_corpora):
             if isinstance(result, NearSurvivor):
                 yield beam.pvalue.TaggedOutput(NEAR_SURVIVORS, result)
             else:
@@ -295,14 +324,23 @@ def _by_target(pointers, round_name: str):
 
 
 class NearDedup(beam.PTransform):
-    """Candidates (exact-dedup survivors) in; outputs `near_duplicates` (main) and `near_survivors`."""
+    """Candidates (exact-dedup survivors) in; outputs `near_duplicates` (main) and `near_survivors`.
 
-    def __init__(self, parameters: MinHashParameters):
+    With `earlier_corpora` (`--extend`), it takes a dict: `candidates`, and `earlier`, their documents' (corpus,
+    content hash, signature) read from their indexes (`earlier_candidate`): they take part in the buckets like any
+    page and rank first, and are never dropped."""
+
+    def __init__(self, parameters: MinHashParameters, earlier_corpora: tuple[str, ...] = ()):
         super().__init__()
         self._parameters = parameters
+        self._earlier_corpora = earlier_corpora
 
     def expand(self, candidates):
         parameters = self._parameters
+        if isinstance(candidates, dict):
+            candidates = (candidates["candidates"],
+                          candidates["earlier"] | "EarlierCandidates" >> beam.Map(earlier_candidate)) \
+                | "WithEarlier" >> beam.Flatten()
         pointers = (
             candidates
             | "Bands" >> beam.FlatMap(lambda candidate: [
@@ -314,5 +352,5 @@ class NearDedup(beam.PTransform):
         )
         for round_number in range(CHAIN_ROUNDS):
             pointers = _by_target(pointers, str(round_number)) | f"Jump{round_number}" >> beam.ParDo(Jump())
-        return _by_target(pointers, "Last") | "Resolve" >> beam.ParDo(Resolve()).with_outputs(
+        return _by_target(pointers, "Last") | "Resolve" >> beam.ParDo(Resolve(self._earlier_corpora)).with_outputs(
             NEAR_SURVIVORS, main=NEAR_DUPLICATES)

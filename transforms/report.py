@@ -34,10 +34,13 @@ from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.manifest import FileDigest
 from transforms.snapshot import InputDigest
-from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, FilterCounts,
-                                   MostlyDropped, NearDuplicate, ReadNote, RecordsRead)
+from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
+                                   EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,
+                                   RecordsRead)
 
 REPORT_NAME = "report.json"
+# With --extend: of the duplicates and near-duplicates, those of a document of an earlier corpus.
+IN_EARLIER_CORPORA = "in_earlier_corpora"
 OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
 # --main-content's counts: the bytes of boilerplate blocks dropped, and the pages whose main content is all their text.
 BOILERPLATE = "boilerplate_dropped"
@@ -130,12 +133,20 @@ def tally_duplicate(duplicate: Duplicate) -> Counter:
     return _tally(duplicate.source_file, "duplicates")
 
 
+def tally_earlier_duplicate(duplicate: EarlierDuplicate) -> Counter:
+    return _tally(duplicate.source_file, "duplicates", f"{IN_EARLIER_CORPORA}:duplicates")
+
+
 def tally_written(shard: FileDigest) -> Counter:
     return Counter({("bytes", "written"): shard.size, ("total", "output_files"): 1})
 
 
 def tally_near_duplicate(duplicate: NearDuplicate) -> Counter:
     return _tally(duplicate.source_file, NEAR_DUPLICATES)
+
+
+def tally_earlier_near_duplicate(duplicate: EarlierNearDuplicate) -> Counter:
+    return _tally(duplicate.source_file, NEAR_DUPLICATES, f"{IN_EARLIER_CORPORA}:{NEAR_DUPLICATES}")
 
 
 # The tally of each kind of outcome that the report counts (a Counter is already a tally: CompressWrite's).
@@ -148,7 +159,9 @@ TALLY_OF_KIND = {
     MostlyDropped: tally_mostly_dropped,
     FilterCounts: tally_filter_counts,
     Duplicate: tally_duplicate,
+    EarlierDuplicate: tally_earlier_duplicate,
     NearDuplicate: tally_near_duplicate,
+    EarlierNearDuplicate: tally_earlier_near_duplicate,
     FileDigest: tally_written,
     Counter: Counter,
 }
@@ -197,6 +210,10 @@ def build_report(tally: Counter, options: dict) -> dict:
     if options.get("main_content"):
         optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
                                     "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
+    if "extend" in options:
+        # Counted among `duplicates` (and `near_duplicates`) too.
+        optional[IN_EARLIER_CORPORA] = {name: totals.get(f"{IN_EARLIER_CORPORA}:{name}", 0)
+                                        for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)}
     return {
         **optional,
         "status": "complete",
@@ -267,6 +284,8 @@ def format_report(report: dict) -> str:
         lines.append(f"  {'most letters not in --scripts':<36}{report['mostly_dropped']:>12,}")
     if report.get(TRUNCATED_KEPT):
         lines.append(f"  {'kept though cut short (truncated)':<36}{report[TRUNCATED_KEPT]:>12,}")
+    for name, count in report.get(IN_EARLIER_CORPORA, {}).items():
+        lines.append(f"  {name.replace('_', ' ') + ' in an earlier corpus':<36}{count:>12,}")
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]

@@ -166,6 +166,30 @@ class Duplicate(Capture):
     survivor_source_offset: int
 
 
+# The `source_offset` of a document of an earlier corpus (`--extend`): read from its index, from no WARC file of
+# this build (every offset read is 0 or more). Its `source_range` is the earlier corpus's position among them.
+EARLIER_OFFSET = -1
+
+
+def earlier_fingerprint(corpus: int, content_hash: str, content_check: str) -> Fingerprint:
+    """The fingerprint of a content of earlier corpus `corpus` (its position among `--extend`): before every
+    capture in survivor order (its other fields are empty, and every capture's `source_file` is not), so an
+    earlier corpus's content is always the survivor."""
+    return Fingerprint("", "", "", "", EARLIER_OFFSET, corpus, content_hash, content_check)
+
+
+def is_earlier(fingerprint: Fingerprint) -> bool:
+    return fingerprint.source_offset == EARLIER_OFFSET
+
+
+@dataclass(frozen=True)
+class EarlierDuplicate(Duplicate):
+    """A dropped capture whose content an earlier corpus (`--extend`) holds: the survivor is that corpus's record
+    of `content_hash` (its `survivor_*` fields are empty, and `survivor_source_offset` is -1)."""
+
+    survivor_corpus: str
+
+
 @dataclass(frozen=True)
 class Survivor:
     """A kept capture that stands for others: what its record must list."""
@@ -186,6 +210,15 @@ class NearDuplicate(Capture):
     survivor_url: str
     survivor_record_id: str
     similarity: float
+
+
+@dataclass(frozen=True)
+class EarlierNearDuplicate(NearDuplicate):
+    """A dropped page near a document of an earlier corpus (`--extend`): that corpus's record of
+    `survivor_content_hash` (`survivor_url` and `survivor_record_id` are empty)."""
+
+    survivor_corpus: str
+    survivor_content_hash: str
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,130 @@
+"""Extend: a build of new inputs with `--extend` an earlier corpus, against one build of both.
+
+    python -m benchmarks.extend [--megabytes 200] [--reps 2] [--near-dedup]
+
+Generates two crawls, A and B, of `--megabytes` of WARC files each (gzipped
+per record, `pipeline.sample.warc_bytes`): pages of 1,500 words drawn from a
+vocabulary of 5,000 (Zipf-like: about 6 KB compressed a capture), a page of
+its own each, but every fifth page of B repeats a page of A under another URL,
+as a later crawl repeats an earlier one. It builds A once, then alternates
+(ABBA) `--reps` times each of: B with `--extend` A's corpus, and A and B in one
+build; and prints their wall and CPU times (the command's process tree, Beam's
+workers included), the medians, the index's size and bytes per document, and
+checks that A with the extension holds the contents the build of both holds.
+Nothing in it is a test; benchmarks/README.md has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+
+import fastavro
+
+from benchmarks.throughput import alternate, checked, pipeline_command, run_measured
+from pipeline.sample import Capture, warc_bytes
+
+VOCABULARY = [f"{first}{second}" for first in ("ka", "lo", "mi", "ne", "su", "ta", "ve", "ri", "po", "du")
+              for second in range(500)]
+# Zipf-like weights: a few words are common, most are rare, as in text.
+WEIGHTS = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
+WORDS_PER_PAGE = 1500
+WORDS_PER_PARAGRAPH = 60
+CAPTURES_PER_FILE = 1000
+REPEAT_EVERY = 5
+
+
+def page_text(seed: int) -> str:
+    rng = random.Random(seed)
+    words = rng.choices(VOCABULARY, WEIGHTS, k=WORDS_PER_PAGE)
+    return "".join(f"<p>{' '.join(words[start:start + WORDS_PER_PARAGRAPH])}.</p>"
+                   for start in range(0, WORDS_PER_PAGE, WORDS_PER_PARAGRAPH))
+
+
+def capture(crawl: str, index: int) -> Capture:
+    """Page `index` of crawl A or B; B's every fifth page repeats A's page of that index."""
+    seed = index if crawl == "a" or index % REPEAT_EVERY == 0 else 10_000_000 + index
+    html = f"<html><head><title>Page {seed}</title></head><body>{page_text(seed)}</body></html>"
+    month = "01" if crawl == "a" else "02"
+    return Capture(f"https://site{index % 997}.example.org/{crawl}/{index}", html.encode("utf-8"),
+                   date=f"2026-{month}-15T10:00:00Z")
+
+
+def generate(crawl: str, megabytes: int, directory: Path) -> list[str]:
+    """WARC files of crawl `crawl` until they hold `megabytes` (cached: kept for the same size)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths, total, first = [], 0, 0
+    while total < megabytes * 1_000_000:
+        path = directory / f"{crawl}-{first:07d}.warc.gz"
+        if not path.exists():
+            written = path.with_suffix(".part")
+            written.write_bytes(warc_bytes([capture(crawl, k) for k in range(first, first + CAPTURES_PER_FILE)],
+                                           filename=path.name))
+            written.rename(path)
+        paths.append(str(path))
+        total += path.stat().st_size
+        first += CAPTURES_PER_FILE
+    return paths
+
+
+def content_hashes(output: Path) -> set[str]:
+    hashes = set()
+    for shard in sorted(output.glob("corpus-*.avro")):
+        with shard.open("rb") as handle:
+            hashes.update(record["content_hash"] for record in fastavro.reader(handle))
+    return hashes
+
+
+def median(runs: list[dict], key: str) -> float:
+    return round(statistics.median(run[key] for run in runs), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.extend", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--megabytes", type=int, default=200, help="MB of WARC files per crawl (default %(default)s)")
+    parser.add_argument("--reps", type=int, default=2, help="runs of each build, alternated (default %(default)s)")
+    parser.add_argument("--near-dedup", action="store_true", help="build with --near-dedup")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-extend",
+                        help="where the generated files and outputs go (default: %(default)s)")
+    args = parser.parse_args(argv)
+    options = ("--near-dedup",) if args.near_dedup else ()
+    first = generate("a", args.megabytes, args.work / f"a-{args.megabytes}")
+    second = generate("b", args.megabytes, args.work / f"b-{args.megabytes}")
+    earlier, extended, both = (args.work / name for name in ("out-a", "out-b", "out-both"))
+    for output in (earlier, extended, both):
+        shutil.rmtree(output, ignore_errors=True)
+    build_a = checked(run_measured(pipeline_command(first, earlier, options)), "the build of A")
+    print(f"A: {build_a['seconds']:.1f} s wall, {build_a['cpu_seconds']:.1f} s CPU", flush=True)
+    runs = alternate({"B --extend A": pipeline_command(second, extended, options + ("--extend", str(earlier))),
+                      "A and B in one build": pipeline_command(first + second, both, options)},
+                     args.reps, "extend")
+    index = sorted(earlier.glob("index-*.bin"))
+    documents = len(content_hashes(earlier))
+    index_bytes = sum(path.stat().st_size for path in index)
+    union = content_hashes(earlier) | content_hashes(extended)
+    result = {
+        "megabytes_per_crawl": args.megabytes, "near_dedup": args.near_dedup,
+        "input_bytes": {"a": sum(Path(p).stat().st_size for p in first),
+                        "b": sum(Path(p).stat().st_size for p in second)},
+        "build_a": {"seconds": round(build_a["seconds"], 1), "cpu_seconds": round(build_a["cpu_seconds"], 1)},
+        **{name: {"seconds": median(found, "seconds"), "cpu_seconds": median(found, "cpu_seconds"),
+                  "runs": [(round(run["seconds"], 1), round(run["cpu_seconds"], 1)) for run in found]}
+           for name, found in runs.items()},
+        "index": {"files": len(index), "bytes": index_bytes, "documents": documents,
+                  # (Bytes per document are MB per million documents.)
+                  "bytes_per_document": round(index_bytes / documents, 1)},
+        "extended": json.loads((extended / "report.json").read_text()).get("in_earlier_corpora"),
+        "same_contents_as_one_build": union == content_hashes(both),
+    }
+    print(json.dumps(result, indent=2))
+    return 0 if result["same_contents_as_one_build"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""The content index in the pipeline (see `corpus_index`): its entries gathered from HashDedup and NearDedup,
+written in shards by hash (`WriteIndex`), and an earlier corpus's read back (`ReadEarlierIndexes`, `--extend`).
+
+Nothing here holds an index whole: a shard is written by one worker from its
+group (at most about `ENTRIES_PER_SHARD` entries), and an earlier index is
+read a shard at a time, a few thousand entries in memory, each entry going
+on as an element keyed like the new build's own (by content hash into
+HashDedup's combine, by band into NearDedup's buckets).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus_index import (HASH_BYTES, index_file_name, index_header, index_shard_count,
+                                     index_shard_of, parse_entry, read_index_entries, signature_part)
+from transforms.vocabulary import earlier_fingerprint
+
+ENTRIES = "entries"
+SIGNED = "signed"
+# Entries written to a shard's file at a time.
+ENTRIES_PER_WRITE = 4096
+
+
+class SurvivorsSigned(NamedTuple):
+    # The near-dedup candidates of the exact-dedup survivors.
+    candidates: beam.PCollection
+    # (identity, whole index entry) of every exact-dedup survivor: its content, and its signature if it has one.
+    entries: beam.PCollection
+
+
+def join_signatures(identity_and_parts, signature_values: int):
+    """A capture's content (if HashDedup kept it) and candidate (if it has words): the candidate, tagged, and the
+    capture's whole index entry."""
+    identity, parts = identity_and_parts
+    contents = list(parts["contents"])
+    if not contents:
+        return
+    candidates = list(parts["candidates"])
+    for candidate in candidates:
+        yield beam.pvalue.TaggedOutput(SIGNED, candidate)
+    yield identity, contents[0] + signature_part(candidates[0].signature if candidates else None, signature_values)
+
+
+def sign_survivors(contents, candidates, signature_values: int) -> SurvivorsSigned:
+    """The candidates of HashDedup's survivors (`contents`: by identity; a capture HashDedup dropped has none),
+    and each survivor's index entry with its signature: one join by capture."""
+    joined = (
+        {"contents": contents,
+         "candidates": candidates | "CandidateByCapture" >> beam.Map(lambda candidate: (candidate.identity, candidate))}
+        | "JoinSurvivors" >> beam.CoGroupByKey()
+        | "SurvivorEntries" >> beam.FlatMap(join_signatures, signature_values).with_outputs(SIGNED, main=ENTRIES)
+    )
+    return SurvivorsSigned(joined[SIGNED], joined[ENTRIES])
+
+
+def not_near_dropped(entries, near_duplicates):
+    """The entries (by identity) of the pages NearDedup kept."""
+    return (
+        {"entries": entries,
+         "dropped": near_duplicates | "NearDroppedByCapture" >> beam.Map(lambda dropped: (dropped.identity, None))}
+        | "JoinNearDropped" >> beam.CoGroupByKey()
+        | "NotNearDropped" >> beam.FlatMap(lambda joined: [] if joined[1]["dropped"] else joined[1]["entries"])
+    )
+
+
+def write_index_shard(shard_entries, output_dir: str, signature_values: int) -> str:
+    """Writes ((index, count), entries) to `output_dir/index-SSSSS-of-NNNNN.bin`, sorted, leaving out `None`s."""
+    (index, count), entries = shard_entries
+    path = FileSystems.join(output_dir, index_file_name(index, count))
+    ordered = sorted(entry for entry in entries if entry is not None)
+    with FileSystems.create(path) as handle:
+        handle.write(index_header(signature_values))
+        for start in range(0, len(ordered), ENTRIES_PER_WRITE):
+            handle.write(b"".join(ordered[start:start + ENTRIES_PER_WRITE]))
+    return path
+
+
+class WriteIndex(beam.PTransform):
+    """Index entries (bytes) in; writes the index shards `output_dir/index-SSSSS-of-NNNNN.bin` (their count
+    from the entries' number, every shard even if empty) and outputs their paths."""
+
+    def __init__(self, output_dir: str, signature_values: int):
+        super().__init__()
+        self._output_dir = output_dir
+        self._signature_values = signature_values
+
+    def expand(self, entries):
+        count = (entries
+                 | "Count" >> beam.combiners.Count.Globally()
+                 | "ShardCount" >> beam.Map(index_shard_count))
+        keyed = entries | "ByShard" >> beam.Map(
+            lambda entry, count: ((index_shard_of(entry[:HASH_BYTES], count), count), entry),
+            beam.pvalue.AsSingleton(count))
+        every_shard = count | "EveryShard" >> beam.FlatMap(lambda count: [((index, count), None)
+                                                                          for index in range(count)])
+        return (
+            (keyed, every_shard)
+            | "EntriesAndShards" >> beam.Flatten()
+            | "ByFile" >> beam.GroupByKey()
+            | "Write" >> beam.Map(write_index_shard, self._output_dir, self._signature_values)
+        )
+
+
+def earlier_entries(corpus_and_path, signature_values: int):
+    """The fingerprint of each entry of an earlier corpus's index shard, as they are read; tagged, for NearDedup,
+    (corpus, content hash, signature) of each entry with a signature."""
+    corpus, path = corpus_and_path
+    for raw in read_index_entries(path, signature_values):
+        entry = parse_entry(raw, signature_values)
+        yield earlier_fingerprint(corpus, entry.content_hash, entry.content_check)
+        if entry.signature is not None:
+            yield beam.pvalue.TaggedOutput(SIGNED, (corpus, entry.content_hash, entry.signature))
+
+
+class EarlierIndexes(NamedTuple):
+    fingerprints: beam.PCollection
+    signatures: beam.PCollection
+
+
+class ReadEarlierIndexes(beam.PTransform):
+    """The earlier corpora's index files (`index_files`: per corpus, in `--extend` order, its files' paths)
+    read as elements: `fingerprints` for HashDedup, `signatures` for NearDedup (none without signatures)."""
+
+    def __init__(self, index_files: tuple[tuple[str, ...], ...], signature_values: int):
+        super().__init__()
+        self._files = [(corpus, path) for corpus, paths in enumerate(index_files) for path in paths]
+        self._signature_values = signature_values
+
+    def expand(self, pipeline):
+        read = (
+            pipeline
+            | "IndexFiles" >> beam.Create(self._files)
+            # A shard per worker, not all of them on the one that created the list.
+            | "Spread" >> beam.Reshuffle()
+            | "Read" >> beam.FlatMap(earlier_entries, self._signature_values).with_outputs(SIGNED, main=ENTRIES)
+        )
+        return EarlierIndexes(read[ENTRIES], read[SIGNED])
+
