@@ -19,6 +19,7 @@ from apache_beam.io.filesystem import FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from pipeline import resumable
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
@@ -300,12 +301,12 @@ def runner_output_to(log_path: str):
         os.close(saved)
 
 
-def build(settings: CorpusSettings, total_bytes: int) -> dict:
+def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None) -> dict:
     """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
     with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
-    named when the build fails and removed when it succeeds.
+    named when the build fails and removed when it succeeds. `units_dir`: see `pipeline.graph.build_corpus`.
     """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
@@ -318,7 +319,7 @@ def build(settings: CorpusSettings, total_bytes: int) -> dict:
             with progress_notes(settings.output, runner is not None, settings.quiet) as notes:
                 with ProgressDisplay(notes, total_bytes, terminal) if notes else contextlib.nullcontext(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:
@@ -382,12 +383,16 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
     except SigningKeyUnavailable as error:
         raise UsageError(str(error)) from error
     try:
-        with output_lock(settings.output):
+        with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
+            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings), settings.resume)
+            # Said now: whether this run reuses earlier work matters while it runs.
+            for note in taken_over + resumed:
+                print(f"{program_name()}: {note}", file=sys.stderr)
             staging = new_staging_dir(settings.output)
             try:
-                report = build(dataclasses.replace(settings, output=staging), total_bytes)
+                report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir)
                 unbalanced = imbalances(report)
                 if unbalanced:
                     raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")
@@ -397,6 +402,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
                         publish(staging, settings.output)
                     except Exception as error:
                         raise PublishCutShort(describe_failure(error)) from error
+                    resumable.finish(units_dir)
             except BaseException:
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
