@@ -85,9 +85,6 @@ class StageDocuments(beam.DoFn):
         self._layout = RecordLayout(fields)
         self._plan = ledger
 
-    def setup(self):
-        self._ledger = ledger_for(self._plan) if self._plan is not None else None
-
     def start_bundle(self):
         self._attempt = uuid.uuid4().hex
         self._runs = 0
@@ -102,8 +99,8 @@ class StageDocuments(beam.DoFn):
             run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout,
                                           self._attempt)
             self._runs += 1
-            if self._ledger is not None:
-                self._ledger.add_run(unit, run)
+            if self._plan is not None:
+                ledger_for(self._plan).add_run(unit, run)
         run.write(self._layout.staged(doc))
         yield Fingerprint.of(doc)
 
