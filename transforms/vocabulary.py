@@ -219,10 +219,14 @@ class MostlyDropped:
 class FilterCounts:
     """What QualityFilter did to a bundle's documents, per rule: `documents:STEP/RULE` and `raw_bytes:STEP/RULE`
     (pages dropped, and their raw HTML bytes), `lines:STEP/RULE` (lines a line rule removed from pages kept or
-    dropped); and ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced). Counted per bundle,
-    like `MostlyDropped`."""
+    dropped); and ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced). Counted per unit of
+    reading and bundle, like `MostlyDropped` (with its `source_file`, `source_range`, `first_offset`, `seen`)."""
 
     counts: tuple[tuple[str, int], ...]
+    source_file: str = ""
+    source_range: int = 0
+    first_offset: int = 0
+    seen: int = 0
 
 
 @dataclass(frozen=True)
