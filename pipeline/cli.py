@@ -407,6 +407,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
                     remove_exactly([staging])
+                    resumable.keep_if_finished_any(units_dir)
                 raise
     except OutputRefused as error:
         raise UsageError(str(error)) from error

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
@@ -117,6 +116,9 @@ def finish(units_dir: str) -> None:
     remove_exactly([units_dir])
 
 
-def units_recorded(units_dir: str) -> int:
+def keep_if_finished_any(units_dir: str) -> None:
+    """After a build that was not published: keeps its units for the next run if it finished any, or else
+    removes them, so that DIR is as it was."""
     records = FileSystems.join(units_dir, UNITS)
-    return sum(1 for name in names_in(records) if name.endswith(".json")) if os.path.isdir(records) else 0
+    if not (FileSystems.exists(records) and any(name.endswith(".json") for name in names_in(records))):
+        remove_exactly([units_dir])
