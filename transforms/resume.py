@@ -53,9 +53,12 @@ CANDIDATES = "candidates"
 # A test's hook: the ledger stops (sleeps) once it wrote this many records, so that a test kills a build
 # part-way at a known point.
 HOLD_AFTER_UNITS = "WEBCORPUS_TEST_HOLD_AFTER_UNITS"
-# Units a ledger holds outcomes of at once; past it the oldest are given up (read again by a later run). A
-# runner that never brings a unit's outcomes together in one process holds no worker's memory with them.
-MAX_PENDING_UNITS = 4096
+# Units a ledger holds outcomes of at once, and outcomes it holds before their unit's range is known; past
+# them the oldest are given up (read again by a later run). Where a unit's stages are fused (the local runner),
+# a worker thread has one or two units pending; a runner that never brings a unit's outcomes together in one
+# process holds no worker's memory with them.
+MAX_PENDING_UNITS = 256
+MAX_UNPLACED = 500_000
 
 
 def unit_name(source_file: str, start: int) -> str:
@@ -164,22 +167,31 @@ class UnitLedger:
         self._plan = plan
         self._lock = threading.Lock()
         self._units: dict[tuple[str, int], _Unit] = {}
+        # The range of each pending unit read, by file: {start: end}.
+        self._ranges: dict[str, dict[int, int | None]] = defaultdict(dict)
         # Outcomes known by file and offset alone (skips, dead letters), until their unit's range is known.
         self._unplaced: dict[str, set] = defaultdict(set)
+        self._unplaced_count = 0
         self.written = 0
 
     def _unit_of(self, source_file: str, offset: int) -> tuple[str, int] | None:
-        for (path, start), unit in self._units.items():
-            for read in unit.reads:
-                if path == source_file and start <= offset and (read.end is None or offset < read.end):
-                    return path, start
+        for start, end in self._ranges.get(source_file, {}).items():
+            if start <= offset and (end is None or offset < end):
+                return source_file, start
         return None
+
+    def _forget(self, unit: tuple[str, int]) -> None:
+        del self._units[unit]
+        ranges = self._ranges.get(unit[0], {})
+        ranges.pop(unit[1], None)
+        if not ranges:
+            self._ranges.pop(unit[0], None)
 
     def _entry(self, unit: tuple[str, int]) -> _Unit:
         entry = self._units.get(unit)
         if entry is None:
             while len(self._units) >= MAX_PENDING_UNITS:
-                del self._units[next(iter(self._units))]
+                self._forget(next(iter(self._units)))
             entry = self._units[unit] = _Unit()
         return entry
 
@@ -198,10 +210,12 @@ class UnitLedger:
             unit = (outcome.source_file, outcome.start)
             entry = self._entry(unit)
             entry.reads.add(outcome)
+            self._ranges[outcome.source_file][outcome.start] = outcome.end
             unplaced = self._unplaced.get(outcome.source_file, set())
             placed = {(at, end) for at, end in unplaced if outcome.start <= end.source_offset
                       and (outcome.end is None or end.source_offset < outcome.end)}
             unplaced -= placed
+            self._unplaced_count -= len(placed)
             entry.ends |= placed
             return unit
         if isinstance(outcome, Fingerprint):
@@ -222,7 +236,12 @@ class UnitLedger:
             return unit
         unit = self._unit_of(outcome.source_file, outcome.source_offset)
         if unit is None:
-            self._unplaced[outcome.source_file].add((position, outcome))
+            unplaced = self._unplaced[outcome.source_file]
+            if (position, outcome) not in unplaced:
+                unplaced.add((position, outcome))
+                self._unplaced_count += 1
+            while self._unplaced_count > MAX_UNPLACED:
+                self._unplaced_count -= len(self._unplaced.pop(next(iter(self._unplaced))))
             return None
         self._units[unit].ends.add((position, outcome))
         return unit
@@ -246,7 +265,7 @@ class UnitLedger:
         entry = self._units[unit]
         if not self._balances(entry):
             return
-        del self._units[unit]
+        self._forget(unit)
         (read,) = entry.reads
         runs = [run.close() for run in entry.runs]
         for run in runs:
