@@ -93,15 +93,16 @@ def expand_listings(settings: CorpusSettings) -> CorpusSettings:
     return dataclasses.replace(settings, inputs=inputs, files=None)
 
 
-def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tuple[int, list[str]]:
+def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tuple[int, list]:
     """Every pattern matches a file, every local one a regular file; a lone input file must be a readable WARC
     (or ARC) file, and so must each file with `each_an_archive` (a rebuild's, told by their first bytes).
 
     Otherwise, among several inputs, a file that is not a WARC is a per-file
     error in the report and the run goes on. Returns the inputs' total size
-    and paths.
+    and the files matched (Beam's `FileMetadata`: path, size, time).
     """
     files = []
+    matches = []
     total = 0
     for pattern in patterns:
         try:
@@ -118,6 +119,7 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
                 raise UsageError(f"{matched_by}{meta.path} is not a regular file ({kind_of(mode)}): not read; "
                                  "give WARC or ARC files")
         files.extend(meta.path for meta in matched)
+        matches.extend(matched)
         total += sum(meta.size_in_bytes for meta in matched)
     for path in files if each_an_archive or len(files) == 1 else []:
         try:
@@ -130,7 +132,7 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
         if not is_warc:
             raise UsageError(f"{redacted(path)} is not a WARC file (it does not start with a WARC or ARC record); "
                              "give WARC files (uncompressed, gzip, zstd or LZ4) or ARC files (uncompressed or gzip)")
-    return total, files
+    return total, matches
 
 
 def _resolved(path: str) -> str:
@@ -367,17 +369,18 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     settings = expand_listings(settings)
     check_inputs_apart_from_output(settings.inputs, settings.output)
     total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
-    check_output_is_no_input(settings.output, input_files)
+    check_output_is_no_input(settings.output, [meta.path for meta in input_files])
     made = prepare_output(settings.output)
     try:
-        return publish_build(settings, total_bytes)
+        return publish_build(settings, total_bytes, input_files)
     except BaseException:
         remove_made(made)
         raise
 
 
-def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, list[str]]:
-    """Builds into a staging directory of the output directory, and publishes the build there (`run`)."""
+def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list) -> tuple[dict, list[str]]:
+    """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
+    the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`')."""
     try:
         key = signing_key(create=True)
     except SigningKeyUnavailable as error:
@@ -386,7 +389,8 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
         with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
-            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings), settings.resume)
+            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings, input_files),
+                                                       settings.resume)
             # Said now: whether this run reuses earlier work matters while it runs.
             for note in taken_over + resumed:
                 print(f"{program_name()}: {note}", file=sys.stderr)

@@ -41,13 +41,11 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def build_identity(settings: CorpusSettings) -> dict:
-    """What a build's work may be reused under: its options (those that shape its bytes), each input file with its
-    size and modification time (its digest is known only once it is read), the software and the code."""
-    inputs = {}
-    for pattern in settings.inputs:
-        for meta in FileSystems.match([pattern])[0].metadata_list:
-            inputs[redacted(meta.path)] = [meta.size_in_bytes, meta.last_updated_in_seconds]
+def build_identity(settings: CorpusSettings, input_files: list) -> dict:
+    """What a build's work may be reused under: its options (those that shape its bytes), each input file (Beam's
+    `FileMetadata`, as matched) with its size and modification time (its digest is known only once it is read),
+    the software and the code."""
+    inputs = {redacted(meta.path): [meta.size_in_bytes, meta.last_updated_in_seconds] for meta in input_files}
     return {"options": settings.build_identity(), "inputs": dict(sorted(inputs.items())),
             "software": software_versions(settings.format), "code": code_digest()}
 

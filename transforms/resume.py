@@ -41,7 +41,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Skip
 from transforms.exact_paths import is_local
-from transforms.near_dedup import UNSIGNED, Candidate
+from transforms.near_dedup import Candidate
 from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, MOSTLY_DROPPED, NOTES, RECORDS_READ, SKIPPED,
                                    FilterCounts, Fingerprint, MostlyDropped, ReadNote, RecordsRead, UnitRead)
 
