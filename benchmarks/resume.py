@@ -32,7 +32,7 @@ from pathlib import Path
 from benchmarks.scale import generate
 from benchmarks.throughput import REPO, checked, pipeline_command, run_measured
 from pipeline.resumable import RESUME_PREFIX
-from transforms.resume import HOLD_AFTER_UNITS, UNITS
+from transforms.resume import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS
 
 FRACTIONS = (0.25, 0.5, 0.9)
 
@@ -43,7 +43,7 @@ def digests(output: Path) -> dict[str, str]:
 
 
 def recorded(output: Path) -> int:
-    return sum(len(list((path / UNITS).glob("*.json"))) for path in output.glob(f"{RESUME_PREFIX}*"))
+    return sum(len(list((path / UNITS).glob(f"*{RECORD_SUFFIX}"))) for path in output.glob(f"{RESUME_PREFIX}*"))
 
 
 def kill_after(command: list[str], output: Path, units: int) -> float:
@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-file", type=int, default=10_000)
     parser.add_argument("--range-size", type=int, default=None)
     parser.add_argument("--runs", type=int, default=1, help="Repeats of each measurement (medians are printed).")
+    parser.add_argument("--fractions", type=float, nargs="+", default=FRACTIONS,
+                        help="Shares of the units after which a build is killed (default 0.25 0.5 0.9).")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-resume-benchmark")
     args = parser.parse_args(argv)
     inputs = args.input or generate(args.captures, args.per_file, args.work / f"in-{args.captures}")
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     reference = args.work / "reference"
     output = args.work / "out"
     rows: dict[str, list[dict]] = {"whole build": []}
-    for fraction in FRACTIONS:
+    for fraction in args.fractions:
         rows[f"rerun after a kill at {fraction:.0%}"] = []
     units = None
     for _ in range(args.runs):
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         rows["whole build"].append(whole)
         units = len(list(reference.glob("corpus-*")))
         expected = digests(reference)
-        for fraction in FRACTIONS:
+        for fraction in args.fractions:
             shutil.rmtree(output, ignore_errors=True)
             killed_at = max(1, round(units * fraction))
             kill_after(pipeline_command(inputs, output, extra), output, killed_at)

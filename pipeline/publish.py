@@ -62,7 +62,7 @@ from transforms.manifest import MANIFEST_NAME, write_manifest
 from transforms.regular_files import open_regular
 from transforms.report import REPORT_NAME
 from transforms.report_page import REPORT_PAGE_NAME
-from transforms.resume import UNITS
+from transforms.resume import RECORD_SUFFIX, UNITS
 
 RUN_STAGING_PREFIX = f"{STAGING_DIR}-"
 LOCK_NAME = ".webcorpus.lock"
@@ -276,7 +276,7 @@ def example_paths(output: str) -> list[str]:
     resume = FileSystems.join(output, f"{RESUME_PREFIX}{'0' * 16}")
     return ([FileSystems.join(output, name) for name in (*published, LOCK_NAME)]
             + [FileSystems.join(resume, name) for name in (IDENTITY_NAME, f"staged-{'0' * 24}-{'0' * 32}-00000.avro",
-                                                           f"{UNITS}/{'0' * 24}.json")]
+                                                           f"{UNITS}/{'0' * 24}{RECORD_SUFFIX}")]
             + [FileSystems.join(staging, name) for name in (*published, JOURNAL_NAME, f"{JOURNAL_NAME}.new")]
             + [FileSystems.join(staging, PREVIOUS_DIR, name) for name in published]
             + [FileSystems.join(staged, name) for name in (f"staged-{'0' * 24}-0-00000.avro",

@@ -21,7 +21,7 @@ from pipeline.settings import CorpusSettings
 from transforms.exact_paths import names_in, remove_exactly
 from transforms.locations import redacted
 from transforms.manifest import software_versions
-from transforms.resume import UNITS
+from transforms.resume import RECORD_SUFFIX, UNITS
 
 RESUME_PREFIX = ".webcorpus-resume-"
 IDENTITY_NAME = "identity.json"
@@ -99,7 +99,7 @@ def prepare(output: str, identity: dict, resume: bool) -> tuple[str, list[str]]:
         remove_exactly([earlier])
     records = FileSystems.join(units_dir, UNITS)
     if FileSystems.exists(records):
-        reused = sum(1 for name in names_in(records) if name.endswith(".json"))
+        reused = sum(1 for name in names_in(records) if name.endswith(RECORD_SUFFIX))
         notes.append(f"resuming the build that an earlier run left unfinished: {reused} units (byte ranges of the "
                      "inputs) it finished are reused, not read again")
     else:
@@ -118,5 +118,5 @@ def keep_if_finished_any(units_dir: str) -> None:
     """After a build that was not published: keeps its units for the next run if it finished any, or else
     removes them, so that DIR is as it was."""
     records = FileSystems.join(units_dir, UNITS)
-    if not (FileSystems.exists(records) and any(name.endswith(".json") for name in names_in(records))):
+    if not (FileSystems.exists(records) and any(name.endswith(RECORD_SUFFIX) for name in names_in(records))):
         remove_exactly([units_dir])

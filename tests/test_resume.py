@@ -19,7 +19,7 @@ from pipeline.publish import LOCK_NAME, OutputBusy, lock_holder, output_lock
 from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
-from transforms.resume import HOLD_AFTER_UNITS, UNITS, LedgerPlan, UnitLedger
+from transforms.resume import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger
 from transforms.vocabulary import Fingerprint, MostlyDropped, UnitRead
 
 FILES = 6
@@ -61,7 +61,7 @@ def notes(result: subprocess.CompletedProcess) -> list[str]:
 
 
 def records_in(output: Path) -> int:
-    return sum(len(list((path / UNITS).glob("*.json"))) for path in output.glob(f"{RESUME_PREFIX}*"))
+    return sum(len(list((path / UNITS).glob(f"*{RECORD_SUFFIX}"))) for path in output.glob(f"{RESUME_PREFIX}*"))
 
 
 def killed_after(argv: list[str], output: Path, units: int) -> None:
@@ -232,11 +232,11 @@ def ledger_with_two_documents(tmp_path, whole=True, seen=2, runs=(("s1", 2, "a")
 
 def test_a_unit_whose_outcomes_balance_is_recorded(tmp_path):
     assert ledger_with_two_documents(tmp_path).written == 1
-    assert len(list((tmp_path / UNITS).glob("*.json"))) == 1
+    assert len(list((tmp_path / UNITS).glob(f"*{RECORD_SUFFIX}"))) == 1
 
 
 @pytest.mark.parametrize("fault", [{"whole": False}, {"seen": 1}, {"runs": (("s1", 1, "a"),)},
                                    {"runs": (("s1", 2, "a"), ("s2", 2, "b"))}])
 def test_a_unit_split_or_not_all_counted_or_staged_is_not_recorded(tmp_path, fault):
     assert ledger_with_two_documents(tmp_path, **fault).written == 0
-    assert not list((tmp_path / UNITS).glob("*.json"))
+    assert not list((tmp_path / UNITS).glob(f"*{RECORD_SUFFIX}"))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import gzip
 import hashlib
 import json
 import os
@@ -37,6 +38,7 @@ import time
 from collections import defaultdict
 
 import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Skip
@@ -46,6 +48,8 @@ from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, MOSTLY_DROPPED, N
                                    FilterCounts, Fingerprint, MostlyDropped, ReadNote, RecordsRead, UnitRead)
 
 UNITS = "units"
+# A completion record: JSON, gzipped (its outcomes repeat their field names: about a tenth of the JSON).
+RECORD_SUFFIX = ".json.gz"
 RECORDED = "recorded"
 FINGERPRINTS = "fingerprints"
 STAGED = "staged"
@@ -67,7 +71,7 @@ def unit_name(source_file: str, start: int) -> str:
 
 
 def record_path(units_dir: str, source_file: str, start: int) -> str:
-    return FileSystems.join(units_dir, UNITS, f"{unit_name(source_file, start)}.json")
+    return FileSystems.join(units_dir, UNITS, f"{unit_name(source_file, start)}{RECORD_SUFFIX}")
 
 
 # --- Records as JSON ---------------------------------------------------------
@@ -110,8 +114,8 @@ def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes
     record = {"unit": list(unit), "records": read.records, "notes": [encode(note) for note in read.notes],
               "runs": [run.rsplit("/", 1)[-1] for run in runs], "outcomes": sorted(map(encode, outcomes),
                                                                                     key=json.dumps)}
-    with FileSystems.create(written) as handle:
-        handle.write(json.dumps(record, sort_keys=True).encode("utf-8"))
+    with FileSystems.create(written, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        handle.write(gzip.compress(json.dumps(record, sort_keys=True).encode("utf-8"), compresslevel=1, mtime=0))
     _sync(written)
     FileSystems.rename([written], [path])
     if is_local(path):
@@ -120,8 +124,8 @@ def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes
 
 
 def read_record(path: str) -> dict:
-    with FileSystems.open(path) as handle:
-        return json.loads(handle.read())
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        return json.loads(gzip.decompress(handle.read()))
 
 
 def finished(units_dir: str, source_file: str, start: int) -> str | None:
