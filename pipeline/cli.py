@@ -19,6 +19,7 @@ from apache_beam.io.filesystem import FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from pipeline import resumable
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
@@ -92,15 +93,16 @@ def expand_listings(settings: CorpusSettings) -> CorpusSettings:
     return dataclasses.replace(settings, inputs=inputs, files=None)
 
 
-def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tuple[int, list[str]]:
+def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tuple[int, list]:
     """Every pattern matches a file, every local one a regular file; a lone input file must be a readable WARC
     (or ARC) file, and so must each file with `each_an_archive` (a rebuild's, told by their first bytes).
 
     Otherwise, among several inputs, a file that is not a WARC is a per-file
     error in the report and the run goes on. Returns the inputs' total size
-    and paths.
+    and the files matched (Beam's `FileMetadata`: path, size, time).
     """
     files = []
+    matches = []
     total = 0
     for pattern in patterns:
         try:
@@ -117,6 +119,7 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
                 raise UsageError(f"{matched_by}{meta.path} is not a regular file ({kind_of(mode)}): not read; "
                                  "give WARC or ARC files")
         files.extend(meta.path for meta in matched)
+        matches.extend(matched)
         total += sum(meta.size_in_bytes for meta in matched)
     for path in files if each_an_archive or len(files) == 1 else []:
         try:
@@ -129,7 +132,7 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
         if not is_warc:
             raise UsageError(f"{redacted(path)} is not a WARC file (it does not start with a WARC or ARC record); "
                              "give WARC files (uncompressed, gzip, zstd or LZ4) or ARC files (uncompressed or gzip)")
-    return total, files
+    return total, matches
 
 
 def _resolved(path: str) -> str:
@@ -313,12 +316,12 @@ def runner_output_to(log_path: str):
         os.close(saved)
 
 
-def build(settings: CorpusSettings, total_bytes: int) -> dict:
+def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None) -> dict:
     """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
     with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
-    named when the build fails and removed when it succeeds.
+    named when the build fails and removed when it succeeds. `units_dir`: see `pipeline.graph.build_corpus`.
     """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
@@ -332,7 +335,7 @@ def build(settings: CorpusSettings, total_bytes: int) -> dict:
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
                         if notes else contextlib.nullcontext(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:
@@ -380,29 +383,35 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     settings = expand_listings(settings)
     check_inputs_apart_from_output(settings.inputs, settings.output)
     total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
-    check_output_is_no_input(settings.output, input_files)
+    check_output_is_no_input(settings.output, [meta.path for meta in input_files])
     check_earlier_corpora(settings)
     made = prepare_output(settings.output)
     try:
-        return publish_build(settings, total_bytes)
+        return publish_build(settings, total_bytes, input_files)
     except BaseException:
         remove_made(made)
         raise
 
 
-def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, list[str]]:
-    """Builds into a staging directory of the output directory, and publishes the build there (`run`)."""
+def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list) -> tuple[dict, list[str]]:
+    """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
+    the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`')."""
     try:
         key = signing_key(create=True)
     except SigningKeyUnavailable as error:
         raise UsageError(str(error)) from error
     try:
-        with output_lock(settings.output):
+        with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
+            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings, input_files),
+                                                       settings.resume)
+            # Said now: whether this run reuses earlier work matters while it runs.
+            for note in taken_over + resumed:
+                print(f"{program_name()}: {note}", file=sys.stderr)
             staging = new_staging_dir(settings.output)
             try:
-                report = build(dataclasses.replace(settings, output=staging), total_bytes)
+                report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir)
                 unbalanced = imbalances(report)
                 if unbalanced:
                     raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")
@@ -412,10 +421,12 @@ def publish_build(settings: CorpusSettings, total_bytes: int) -> tuple[dict, lis
                         publish(staging, settings.output)
                     except Exception as error:
                         raise PublishCutShort(describe_failure(error)) from error
+                    resumable.finish(units_dir)
             except BaseException:
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
                     remove_exactly([staging])
+                    resumable.keep_if_finished_any(units_dir)
                 raise
     except OutputRefused as error:
         raise UsageError(str(error)) from error

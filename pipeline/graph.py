@@ -46,14 +46,15 @@ from transforms.manifest import digest_file
 from transforms.manifest_transform import WriteManifest
 from transforms.minimize_text import minimize_document
 from transforms.minimize_text_transform import MinimizeText
-from transforms.near_dedup import NearDedup, SignDocuments
+from transforms.near_dedup import UNSIGNED, NearDedup, Sign
 from transforms.read_warc.splittable_read import ReadWarc
 from transforms.report_page_transform import WriteReportPage
 from transforms.report_transform import WriteReport
+from transforms.resume import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan, Replay, tap
 from transforms.sink.schema import CLEAN_TEXT
 from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS,
-                                   NON_RESPONSE, NOTES, RECORDS_READ)
+                                   NON_RESPONSE, NOTES, RECORDS_READ, SKIPPED, UNITS_READ)
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
@@ -141,35 +142,50 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
+def _and(collection, replayed, name: str):
+    """`collection` and, when a build resumes, the same outcomes `replayed` from completion records."""
+    return collection if replayed is None else (collection, replayed) | name >> beam.Flatten()
+
+
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
-                 side_file_lines: int = LINES_PER_SHARD):
+                 side_file_lines: int = LINES_PER_SHARD, units_dir: str | None = None):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
-    `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`).
+    `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`). With `units_dir`, the build can
+    resume (`transforms.resume`): its staging files and the completion records of its units go there, and the
+    units recorded there by an earlier run of the same build are replayed, not read.
     """
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
     screens = ((UrlBlocklist.load(settings.url_blocklists),) if settings.url_blocklists else ()) + (
         (headers_opt_out,) if settings.respect_opt_out else ())
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
                                              settings.max_page_bytes, settings.skip_truncated,
-                                             Screens(screens) if screens else None)
+                                             Screens(screens) if screens else None, units_dir)
+    # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.resume`).
+    tapped = [{"skipped": read.skipped, "dead": read[DEAD_LETTER], "units": read[UNITS_READ]}]
     decoded = read.documents | "Charset" >> DecodeCharset()
+    tapped.append({"dead": decoded[DEAD_LETTER]})
     to_clean, opt_out_stages = decoded.documents, []
     if settings.respect_opt_out:
         # The meta tags, from the decoded page, before it is cleaned.
         opted = decoded.documents | "RespectOptOut" >> RespectOptOut()
         to_clean, opt_out_stages = opted.documents, [opted]
+        tapped.append({"dead": opted[DEAD_LETTER], "skipped": opted.skipped})
     cleaned = to_clean | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout, settings.page_memory,
                                                     settings.main_content)
+    tapped.append({"dead": cleaned[DEAD_LETTER]})
     fields = settings.written_fields()
     to_minimize, language_stages = cleaned.documents, []
     if settings.language:
         identified = cleaned.documents | "IdentifyLanguage" >> IdentifyLanguage(settings.languages)
         to_minimize, language_stages = identified.documents, [identified]
+        tapped.append({"dead": identified[DEAD_LETTER], "skipped": identified.skipped})
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts,
                                                              CLEAN_TEXT in fields or bool(settings.quality))
+    counting = [len(tapped)]
+    tapped.append({"dead": minimized[DEAD_LETTER], "counts": minimized[MOSTLY_DROPPED]})
     to_hash, quality_stages, pii_stages = minimized.documents, [], []
     if settings.quality:
         # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
@@ -177,30 +193,43 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
                                                                           reminimize)
         to_hash, quality_stages = filtered.documents, [filtered]
+        counting.append(len(tapped))
+        tapped.append({"dead": filtered[DEAD_LETTER], "skipped": filtered.skipped, "counts": filtered[FILTER_COUNTS]})
     if settings.pii:
         scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData()
         to_hash, pii_stages = scrubbed.documents, [scrubbed]
+        counting.append(len(tapped))
+        tapped.append({"dead": scrubbed[DEAD_LETTER], "counts": scrubbed[FILTER_COUNTS]})
     filter_stages = quality_stages + pii_stages
     hashed = to_hash | "Hash" >> HashDocuments()
-    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields)
+    tapped.append({"skipped": hashed.skipped})
+    plan = None if units_dir is None else LedgerPlan(units_dir, tuple(counting), len(tapped),
+                                                     settings.near_dedup is not None)
+    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields, plan)
+    tapped.append({"fingerprints": staged.fingerprints})
+    replayed = None if plan is None else read[RECORDED] | "Replay" >> Replay(units_dir)
+    fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
     earlier = None
-    to_deduplicate = staged.fingerprints
+    to_deduplicate = fingerprints
     if settings.extend:
         # The earlier corpora's indexes, as elements keyed like this build's own fingerprints and signatures.
         earlier = pipeline | "ReadEarlierIndexes" >> ReadEarlierIndexes(
             tuple(corpus.index_files for corpus in settings.earlier_corpora(check_digests=False)), signature_values)
-        to_deduplicate = {"fingerprints": staged.fingerprints, "earlier": earlier.fingerprints}
+        to_deduplicate = {"fingerprints": fingerprints, "earlier": earlier.fingerprints}
     deduplicated = to_deduplicate | "HashDedup" >> HashDedup(settings.extend)
     to_write = {
-        "staged": staged.staged,
+        "staged": _and(staged.staged, replayed and replayed[STAGED], "AllStaged"),
         "survivors": deduplicated.survivors,
         "duplicates": deduplicated.duplicates,
     }
     near = None
     if settings.near_dedup is not None:
         # Signed where the documents are, before any shuffle, like the fingerprints.
-        candidates = hashed.documents | "NearSign" >> SignDocuments(settings.near_dedup)
+        signed_pages = hashed.documents | "NearSign" >> beam.ParDo(Sign(settings.near_dedup)).with_outputs(
+            UNSIGNED, main="candidates")
+        tapped.append({"candidates": signed_pages.candidates, "unsigned": signed_pages[UNSIGNED]})
+        candidates = _and(signed_pages.candidates, replayed and replayed[CANDIDATES], "AllCandidates")
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
         near_candidates = signed.candidates if earlier is None else {"candidates": signed.candidates,
                                                                      "earlier": earlier.signatures}
@@ -210,6 +239,9 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     else:
         index_entries = deduplicated.contents | "IndexEntries" >> beam.Values()
     index_files = index_entries | "Index" >> WriteIndex(settings.output, signature_values)
+    if plan is not None:
+        for position, outcomes in enumerate(tapped):
+            tap({f"{position}-{name}": outcomes for name, outcomes in outcomes.items()}, plan, position)
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
         sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
@@ -217,9 +249,15 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     dead_letters = [stage[DEAD_LETTER]
                     for stage in (read, decoded, *opt_out_stages, cleaned, *language_stages, minimized, *filter_stages)]
+    read_skips = [read.skipped]
+    if replayed is not None:
+        dead_letters.append(replayed[DEAD_LETTER])
+        # (A replayed unit's skips are of every stage: listed as the reader's are.)
+        read_skips.append(replayed[SKIPPED])
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
-    listed_read_skips = read.skipped | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE)
+    listed_read_skips = (_and(read.skipped, replayed and replayed[SKIPPED], "ReadAndReplayedSkips")
+                         | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE))
     document_skips = [hashed.skipped] + [stage.skipped
                                          for stage in (*opt_out_stages, *language_stages, *quality_stages)]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
@@ -230,15 +268,17 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
     # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
-    outcomes = [read[INPUT_FILES], read[RECORDS_READ], read.skipped, *document_skips, read[NOTES], *dead_letters,
+    outcomes = [read[INPUT_FILES], read[RECORDS_READ], *read_skips, *document_skips, read[NOTES], *dead_letters,
                 minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)
     outcomes.extend(stage[FILTER_COUNTS] for stage in filter_stages)
+    if replayed is not None:
+        outcomes.extend(replayed[tag] for tag in (RECORDS_READ, NOTES, MOSTLY_DROPPED, FILTER_COUNTS))
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
     report = tuple(outcomes) | "Report" >> WriteReport(settings.output, settings.build_identity())
     report_page = {
-        "report": report, "fingerprints": staged.fingerprints, "skipped": listed_skips, "dead_letter": dead,
+        "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
                                         settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs))
     output_digests = (

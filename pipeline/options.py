@@ -10,6 +10,7 @@ the nearest real flag: Beam would drop it with a warning, and a misspelled
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 from pathlib import Path
 
@@ -254,6 +255,11 @@ def make_parser() -> argparse.ArgumentParser:
         help="No progress display on stderr (it is shown on local runs).",
     )
     parser.add_argument(
+        "--no-resume", action="store_true",
+        help="Start afresh: do not reuse the units (byte ranges) that an interrupted earlier run of the same build "
+             "on --output finished (reused by default; docs/robustness.md).",
+    )
+    parser.add_argument(
         "--rebuild", metavar="MANIFEST",
         help="Build again from a build's manifest.json (its inputs and options) into --output, and say whether "
              "the result is byte-identical. Takes none of the options above but --output. The manifest must be one "
@@ -388,8 +394,9 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
                 raise ValueError(f"--rebuild takes inputs and options from the manifest; leave out {', '.join(given)}")
             manifest = load_manifest(known.rebuild)
             try:
-                return settings_from_manifest(manifest, known.output, tuple(beam_args), known.rebuild, known.quiet,
-                                              known.verbose, known.trust_manifest)
+                return dataclasses.replace(
+                    settings_from_manifest(manifest, known.output, tuple(beam_args), known.rebuild, known.quiet,
+                                           known.verbose, known.trust_manifest), resume=not known.no_resume)
             except (KeyError, TypeError, AttributeError) as error:
                 # A manifest is input: one whose options are not a build's is named, not followed.
                 raise ValueError(f"--rebuild {known.rebuild}: its options are not a webcorpus build's "
@@ -432,6 +439,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             beam_args=tuple(beam_args),
             quiet=known.quiet,
             verbose=known.verbose,
+            resume=not known.no_resume,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -26,9 +26,15 @@ user's file, a manifest someone else wrote), the run refuses.
 
 Local output directories are locked (`fcntl.flock` on `DIR/.webcorpus.lock`,
 removed at the end) for the whole run, so a second run on DIR refuses at
-once; the kernel drops the lock of a process that dies, so a killed run
-leaves no lock that holds. Object stores (gs://, s3://) have no locks:
-two runs on one such directory are not detected.
+once; the kernel drops the lock of a process that dies, and the lock file
+that a killed run leaves says which run it was (pid, host, start): the
+next run takes it over with one line once that process is gone
+(`output_lock`). Object stores (gs://, s3://) have no locks: two runs on one
+such directory are not detected.
+
+The work of an unfinished build, which the next run of the same build
+resumes, is in `DIR/.webcorpus-resume-<identity>/` (`pipeline.resumable`),
+which nothing here removes.
 """
 
 from __future__ import annotations
@@ -38,12 +44,15 @@ import fcntl
 import json
 import os
 import re
+import socket
 import stat
+import time
 import uuid
 
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
+from pipeline.resumable import IDENTITY_NAME, RESUME_PREFIX
 from pipeline.signing import sign, signature_problem
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import FILE_PREFIX, SHARD_EXTENSIONS, SHARD_NAME
@@ -54,6 +63,7 @@ from transforms.manifest import MANIFEST_NAME, write_manifest
 from transforms.regular_files import open_regular
 from transforms.report import REPORT_NAME
 from transforms.report_page import REPORT_PAGE_NAME
+from transforms.resume import RECORD_SUFFIX, UNITS
 
 RUN_STAGING_PREFIX = f"{STAGING_DIR}-"
 LOCK_NAME = ".webcorpus.lock"
@@ -75,16 +85,73 @@ class OutputBusy(OutputRefused):
     """Another run holds the output directory's lock."""
 
 
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def _process_start(pid: int) -> str | None:
+    """When process `pid` started (clock ticks after boot, /proc/PID/stat), or None if there is none."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return ""
+
+
+def lock_holder() -> dict:
+    """What a lock file says of the run that holds it: its process, host, boot and start."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "boot": _boot_id(),
+            "process_start": _process_start(os.getpid()), "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def holder_alive(holder: dict) -> bool | None:
+    """Whether the run a lock file names still runs: None where this machine cannot tell (another host)."""
+    if holder.get("host") != socket.gethostname():
+        return None
+    if holder.get("boot") != _boot_id():
+        return False
+    started = _process_start(int(holder.get("pid", 0)))
+    # (A pid reused by another process since has another start.)
+    return started is not None and started in ("", holder.get("process_start"))
+
+
+def _holder_of(descriptor: int) -> dict | None:
+    try:
+        holder = json.loads(os.pread(descriptor, 4096, 0) or b"null")
+        return holder if isinstance(holder, dict) and "pid" in holder else None
+    except (OSError, ValueError):
+        return None
+
+
+def _who(holder: dict | None) -> str:
+    return "" if holder is None else f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')}; "
+
+
 @contextlib.contextmanager
 def output_lock(output: str):
-    """Holds DIR's lock for the block (local directories only); raises OutputBusy if another run holds it.
+    """Holds DIR's lock for the block (local directories only); raises OutputBusy if another run holds it. Yields
+    a line for the user if it took over the lock of a run that is gone.
 
-    The lock file is removed when the block ends, so DIR holds nothing of the
-    lock between runs; a run that locked a file another run had just removed
-    sees that the path no longer names it, and locks again.
+    The lock file says which run holds it (`lock_holder`), and is removed
+    when the block ends, so DIR holds nothing of the lock between runs; a
+    run that locked a file another run had just removed sees that the path
+    no longer names it, and locks again. A lock file that stays was left by a
+    run that did not end (killed, or its machine restarted): the kernel gave
+    its lock up, and if its process is gone from this host, the lock is taken
+    over; a lock file naming a live process, or one on another host, refuses.
     """
     if not is_local(output):
-        yield
+        yield []
         return
     path = os.path.join(output, LOCK_NAME)
     while True:
@@ -92,8 +159,9 @@ def output_lock(output: str):
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            holder = _holder_of(descriptor)
             os.close(descriptor)
-            raise OutputBusy(f"another run is writing to --output {output} (it holds {LOCK_NAME}); "
+            raise OutputBusy(f"another run is writing to --output {output} ({_who(holder)}it holds {LOCK_NAME}); "
                              "wait for it to end or choose another directory") from None
         try:
             if os.stat(path).st_ino == os.fstat(descriptor).st_ino:
@@ -101,8 +169,21 @@ def output_lock(output: str):
         except FileNotFoundError:
             pass
         os.close(descriptor)
+    taken_over = []
+    earlier = _holder_of(descriptor)
+    if earlier is not None:
+        alive = holder_alive(earlier)
+        if alive is not False:
+            os.close(descriptor)
+            why = ("that run's process is still alive" if alive else
+                   "this machine cannot tell whether that run still runs; if it ended, remove the file")
+            raise OutputBusy(f"another run is writing to --output {output} ({_who(earlier)}it holds {path}): {why}")
+        taken_over.append(f"took over the lock of an earlier run that is gone ({_who(earlier)}killed, or its machine "
+                          "restarted)")
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, json.dumps(lock_holder()).encode("utf-8"), 0)
     try:
-        yield
+        yield taken_over
     finally:
         os.remove(path)
         os.close(descriptor)
@@ -195,7 +276,10 @@ def example_paths(output: str) -> list[str]:
                  index_file_name(0, 1)]
     staging = FileSystems.join(output, f"{RUN_STAGING_PREFIX}{'0' * 12}")
     staged = FileSystems.join(staging, STAGING_DIR)
+    resume = FileSystems.join(output, f"{RESUME_PREFIX}{'0' * 16}")
     return ([FileSystems.join(output, name) for name in (*published, LOCK_NAME)]
+            + [FileSystems.join(resume, name) for name in (IDENTITY_NAME, f"staged-{'0' * 24}-{'0' * 32}-00000.avro",
+                                                           f"{UNITS}/{'0' * 24}{RECORD_SUFFIX}")]
             + [FileSystems.join(staging, name) for name in (*published, JOURNAL_NAME, f"{JOURNAL_NAME}.new")]
             + [FileSystems.join(staging, PREVIOUS_DIR, name) for name in published]
             + [FileSystems.join(staged, name) for name in (f"staged-{'0' * 24}-0-00000.avro",

@@ -101,6 +101,8 @@ class CorpusSettings:
     quiet: bool = field(default=False, compare=False)
     # Beam's and the workers' logging on the terminal (otherwise kept in a log file, shown on failure).
     verbose: bool = field(default=False, compare=False)
+    # Reuse the units an interrupted run of the same build finished (`--no-resume`: start afresh).
+    resume: bool = field(default=True, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
@@ -149,7 +151,7 @@ class CorpusSettings:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
         for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest", "quiet",
-                     "verbose"):
+                     "verbose", "resume"):
             del described[name]
         # (Without the credentials a URL may hold: the manifest, the report and the shards' sync marker hold it.)
         described["inputs"] = [redacted(path) for path in self.inputs]

@@ -62,7 +62,7 @@ def test_an_output_directory_that_is_an_input_file_is_refused(crawl):
 REASON = "the input cannot be read from offset 123456789 to its end, " + "because the server said so " * 12 + "END"
 
 
-def failing_graph(pipeline, settings, *args):
+def failing_graph(pipeline, settings, *args, **kwargs):
     def fail(_):
         raise RuntimeError(REASON)
 

@@ -23,6 +23,7 @@ import pipeline.graph
 import pipeline.publish
 import transforms.report
 from pipeline import verify
+from pipeline.resumable import RESUME_PREFIX
 from pipeline.publish import LOCK_NAME, RUN_STAGING_PREFIX, output_lock, publish, publish_begun, recover
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.test_cli import REPO, run_main
@@ -33,9 +34,11 @@ USER_FILES = {"corpus-final.avro": b"the user's own corpus", "corpus-notes.txt":
 
 
 def snapshot(directory: Path) -> dict[str, str]:
-    """sha256 of every file under `directory`, by relative path."""
+    """sha256 of every file under `directory`, by relative path; not the work an unfinished build keeps to resume
+    (tests/test_resume.py)."""
     return {str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(directory.rglob("*")) if path.is_file()}
+            for path in sorted(directory.rglob("*")) if path.is_file()
+            and not str(path.relative_to(directory)).startswith(RESUME_PREFIX)}
 
 
 def build_argv(inputs: Path, output: Path) -> list[str]:
@@ -254,7 +257,7 @@ def signalled_run(inputs: Path, output: Path, signum: int, *flags: str) -> subpr
     process = subprocess.Popen([sys.executable, "-m", "pipeline", *build_argv(inputs, output), *flags], cwd=REPO,
                                env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    while not list(output.glob(f"{RUN_STAGING_PREFIX}*/.webcorpus-staging/staged-*")):
+    while not list(output.glob(f"{RESUME_PREFIX}*/staged-*")):
         assert process.poll() is None, process.communicate()
         time.sleep(0.01)
     process.send_signal(signum)
@@ -295,6 +298,7 @@ def test_a_killed_run_leaves_the_earlier_corpus_and_the_next_run_cleans_up(earli
     # The earlier corpus is whole; the killed run's files are all in its staging directory, none under a final name.
     assert {name: digest for name, digest in left.items() if name in before} == before
     assert all(name.startswith(RUN_STAGING_PREFIX) or name == LOCK_NAME for name in set(left) - set(before))
+    assert list(earlier.glob(f"{RESUME_PREFIX}*/staged-*"))  # and the work it finished, kept to resume
     assert verify.main([str(earlier)]) == 0
     # The lock of a killed run does not hold; its staging directory goes.
     code, _, stderr = run_main(build_argv(inputs, earlier))

@@ -9,26 +9,36 @@ from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
 from transforms.minimize_text import DEFAULT_SCRIPTS, is_mostly_dropped, minimize_document, parse_scripts
-from transforms.stage import DocumentStage
+from transforms.stage import CountsPerUnit, DocumentStage
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, MINIMIZE_TEXT, MOSTLY_DROPPED, MostlyDropped
 
 
+def mostly_dropped(part: tuple) -> MostlyDropped:
+    (source_file, source_range), first_offset, seen, counts = part
+    return MostlyDropped(counts[MOSTLY_DROPPED], source_file, source_range, first_offset, seen)
+
+
 class MinimizeDocuments(DocumentStage):
-    """`DocumentStage` of `minimize_document` that also outputs, per bundle, the `MostlyDropped` count."""
+    """`DocumentStage` of `minimize_document` that also outputs, per unit of reading and bundle, the
+    `MostlyDropped` count (`CountsPerUnit`)."""
 
     def start_bundle(self):
-        self._mostly_dropped = 0
+        self._counts = CountsPerUnit()
 
     def process(self, doc: Document):
+        dropped = 0
         for output in super().process(doc):
             if isinstance(output, Document) and is_mostly_dropped(output):
-                self._mostly_dropped += 1
+                dropped = 1
             yield output
+        ended = self._counts.add(doc, {MOSTLY_DROPPED: dropped})
+        if ended:
+            yield beam.pvalue.TaggedOutput(MOSTLY_DROPPED, mostly_dropped(ended))
 
     def finish_bundle(self):
-        if self._mostly_dropped:
-            yield beam.pvalue.TaggedOutput(
-                MOSTLY_DROPPED, GlobalWindows.windowed_value(MostlyDropped(self._mostly_dropped)))
+        ended = self._counts.flush()
+        if ended:
+            yield beam.pvalue.TaggedOutput(MOSTLY_DROPPED, GlobalWindows.windowed_value(mostly_dropped(ended)))
 
 
 class MinimizeText(beam.PTransform):

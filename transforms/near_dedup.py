@@ -244,7 +244,14 @@ def resolve(members: Iterable[Pointer], own: Pointer,
         yield NearSurvivor(*own.rank[3:6], near_duplicate_count=dropped)
 
 
+# Sign's output of the captures whose text has no words to sign: (source_file, source_range, source_offset).
+UNSIGNED = "unsigned"
+
+
 class Sign(beam.DoFn):
+    """A document's `Candidate`; on `unsigned`, the capture of a document without words (so that every document
+    is accounted for: `transforms.resume`)."""
+
     def __init__(self, parameters: MinHashParameters):
         self._parameters = parameters
 
@@ -256,6 +263,7 @@ class Sign(beam.DoFn):
         candidate = candidate_of(doc, self._parameters, self._family)
         if candidate is None:
             self._no_words.inc()
+            yield beam.pvalue.TaggedOutput(UNSIGNED, (doc.source_file, doc.source_range, doc.source_offset))
             return
         yield candidate
 
@@ -268,7 +276,7 @@ class SignDocuments(beam.PTransform):
         self._parameters = parameters
 
     def expand(self, docs):
-        return docs | beam.ParDo(Sign(self._parameters))
+        return (docs | beam.ParDo(Sign(self._parameters)).with_outputs(UNSIGNED, main="candidates")).candidates
 
 
 class LinkBuckets(beam.DoFn):

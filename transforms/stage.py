@@ -7,6 +7,7 @@ stage's name and the reason, and the run goes on.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable
 
 import apache_beam as beam
@@ -45,3 +46,40 @@ class DocumentStage(beam.DoFn):
 def apply_stage(docs, stage: str, function: Callable[[Document], Document]):
     """Returns the outputs `documents` and `dead_letter` of `function` applied to `docs`."""
     return docs | beam.ParDo(DocumentStage(stage, function)).with_outputs(DEAD_LETTER, main=DOCUMENTS)
+
+
+class CountsPerUnit:
+    """A stage's counts, per unit of reading (`source_file`, `source_range`) in the order documents come.
+
+    Where a stage is fused with reading, a unit's documents come one after
+    another: its counts are given once, when the next unit begins (or the
+    bundle ends); otherwise they come in several parts, as they did per
+    bundle. Each part says its unit, its first document's offset and how many
+    documents it saw, so that a unit's completion record (`transforms.resume`)
+    knows it has them all.
+    """
+
+    def __init__(self):
+        self._unit: tuple[str, int] | None = None
+        self._counts = Counter()
+        self._first = 0
+        self._seen = 0
+
+    def add(self, doc: Document, counts) -> tuple | None:
+        """Adds a document's counts; returns the part of the unit before (`flush`) if this one begins another."""
+        unit = (doc.source_file, doc.source_range)
+        ended = None
+        if unit != self._unit:
+            ended = self.flush()
+            self._unit, self._first = unit, doc.source_offset
+        self._counts.update(counts)
+        self._seen += 1
+        return ended
+
+    def flush(self) -> tuple | None:
+        """(unit, first offset, documents seen, counts) of the part being counted, or None; starts anew."""
+        if self._unit is None:
+            return None
+        ended = (self._unit, self._first, self._seen, self._counts)
+        self._unit, self._counts, self._seen = None, Counter(), 0
+        return ended

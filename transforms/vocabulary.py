@@ -46,6 +46,7 @@ MOSTLY_DROPPED = "mostly_dropped"
 NEAR_DUPLICATES = "near_duplicates"
 NEAR_SURVIVORS = "near_survivors"
 FILTER_COUNTS = "filter_counts"
+UNITS_READ = "units_read"
 
 # --- Skip kinds --------------------------------------------------------------
 
@@ -233,20 +234,32 @@ class NearSurvivor:
 
 @dataclass(frozen=True)
 class MostlyDropped:
-    """How many documents of a bundle most of whose letters MinimizeText dropped: counted where they are
-    minimized, not by a step of their own over every document."""
+    """How many documents of a unit of reading (as much of it as a bundle held) most of whose letters MinimizeText
+    dropped: counted where they are minimized, not by a step of their own over every document.
+
+    `source_file`, `source_range`: the unit; `first_offset`, `seen`: the first and the number of its documents
+    counted here (so that a unit's completion record knows every document of it was: `transforms.resume`).
+    """
 
     documents: int
+    source_file: str = ""
+    source_range: int = 0
+    first_offset: int = 0
+    seen: int = 0
 
 
 @dataclass(frozen=True)
 class FilterCounts:
     """What QualityFilter did to a bundle's documents, per rule: `documents:STEP/RULE` and `raw_bytes:STEP/RULE`
     (pages dropped, and their raw HTML bytes), `lines:STEP/RULE` (lines a line rule removed from pages kept or
-    dropped); and ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced). Counted per bundle,
-    like `MostlyDropped`."""
+    dropped); and ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced). Counted per unit of
+    reading and bundle, like `MostlyDropped` (with its `source_file`, `source_range`, `first_offset`, `seen`)."""
 
     counts: tuple[tuple[str, int], ...]
+    source_file: str = ""
+    source_range: int = 0
+    first_offset: int = 0
+    seen: int = 0
 
 
 @dataclass(frozen=True)
@@ -274,3 +287,17 @@ class RecordsRead:
 
     source_file: str
     records: int
+
+
+@dataclass(frozen=True)
+class UnitRead:
+    """One reading of a unit (a `WarcRange`: the records that start in [start, end) of a file; end None: to its
+    end) ended: how many records it read, the notes it listed, and whether it read the unit whole (a runner may
+    split a range while it is read). What `transforms.resume` checks a unit's outcomes against."""
+
+    source_file: str
+    start: int
+    end: int | None
+    records: int
+    notes: tuple[ReadNote, ...]
+    whole: bool

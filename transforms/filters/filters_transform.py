@@ -13,14 +13,19 @@ from apache_beam.transforms.window import GlobalWindows
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filters.documents import filter_document, scrub_document
 from transforms.filters.opt_out import opt_out_document
-from transforms.stage import counter
+from transforms.stage import CountsPerUnit, counter
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, OPT_OUT, PII_SCRUB, QUALITY_FILTER,
                                    SKIPPED, FilterCounts)
 
 
+def filter_counts(part: tuple) -> FilterCounts:
+    (source_file, source_range), first_offset, seen, counts = part
+    return FilterCounts(tuple(sorted(counts.items())), source_file, source_range, first_offset, seen)
+
+
 class FilterDocuments(beam.DoFn):
     """Applies `function` (a document to a document or a skip, and counts) to every document; outputs the counts
-    of a bundle as one `FilterCounts`."""
+    of each unit of reading in a bundle as one `FilterCounts` (`CountsPerUnit`)."""
 
     def __init__(self, stage: str, function: Callable[[Document], tuple[Document | Skip, Counter]]):
         self._stage = stage
@@ -30,25 +35,28 @@ class FilterDocuments(beam.DoFn):
         self._filtered = counter(self._stage, FILTERED)
 
     def start_bundle(self):
-        self._counts = Counter()
+        self._counts = CountsPerUnit()
 
     def process(self, doc: Document):
         try:
             result, counts = self._function(doc)
         except Exception as error:  # noqa: BLE001 - a page a rule fails on is a dead letter, not a crash
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(self._stage, doc, error))
-            return
-        self._counts.update(counts)
-        if isinstance(result, Skip):
+            result, counts = DeadLetter.for_document(self._stage, doc, error), Counter()
+        if isinstance(result, DeadLetter):
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, result)
+        elif isinstance(result, Skip):
             self._filtered.inc()
             yield beam.pvalue.TaggedOutput(SKIPPED, result)
         else:
             yield result
+        ended = self._counts.add(doc, counts)
+        if ended:
+            yield beam.pvalue.TaggedOutput(FILTER_COUNTS, filter_counts(ended))
 
     def finish_bundle(self):
-        if self._counts:
-            yield beam.pvalue.TaggedOutput(
-                FILTER_COUNTS, GlobalWindows.windowed_value(FilterCounts(tuple(sorted(self._counts.items())))))
+        ended = self._counts.flush()
+        if ended:
+            yield beam.pvalue.TaggedOutput(FILTER_COUNTS, GlobalWindows.windowed_value(filter_counts(ended)))
 
 
 class QualityFilter(beam.PTransform):

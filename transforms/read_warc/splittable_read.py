@@ -25,10 +25,11 @@ from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, Warc
                                          split_warc)
 from transforms.read_warc.classify import Screen
 from transforms.read_warc.reader import read_warc
+from transforms.resume import RECORDED, finished
 from transforms.snapshot import digest_listed, open_listed
 from transforms.stage import counter
-from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, ReadNote,
-                                   RecordsRead)
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, UNITS_READ,
+                                   ReadNote, RecordsRead, UnitRead)
 from transforms.vocabulary import READ_WARC as STAGE
 
 
@@ -126,15 +127,19 @@ class ReadWarcRange(beam.DoFn):
     the reader of a file's first range does not read the whole file again.
 
     With a `progress_dir` (local runs), it leaves notes of how far it got.
-    `skip_truncated`, `screen`: see `read_warc`.
+    `skip_truncated`, `screen`: see `read_warc`. With `units_dir`
+    (`transforms.resume`), a range that has a completion record there is not
+    read: the record's path goes to `recorded`; a range read gives its
+    `UnitRead` on `units_read`.
     """
 
     def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-                 skip_truncated: bool = False, screen: Screen | None = None):
+                 skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None):
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
         self._skip_truncated = skip_truncated
         self._screen = screen
+        self._units_dir = units_dir
 
     def setup(self):
         self._records = counter(STAGE, "records")
@@ -155,16 +160,23 @@ class ReadWarcRange(beam.DoFn):
         source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
+        recorded = finished(self._units_dir, source_file, unit.start) if self._units_dir else None
+        if recorded:
+            claims.finish()
+            yield beam.pvalue.TaggedOutput(RECORDED, recorded)
+            return
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
         read = 0
         warnings: list[ReadNote] = []
         noted = 0
+        listed: list[ReadNote] = []
 
         def listed_notes():
             nonlocal noted
             for warning in warnings:
                 noted += 1
                 if noted <= NOTES_PER_RANGE:
+                    listed.append(warning)
                     yield beam.pvalue.TaggedOutput(NOTES, warning)
             warnings.clear()
 
@@ -198,9 +210,15 @@ class ReadWarcRange(beam.DoFn):
         if read:
             yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read))
         if noted > NOTES_PER_RANGE:
-            yield beam.pvalue.TaggedOutput(NOTES, ReadNote(
-                source_file, None,
-                f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
+            listed.append(ReadNote(source_file, None,
+                                   f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
+            yield beam.pvalue.TaggedOutput(NOTES, listed[-1])
+        if self._units_dir:
+            # (A runner that split the range gave part of it to another reading, or began this one later.)
+            whole = ((restriction.start, restriction.stop) == (unit.start, unit.start + unit.size)
+                     and tracker.current_restriction().stop == restriction.stop)
+            yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
+                                                                whole))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 
@@ -220,17 +238,19 @@ class ReadAllWarc(beam.PTransform):
     theirs), and the ranges, not records, are spread over workers: no page
     crosses a shuffle here. Each range is read by a splittable DoFn that a
     runner may split again while it reads (`WarcRestrictions`). `screen`: see `read_warc`.
+    `units_dir`: see `ReadWarcRange` (outputs `recorded` and `units_read` too).
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
                  max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, skip_truncated: bool = False,
-                 screen: Screen | None = None):
+                 screen: Screen | None = None, units_dir: str | None = None):
         super().__init__()
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
         self._skip_truncated = skip_truncated
         self._screen = screen
+        self._units_dir = units_dir
 
     def expand(self, patterns):
         return (
@@ -242,8 +262,8 @@ class ReadAllWarc(beam.PTransform):
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
             | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
-                                                 self._skip_truncated, self._screen)).with_outputs(
-                SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, main=DOCUMENTS)
+                                                 self._skip_truncated, self._screen, self._units_dir)).with_outputs(
+                SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, UNITS_READ, RECORDED, main=DOCUMENTS)
         )
 
 
@@ -252,10 +272,10 @@ class ReadWarc(beam.PTransform):
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-                 skip_truncated: bool = False, screen: Screen | None = None):
+                 skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-        self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen)
+        self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir)
 
     def expand(self, pbegin):
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all

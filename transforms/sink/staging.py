@@ -4,7 +4,6 @@ merges a unit's files back by offset."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import heapq
 import uuid
 
@@ -14,6 +13,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
+from transforms.resume import LedgerPlan, ledger_for, unit_name
 from transforms.vocabulary import Fingerprint
 from transforms.sink.avro_encoding import RecordLayout
 from transforms.sink.schema import DEFAULT_FIELDS
@@ -28,8 +28,7 @@ MAX_OPEN_RUNS = 256
 
 
 def staging_path(staging_dir: str, unit: tuple[str, int], attempt: str, run: int) -> str:
-    name = hashlib.sha256(f"{unit[0]}@{unit[1]}".encode("utf-8")).hexdigest()[:24]
-    return FileSystems.join(staging_dir, f"staged-{name}-{attempt}-{run:05d}.avro")
+    return FileSystems.join(staging_dir, f"staged-{unit_name(*unit)}-{attempt}-{run:05d}.avro")
 
 
 # The metadata key of a staging file's `RecordLayout.identity`.
@@ -38,22 +37,29 @@ STAGED_LAYOUT = "webcorpus.staged_layout"
 
 class _Run:
     """A staging file being written: the staging records (`RecordLayout.staged`) of one unit in rising
-    offset."""
+    offset, by one bundle attempt (`attempt`)."""
 
-    def __init__(self, path: str, layout: RecordLayout):
+    def __init__(self, path: str, layout: RecordLayout, attempt: str = ""):
         self.path = path
+        self.attempt = attempt
         self._handle = FileSystems.create(path)
         self._writer = fastavro.write.Writer(self._handle, layout.staging_schema, codec="null",
                                              metadata={STAGED_LAYOUT: layout.identity})
         self.last_offset = -1
+        self.records = 0
+        self._closed = False
 
     def write(self, record: dict) -> None:
         self._writer.write(record)
         self.last_offset = record["source_offset"]
+        self.records += 1
 
     def close(self) -> str:
-        self._writer.flush()
-        self._handle.close()
+        """Closes the file (once: the run's unit's completion record may have closed it before its bundle ends)."""
+        if not self._closed:
+            self._closed = True
+            self._writer.flush()
+            self._handle.close()
         return self.path
 
 
@@ -69,11 +75,15 @@ class StageDocuments(beam.DoFn):
     documents in rising offset, a new run beginning where the offsets of a
     unit fall, so WriteShard merges any number of them. Fused with reading,
     a unit's documents come in file order in one bundle: one file per unit.
+
+    With a `ledger` plan (`transforms.resume`), each staging file is handed
+    to the worker's `UnitLedger`, which closes it when its unit is complete.
     """
 
-    def __init__(self, staging_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS):
+    def __init__(self, staging_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS, ledger: LedgerPlan | None = None):
         self._staging_dir = staging_dir
         self._layout = RecordLayout(fields)
+        self._plan = ledger
 
     def start_bundle(self):
         self._attempt = uuid.uuid4().hex
@@ -86,8 +96,11 @@ class StageDocuments(beam.DoFn):
         if run is None or doc.source_offset <= run.last_offset:
             if run is not None:
                 yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
-            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout)
+            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout,
+                                          self._attempt)
             self._runs += 1
+            if self._plan is not None:
+                ledger_for(self._plan).add_run(unit, run)
         run.write(self._layout.staged(doc))
         yield Fingerprint.of(doc)
 

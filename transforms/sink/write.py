@@ -20,6 +20,7 @@ from transforms.exact_paths import remove_exactly
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
+from transforms.resume import LedgerPlan
 from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
 from transforms.sink.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
 from transforms.sink.schema import DEFAULT_FIELDS, resolve_fields
@@ -184,12 +185,18 @@ class CompressWrite(beam.PTransform):
 
 
 class StageAndFingerprint(beam.PTransform):
-    """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`."""
+    """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`.
 
-    def __init__(self, output_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS):
+    With a `ledger` plan (`transforms.resume`), the staging files go to its
+    directory of units, where a later run of the same build finds them.
+    """
+
+    def __init__(self, output_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS, ledger: LedgerPlan | None = None):
         super().__init__()
-        self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
+        self._staging_dir = ledger.units_dir if ledger is not None else FileSystems.join(output_dir, STAGING_DIR)
         self._fields = fields
+        self._ledger = ledger
 
     def expand(self, docs):
-        return docs | beam.ParDo(StageDocuments(self._staging_dir, self._fields)).with_outputs(STAGED, main=FINGERPRINTS)
+        return docs | beam.ParDo(StageDocuments(self._staging_dir, self._fields, self._ledger)).with_outputs(
+            STAGED, main=FINGERPRINTS)

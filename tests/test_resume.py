@@ -1,0 +1,242 @@
+"""A build killed part-way resumes: the next run of the same build reuses every unit it finished and publishes the
+same bytes as a build from scratch; any other run starts afresh and says why; stale locks are taken over."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.publish import LOCK_NAME, OutputBusy, lock_holder, output_lock
+from pipeline.resumable import RESUME_PREFIX
+from pipeline.sample import Capture, warc_bytes
+from tests.test_cli import REPO
+from transforms.resume import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger
+from transforms.vocabulary import Fingerprint, MostlyDropped, UnitRead
+
+FILES = 6
+
+
+def snapshot(directory: Path) -> dict[str, str]:
+    """sha256 of every file directly in `directory` (what a build publishes), by name."""
+    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(directory.iterdir()) if path.is_file()}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """Files of one unit each, whose pages repeat across files (so a unit's fingerprints meet others')."""
+    directory = tmp_path_factory.mktemp("resume-in")
+    for file in range(FILES):
+        pages = [Capture(f"https://example.org/{file}/{index}",
+                         f"<p>Page {index % 150} says: {'many words here, ' * (20 + index % 7)}. "
+                         f"Write to someone{index}@example.org.</p>".encode())
+                 for index in range(300)]
+        (directory / f"part-{file}.warc.gz").write_bytes(warc_bytes(pages, filename=f"part-{file}.warc.gz"))
+    return directory
+
+
+def command(inputs: Path, output: Path, *flags: str) -> list[str]:
+    return [sys.executable, "-m", "pipeline", "--input", str(inputs / "*.warc.gz"), "--output", str(output), "--quiet",
+            *flags]
+
+
+def run(argv: list[str], **env) -> subprocess.CompletedProcess:
+    result = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO), **env), capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def notes(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("python -m pipeline: ")]
+
+
+def records_in(output: Path) -> int:
+    return sum(len(list((path / UNITS).glob(f"*{RECORD_SUFFIX}"))) for path in output.glob(f"{RESUME_PREFIX}*"))
+
+
+def killed_after(argv: list[str], output: Path, units: int) -> None:
+    """Runs a build that stops once it recorded `units` units, and kills its process group (SIGKILL) then."""
+    process = subprocess.Popen(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO),
+                                                        **{HOLD_AFTER_UNITS: str(units)}),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while records_in(output) < units and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        _, stderr = process.communicate()
+    assert records_in(output) >= units, stderr
+
+
+@contextlib.contextmanager
+def dask_cluster(tmp_path: Path, **env):
+    """A Dask scheduler and one worker process of two threads (what a unit's tasks need to meet in one process,
+    docs/robustness.md); yields the flags that send a build there."""
+    scheduler_file = tmp_path / f"scheduler-{time.monotonic_ns()}.json"
+    environment = dict(os.environ, PYTHONPATH=str(REPO), **env)
+    dask = str(Path(sys.executable).with_name("dask"))
+    processes = [subprocess.Popen([dask, "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
+                                   "--no-dashboard"], env=environment, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)]
+    try:
+        processes.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1",
+                                           "--nthreads", "2", "--no-dashboard"], cwd=REPO, env=environment,
+                                          stderr=subprocess.DEVNULL, start_new_session=True))
+        while not scheduler_file.exists():
+            time.sleep(0.1)
+        yield ("--runner=DaskRunner", f"--dask_scheduler_file={scheduler_file}")
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+RUNNERS = {
+    "direct": (),
+    "direct-2-workers": ("--direct_num_workers=2", "--direct_running_mode=multi_processing"),
+    "dask": None,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner", sorted(RUNNERS))
+def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(inputs, tmp_path, runner):
+    options = ("--near-dedup", "--quality", "gopher", "--pii") if runner == "direct-2-workers" else ()
+    reference, output = tmp_path / "reference", tmp_path / "out"
+    if runner == "dask":
+        # The worker holds (and is killed with its cluster): the build's own process group has no worker.
+        with dask_cluster(tmp_path, **{HOLD_AFTER_UNITS: "2"}) as flags:
+            killed_after(command(inputs, output, *flags), output, 2)
+    with dask_cluster(tmp_path) if runner == "dask" else contextlib.nullcontext(RUNNERS[runner]) as flags:
+        run(command(inputs, reference, *options, *flags))
+        if runner != "dask":
+            killed_after(command(inputs, output, *options, *flags), output, 2)
+        recorded = records_in(output)
+        assert 2 <= recorded < FILES
+        assert json.loads((output / LOCK_NAME).read_text())["pid"]  # left by the killed run
+        # As Dataflow or Flink would: a new job of the same build, reusing what the killed one staged.
+        result = run(command(inputs, output, *options, *flags))
+    lines = notes(result)
+    assert lines[0].startswith("python -m pipeline: took over the lock of an earlier run that is gone (pid ")
+    assert lines[1] == (f"python -m pipeline: resuming the build that an earlier run left unfinished: {recorded} "
+                        "units (byte ranges of the inputs) it finished are reused, not read again")
+    assert snapshot(output) == snapshot(reference)
+    assert not list(output.glob(".webcorpus*"))  # nothing left to resume, no lock
+
+
+@pytest.mark.slow
+def test_other_options_or_inputs_start_afresh_and_say_why_in_one_line(inputs, tmp_path):
+    output = tmp_path / "out"
+    killed_after(command(inputs, output), output, 1)
+    result = run(command(inputs, output, "--codec", "null"))
+    assert notes(result)[1:] == [
+        f"python -m pipeline: starting afresh: the unfinished build that an earlier run left in {output} cannot be "
+        "resumed, its options differ (codec, level); its work is removed"]
+    reference = tmp_path / "reference"
+    run(command(inputs, reference, "--codec", "null"))
+    assert snapshot(output) == snapshot(reference)
+
+    killed_after(command(inputs, output), output, 1)
+    changed = tmp_path / "changed-in"
+    changed.mkdir()
+    for path in inputs.iterdir():
+        (changed / path.name).write_bytes(path.read_bytes())
+    os.utime(changed / "part-0.warc.gz", (0, 0))
+    result = run(command(inputs, output, "--no-resume"))
+    assert notes(result)[1:] == [f"python -m pipeline: starting afresh (--no-resume): the unfinished work that an "
+                                 f"earlier run left in {output} is removed"]
+
+    killed_after(command(changed, output), output, 1)
+    os.utime(changed / "part-1.warc.gz", (0, 0))
+    result = run(command(changed, output))
+    assert notes(result)[1:] == [
+        f"python -m pipeline: starting afresh: the unfinished build that an earlier run left in {output} cannot be "
+        f"resumed, its inputs differ ({changed / 'part-1.warc.gz'}: added, removed, or another size or modification "
+        "time); its work is removed"]
+
+
+def test_a_lock_left_by_a_process_that_is_gone_is_taken_over_with_one_line(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    holder = dict(lock_holder(), pid=int(gone.stdout))
+    (tmp_path / LOCK_NAME).write_text(json.dumps(holder))
+    with output_lock(str(tmp_path)) as taken_over:
+        assert taken_over == [f"took over the lock of an earlier run that is gone (pid {holder['pid']} on "
+                              f"{holder['host']}, since {holder['since']}; killed, or its machine restarted)"]
+        assert json.loads((tmp_path / LOCK_NAME).read_text())["pid"] == os.getpid()
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_a_lock_of_a_live_run_refuses(tmp_path):
+    # A lock file naming a live process (where the file system's locks do not hold, as on some network mounts).
+    (tmp_path / LOCK_NAME).write_text(json.dumps(lock_holder()))
+    with pytest.raises(OutputBusy, match=f"pid {os.getpid()} on .*: that run's process is still alive"):
+        with output_lock(str(tmp_path)):
+            pass
+    # A run holding the lock.
+    holding = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pipeline.publish import output_lock\n"
+                                f"with output_lock({str(tmp_path / 'held')!r}):\n print('held', flush=True)\n"
+                                " time.sleep(60)"],
+                               cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
+    try:
+        (tmp_path / "held").mkdir()
+        assert holding.stdout.readline() == "held\n"
+        with pytest.raises(OutputBusy, match=f"pid {holding.pid} on "):
+            with output_lock(str(tmp_path / "held")):
+                pass
+    finally:
+        holding.kill()
+        holding.wait()
+
+
+# --- The ledger: a unit is recorded only once every outcome of it is in --------------------------------------------
+
+class Staged:
+    """A staging file as the ledger sees it."""
+
+    def __init__(self, path: str, records: int, attempt: str = "a"):
+        self.path, self.records, self.attempt = path, records, attempt
+
+    def close(self) -> str:
+        return self.path
+
+
+def fingerprint(offset: int) -> Fingerprint:
+    return Fingerprint("2024", f"https://example.org/{offset}", f"<id-{offset}>", "/in/a.warc.gz", offset, 0, "h", "c")
+
+
+def ledger_with_two_documents(tmp_path, whole=True, seen=2, runs=(("s1", 2, "a"),)) -> UnitLedger:
+    (tmp_path / UNITS).mkdir(exist_ok=True)
+    ledger = UnitLedger(LedgerPlan(str(tmp_path), count_positions=(1,), fingerprint_position=2))
+    for path, records, attempt in runs:
+        staged = tmp_path / path
+        staged.write_bytes(b"")
+        ledger.add_run(("/in/a.warc.gz", 0), Staged(str(staged), records, attempt))
+    ledger.add(2, fingerprint(10))
+    ledger.add(2, fingerprint(10))  # a retried bundle's repeat: counted once
+    ledger.add(1, MostlyDropped(0, "/in/a.warc.gz", 0, 10, seen))
+    ledger.add(2, fingerprint(20))
+    ledger.add(0, UnitRead("/in/a.warc.gz", 0, None, 2, (), whole))
+    return ledger
+
+
+def test_a_unit_whose_outcomes_balance_is_recorded(tmp_path):
+    assert ledger_with_two_documents(tmp_path).written == 1
+    assert len(list((tmp_path / UNITS).glob(f"*{RECORD_SUFFIX}"))) == 1
+
+
+@pytest.mark.parametrize("fault", [{"whole": False}, {"seen": 1}, {"runs": (("s1", 1, "a"),)},
+                                   {"runs": (("s1", 2, "a"), ("s2", 2, "b"))}])
+def test_a_unit_split_or_not_all_counted_or_staged_is_not_recorded(tmp_path, fault):
+    assert ledger_with_two_documents(tmp_path, **fault).written == 0
+    assert not list((tmp_path / UNITS).glob(f"*{RECORD_SUFFIX}"))
