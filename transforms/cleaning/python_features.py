@@ -1,4 +1,4 @@
-"""Main content's features on the pure-Python path: each block's (flags, link bytes, bytes), as the C walk collects them.
+"""Main content's features on the pure-Python path: each block's (flags, link bytes, bytes), as the C walk gives them.
 
 `python_walk.tree_walk` reads them before it changes the tree, with the
 same tables (`main_content`: `TAG_FLAGS`, `CLASS_FLAGS`, `ROLE_FLAGS`) and
@@ -14,6 +14,7 @@ UTF-8, which is what DecodeCharset gives CleanHtml.
 
 from __future__ import annotations
 
+import re
 import string
 
 from transforms.cleaning.main_content import (BOILERPLATE, CLASS_FLAGS, CLEARS_BOILERPLATE, LINK, ROLE_FLAGS,
@@ -24,29 +25,37 @@ from transforms.cleaning.text import collapse_whitespace
 
 TAG_FLAGS_BY_ID = tag_flags_by_id()
 # The C walk compares attribute names and values ignoring ASCII case only (`str.lower` maps `K`, U+212A, to `k`).
+# The parser lowercases the names (and in foreign content changes only others, `viewBox`, `xlink:href`): they are
+# looked up as they are.
 ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-CLASS_ATTRIBUTES = ("class", "id")
-ROLE_ATTRIBUTES = ("role", "itemprop")
+SUBSTRING_ATTRIBUTES = ("class", "id")  # holding `CLASS_FLAGS`' keywords
+VALUE_ATTRIBUTES = ("role", "itemprop")  # one of `ROLE_FLAGS`'
+# Whether a class or id holds any keyword at all: most hold none, and are passed over in one search.
+ANY_CLASS_KEYWORD = re.compile("|".join(map(re.escape, CLASS_FLAGS)))
 
 
-def element_flags(node, kind: int, inherited: int) -> int:
+def element_flags(node, tag_id: int, kind: int, inherited: int) -> int:
     """An element's flags: its own (by tag, a link's href, class and id substrings, role and itemprop values) and
     `inherited`, its parent's, less their boilerplate flags below main content."""
-    own = TAG_FLAGS_BY_ID.get(node.tag_id, 0)
-    if kind == KIND_ANCHOR and any(name.translate(ASCII_LOWER) == "href" for name in node.attributes):
-        own |= LINK  # not an `<a name>`, which old pages leave open around all their text
+    own = TAG_FLAGS_BY_ID.get(tag_id, 0)
+    if kind == KIND_ANCHOR:
+        if "href" in node.attributes:
+            own |= LINK  # not an `<a name>`, which old pages leave open around all their text
     elif kind == KIND_BLOCK:
-        for name, value in node.attributes.items():
-            if value is None:
-                continue
-            name = name.translate(ASCII_LOWER)
-            if name in CLASS_ATTRIBUTES:
-                value = value.translate(ASCII_LOWER)
-                for keyword, flags in CLASS_FLAGS.items():
-                    if keyword in value:
-                        own |= flags
-            elif name in ROLE_ATTRIBUTES:
-                own |= ROLE_FLAGS.get(value.translate(ASCII_LOWER), 0)
+        attributes = node.attributes
+        if attributes:
+            for name in SUBSTRING_ATTRIBUTES:
+                value = attributes.get(name)
+                if value:
+                    value = value.translate(ASCII_LOWER)
+                    if ANY_CLASS_KEYWORD.search(value):
+                        for keyword, flags in CLASS_FLAGS.items():
+                            if keyword in value:
+                                own |= flags
+            for name in VALUE_ATTRIBUTES:
+                value = attributes.get(name)
+                if value:
+                    own |= ROLE_FLAGS.get(value.translate(ASCII_LOWER), 0)
     if own & CLEARS_BOILERPLATE:
         inherited &= ~BOILERPLATE
     return inherited | own
@@ -89,6 +98,8 @@ class _Blocks:
 
     def end(self) -> None:
         """A block boundary: the block has features if it has text (the empty ones are left out)."""
+        if not self.bytes:
+            return  # nothing written since the last boundary
         if self.has_word:
             self.features.append((self.flags, self.link_bytes, self.bytes))
         self.flags = self.link_bytes = self.bytes = 0
@@ -103,6 +114,7 @@ def block_features(body, hidden: set[int]) -> list[tuple[int, int, int]]:
     frames = [_Frame(body, False, 0)]
 
     def keep_child(parent: _Frame) -> None:
+        """`parent` gets a child that stays: a pending link space goes before it."""
         if parent.link_space_pending and not parent.has_kept_child:
             blocks.write(" ", parent.flags)
         parent.has_kept_child = True
@@ -130,7 +142,9 @@ def block_features(body, hidden: set[int]) -> list[tuple[int, int, int]]:
         following = node.next
         if node.is_text_node:
             keep_child(parent)
-            blocks.write(node.text_content or "", parent.flags)
+            text = node.text_content
+            if text:
+                blocks.write(text, parent.flags)
             parent.previous_is_shown_inline = False
         elif not node.is_element_node:
             if not node.is_comment_node:  # a processing instruction stays in the tree, and separates blocks
@@ -146,7 +160,7 @@ def block_features(body, hidden: set[int]) -> list[tuple[int, int, int]]:
                 expansion = ""
                 if kind == KIND_ABBREVIATION:
                     expansion = collapse_whitespace(node.attributes.get("title") or "")
-                frame = _Frame(node, transparent, element_flags(node, kind, parent.flags), expansion,
+                frame = _Frame(node, transparent, element_flags(node, tag_id, kind, parent.flags), expansion,
                                kind == KIND_ANCHOR and parent.previous_is_shown_inline)
                 if not transparent:
                     blocks.end()
