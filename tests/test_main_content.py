@@ -179,7 +179,6 @@ def test_without_the_c_walk_the_settings_take_main_content(monkeypatch):
     assert CorpusSettings(inputs=("in/*.warc.gz",), output="/tmp/never-written", main_content=True).main_content
 
 
-@needs_c_walk
 def test_the_option_is_in_the_build_identity_only_when_on_and_a_rebuild_repeats_it():
     assert "main_content" not in parse_settings(["--output", "/tmp/never-written"]).build_identity()
     on = parse_settings(["--output", "/tmp/never-written", "--main-content"])
@@ -199,7 +198,6 @@ def test_the_report_counts_boilerplate_bytes_and_whole_page_documents():
     assert "main_content" not in build_report(tally, {})
 
 
-@needs_c_walk
 @pytest.mark.slow
 def test_main_content_build_changes_text_fields_and_hash_not_title_or_links(write_warc, tmp_path):
     source = write_warc([Capture("https://news.example.org/bridge", ARTICLE_PAGE.encode())])
