@@ -9,10 +9,8 @@ from dataclasses import asdict, dataclass, field
 
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 
-from transforms.cleaning import c_walk
 from transforms.cleaning.css_selectors import validate_selectors
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
-from transforms.html_cleaner import MAIN_CONTENT_NEEDS_C_WALK
 from transforms.filters.rule_sets import parse_quality, parse_thresholds
 from transforms.filters.url_blocklist import file_digest
 from transforms.language import parse_languages
@@ -111,8 +109,6 @@ class CorpusSettings:
         object.__setattr__(self, "codec", codec)
         object.__setattr__(self, "level", level)
         validate_selectors(self.drop_selectors)
-        if self.main_content and c_walk.WALK is None:
-            raise ValueError(MAIN_CONTENT_NEEDS_C_WALK)
         object.__setattr__(self, "scripts", parse_scripts(self.scripts))
         if self.fields is not None:
             object.__setattr__(self, "fields", tuple(self.fields))

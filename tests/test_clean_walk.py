@@ -4,7 +4,8 @@ The pure-Python path (`cleaning.python_walk.tree_walk`) carries the rules out wi
 operations: it removes the dropped and hidden subtrees, adds the abbreviations' expansions and
 the spaces between adjacent links, unwraps the inline elements, merges the adjacent text nodes and
 asks lexbor for the text, plainly the rules of `transforms/cleaning/rules.py`. The C walk reads the
-same tree without changing it, and must give the same blocks, links and metadata for any page.
+same tree without changing it, and must give the same blocks, links and metadata for any page; and, for
+`--main-content`, the same features of each block (`cleaning.python_features`), hence the same main content.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from selectolax.lexbor import LexborHTMLParser
 from transforms.blocks import BOUNDARY
 from transforms.cleaning import c_walk, links, python_walk
 from transforms.cleaning.css_selectors import css
+from transforms.cleaning.main_content import block_features
 from transforms.cleaning.python_walk import tree_walk
 from transforms.cleaning.text import split_blocks
 from transforms.html_cleaner import HtmlCleaner
@@ -25,30 +27,32 @@ pytestmark = pytest.mark.skipif(c_walk.WALK is None, reason="the C walk is not i
                                 "refused, or WEBCORPUS_PURE_PYTHON=1): only the pure-Python path runs")
 
 
-def walks(page: str, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
-    """(blocks before entity decoding, whether the body is hidden or absent, hrefs, events) of each walk."""
+def walks(page: str | bytes, selectors: tuple[str, ...] = ()) -> tuple[tuple, tuple]:
+    """(blocks before entity decoding, whether the body is hidden or absent, hrefs, events, each block's features for
+    main content) of each walk."""
     found = []
     for walk in ("c", "python"):
         tree = LexborHTMLParser(page)
         root, body = tree.root, tree.body
         user_hidden = {node.mem_id for node in css(body, ", ".join(selectors))} if selectors and body else None
         if walk == "c":
-            text, _, hrefs, events, _ = c_walk.WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden)
-            blocks = text.split(BOUNDARY) if text else []
+            text, _, hrefs, events, features = c_walk.WALK.walk(root.mem_id, body.mem_id if body else 0, user_hidden,
+                                                                True)
+            blocks, features = text.split(BOUNDARY) if text else [], block_features(features)
         else:
-            text, hrefs, events = tree_walk(root, body, user_hidden)
+            text, hrefs, events, features = tree_walk(root, body, user_hidden, True)
             blocks = split_blocks(text or "")
-        found.append((blocks, text is None, hrefs, events))
+        found.append((blocks, text is None, hrefs, events, features))
     return found[0], found[1]
 
 
-def cleaned(page: str, selectors: tuple[str, ...] = ()):
+def cleaned(page: str | bytes, selectors: tuple[str, ...] = (), main_content: bool = False):
     """The CleanedPage with the C walk and links, and with neither."""
-    accelerated = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
+    accelerated = HtmlCleaner(selectors, main_content).clean(page, "https://example.org/dir/page.html")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(c_walk, "WALK", None)
         patch.setattr(links, "_links", None)
-        pure = HtmlCleaner(selectors).clean(page, "https://example.org/dir/page.html")
+        pure = HtmlCleaner(selectors, main_content).clean(page, "https://example.org/dir/page.html")
     return accelerated, pure
 
 
@@ -64,12 +68,16 @@ ATTRIBUTES = st.sampled_from([
     ' style="display:block"', ' style="visibility: hidden"', ' style="color: red; visibility:visible"',
     ' style="display:block" aria-hidden=" true "', ' class="warning"', ' title="World  Health\nOrganization"',
     ' title=" "', ' title', ' href="/x"', ' href=""', ' href', ' xlink:href="/y"', ' HREF="/z"',
+    # Main content's flags: class and id substrings, role and itemprop values (ASCII case ignored, and only it:
+    # `\u212a` is the Kelvin sign, which `str.lower` makes a `k`).
+    ' class="Main-NAV warning"', ' id="comments"', ' class="entry-content"', ' class="coo\u212aie"', ' class',
+    ' role="Navigation"', ' role=" main"', ' itemprop="articleBody"', ' id="share" role="main"', ' name="top"',
 ])
 TAGS = st.sampled_from([
     "div", "p", "span", "b", "i", "a", "abbr", "br", "img", "script", "style", "template", "noscript",
     "annotation", "math", "svg", "select", "option", "button", "label", "area", "map", "title", "meta", "link",
     "table", "td", "li", "wbr", "custom-element", "sup", "font", "iframe", "object", "param", "applet", "embed",
-    "output",
+    "output", "nav", "main", "article", "aside", "header", "footer", "h2", "ul",
 ])
 VOID = {"br", "img", "meta", "link", "area", "wbr"}
 
@@ -95,6 +103,8 @@ PAGES = st.builds(lambda head, body_attributes, body: f"<html><head>{head}</head
 def test_both_paths_give_the_same_pages(page, selectors):
     accelerated, pure = cleaned(page, selectors)
     assert accelerated == pure
+    main_accelerated, main_pure = cleaned(page, selectors, main_content=True)
+    assert main_accelerated == main_pure
     from_c, from_python = walks(page, selectors)
     # The C walk's text holds no entity left to decode where the other's does not.
     assert from_c[1:] == from_python[1:]
@@ -138,10 +148,15 @@ def test_unwrapping_by_moving_every_node_once_gives_the_same_pages(page):
     "<meta name=Description content=' a  b '><meta content><meta name=author><meta property=og:title content=t>",
     "<html lang=' EN '><meta http-equiv=content-language content='de, fr'><div hidden><title>t</title></div>",
     "<noscript><a href=/n>n</a><meta name=robots content=none></noscript><template><a href=/t>t</a></template>",
+    # Main content's features: a link space is link text, an expansion its parent's, a case space nothing.
+    "<nav class=menu><b>x</b><a href=/1><i>1</i></a><abbr title='W H O'>WHO</abbr></nav><p>a<span>B</span></p>",
+    "<div class=COMMENTS><main><h2><a href=/t>Title</a></h2><a name=top>old anchor</a></main><p>reply</p></div>",
+    "<div role=NAVIGATION itemprop=articleBody><p>x</p></div><div class='coo\u212aie'><p>y</p></div>",
 ])
 def test_tricky_pages(page):
     accelerated, pure = cleaned(page)
     assert accelerated == pure
+    assert cleaned(page, main_content=True)[0] == cleaned(page, main_content=True)[1]
     from_c, from_python = walks(page)
     assert from_c == from_python
 

@@ -1,24 +1,41 @@
 """--main-content: only the page's main content is kept, decided on CleanHtml's blocks
-(transforms/cleaning/main_content.py)."""
+(transforms/cleaning/main_content.py), with the C walk's features or the pure-Python path's, which are the same."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from pipeline.options import parse_settings
-from pipeline.sample import Capture
+from pipeline.sample import Capture, sample_captures
 from pipeline.settings import CorpusSettings, settings_from_manifest
 from tests.helpers import page
-from tests.test_cli import corpus_records, run_main
+from tests.test_clean_walk import cleaned, walks
+from tests.test_cli import REPO, corpus_records, run_main
+from transforms import native
 from transforms.cleaning import c_walk
 from transforms.cleaning.main_content import (ASIDE, COMMENT, HEADING, LINK, MAIN, NAV, PARAGRAPH, block_features,
                                               keep_blocks)
 from transforms.html_cleaner import HtmlCleaner
 from transforms.report import build_report, format_report, tally_record
 
-needs_c_walk = pytest.mark.skipif(c_walk.WALK is None, reason="main content's features come from the C walk")
+needs_c_walk = pytest.mark.skipif(c_walk.WALK is None, reason="the C walk is not in use here (not built, refused, "
+                                  "or WEBCORPUS_PURE_PYTHON=1)")
+
+
+@pytest.fixture(params=["c", "python"])
+def walk_path(request, monkeypatch):
+    """Each path of CleanHtml's walk in turn: the C walk (where it is in use), and the pure-Python path."""
+    if request.param == "c" and c_walk.WALK is None:
+        pytest.skip("the C walk is not in use here")
+    if request.param == "python":
+        monkeypatch.setattr(c_walk, "WALK", None)
+    return request.param
+
 
 PARAGRAPHS = [
     "The council voted on Tuesday to rebuild the old bridge over the river, after two years of debate about "
@@ -42,10 +59,20 @@ ARTICLE_PAGE = page(
     'waste of money that could have gone to the schools and the hospital instead, as usual.</p></section>'
     '<footer><p>Copyright 2024 The Town Paper. All rights reserved.</p><a href="/privacy">Privacy</a></footer>',
     title="Bridge to be rebuilt")
+# Flags the walks collect: from tags, class and id names, main content around them, links and old anchors.
+FLAGS_PAGE = page(
+    '<nav><a href="/a">Menu entry</a></nav>'
+    '<div id="comment-list"><p>A reply <a href="/u">by someone</a></p></div>'
+    '<div class="comments-wrapper"><main><h2>Title</h2><a name="top">Text in an old anchor</a></main></div>')
+NO_STANDOUT_BODIES = {
+    "short page": "<p>Opening hours: Monday to Friday, 9 to 5.</p><p>Closed on public holidays.</p>",
+    "list": "<ul>" + "".join(f"<li>Item number {n} of the list</li>" for n in range(30)) + "</ul>",
+    "forum": "".join(f'<div class="post"><b>user{n}</b><p>I had the same problem with my router, reset fixed it.</p>'
+                     "</div>" for n in range(12)),  # a forum thread of short posts
+}
 
 
-@needs_c_walk
-def test_an_article_page_keeps_its_article_and_drops_menu_sidebar_comments_and_footer():
+def test_an_article_page_keeps_its_article_and_drops_menu_sidebar_comments_and_footer(walk_path):
     cleaned = HtmlCleaner(main_content=True).clean(ARTICLE_PAGE.encode(), "https://news.example.org/bridge")
     assert cleaned.blocks == ["Bridge to be rebuilt", *PARAGRAPHS]
     dropped = " ".join(cleaned.boilerplate)
@@ -59,14 +86,8 @@ def test_an_article_page_keeps_its_article_and_drops_menu_sidebar_comments_and_f
     assert whole.boilerplate == []
 
 
-@needs_c_walk
-@pytest.mark.parametrize("body", [
-    "<p>Opening hours: Monday to Friday, 9 to 5.</p><p>Closed on public holidays.</p>",  # a short page
-    "<ul>" + "".join(f"<li>Item number {n} of the list</li>" for n in range(30)) + "</ul>",  # a list
-    "".join(f'<div class="post"><b>user{n}</b><p>I had the same problem with my router, reset fixed it.</p></div>'
-            for n in range(12)),  # a forum thread of short posts
-], ids=["short page", "list", "forum"])
-def test_a_page_where_no_block_stands_out_keeps_its_text(body):
+@pytest.mark.parametrize("body", NO_STANDOUT_BODIES.values(), ids=NO_STANDOUT_BODIES.keys())
+def test_a_page_where_no_block_stands_out_keeps_its_text(body, walk_path):
     html = page(body).encode()
     assert HtmlCleaner(main_content=True).clean(html).blocks == HtmlCleaner().clean(html).blocks
 
@@ -75,10 +96,7 @@ def test_a_page_where_no_block_stands_out_keeps_its_text(body):
 def test_the_walk_collects_flags_and_link_bytes_per_block():
     from selectolax.lexbor import LexborHTMLParser
 
-    tree = LexborHTMLParser(page(
-        '<nav><a href="/a">Menu entry</a></nav>'
-        '<div id="comment-list"><p>A reply <a href="/u">by someone</a></p></div>'
-        '<div class="comments-wrapper"><main><h2>Title</h2><a name="top">Text in an old anchor</a></main></div>'))
+    tree = LexborHTMLParser(FLAGS_PAGE)
     text, _, _, _, features = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None, True)
     blocks = text.split("\x00")
     features = block_features(features)
@@ -146,16 +164,21 @@ def test_the_walk_is_not_slower_by_much_with_features():
     assert best(True) < 2 * best(False)
 
 
-def test_without_the_c_walk_main_content_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(c_walk, "WALK", None)
-    with pytest.raises(ValueError, match="--main-content needs CleanHtml's C walk"):
-        HtmlCleaner(main_content=True)
-    with pytest.raises(ValueError, match="--main-content needs CleanHtml's C walk"):
-        CorpusSettings(inputs=("in/*.warc.gz",), output="/tmp/never-written", main_content=True)
-    HtmlCleaner()  # the whole page needs no features
-
-
 @needs_c_walk
+@pytest.mark.parametrize("html", [ARTICLE_PAGE, FLAGS_PAGE, *map(page, NO_STANDOUT_BODIES.values())],
+                         ids=["article", "flags", *NO_STANDOUT_BODIES])
+def test_the_pure_python_path_gives_the_c_walks_blocks_and_features_and_main_content(html):
+    from_c, from_python = walks(html)
+    assert from_c == from_python
+    accelerated, pure = cleaned(html, main_content=True)
+    assert accelerated == pure
+
+
+def test_without_the_c_walk_the_settings_take_main_content(monkeypatch):
+    monkeypatch.setattr(c_walk, "WALK", None)
+    assert CorpusSettings(inputs=("in/*.warc.gz",), output="/tmp/never-written", main_content=True).main_content
+
+
 def test_the_option_is_in_the_build_identity_only_when_on_and_a_rebuild_repeats_it():
     assert "main_content" not in parse_settings(["--output", "/tmp/never-written"]).build_identity()
     on = parse_settings(["--output", "/tmp/never-written", "--main-content"])
@@ -175,7 +198,6 @@ def test_the_report_counts_boilerplate_bytes_and_whole_page_documents():
     assert "main_content" not in build_report(tally, {})
 
 
-@needs_c_walk
 @pytest.mark.slow
 def test_main_content_build_changes_text_fields_and_hash_not_title_or_links(write_warc, tmp_path):
     source = write_warc([Capture("https://news.example.org/bridge", ARTICLE_PAGE.encode())])
@@ -229,3 +251,42 @@ def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_sam
         text, *_, features = c_walk.WALK.walk(tree.root.mem_id, tree.body.mem_id, None, True)
         assert text == whole[0], gold_page.id
         assert len(block_features(features)) == (len(text.split("\x00")) if text else 0), gold_page.id
+
+
+@needs_c_walk
+@pytest.mark.slow
+def test_on_every_dev_corpus_page_the_pure_python_path_gives_the_c_walks_features_and_main_content(corpus_dir):
+    from benchmarks.throughput import load_pages
+
+    pages = load_pages(corpus_dir)
+    for dev_page in pages:
+        from_c, from_python = walks(dev_page.payload)
+        assert from_c == from_python, dev_page.url
+        accelerated, pure = cleaned(dev_page.payload, main_content=True)
+        assert accelerated == pure, dev_page.url
+    assert len(pages) > 900
+
+
+def build_outputs(source, output, **environment: str) -> tuple[list, dict]:
+    """A --main-content build in a child process (the walk is chosen when it starts): its manifest's outputs (each
+    file's digest) and its report."""
+    env = {key: value for key, value in os.environ.items() if key != native.PURE_PYTHON_VARIABLE}
+    child = subprocess.run([sys.executable, "-m", "pipeline", "--input", str(source), "--output", str(output),
+                            "--quiet", "--main-content"], cwd=REPO, env=dict(env, PYTHONPATH=str(REPO), **environment),
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr
+    outputs = json.loads((output / "manifest.json").read_text())["outputs"]
+    return outputs, json.loads((output / "report.json").read_text())
+
+
+@needs_c_walk
+@pytest.mark.slow
+def test_a_main_content_build_on_the_pure_python_path_is_the_c_walks_byte_for_byte(write_warc, tmp_path):
+    source = write_warc([*sample_captures(), Capture("https://news.example.org/bridge", ARTICLE_PAGE.encode())])
+    c_outputs, c_report = build_outputs(source, tmp_path / "c")
+    pure_outputs, pure_report = build_outputs(source, tmp_path / "pure", **{native.PURE_PYTHON_VARIABLE: "1"})
+    # The report says which path ran, and only that differs.
+    assert (c_report.pop("accelerator"), pure_report.pop("accelerator")) == ("c", "python")
+    assert c_report["main_content"]["boilerplate_bytes_dropped"] > 0 and pure_report == c_report
+    assert ([output for output in pure_outputs if output["path"] != "report.json"]
+            == [output for output in c_outputs if output["path"] != "report.json"]), "the files are not byte-identical"

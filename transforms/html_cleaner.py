@@ -10,8 +10,8 @@ How it runs: lexbor parses the page; one walk in C over its tree
 (`cleaning/c_walk.py`) collects the metadata and writes the blocks.
 With `main_content`, the walk also gives each block's features and
 `cleaning/main_content.py` keeps the blocks of the page's main content
-(the others are the page's `boilerplate`); the pure-Python path collects no
-features, so main content needs the C walk.
+(the others are the page's `boilerplate`); the pure-Python path collects the
+same features (`cleaning/python_features.py`).
 Without the C module (not built, refused at bind, or `WEBCORPUS_PURE_PYTHON=1`:
 transforms/native.py), `cleaning/python_walk.py` carries out the same rules
 with lexbor's tree operations; `tests/test_clean_walk.py` checks that both
@@ -33,11 +33,6 @@ from transforms.cleaning.text import decode_leftover_entities, split_blocks
 from transforms.document import Document
 
 
-# The features of main content are collected by the C walk only; the pure-Python path has none.
-MAIN_CONTENT_NEEDS_C_WALK = ("--main-content needs CleanHtml's C walk (transforms/_lexbor_walk), which is not in use "
-                             "here (not built, refused at bind, or WEBCORPUS_PURE_PYTHON=1)")
-
-
 class HtmlCleaner:
     """The CleanHtml rules, with the user's extra selectors of elements to drop; with `main_content`, only the
     blocks of the page's main content are kept (`transforms/cleaning/main_content.py`)."""
@@ -46,8 +41,6 @@ class HtmlCleaner:
         self.drop_selectors = tuple(drop_selectors)
         validate_selectors(self.drop_selectors)
         self._user_selector = ", ".join(self.drop_selectors)
-        if main_content and c_walk.WALK is None:
-            raise ValueError(MAIN_CONTENT_NEEDS_C_WALK)
         self.main_content = main_content
 
     def clean(self, page: bytes | str, url: str = "") -> CleanedPage:
@@ -60,14 +53,19 @@ class HtmlCleaner:
         if self._user_selector and body is not None:
             user_hidden = {node.mem_id for node in css(body, self._user_selector)}
         if c_walk.WALK is None:
-            text, hrefs, events = tree_walk(root, body, user_hidden)
+            text, hrefs, events, features = tree_walk(root, body, user_hidden, self.main_content)
+            if self.main_content:
+                # One feature a block of the text as the C walk writes it: whitespace collapsed, empty blocks out.
+                return main_content_page(split_blocks(text or ""), bool(text) and "&" in text, features,
+                                         page_metadata(url, root, hrefs, events))
             blocks = split_blocks(decode_leftover_entities(text) if text and "&" in text else text or "")
             return CleanedPage(blocks, *page_metadata(url, root, hrefs, events))
         # `tree` holds the document while the walk reads it.
         text, may_hold_entities, hrefs, events, features = c_walk.WALK.walk(
             root.mem_id, body.mem_id if body is not None else 0, user_hidden, self.main_content)
         if self.main_content:
-            return main_content_page(text, may_hold_entities, block_features(features or b""),
+            return main_content_page(text.split(BOUNDARY) if text else [], may_hold_entities,
+                                     block_features(features or b""),
                                      page_metadata(url, root, hrefs, events))
         if not text:
             blocks = []  # no body, a hidden one, or no text
@@ -81,10 +79,9 @@ class HtmlCleaner:
         return with_cleaned_page(doc, self.clean(doc.utf8_payload, doc.url))
 
 
-def main_content_page(text: str | None, may_hold_entities: bool, features: list, metadata: tuple) -> CleanedPage:
-    """The page of the blocks that are main content, the others in `boilerplate`; `features`: one a block of
-    `text` (BOUNDARY-separated), as the C walk wrote it."""
-    blocks = text.split(BOUNDARY) if text else []
+def main_content_page(blocks: list[str], may_hold_entities: bool, features: list, metadata: tuple) -> CleanedPage:
+    """The page of the blocks that are main content, the others in `boilerplate`; `blocks`: as the C walk writes
+    them (before entities are decoded), `features`: one a block."""
     if may_hold_entities:
         # Decoding may empty a block (`&amp;nbsp;`): it goes with its features.
         decoded = [" ".join(decode_leftover_entities(block).split()) for block in blocks]

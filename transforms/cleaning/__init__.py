@@ -8,7 +8,8 @@
 - `css_selectors`: lexbor's CSS engine, one parser a thread, and the user's selectors checked.
 - `c_walk`: the walk in C (`transforms/_lexbor_walk.c`), bound to selectolax's lexbor.
 - `python_walk`: the pure-Python path that stands in for it, with lexbor's tree operations.
-- `main_content`: with `--main-content`, which blocks are the page's main content, from features the C walk collects.
+- `main_content`: with `--main-content`, which blocks are the page's main content, from features the walk collects.
+- `python_features`: those features on the pure-Python path, as the C walk collects them.
 - `page`: what cleaning gives (`CleanedPage`) and the document it makes.
 - `guard`: which pages are cleaned in a child process, and the cleaner that sends them there.
 

@@ -1,10 +1,11 @@
 """Main content (`--main-content`): which of CleanHtml's blocks are the page's own text, and which its boilerplate.
 
-The C walk gives each block, beside its text, three features collected as it
-writes it (`walk(..., features=True)`): the flags of the elements its text is
-below (landmarks by tag, `role` and `itemprop`, class and id names: the
-`*_FLAGS` tables), the bytes of its text inside links (`<a href>`), and its
-bytes. `keep_blocks` decides on them, a pure function of the blocks and their
+The walk gives each block, beside its text, three features collected as it
+writes it (the C walk's `walk(..., features=True)`, the pure-Python path's
+`python_features`): the flags of the elements its text is below (landmarks
+by tag, `role` and `itemprop`, class and id names: the `*_FLAGS` tables),
+the bytes of its text inside links (`<a href>`), and its bytes.
+`keep_blocks` decides on them, a pure function of the blocks and their
 features; lengths are in UTF-8 bytes (a CJK character says about as much as a
 word of Latin letters):
 
@@ -65,6 +66,8 @@ ARTICLE = 1 << 13
 CONTENT = MAIN | ARTICLE
 BOILERPLATE = NAV | ASIDE | FOOTER | HEADER | COMMENT | SHARE | COOKIE | AD
 BOILERPLATE_FLAGS = (NAV, ASIDE, FOOTER, HEADER, COMMENT, SHARE, COOKIE, AD)
+# The flags of an element that clear the boilerplate flags it inherits (not ARTICLE's).
+CLEARS_BOILERPLATE = MAIN
 
 TAG_FLAGS = {
     "nav": NAV, "aside": ASIDE, "footer": FOOTER, "header": HEADER, "main": MAIN, "article": ARTICLE,
@@ -107,10 +110,15 @@ MIN_KEPT_SHARE = 0.05
 BOILERPLATE_BLOCK, SHORT_BLOCK, MEDIUM_BLOCK, MAIN_BLOCK, CONTENT_BLOCK = range(5)
 
 
+def tag_flags_by_id() -> dict[int, int]:
+    """`TAG_FLAGS` by lexbor's tag id (both walks look an element's up by it)."""
+    factory = LexborHTMLParser("")
+    return {factory.create_node(name).tag_id: flags for name, flags in TAG_FLAGS.items()}
+
+
 def tag_flag_table() -> bytes:
     """The flags by lexbor's tag id, as native uint32s (the C walk's table)."""
-    factory = LexborHTMLParser("")
-    by_id = {factory.create_node(name).tag_id: flags for name, flags in TAG_FLAGS.items()}
+    by_id = tag_flags_by_id()
     table = array("I", bytes(4 * (max(by_id) + 1)))
     for identifier, flags in by_id.items():
         table[identifier] = flags
@@ -118,11 +126,11 @@ def tag_flag_table() -> bytes:
 
 
 def bind(walk) -> None:
-    """Gives the C walk the features' tables."""
+    """Gives the C walk the features' tables (`python_features` reads the same ones)."""
     walk.bind_features(tag_flag_table(),
                        tuple((text.encode("ascii"), flags) for text, flags in CLASS_FLAGS.items()),
                        tuple((text.encode("ascii"), flags) for text, flags in ROLE_FLAGS.items()),
-                       LINK, MAIN, BOILERPLATE)
+                       LINK, CLEARS_BOILERPLATE, BOILERPLATE)
 
 
 def block_features(raw: bytes) -> list[tuple[int, int, int]]:

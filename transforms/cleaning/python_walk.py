@@ -10,6 +10,7 @@ from __future__ import annotations
 from transforms.blocks import BOUNDARY
 from transforms.cleaning.css_selectors import css
 from transforms.cleaning.metadata import is_canonical
+from transforms.cleaning.python_features import block_features
 from transforms.cleaning.rules import (HIDING_CANDIDATES, KIND_ABBREVIATION, KIND_ANCHOR, KIND_AREA, KIND_BASE,
                                        KIND_BLOCK, KIND_DROP, KIND_INLINE, KIND_META, KIND_TITLE, KINDS,
                                        is_hidden_element)
@@ -19,8 +20,10 @@ from transforms.cleaning.text import collapse_whitespace
 NESTED_INLINE_LIMIT = 16
 
 
-def tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, list[str], list]:
-    """The pure-Python path of the C walk, with lexbor's tree operations; the same (text, hrefs, events).
+def tree_walk(root, body, user_hidden: set[int] | None,
+              features: bool = False) -> tuple[str | None, list[str], list, list | None]:
+    """The pure-Python path of the C walk, with lexbor's tree operations; the same (text, hrefs, events), and
+    with `features` each block's (flags, link bytes, bytes) for main content (`python_features`; else None).
 
     It removes the dropped and hidden subtrees, adds the abbreviations'
     expansions and the spaces between adjacent links, unwraps the inline
@@ -63,7 +66,9 @@ def tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, lis
                 firsts.add(kind)
                 events.append((kind, attributes["href"] or ""))
     if not body_shown:
-        return None, hrefs, events
+        return None, hrefs, events, [] if features else None
+    # Read before the tree changes.
+    found = block_features(body, hidden) if features else None
     dropped, inline, anchors, abbreviations = [], [], [], []
     # The body's elements in document order, not below a dropped one.
     pending = [body.iter(include_text=False)]
@@ -116,7 +121,7 @@ def tree_walk(root, body, user_hidden: set[int] | None) -> tuple[str | None, lis
             node.insert_before(" ")
     unwrap_inline(inline, most_inline_above)
     body.merge_text_nodes()
-    return body.text(separator=BOUNDARY, skip_empty=True), hrefs, events
+    return body.text(separator=BOUNDARY, skip_empty=True), hrefs, events, found
 
 
 def unwrap_inline(inline: list, most_inline_above: int) -> None:
