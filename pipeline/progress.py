@@ -3,7 +3,11 @@
 `ProgressDisplay`, in a thread of the command, sums the readers' and the
 shard writers' notes (`transforms.progress`). On a terminal the line updates
 in place; otherwise a line is printed every `LINE_SECONDS`. Until the first
-record is read, the line says that the workers are starting.
+record is read (or reused), the line says that the workers are starting.
+
+A resumed run (`transforms.resume`) replays the units an earlier run
+finished: their bytes count as done, and the line says which share of the
+input was reused; the rate and the time left are of the bytes read in this run.
 
 The notes are files (`progress_notes`): the in-process runner's workers leave
 them in a temporary directory; the workers of other runners (Dask, a portable
@@ -14,10 +18,10 @@ runner's own console does.
 
 A run reads, then deduplicates, then writes its shards. The time left is for
 the whole run, and is only shown once it means something: while reading,
-after `ESTIMATE_AFTER_SHARE` of the input and `ESTIMATE_AFTER_SECONDS` of
-reading, as the reading left at the rate since the first bytes were read plus `AFTER_READING_SHARE` of the reading
-time for the phases after it; while writing, from the rate of the shards
-written so far.
+after `ESTIMATE_AFTER_SHARE` of the input left to read and `ESTIMATE_AFTER_SECONDS` of
+reading, as the reading left at the rate since the first bytes were read plus `AFTER_READING_SHARE` of the time
+reading the whole input would take, for the phases after it (they run over every unit, reused or read); while
+writing, from the rate of the shards written so far.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ def format_duration(seconds: float) -> str:
 class Progress:
     """What the notes say, and when the display saw the phases change (seconds since the start)."""
 
+    # Read in this run; `records` are those read or reused.
     bytes_read: int
     records: int
     total_bytes: int
@@ -68,6 +73,8 @@ class Progress:
     writing_started: float | None = None
     # Worker processes the runner starts, where it is known (the local runner's multi_processing mode).
     workers: int | None = None
+    # Of the units an earlier run finished, replayed instead of read.
+    bytes_reused: int = 0
 
 
 def format_size(size: float) -> str:
@@ -81,9 +88,14 @@ def _left(seconds: float | None) -> str:
     return f", about {format_duration(seconds)} left" if seconds is not None and seconds >= 0 else ""
 
 
+def _reused(progress: Progress) -> str:
+    return f", {progress.bytes_reused / progress.total_bytes:.0%} reused" if progress.bytes_reused else ""
+
+
 def progress_line(progress: Progress) -> str:
     records = f"{progress.records:,} records"
-    if not progress.bytes_read and not progress.records and progress.reading_ended is None:
+    if not progress.bytes_read and not progress.bytes_reused and not progress.records \
+            and progress.reading_ended is None:
         # Imports, the graph and the workers' start: seconds with 2 worker processes, more on a cluster.
         workers = "workers" if progress.workers is None else f"{progress.workers} worker process" + (
             "es" if progress.workers > 1 else "")
@@ -91,14 +103,21 @@ def progress_line(progress: Progress) -> str:
     if progress.reading_ended is None:
         elapsed = progress.elapsed - progress.reading_started
         rate = progress.bytes_read / elapsed if elapsed > 0 else 0.0
-        share = min(progress.bytes_read / progress.total_bytes, 1.0) if progress.total_bytes else 1.0
+        done = progress.bytes_read + progress.bytes_reused
+        share = min(done / progress.total_bytes, 1.0) if progress.total_bytes else 1.0
+        to_read = progress.total_bytes - progress.bytes_reused
         left = None
-        if rate > 0 and share >= ESTIMATE_AFTER_SHARE and elapsed >= ESTIMATE_AFTER_SECONDS:
-            left = (progress.total_bytes - progress.bytes_read) / rate + progress.total_bytes / rate * AFTER_READING_SHARE
-        return (f"reading: {records}, {format_size(progress.bytes_read)} of {format_size(progress.total_bytes)} "
-                f"({share:.0%}), {format_size(rate)}/s{_left(left)}")
+        if rate > 0 and progress.bytes_read >= ESTIMATE_AFTER_SHARE * to_read and elapsed >= ESTIMATE_AFTER_SECONDS:
+            left = (progress.total_bytes - done) / rate + progress.total_bytes / rate * AFTER_READING_SHARE
+        # (Before this run reads its first bytes, there is no rate to show.)
+        speed = f", {format_size(rate)}/s" if progress.bytes_read else ""
+        return (f"reading: {records}, {format_size(done)} of {format_size(progress.total_bytes)} "
+                f"({share:.0%}{_reused(progress)}){speed}{_left(left)}")
     if progress.writing_started is None:
-        left = progress.reading_ended * (1 + AFTER_READING_SHARE) - progress.elapsed
+        # The phases after reading take a share of the time that reading the whole input would have taken.
+        read = progress.total_bytes - progress.bytes_reused
+        left = None if read <= 0 else (progress.reading_ended * (1 + AFTER_READING_SHARE * progress.total_bytes / read)
+                                       - progress.elapsed)
         return f"deduplicating: {records} read in {format_duration(progress.reading_ended)}{_left(left)}"
     writing = progress.elapsed - progress.writing_started
     left = None
@@ -108,7 +127,9 @@ def progress_line(progress: Progress) -> str:
 
 
 def final_line(progress: Progress) -> str:
-    return (f"done: {progress.records:,} records, {format_size(progress.bytes_read)} read, "
+    done = progress.bytes_read + progress.bytes_reused
+    reused = f" ({progress.bytes_reused / done:.0%} reused)" if progress.bytes_reused else ""
+    return (f"done: {progress.records:,} records, {format_size(done)} read{reused}, "
             f"{progress.shards_written:,} shards written in {format_duration(progress.elapsed)}")
 
 
@@ -140,17 +161,19 @@ class ProgressDisplay:
 
     def _progress(self) -> Progress:
         bytes_read, records = read_notes(self._directory)
+        bytes_reused, records_reused = read_notes(self._directory, reused=True)
         shards_written, shards = read_shard_notes(self._directory)
         elapsed = time.monotonic() - self._start
         if self._reading_started is None and bytes_read:
             self._reading_started = max(elapsed - self._interval, 0.0)
-        if self._reading_ended is None and (bytes_read >= self._total or shards_written):
+        if self._reading_ended is None and (bytes_read + bytes_reused >= self._total or shards_written):
             self._reading_ended = elapsed
         if self._writing_started is None and shards_written:
             # The first shard is seen written: writing started about a refresh before.
             self._writing_started = max(elapsed - self._interval, self._reading_ended)
-        return Progress(bytes_read, records, self._total, elapsed, shards_written, shards,
-                        self._reading_started or 0.0, self._reading_ended, self._writing_started, self._workers)
+        return Progress(bytes_read, records + records_reused, self._total, elapsed, shards_written, shards,
+                        self._reading_started or 0.0, self._reading_ended, self._writing_started, self._workers,
+                        bytes_reused)
 
     def _show(self, final: bool = False, complete: bool = False) -> None:
         progress = self._progress()

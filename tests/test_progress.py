@@ -10,8 +10,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipeline import cli
 from pipeline.local_runner import worker_processes
-from pipeline.progress import Progress, progress_line, progress_notes
-from transforms.progress import ProgressNotes, note_shard_written, read_notes, read_shard_notes
+from pipeline.progress import Progress, final_line, progress_line, progress_notes
+from transforms.progress import ProgressNotes, note_shard_written, note_unit_reused, read_notes, read_shard_notes
 
 
 def test_notes_add_up_over_units(tmp_path):
@@ -22,6 +22,29 @@ def test_notes_add_up_over_units(tmp_path):
     assert read_notes(str(tmp_path)) == (150, 5)
     first.update(200, 6, force=True)
     assert read_notes(str(tmp_path)) == (250, 8)
+
+
+def test_the_units_a_resumed_run_replays_are_noted_apart_from_those_read(tmp_path):
+    ProgressNotes(str(tmp_path), "a.warc.gz@0").update(100, 3, force=True)
+    note_unit_reused(str(tmp_path), "a.warc.gz@64", 64, 7)
+    note_unit_reused(str(tmp_path), "b.warc.gz@0", 30, 2)
+    note_unit_reused(str(tmp_path), "b.warc.gz@0", 30, 2)  # a retried reader
+    assert read_notes(str(tmp_path)) == (100, 3)
+    assert read_notes(str(tmp_path), reused=True) == (94, 9)
+
+
+def test_a_resumed_run_counts_the_reused_bytes_as_done_and_its_rate_on_those_read():
+    # 30 MB reused, 15 MB read in 10 s: 55 MB left at 1.5 MB/s, and a quarter of reading all 100 MB at that rate.
+    line = progress_line(Progress(15_000_000, 1234, 100_000_000, 10.0, bytes_reused=30_000_000))
+    assert line == "reading: 1,234 records, 45.0 MB of 100.0 MB (45%, 30% reused), 1.5 MB/s, about 0:00:53 left"
+    # Only replayed units so far: no rate yet.
+    assert progress_line(Progress(0, 40, 100_000_000, 6.0, bytes_reused=30_000_000)) == (
+        "reading: 40 records, 30.0 MB of 100.0 MB (30%, 30% reused)")
+    # Reading 60 % of the input took 24 s; the phases after it take a quarter of the 40 s that all of it would.
+    assert progress_line(Progress(60, 9, 100, 30.0, reading_ended=24.0, bytes_reused=40)) == (
+        "deduplicating: 9 records read in 0:00:24, about 0:00:04 left")
+    assert final_line(Progress(60, 9, 100, 50.0, shards_written=2, shards=2, bytes_reused=40)) == (
+        "done: 9 records, 100 bytes read (40% reused), 2 shards written in 0:00:50")
 
 
 def test_shard_notes_count_the_shards_written(tmp_path):

@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -47,6 +48,17 @@ def inputs(tmp_path_factory) -> Path:
 def command(inputs: Path, output: Path, *flags: str) -> list[str]:
     return [sys.executable, "-m", "pipeline", "--input", str(inputs / "*.warc.gz"), "--output", str(output), "--quiet",
             *flags]
+
+
+def shown(argv: list[str]) -> list[str]:
+    """The command, with its progress display (on stderr: not a terminal, so a line every few seconds and the last)."""
+    return [arg for arg in argv if arg != "--quiet"]
+
+
+def done_line(result: subprocess.CompletedProcess) -> str:
+    """The progress display's last line, without the time the build took."""
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("done: ")]
+    return line.rsplit(" in ", 1)[0]
 
 
 def run(argv: list[str], **env) -> subprocess.CompletedProcess:
@@ -119,20 +131,24 @@ def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(
         with dask_cluster(tmp_path, **{HOLD_AFTER_UNITS: "2"}) as flags:
             killed_after(command(inputs, output, *flags), output, 2)
     with dask_cluster(tmp_path) if runner == "dask" else contextlib.nullcontext(RUNNERS[runner]) as flags:
-        run(command(inputs, reference, *options, *flags))
+        from_scratch = run(shown(command(inputs, reference, *options, *flags)))
         if runner != "dask":
             killed_after(command(inputs, output, *options, *flags), output, 2)
         recorded = records_in(output)
         assert 2 <= recorded < FILES
         assert json.loads((output / LOCK_NAME).read_text())["pid"]  # left by the killed run
         # As Dataflow or Flink would: a new job of the same build, reusing what the killed one staged.
-        result = run(command(inputs, output, *options, *flags))
+        result = run(shown(command(inputs, output, *options, *flags)))
     lines = notes(result)
     assert lines[0].startswith("python -m pipeline: took over the lock of an earlier run that is gone (pid ")
     assert lines[1] == (f"python -m pipeline: resuming the build that an earlier run left unfinished: {recorded} "
                         "units (byte ranges of the inputs) it finished are reused, not read again")
     assert snapshot(output) == snapshot(reference)
     assert not list(output.glob(".webcorpus*"))  # nothing left to resume, no lock
+    # The progress display counts the reused units as done: every record and byte, as a build from scratch.
+    records_and_bytes, shards = done_line(from_scratch).rsplit(" read, ", 1)
+    assert re.fullmatch(rf"{re.escape(records_and_bytes)} read \([1-9]\d?% reused\), {re.escape(shards)}",
+                        done_line(result)), (done_line(result), done_line(from_scratch))
 
 
 @pytest.mark.slow

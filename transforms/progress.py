@@ -3,6 +3,8 @@
 Beam's local runners report metrics only when a bundle ends, so each reader
 leaves a small note per unit of reading in a local directory, at most every
 `NOTE_SECONDS`, and each shard writer one note when its shard is written;
+a reader that replays a unit's completion record (`transforms.resume`)
+leaves one note of the unit's bytes and records, reused.
 `pipeline.progress.ProgressDisplay` sums them.
 """
 
@@ -40,6 +42,11 @@ class ProgressNotes:
             _write_note(self._path, f"{bytes_read} {records}")
 
 
+def note_unit_reused(directory: str, unit: str, unit_bytes: int, records: int) -> None:
+    """Written by a reader that replays a unit's completion record instead of reading it."""
+    _write_note(_note_path(directory, "reused", unit), f"{unit_bytes} {records}")
+
+
 def note_shard_written(directory: str, shard: str, shards: int) -> None:
     """Written by a shard writer when its shard (one of `shards`) is written."""
     _write_note(_note_path(directory, "shard", shard), str(shards))
@@ -55,10 +62,10 @@ def _notes(directory: str, kind: str):
             continue  # replaced while being read: counted at the next refresh
 
 
-def read_notes(directory: str) -> tuple[int, int]:
-    """Bytes and records read, over every unit."""
+def read_notes(directory: str, reused: bool = False) -> tuple[int, int]:
+    """Bytes and records read, over every unit; with `reused`, those of the units replayed instead."""
     total_bytes = total_records = 0
-    for fields in _notes(directory, "unit"):
+    for fields in _notes(directory, "reused" if reused else "unit"):
         if len(fields) == 2:
             total_bytes += int(fields[0])
             total_records += int(fields[1])

@@ -128,15 +128,16 @@ def read_record(path: str) -> dict:
         return json.loads(gzip.decompress(handle.read()))
 
 
-def finished(units_dir: str, source_file: str, start: int) -> str | None:
-    """The completion record of a unit, if it has one whose staging files are all there."""
+def finished(units_dir: str, source_file: str, start: int) -> tuple[str, dict] | None:
+    """The completion record of a unit (its path, and the record), if it has one whose staging files are all
+    there."""
     path = record_path(units_dir, source_file, start)
     if not FileSystems.exists(path):
         return None
     record = read_record(path)
     if not all(FileSystems.exists(FileSystems.join(units_dir, name)) for name in record["runs"]):
         return None
-    return path
+    return path, record
 
 
 # --- The ledger --------------------------------------------------------------

@@ -19,7 +19,7 @@ from transforms.document import Document, Skip
 from transforms.http_filesystem import serves_ranges
 from transforms.locations import redacted
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
-from transforms.progress import ProgressNotes
+from transforms.progress import ProgressNotes, note_unit_reused
 from transforms.read_warc.formats import detect_format
 from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file,
                                          split_warc)
@@ -126,7 +126,7 @@ class ReadWarcRange(beam.DoFn):
     Digests are work items of their own, spread over workers like the ranges:
     the reader of a file's first range does not read the whole file again.
 
-    With a `progress_dir` (local runs), it leaves notes of how far it got.
+    With a `progress_dir` (local runs), it leaves notes of how far it got (of a unit replayed, one note).
     `skip_truncated`, `screen`: see `read_warc`. With `units_dir`
     (`transforms.resume`), a range that has a completion record there is not
     read: the record's path goes to `recorded`; a range read gives its
@@ -163,7 +163,10 @@ class ReadWarcRange(beam.DoFn):
         recorded = finished(self._units_dir, source_file, unit.start) if self._units_dir else None
         if recorded:
             claims.finish()
-            yield beam.pvalue.TaggedOutput(RECORDED, recorded)
+            record_file, record = recorded
+            if self._progress_dir:
+                note_unit_reused(self._progress_dir, f"{path}@{start}", restriction.size(), record["records"])
+            yield beam.pvalue.TaggedOutput(RECORDED, record_file)
             return
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
         read = 0
