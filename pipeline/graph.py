@@ -50,7 +50,8 @@ from transforms.near_dedup import UNSIGNED, NearDedup, Sign
 from transforms.read_warc.splittable_read import ReadWarc
 from transforms.report_page_transform import WriteReportPage
 from transforms.report_transform import WriteReport
-from transforms.resume import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan, Replay, tap
+from transforms.resume import Replay, tap
+from transforms.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan
 from transforms.sink.schema import CLEAN_TEXT
 from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS,
@@ -153,7 +154,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`). With `units_dir`, the build can
-    resume (`transforms.resume`): its staging files and the completion records of its units go there, and the
+    resume (`transforms.unit_ledger`): its staging files and the completion records of its units go there, and the
     units recorded there by an earlier run of the same build are replayed, not read.
     """
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
@@ -162,7 +163,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
                                              settings.max_page_bytes, settings.skip_truncated,
                                              Screens(screens) if screens else None, units_dir)
-    # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.resume`).
+    # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.unit_ledger`).
     tapped = [{"skipped": read.skipped, "dead": read[DEAD_LETTER], "units": read[UNITS_READ]}]
     decoded = read.documents | "Charset" >> DecodeCharset()
     tapped.append({"dead": decoded[DEAD_LETTER]})

@@ -5,7 +5,7 @@ shard writers' notes (`transforms.progress`). On a terminal the line updates
 in place; otherwise a line is printed every `LINE_SECONDS`. Until the first
 record is read (or reused), the line says that the workers are starting.
 
-A resumed run (`transforms.resume`) replays the units an earlier run
+A resumed run (`transforms.unit_ledger`) replays the units an earlier run
 finished: their bytes count as done, and the line says which share of the
 input was reused; the rate and the time left are of the bytes read in this run.
 

@@ -63,7 +63,7 @@ from transforms.manifest import MANIFEST_NAME, write_manifest
 from transforms.regular_files import open_regular
 from transforms.report import REPORT_NAME
 from transforms.report_page import REPORT_PAGE_NAME
-from transforms.resume import RECORD_SUFFIX, UNITS
+from transforms.unit_ledger import RECORD_SUFFIX, UNITS
 
 RUN_STAGING_PREFIX = f"{STAGING_DIR}-"
 LOCK_NAME = ".webcorpus.lock"

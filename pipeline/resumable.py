@@ -2,7 +2,7 @@
 published.
 
 It holds the staging files of the build's units and their completion
-records (`transforms.resume`), and `identity.json`: the build's identity,
+records (`transforms.unit_ledger`), and `identity.json`: the build's identity,
 from which its name is made. A run of the same build (same options, inputs
 of the same sizes and modification times, same software and code) finds it
 and reuses every unit recorded there; any other run removes it, and says why
@@ -18,10 +18,11 @@ from pathlib import Path
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.settings import CorpusSettings
+from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.exact_paths import names_in, remove_exactly
 from transforms.locations import redacted
 from transforms.manifest import software_versions
-from transforms.resume import RECORD_SUFFIX, UNITS
+from transforms.unit_ledger import RECORD_SUFFIX, UNITS
 
 RESUME_PREFIX = ".webcorpus-resume-"
 IDENTITY_NAME = "identity.json"

@@ -20,7 +20,7 @@ from pipeline.publish import LOCK_NAME, OutputBusy, lock_holder, output_lock
 from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
-from transforms.resume import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger
+from transforms.unit_ledger import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger
 from transforms.vocabulary import Fingerprint, MostlyDropped, UnitRead
 
 FILES = 6

@@ -44,8 +44,8 @@ import numpy as np
 
 from transforms.document import Document
 from transforms.stage import counter
-from transforms.vocabulary import (EARLIER_OFFSET, NEAR_DEDUP, NEAR_DUPLICATES, NEAR_SURVIVORS, EarlierNearDuplicate,
-                                   NearDuplicate, NearSurvivor)
+from transforms.vocabulary import (EARLIER_OFFSET, NEAR_DEDUP, NEAR_DUPLICATES, NEAR_SURVIVORS, Candidate,
+                                   EarlierNearDuplicate, NearDuplicate, NearSurvivor, Rank)
 
 # Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
 # (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
@@ -137,9 +137,6 @@ def band_keys(signature: bytes, bands: int, rows: int) -> list[bytes]:
             for band in range(bands)]
 
 
-# A page in this stage: its rank is HashDedup's survivor order (Fingerprint's
-# first fields) and ends with the capture identity, so two captures never tie.
-Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, source_range)
 
 
 def earlier_rank(corpus: int, content_hash: str) -> Rank:
@@ -157,18 +154,6 @@ def earlier_candidate(corpus_hash_signature: tuple[int, str, bytes]) -> "Candida
 
 def is_earlier_rank(rank: Rank) -> bool:
     return rank[4] == EARLIER_OFFSET
-
-
-@dataclass(frozen=True)
-class Candidate:
-    rank: Rank
-    signature: bytes
-
-    @property
-    def identity(self) -> tuple[str, int, int]:
-        """Where the capture was read (`Capture.identity`)."""
-        source_file, source_offset, source_range = self.rank[3:6]
-        return source_file, source_range, source_offset
 
 
 def rank_of(doc: Document) -> Rank:
@@ -250,7 +235,7 @@ UNSIGNED = "unsigned"
 
 class Sign(beam.DoFn):
     """A document's `Candidate`; on `unsigned`, the capture of a document without words (so that every document
-    is accounted for: `transforms.resume`)."""
+    is accounted for: `transforms.unit_ledger`)."""
 
     def __init__(self, parameters: MinHashParameters):
         self._parameters = parameters

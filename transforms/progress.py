@@ -3,7 +3,7 @@
 Beam's local runners report metrics only when a bundle ends, so each reader
 leaves a small note per unit of reading in a local directory, at most every
 `NOTE_SECONDS`, and each shard writer one note when its shard is written;
-a reader that replays a unit's completion record (`transforms.resume`)
+a reader that replays a unit's completion record (`transforms.unit_ledger`)
 leaves one note of the unit's bytes and records, reused.
 `pipeline.progress.ProgressDisplay` sums them.
 """

@@ -238,7 +238,7 @@ class MostlyDropped:
     dropped: counted where they are minimized, not by a step of their own over every document.
 
     `source_file`, `source_range`: the unit; `first_offset`, `seen`: the first and the number of its documents
-    counted here (so that a unit's completion record knows every document of it was: `transforms.resume`).
+    counted here (so that a unit's completion record knows every document of it was: `transforms.unit_ledger`).
     """
 
     documents: int
@@ -293,7 +293,7 @@ class RecordsRead:
 class UnitRead:
     """One reading of a unit (a `WarcRange`: the records that start in [start, end) of a file; end None: to its
     end) ended: how many records it read, the notes it listed, and whether it read the unit whole (a runner may
-    split a range while it is read). What `transforms.resume` checks a unit's outcomes against."""
+    split a range while it is read). What `transforms.unit_ledger` checks a unit's outcomes against."""
 
     source_file: str
     start: int
@@ -301,3 +301,22 @@ class UnitRead:
     records: int
     notes: tuple[ReadNote, ...]
     whole: bool
+
+
+# A page in NearDedup: its rank is HashDedup's survivor order (Fingerprint's
+# first fields) and ends with the capture identity, so two captures never tie.
+Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, source_range)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A page signed for NearDedup: its rank and MinHash signature (`transforms.near_dedup`)."""
+
+    rank: Rank
+    signature: bytes
+
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        """Where the capture was read (`Capture.identity`)."""
+        source_file, source_offset, source_range = self.rank[3:6]
+        return source_file, source_range, source_offset

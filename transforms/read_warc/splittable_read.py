@@ -25,7 +25,7 @@ from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, Warc
                                          split_warc)
 from transforms.read_warc.classify import Screen
 from transforms.read_warc.reader import read_warc
-from transforms.resume import RECORDED, finished
+from transforms.unit_ledger import RECORDED, finished
 from transforms.snapshot import digest_listed, open_listed
 from transforms.stage import counter
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, UNITS_READ,
@@ -128,7 +128,7 @@ class ReadWarcRange(beam.DoFn):
 
     With a `progress_dir` (local runs), it leaves notes of how far it got (of a unit replayed, one note).
     `skip_truncated`, `screen`: see `read_warc`. With `units_dir`
-    (`transforms.resume`), a range that has a completion record there is not
+    (`transforms.unit_ledger`), a range that has a completion record there is not
     read: the record's path goes to `recorded`; a range read gives its
     `UnitRead` on `units_read`.
     """

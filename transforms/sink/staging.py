@@ -13,7 +13,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
-from transforms.resume import LedgerPlan, ledger_for, unit_name
+from transforms.unit_ledger import LedgerPlan, ledger_for, unit_name
 from transforms.vocabulary import Fingerprint
 from transforms.sink.avro_encoding import RecordLayout
 from transforms.sink.schema import DEFAULT_FIELDS
@@ -76,7 +76,7 @@ class StageDocuments(beam.DoFn):
     unit fall, so WriteShard merges any number of them. Fused with reading,
     a unit's documents come in file order in one bundle: one file per unit.
 
-    With a `ledger` plan (`transforms.resume`), each staging file is handed
+    With a `ledger` plan (`transforms.unit_ledger`), each staging file is handed
     to the worker's `UnitLedger`, which closes it when its unit is complete.
     """
 

@@ -20,7 +20,7 @@ from transforms.exact_paths import remove_exactly
 from transforms.manifest import digest_file
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
-from transforms.resume import LedgerPlan
+from transforms.unit_ledger import LedgerPlan
 from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
 from transforms.sink.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
 from transforms.sink.schema import DEFAULT_FIELDS, resolve_fields
@@ -187,7 +187,7 @@ class CompressWrite(beam.PTransform):
 class StageAndFingerprint(beam.PTransform):
     """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`.
 
-    With a `ledger` plan (`transforms.resume`), the staging files go to its
+    With a `ledger` plan (`transforms.unit_ledger`), the staging files go to its
     directory of units, where a later run of the same build finds them.
     """
 
