@@ -93,7 +93,7 @@ def killed_after(argv: list[str], output: Path, units: int) -> None:
 
 @contextlib.contextmanager
 def dask_cluster(tmp_path: Path, **env):
-    """A Dask scheduler and one worker process of two threads (what a unit's tasks need to meet in one process,
+    """A Dask scheduler and two worker processes of one thread each (a unit's fused tasks run in one of them,
     docs/robustness.md); yields the flags that send a build there."""
     scheduler_file = tmp_path / f"scheduler-{time.monotonic_ns()}.json"
     environment = dict(os.environ, PYTHONPATH=str(REPO), **env)
@@ -102,8 +102,8 @@ def dask_cluster(tmp_path: Path, **env):
                                    "--no-dashboard"], env=environment, stderr=subprocess.DEVNULL,
                                   start_new_session=True)]
     try:
-        processes.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1",
-                                           "--nthreads", "2", "--no-dashboard"], cwd=REPO, env=environment,
+        processes.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
+                                           "--nthreads", "1", "--no-dashboard"], cwd=REPO, env=environment,
                                           stderr=subprocess.DEVNULL, start_new_session=True))
         while not scheduler_file.exists():
             time.sleep(0.1)
@@ -124,12 +124,12 @@ RUNNERS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("runner", sorted(RUNNERS))
 def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(inputs, tmp_path, runner):
-    options = ("--near-dedup", "--quality", "gopher", "--pii") if runner == "direct-2-workers" else ()
+    options = ("--near-dedup", "--quality", "gopher", "--pii") if runner != "direct" else ()
     reference, output = tmp_path / "reference", tmp_path / "out"
     if runner == "dask":
         # The worker holds (and is killed with its cluster): the build's own process group has no worker.
         with dask_cluster(tmp_path, **{HOLD_AFTER_UNITS: "2"}) as flags:
-            killed_after(command(inputs, output, *flags), output, 2)
+            killed_after(command(inputs, output, *options, *flags), output, 2)
     with dask_cluster(tmp_path) if runner == "dask" else contextlib.nullcontext(RUNNERS[runner]) as flags:
         from_scratch = run(shown(command(inputs, reference, *options, *flags)))
         if runner != "dask":
