@@ -343,3 +343,37 @@ def test_a_staging_file_of_other_fields_is_refused(tmp_path):
     assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [doc.source_offset]
     with pytest.raises(ValueError, match="staged for records of other fields"):
         list(staged_records([path], str(tmp_path), RecordLayout()))
+
+
+def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same_files(tmp_path, monkeypatch):
+    """WriteShard hands each shard's last block (a default shard's only one) to a thread, so that compressing it
+    (zstd releases the GIL) overlaps the next shard's reading; the files are the ones written in line."""
+    import threading
+
+    from transforms.sink import write
+
+    flushed_on = []
+    flush = EncodedWriter.flush
+
+    def noted_flush(self):
+        flushed_on.append(threading.current_thread().name)
+        flush(self)
+
+    monkeypatch.setattr(EncodedWriter, "flush", noted_flush)
+    docs = [doc(f"<div>page {k} of site {k % 5}</div>", f"https://s{k % 5}.example.org/{k}", f"f{k % 5}.warc.gz",
+                offset=k) for k in range(40)]
+
+    def build(output: Path):
+        with TestPipeline() as pipeline:
+            staged = (pipeline | beam.Create(docs) | beam.Map(hash_document)
+                      | StageAndFingerprint(str(output)))
+            deduplicated = staged.fingerprints | HashDedup()
+            _ = {"staged": staged.staged, "survivors": deduplicated.survivors,
+                 "duplicates": deduplicated.duplicates} | CompressWrite(str(output), "zstandard", None)
+        return {path.name: path.read_bytes() for path in sorted(output.glob("corpus-*.avro"))}
+
+    threaded = build(tmp_path / "threaded")
+    assert len(threaded) == 5 > write.SHARDS_FINISHED_TOGETHER
+    assert len(flushed_on) == 5 and all(name.startswith("write-shard") for name in flushed_on), flushed_on
+    monkeypatch.setattr(write, "SHARDS_FINISHED_TOGETHER", 1)  # one shard finished at a time
+    assert build(tmp_path / "one-at-a-time") == threaded

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 import hashlib
 import json
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import FILE_PREFIX
@@ -29,6 +32,10 @@ from transforms.stage import counter
 
 TALLIES = "tallies"
 DIGESTS = "digests"
+# Shards whose last block is compressed and written, and the file digested, on threads of their own while the
+# next shard's records are read and joined: a default build's shard is one Avro block, and compressing it is
+# nearly all of WriteShard's time. At most this many are held (each holds its uncompressed last block).
+SHARDS_FINISHED_TOGETHER = 2
 
 
 def shard_name(index: int, count: int, extension: str = ".avro") -> str:
@@ -73,8 +80,12 @@ class WriteShard(beam.DoFn):
 
     def setup(self):
         self._written = counter("compress_write", "records")
+        self._finishing = ThreadPoolExecutor(SHARDS_FINISHED_TOGETHER, thread_name_prefix="write-shard")
 
-    def process(self, grouped, shard_order):
+    def start_bundle(self):
+        self._pending: collections.deque = collections.deque()
+
+    def process(self, grouped, window=beam.DoFn.WindowParam, timestamp=beam.DoFn.TimestampParam, shard_order=()):
         unit, parts = grouped
         # Within a unit, a capture is known by its offset: record ids repeat in the wild.
         notes = {note.source_offset: note for note in parts["survivors"]}
@@ -88,7 +99,8 @@ class WriteShard(beam.DoFn):
         tally = Counter()
         records = 0
         # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
-        with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        handle = FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+        try:
             writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
                                   self._sync_marker)
             for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
@@ -101,13 +113,37 @@ class WriteShard(beam.DoFn):
                 tally.update(tally_record(staged))
                 writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0)))
                 records += 1
-            writer.flush()
+        except BaseException:
+            handle.close()
+            raise
+        finished = self._finishing.submit(finish_shard, handle, writer, path, records)
+        self._pending.append((finished, WindowedValue(None, timestamp, (window,)), shard, tally, records,
+                              len(shard_order)))
+        while len(self._pending) > SHARDS_FINISHED_TOGETHER:
+            yield from self._finished(*self._pending.popleft())
+
+    def finish_bundle(self):
+        while self._pending:
+            yield from self._finished(*self._pending.popleft())
+
+    def teardown(self):
+        self._finishing.shutdown()
+
+    def _finished(self, finished, element: WindowedValue, shard: str, tally: Counter, records: int, shards: int):
+        digest = finished.result()
         self._written.inc(records)
         if self._progress_dir is not None:
-            note_shard_written(self._progress_dir, shard, len(shard_order))
-        yield ShardAttempt(shard, path)
-        yield beam.pvalue.TaggedOutput(TALLIES, tally)
-        yield beam.pvalue.TaggedOutput(DIGESTS, dataclasses.replace(digest_file(path, records), path=shard))
+            note_shard_written(self._progress_dir, shard, shards)
+        yield element.with_value(ShardAttempt(shard, digest.path))
+        yield beam.pvalue.TaggedOutput(TALLIES, element.with_value(tally))
+        yield beam.pvalue.TaggedOutput(DIGESTS, element.with_value(dataclasses.replace(digest, path=shard)))
+
+
+def finish_shard(handle, writer, path: str, records: int):
+    """A shard's last block written (compressed: zstd and the other codecs release the GIL) and the file digested."""
+    with handle:
+        writer.flush()
+    return digest_file(path, records)
 
 
 def publish(attempts: list[ShardAttempt], staging_dir: str) -> list[str]:
