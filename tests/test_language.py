@@ -159,3 +159,39 @@ def test_without_language_options_the_build_identity_is_as_it_was():
     assert {"language", "language_confidence"} <= set(chosen.written_fields())
     named = parse_settings(["--output", "/tmp/never-written", "--fields", "url,language"])
     assert named.language and named.written_fields() == ("url", "language", "language_confidence", "record_digest")
+
+
+def test_held_pages_are_all_identified_before_the_first_goes_on(monkeypatch):
+    """The model is called on one held page after another, with nothing between: not the next page's words, nor the
+    stages fused after IdentifyLanguage (which run on each output as it is yielded) and would evict its tables."""
+    from apache_beam.transforms.window import GlobalWindow
+
+    from transforms import language
+
+    events = []
+    model = language._model()
+
+    class NotedModel:
+        def predict(self, words, **kwargs):
+            events.append("predict")
+            return model.predict(words, **kwargs)
+
+    page_words = language.page_words
+    monkeypatch.setattr(language, "_model", NotedModel)
+    monkeypatch.setattr(language, "page_words", lambda doc: events.append("words") or page_words(doc))
+    text = blocks_to_html(["The council voted on Tuesday to restore the old cranes and the quay."])
+    docs = [document(index, text) for index in range(IDENTIFIED_TOGETHER + 3)]
+    identifier = language.IdentifyOrSkip(())
+    identifier.setup()
+    identifier.start_bundle()
+    languages = []
+    for doc in docs:
+        for output in identifier.process(doc, GlobalWindow(), 0):
+            events.append("output")
+            languages.append(output.value.language)
+    for output in identifier.finish_bundle():
+        events.append("output")
+        languages.append(output.value.language)
+    batches = [IDENTIFIED_TOGETHER, 3]
+    assert events == [event for size in batches for event in ["words"] * size + ["predict"] * size + ["output"] * size]
+    assert languages == ["en"] * len(docs)

