@@ -31,6 +31,8 @@ worker computes.
    Beam asks (890 times for a default build, every method of the DoFn
    inspected each time: 0.3-0.8 s of CPU before the first record). Not a
    fault, a cost; the answer is Beam's own, computed by Beam's function.
+   `remembered_dofn_specs()` holds this one alone, for the whole of a
+   build on any runner (`pipeline/cli.py`).
 
 Before patching, `check_supported` checks the installed Beam against
 `SUPPORTED` (what requirements.txt pins) and that every attribute patched or
@@ -102,16 +104,36 @@ def patched_fn_api_runner():
     check_supported()
     patches = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 0),
                (execution, "GroupingBuffer", PiecewiseGroupingBuffer),
-               (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces),
-               (userstate, "get_dofn_specs", DoFnSpecs(userstate.get_dofn_specs)))
+               (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces))
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, value in patches:
         setattr(owner, name, value)
     try:
-        yield
+        with remembered_dofn_specs():
+            yield
     finally:
         for owner, name, value in originals:
             setattr(owner, name, value)
+
+
+@contextlib.contextmanager
+def remembered_dofn_specs():
+    """`userstate.get_dofn_specs` remembered per kind of DoFn (`DoFnSpecs`) for the length of the block, Beam's
+    own again after it; within a block that remembers them already, nothing more.
+
+    `pipeline.cli` builds every corpus inside one, whatever the runner: building
+    the graph, turning it into Beam's protos and back (the runners' own
+    translations, Dask's included) ask as often as a run does.
+    """
+    if isinstance(userstate.get_dofn_specs, DoFnSpecs):
+        yield
+        return
+    beams_own = userstate.get_dofn_specs
+    userstate.get_dofn_specs = DoFnSpecs(beams_own)
+    try:
+        yield
+    finally:
+        userstate.get_dofn_specs = beams_own
 
 
 # (Missing from another Beam, it is found by `check_supported` before anything is patched.)

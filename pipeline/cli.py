@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline import resumable
+from pipeline.beam_compat import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
@@ -333,7 +334,7 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
             # Progress notes need a directory that every worker sees (pipeline.progress.progress_notes).
             with progress_notes(settings.output, runner is not None, settings.quiet) as notes:
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
-                        if notes else contextlib.nullcontext(), \
+                        if notes else contextlib.nullcontext(), remembered_dofn_specs(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
                     build_corpus(pipeline, settings, notes, units_dir=units_dir)
     except Exception as error:

@@ -259,6 +259,32 @@ def test_the_local_runner_asks_beam_for_a_dofns_state_specs_once_per_kind(monkey
     assert asked and len(asked) == len(set(asked)), asked
 
 
+@pytest.mark.parametrize("runner", [[], ["--runner=FnApiRunner"]], ids=["local runner", "Beam's own"])
+def test_a_build_asks_beam_for_a_dofns_state_specs_once_per_kind_on_any_runner(write_warc, tmp_path, monkeypatch,
+                                                                              runner):
+    """Building the graph and turning it into Beam's protos and back ask as often as a run does: the whole build,
+    on any runner, asks Beam once per kind of DoFn, and Beam's own function is back after it."""
+    from apache_beam.transforms import userstate
+
+    from pipeline.sample import Capture
+    from tests.helpers import page
+    from tests.test_cli import run_main
+
+    asked = []
+    beams_own = userstate.get_dofn_specs
+
+    def counted(dofn):
+        asked.append(type(dofn).__name__)
+        return beams_own(dofn)
+
+    monkeypatch.setattr(userstate, "get_dofn_specs", counted)
+    source = write_warc([Capture("https://example.org/a", page("<p>Some words of a page.</p>").encode())])
+    code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "out"), "--quiet", *runner])
+    assert code == 0, stderr
+    assert userstate.get_dofn_specs is counted
+    assert asked and len(asked) == len(set(asked)), sorted(asked)
+
+
 def test_dofn_specs_are_beams_and_a_failure_is_not_remembered():
     from apache_beam.transforms import userstate
 
