@@ -8,6 +8,8 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
 
 from transforms.sink import staging as sink_staging, write as sink_write
 from transforms.sink.staging import STAGED, StageDocuments
@@ -85,11 +87,15 @@ def shard_writer(staging: Path, sync_interval: int = 4 * 1024 * 1024) -> WriteSh
 
 
 def write_attempt(writer: WriteShard, staged_paths: list[str]) -> ShardAttempt:
-    """One attempt of `writer` at the shard of UNITS[0]; its main output (what the runner commits of it)."""
+    """One attempt of `writer` at the shard of UNITS[0], in a bundle of its own; its main output (what the runner
+    commits of it: WriteShard emits a shard's outputs once a thread has finished it, at the latest when the bundle
+    ends)."""
     unit = UNITS[0]
-    [written] = [output for output in writer.process(
-        (unit, {STAGED: staged_paths, "survivors": [], "duplicates": []}), [unit])
-        if not isinstance(output, beam.pvalue.TaggedOutput)]
+    writer.start_bundle()
+    outputs = [*writer.process((unit, {STAGED: staged_paths, "survivors": [], "duplicates": []}), GlobalWindow(),
+                               MIN_TIMESTAMP, [unit]),
+               *writer.finish_bundle()]
+    [written] = [output.value for output in outputs if not isinstance(output, beam.pvalue.TaggedOutput)]
     return written
 
 
