@@ -38,6 +38,12 @@ worker computes.
    each waits for its worker process to end (about 0.3 s: 0.6 s of every
    2-worker build went there). A cost, not a fault.
 
+With a worker command (`patched_fn_api_runner(worker_command)`), a sixth:
+`SubprocessSDKEnvironment.from_command_string` gives that command where
+the FnApiRunner asks for its own multi-processing worker
+(`BEAMS_WORKER_COMMAND`), so that the workers are forked from a server
+that has imported Beam and webcorpus (`pipeline/worker_fork.py`).
+
 Before patching, `check_supported` checks the installed Beam against
 `SUPPORTED` (what requirements.txt pins) and that every attribute patched or
 relied on is there; otherwise it fails with one line that says what to do.
@@ -47,13 +53,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
 import types
 
 import apache_beam
 from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, worker_handlers
 from apache_beam.runners.worker import data_plane
-from apache_beam.transforms import userstate
+from apache_beam.transforms import environments, userstate
 
 # The Beam releases these patches are written and tested for: >= 2.77, < 2.78 (requirements.txt).
 SUPPORTED = ((2, 77), (2, 78))
@@ -65,7 +72,8 @@ PIECE_VALUES = 2_000
 # What the patches replace, and the attributes of Beam's objects they read (set by the class's __init__).
 PATCHED = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS"), (execution, "GroupingBuffer"),
            (fn_runner, "BundleManager._send_input_to_worker"), (userstate, "get_dofn_specs"),
-           (worker_handlers, "WorkerHandlerManager.close_all"))
+           (worker_handlers, "WorkerHandlerManager.close_all"),
+           (environments, "SubprocessSDKEnvironment.from_command_string"))
 READ = ((execution, "GroupingBuffer", ("_table", "_grouped_output", "_pre_grouped_coder", "_post_grouped_coder",
                                        "_windowing")),
         (fn_runner, "BundleManager", ("_worker_handler",)),
@@ -105,14 +113,23 @@ def _lookup(module, path: str):
 
 
 @contextlib.contextmanager
-def patched_fn_api_runner():
-    """Beam's FnApiRunner with the five patches, for the length of the block; Beam's own again after it."""
+def patched_fn_api_runner(worker_command: str | None = None):
+    """Beam's FnApiRunner with the five patches, for the length of the block; Beam's own again after it.
+
+    With `worker_command`, the multi-processing mode's worker processes are started with it instead of Beam's
+    `BEAMS_WORKER_COMMAND` (`pipeline.worker_fork`).
+    """
     check_supported()
     patches = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 0),
                (execution, "GroupingBuffer", PiecewiseGroupingBuffer),
                (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces),
                (worker_handlers.WorkerHandlerManager, "close_all", close_all_at_once))
-    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    if worker_command is not None:
+        patches += ((environments.SubprocessSDKEnvironment, "from_command_string",
+                     _started_with(worker_command)),)
+    # (As the class holds it: a classmethod is put back as one.)
+    originals = [(owner, name, vars(owner)[name] if name in vars(owner) else getattr(owner, name))
+                 for owner, name, _ in patches]
     for owner, name, value in patches:
         setattr(owner, name, value)
     try:
@@ -121,6 +138,20 @@ def patched_fn_api_runner():
     finally:
         for owner, name, value in originals:
             setattr(owner, name, value)
+
+
+# The command the FnApiRunner starts a multi-processing worker with (fn_runner.FnApiRunner.run_pipeline).
+BEAMS_WORKER_COMMAND = f"{sys.executable} -m apache_beam.runners.worker.sdk_worker_main"
+
+
+def _started_with(worker_command: str):
+    """`SubprocessSDKEnvironment.from_command_string`, giving `worker_command` for Beam's own worker command."""
+    beams_own = vars(environments.SubprocessSDKEnvironment)["from_command_string"].__func__
+
+    def from_command_string(cls, command_string):
+        return beams_own(cls, worker_command if command_string == BEAMS_WORKER_COMMAND else command_string)
+
+    return classmethod(from_command_string)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,8 @@ import signal
 import sys
 import threading
 
+from pipeline.worker_fork import start_early
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -38,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         for signum in SIGNALS:
             signal.signal(signum, _interrupt)
     try:
+        # Before Beam is imported here: the worker processes' server imports it meanwhile (pipeline/worker_fork.py).
+        start_early(sys.argv[1:] if argv is None else argv)
         from pipeline.cli import main as run_command
 
         return run_command(argv)

@@ -11,8 +11,11 @@ provisioned to its workers, and for each run:
 - the patches of `pipeline/beam_compat.py` (why each, there; the reports
   upstream, docs/upstream.md), undone when the run ends, so that Beam's own
   FnApiRunner, `--runner=FnApiRunner`, stays one flag away and unpatched;
-- its worker processes (`--direct_running_mode=multi_processing`) start
-  with `MALLOC_ARENA_MAX=2` unless the environment sets it. A worker runs
+- its worker processes (`--direct_running_mode=multi_processing`) are
+  forked from a process that imports Beam and webcorpus while the graph is
+  built (`pipeline/worker_fork.py`), not started afresh (each would import
+  them itself: about 1.4 s of CPU a worker);
+- they start with `MALLOC_ARENA_MAX=2` unless the environment sets it. A worker runs
   each bundle on a thread of a pool, and glibc gives each thread an arena of
   its own that keeps what a stage freed: most of a worker's growth with the
   input was these arenas (docs/scale.md).
@@ -30,6 +33,7 @@ from apache_beam.runners.portability.fn_api_runner import fn_runner
 from apache_beam.runners.portability.portable_runner import JobServiceHandle
 
 from pipeline.beam_compat import patched_fn_api_runner
+from pipeline.worker_fork import ForkServer, started_early
 from pipeline.options import RUNNER_ALIASES
 
 # The names of `--runner` (or none) that give this runner.
@@ -42,20 +46,33 @@ WORKER_MALLOC_ARENAS = "2"
 
 
 class LocalRunner(fn_runner.FnApiRunner):
-    """Beam's FnApiRunner, run with `pipeline.beam_compat`'s patches."""
+    """Beam's FnApiRunner, run with `pipeline.beam_compat`'s patches; with `worker_forks`, its worker processes
+    are forked from that server (`pipeline.worker_fork`), which the run closes when it ends."""
+
+    def __init__(self, *args, worker_forks: ForkServer | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._worker_forks = worker_forks
 
     def run_pipeline(self, pipeline, options):
-        with patched_fn_api_runner():
-            return super().run_pipeline(pipeline, options)
+        forks, self._worker_forks = self._worker_forks, None
+        try:
+            with patched_fn_api_runner(forks.command if forks is not None else None):
+                return super().run_pipeline(pipeline, options)
+        finally:
+            if forks is not None:
+                forks.close()
 
 
 def make_local_runner(options: PipelineOptions) -> LocalRunner:
-    """The patched FnApiRunner, with the pipeline's options provisioned to its workers."""
+    """The patched FnApiRunner, with the pipeline's options provisioned to its workers; in the multi-processing
+    mode, the server its workers are forked from is started now, to import Beam and webcorpus while the graph
+    is built."""
     # Worker processes inherit the runner's environment; glibc reads this when a process starts.
     os.environ.setdefault("MALLOC_ARENA_MAX", WORKER_MALLOC_ARENAS)
     encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
     provision = fn_runner.ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded))
-    return LocalRunner(provision_info=provision)
+    forks = (started_early() or ForkServer()) if worker_processes(options) is not None else None
+    return LocalRunner(provision_info=provision, worker_forks=forks)
 
 
 def worker_processes(options: PipelineOptions) -> int | None:

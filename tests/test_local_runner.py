@@ -335,3 +335,47 @@ def test_the_worker_handlers_are_closed_at_once_and_then_as_beam_closes_them():
     assert sorted(closed) == ["worker_1", "worker_2", "worker_3"]
     assert took < 1.0, took  # one after another: 1.5 s
     assert not manager._cached_handlers and manager._workers_by_id == {}
+
+
+def _parent_pid(_) -> int:
+    return os.getppid()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("server_there", [True, False], ids=["forked", "the server gone: Beam's own worker"])
+def test_multi_processing_workers_are_forked_from_a_server_that_imported_them(server_there):
+    """The local runner's worker processes are forked from a process that imported Beam and webcorpus while the
+    graph was built (each would import them afresh: 1.4 s of CPU a worker); where that server is gone, a worker is
+    Beam's own, started afresh, and the build the same. The server ends with the run."""
+    options = ViewedOnceOptions(["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
+    runner = make_local_runner(options)
+    forks = runner._worker_forks
+    if not server_there:
+        os.kill(forks.pid, 9)
+        time.sleep(0.2)
+    with beam.Pipeline(runner=runner, options=options) as pipeline:
+        forked = (pipeline | beam.Create(range(40)) | beam.Reshuffle() | beam.Map(_parent_pid)
+                  | beam.Map(lambda pid, server=forks.pid: pid == server) | beam.Distinct())
+        assert_that(forked, equal_to([server_there]))
+    with pytest.raises(ProcessLookupError):
+        os.kill(forks.pid, 0)
+    assert not os.path.exists(forks.command.split()[-2])
+
+
+def test_the_workers_server_starts_with_the_command_where_it_asks_for_worker_processes():
+    from pipeline import worker_fork
+
+    assert worker_fork.asks_for_worker_processes(["--direct_running_mode=multi_processing", "--input", "x"])
+    assert worker_fork.asks_for_worker_processes(["--direct_running_mode", "multi_processing"])
+    assert not worker_fork.asks_for_worker_processes(["--direct_running_mode", "in_memory", "multi_processing"])
+    assert not worker_fork.asks_for_worker_processes(["--direct_running_mode"])
+    worker_fork.start_early(["--input", "x"])
+    assert worker_fork.started_early() is None
+    worker_fork.start_early(["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
+    runner = make_local_runner(ViewedOnceOptions(["--direct_num_workers=2", "--direct_running_mode=multi_processing"]))
+    try:
+        assert runner._worker_forks is not None and worker_fork.started_early() is None  # the early one, taken
+    finally:
+        runner._worker_forks.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(runner._worker_forks.pid, 0)
