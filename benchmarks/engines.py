@@ -39,10 +39,10 @@ import time
 from pathlib import Path
 
 from benchmarks import default_corpus, parse_sections
-from benchmarks.throughput import REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured
+from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured,
+                                   worker_processes)
 
 ENGINES = ("local-1", "local-2", "dask-2")
-LOCAL_MODE = "--direct_running_mode=multi_processing"
 START_TIMEOUT = 120
 
 
@@ -102,9 +102,8 @@ def run_engine(engine: str, pattern: str, output: Path, work: Path) -> dict:
             command = pipeline_command([pattern], output, ("--runner=DaskRunner", f"--dask_client_address={address}"))
             # (pipeline_command names the DirectRunner first; the last --runner counts.)
             return checked(run_measured(command, companions=processes), engine)
-    workers = engine.removeprefix("local-")
-    return checked(run_measured(pipeline_command([pattern], output, (f"--direct_num_workers={workers}", LOCAL_MODE))),
-                   engine)
+    workers = int(engine.removeprefix("local-"))
+    return checked(run_measured(pipeline_command([pattern], output, worker_processes(workers))), engine)
 
 
 def measure_size(mb: float, engines: list[str], reps: int, work: Path, pages) -> dict:

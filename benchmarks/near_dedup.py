@@ -49,7 +49,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks import parse_sections
-from benchmarks.throughput import REPO, run_measured
+from benchmarks.throughput import REPO, run_measured, worker_processes
 
 SECTIONS = ("pairs", "cost")
 SITE_SIZE = 10
@@ -220,7 +220,7 @@ def run_pairs(args, work: Path) -> dict:
 
 def run_cost(args, work: Path) -> dict:
     inputs = str(Path(args.corpus) / "warc" / "*.warc.gz")
-    two = ("--direct_num_workers=2", "--direct_running_mode=multi_processing")
+    two = worker_processes(2)
     variants = {
         "1 worker": (), "1 worker, --near-dedup": ("--near-dedup",),
         "2 workers": two, "2 workers, --near-dedup": two + ("--near-dedup",),

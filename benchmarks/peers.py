@@ -40,13 +40,13 @@ import tempfile
 from pathlib import Path
 
 from benchmarks import default_corpus, parse_sections
-from benchmarks.throughput import REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured
+from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured,
+                                   worker_processes)
 
 SECTIONS = ("generated", "dev", "language", "near-dedup")
 # The developer corpus's file whose last record ends inside its gzip member: datatrove's WarcReader raises
 # EOFError there and its task fails (webcorpus reads what is whole and reports the rest).
 DATATROVE_UNREADABLE = ("dev-06-broken-tail.warc.gz",)
-TWO_WORKERS = ("--direct_num_workers=2", "--direct_running_mode=multi_processing")
 
 
 class Alternative:
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     if "generated" in sections:
         print("\n== Whole job on the generated WARC, 1 worker and 2", flush=True)
         alternatives = {"webcorpus, 1 worker": webcorpus(generated, work / "wc-1"),
-                        "webcorpus, 2 workers": webcorpus(generated, work / "wc-2", TWO_WORKERS)}
+                        "webcorpus, 2 workers": webcorpus(generated, work / "wc-2", worker_processes(2))}
         if python:
             alternatives["datatrove, 1 task"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-1")
             alternatives["datatrove, 2 tasks"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-2",

@@ -108,10 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def recorded_line(output: bytes | str) -> str:
+def recorded_line(output: str) -> str:
     """The count of reused units the rerun said ("resuming ...: N units ...")."""
-    text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
-    for line in text.splitlines():
+    for line in output.splitlines():
         if "resuming the build" in line:
             return line.split(": ")[-1].split(" ", 1)[0]
     return "0"

@@ -30,10 +30,9 @@ from pathlib import Path
 
 import fastavro
 
-from benchmarks.throughput import checked, pipeline_command, run_measured
+from benchmarks.throughput import checked, pipeline_command, run_measured, worker_processes
 from pipeline.sample import Capture, warc_bytes
 
-TWO_WORKERS = ("--direct_num_workers=2", "--direct_running_mode=multi_processing")
 HOT_PAGE = b"<html><body><p>Accept cookies to continue.</p><p>This site uses cookies.</p></body></html>"
 SIDE_FILE = re.compile(r"^(.*)-\d{5}-of-(\d{5})\.jsonl$")
 
@@ -69,7 +68,7 @@ def measure(captures: int, per_file: int, work: Path) -> dict:
     inputs = generate(captures, per_file, work / f"in-{captures}")
     output = work / f"out-{captures}"
     shutil.rmtree(output, ignore_errors=True)
-    run = checked(run_measured(pipeline_command(inputs, output, TWO_WORKERS)), f"the build of {captures} captures")
+    run = checked(run_measured(pipeline_command(inputs, output, worker_processes(2))), f"the build of {captures} captures")
     shards: dict[str, int] = {}
     for name in os.listdir(output):
         match = SIDE_FILE.match(name)

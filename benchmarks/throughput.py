@@ -431,6 +431,11 @@ def _cpu_seconds(processes) -> float:
     return total
 
 
+def worker_processes(count: int) -> tuple[str, str]:
+    """The options of a build on `count` worker processes of the local runner."""
+    return f"--direct_num_workers={count}", "--direct_running_mode=multi_processing"
+
+
 def pipeline_command(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> list[str]:
     command = [sys.executable, "-m", "pipeline", "--runner=DirectRunner", "--quiet", "--output", str(output)]
     for path in inputs:
@@ -509,10 +514,9 @@ def run_pipeline_vs_loop(inputs: list[str], corpus: Path, work: Path, reps: int,
 
 def run_workers(inputs: list[str], work: Path, reps: int, html_mb: float) -> dict:
     print(f"\n== Two workers vs one (multi_processing): {len(inputs)} files, {html_mb:.0f} MB of HTML, {reps} runs each")
-    mode = "--direct_running_mode=multi_processing"
     runs = alternate({
-        "1 worker": pipeline_command(inputs, work / "out-1w", ("--direct_num_workers=1", mode)),
-        "2 workers": pipeline_command(inputs, work / "out-2w", ("--direct_num_workers=2", mode)),
+        "1 worker": pipeline_command(inputs, work / "out-1w", worker_processes(1)),
+        "2 workers": pipeline_command(inputs, work / "out-2w", worker_processes(2)),
     }, reps, "workers")
     one, two = median_seconds(runs["1 worker"]), median_seconds(runs["2 workers"])
     return {"one_s": one, "two_s": two, "speedup": one / two, "html_mb": html_mb,

@@ -62,6 +62,8 @@ from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, 
 from apache_beam.runners.worker import data_plane
 from apache_beam.transforms import environments, userstate
 
+from pipeline.worker_fork import BEAMS_WORKER_MODULE
+
 # The Beam releases these patches are written and tested for: >= 2.77, < 2.78 (requirements.txt).
 SUPPORTED = ((2, 77), (2, 78))
 
@@ -141,7 +143,7 @@ def patched_fn_api_runner(worker_command: str | None = None):
 
 
 # The command the FnApiRunner starts a multi-processing worker with (fn_runner.FnApiRunner.run_pipeline).
-BEAMS_WORKER_COMMAND = f"{sys.executable} -m apache_beam.runners.worker.sdk_worker_main"
+BEAMS_WORKER_COMMAND = f"{sys.executable} -m {BEAMS_WORKER_MODULE}"
 
 
 def _started_with(worker_command: str):

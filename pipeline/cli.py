@@ -102,7 +102,6 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
     error in the report and the run goes on. Returns the inputs' total size
     and the files matched (Beam's `FileMetadata`: path, size, time).
     """
-    files = []
     matches = []
     total = 0
     for pattern in patterns:
@@ -119,10 +118,9 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
                 matched_by = "" if pattern == escape_glob(meta.path) else f"--input {pattern} matches "
                 raise UsageError(f"{matched_by}{meta.path} is not a regular file ({kind_of(mode)}): not read; "
                                  "give WARC or ARC files")
-        files.extend(meta.path for meta in matched)
         matches.extend(matched)
         total += sum(meta.size_in_bytes for meta in matched)
-    for path in files if each_an_archive or len(files) == 1 else []:
+    for path in [meta.path for meta in matches] if each_an_archive or len(matches) == 1 else []:
         try:
             is_warc = starts_like_archive(lambda: open_uncompressed(path))
         except RemoteReadError as error:

@@ -131,7 +131,8 @@ class DaskRunner(beam_dask.DaskRunner):
     @staticmethod
     def to_dask_bag_visitor(client, bag_kwargs=None):
         bag_kwargs = bag_kwargs or {}
-        parallelism = sum(client.nthreads().values()) or 1
+        # The most partitions a bag is left in: as many as the cluster has threads (or --dask_npartitions).
+        partitions = bag_kwargs.get("npartitions") or sum(client.nthreads().values()) or 1
         token = uuid.uuid4().hex  # this run's, so that a worker's idle stages are never another run's
 
         class Visitor(beam_dask.PipelineVisitor):
@@ -185,8 +186,7 @@ class DaskRunner(beam_dask.DaskRunner):
             @staticmethod
             def _fewer(bag):
                 """`bag` in at most as many partitions as the cluster has threads (or --dask_npartitions)."""
-                limit = bag_kwargs.get("npartitions") or parallelism
-                return bag.repartition(npartitions=limit) if bag.npartitions > limit else bag
+                return bag.repartition(npartitions=partitions) if bag.npartitions > partitions else bag
 
             def _flatten(self, pcollections):
                 """`pcollections` in at most as many partitions as `_fewer` leaves, each one task (a ParDo's
@@ -198,8 +198,7 @@ class DaskRunner(beam_dask.DaskRunner):
                     bag, tag = self.tagged.get(pcollection, (self.bags[pcollection], None))
                     bags.append(bag)
                     sources += [[key, tag] if pcollection in self.tagged else [key] for key in bag.__dask_keys__()]
-                limit = bag_kwargs.get("npartitions") or parallelism
-                groups = [sources[index::limit] for index in range(min(limit, len(sources)))] or [[]]
+                groups = [sources[index::partitions] for index in range(min(partitions, len(sources)))] or [[]]
                 name = f"flatten-{uuid.uuid4().hex}"
                 layer = {(name, index): (_flattened, *group) for index, group in enumerate(groups)}
                 return dask.bag.Bag(HighLevelGraph.from_collections(name, layer, dependencies=bags), name,

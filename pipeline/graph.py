@@ -46,7 +46,7 @@ from transforms.manifest import digest_file
 from transforms.manifest_transform import WriteManifest
 from transforms.minimize_text import minimize_document
 from transforms.minimize_text_transform import MinimizeText
-from transforms.near_dedup import UNSIGNED, NearDedup, Sign
+from transforms.near_dedup import UNSIGNED, NearDedup, SignDocuments
 from transforms.read_warc.splittable_read import ReadWarc
 from transforms.report_page_transform import WriteReportPage
 from transforms.report_transform import WriteReport
@@ -157,6 +157,9 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     resume (`transforms.unit_ledger`): its staging files and the completion records of its units go there, and the
     units recorded there by an earlier run of the same build are replayed, not read.
     """
+    # Read once: with --extend it reads and checks the earlier corpora's manifests, and the shards' sync marker, the
+    # report and the manifest must name the same.
+    identity = settings.build_identity()
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
     screens = ((UrlBlocklist.load(settings.url_blocklists),) if settings.url_blocklists else ()) + (
         (headers_opt_out,) if settings.respect_opt_out else ())
@@ -185,7 +188,6 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts,
                                                              CLEAN_TEXT in fields or bool(settings.quality))
-    counting = [len(tapped)]
     tapped.append({"dead": minimized[DEAD_LETTER], "counts": minimized[MOSTLY_DROPPED]})
     to_hash, quality_stages, pii_stages = minimized.documents, [], []
     if settings.quality:
@@ -194,17 +196,17 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
                                                                           reminimize)
         to_hash, quality_stages = filtered.documents, [filtered]
-        counting.append(len(tapped))
         tapped.append({"dead": filtered[DEAD_LETTER], "skipped": filtered.skipped, "counts": filtered[FILTER_COUNTS]})
     if settings.pii:
         scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData()
         to_hash, pii_stages = scrubbed.documents, [scrubbed]
-        counting.append(len(tapped))
         tapped.append({"dead": scrubbed[DEAD_LETTER], "counts": scrubbed[FILTER_COUNTS]})
     filter_stages = quality_stages + pii_stages
     hashed = to_hash | "Hash" >> HashDocuments()
     tapped.append({"skipped": hashed.skipped})
-    plan = None if units_dir is None else LedgerPlan(units_dir, tuple(counting), len(tapped),
+    # The stages that count their units' documents, by position.
+    counting = tuple(position for position, outcomes in enumerate(tapped) if "counts" in outcomes)
+    plan = None if units_dir is None else LedgerPlan(units_dir, counting, len(tapped),
                                                      settings.near_dedup is not None)
     staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields, plan)
     tapped.append({"fingerprints": staged.fingerprints})
@@ -227,8 +229,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     near = None
     if settings.near_dedup is not None:
         # Signed where the documents are, before any shuffle, like the fingerprints.
-        signed_pages = hashed.documents | "NearSign" >> beam.ParDo(Sign(settings.near_dedup)).with_outputs(
-            UNSIGNED, main="candidates")
+        signed_pages = hashed.documents | "NearSign" >> SignDocuments(settings.near_dedup, with_unsigned=True)
         tapped.append({"candidates": signed_pages.candidates, "unsigned": signed_pages[UNSIGNED]})
         candidates = _and(signed_pages.candidates, replayed and replayed[CANDIDATES], "AllCandidates")
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
@@ -245,11 +246,10 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
             tap({f"{position}-{name}": outcomes for name, outcomes in outcomes.items()}, plan, position)
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
-        sync_marker_for(settings.build_identity()), progress_dir, near_dedup=near is not None,
+        sync_marker_for(identity), progress_dir, near_dedup=near is not None,
         fields=fields, file_format=settings.format)
 
-    dead_letters = [stage[DEAD_LETTER]
-                    for stage in (read, decoded, *opt_out_stages, cleaned, *language_stages, minimized, *filter_stages)]
+    dead_letters = [outcomes["dead"] for outcomes in tapped if "dead" in outcomes]
     read_skips = [read.skipped]
     if replayed is not None:
         dead_letters.append(replayed[DEAD_LETTER])
@@ -277,7 +277,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     if replayed is not None:
         outcomes.extend(replayed[tag] for tag in (RECORDS_READ, NOTES, MOSTLY_DROPPED, FILTER_COUNTS))
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
-    report = tuple(outcomes) | "Report" >> WriteReport(settings.output, settings.build_identity())
+    report = tuple(outcomes) | "Report" >> WriteReport(settings.output, identity)
     report_page = {
         "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
@@ -288,4 +288,4 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
            for name, paths in (("side", side_files), ("report", report), ("report-page", report_page),
                                ("index", index_files))]
     ) | "AllOutputs" >> beam.Flatten()
-    return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, settings.build_identity())
+    return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, identity)

@@ -33,11 +33,9 @@ from apache_beam.runners.portability.fn_api_runner import fn_runner
 from apache_beam.runners.portability.portable_runner import JobServiceHandle
 
 from pipeline.beam_compat import patched_fn_api_runner
-from pipeline.worker_fork import ForkServer, started_early
+from pipeline.worker_fork import IN_PROCESS_RUNNER_NAMES, ForkServer, started_early
 from pipeline.options import RUNNER_ALIASES
 
-# The names of `--runner` (or none) that give this runner.
-IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
 # What they run, as the report and --help name it.
 DESCRIPTION = "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"
 

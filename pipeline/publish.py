@@ -265,7 +265,7 @@ def check_nothing_in_the_way(output: str, names: list[str]) -> None:
 def names_a_build_may_write(output: str) -> list[str]:
     """The fixed names, and the names of corpus, side-file and index shards that stand in `output` now."""
     return list(FIXED_NAMES) + [name for name in names_in(output, "")
-                                if SHARD_NAME.match(name) or SIDE_FILE_NAME.match(name) or INDEX_NAME.match(name)]
+                                if name not in FIXED_NAMES and is_output_name(name)]
 
 
 def example_paths(output: str) -> list[str]:

@@ -269,10 +269,10 @@ def verify(output_dir: str) -> tuple[int, int, list[Problem]]:
     manifest, problems = check_manifest(output_dir)
     if manifest is not None:
         problems += check_outputs(output_dir, manifest)
-    indexed = manifest is not None and bool(index_names(manifest))
-    hashes = HashTally(len(index_names(manifest))) if indexed else None
+    indexes = index_names(manifest) if manifest is not None else []
+    hashes = HashTally(len(indexes)) if indexes else None
     kept, shard_problems = check_shards(output_dir, manifest, hashes)
-    if indexed:
+    if indexes:
         problems += check_index(output_dir, manifest, hashes if hashes.complete and not shard_problems else None)
     report, report_problems = read_report(output_dir, manifest)
     if report is not None:

@@ -62,6 +62,7 @@ def check_index(output_dir: str, manifest: dict, records: HashTally | None) -> l
     """The problems of the index files `manifest` lists, and against `records` (the corpus's hashes, None if they
     could not all be read)."""
     names = index_names(manifest)
+    values = signature_values(manifest)
     problems = []
     index = HashTally(len(names))
     for position, name in enumerate(names):
@@ -74,7 +75,7 @@ def check_index(output_dir: str, manifest: dict, records: HashTally | None) -> l
         if not FileSystems.exists(path):
             continue  # reported with the other listed files
         try:
-            for entry in read_index_entries(path, signature_values(manifest)):
+            for entry in read_index_entries(path, values):
                 digest = entry[:HASH_BYTES]
                 if index_shard_of(digest, len(names)) != position:
                     problems.append(Problem(name, "entries", f"hash {digest.hex()} belongs in index file "

@@ -32,6 +32,11 @@ import time
 import traceback
 import weakref
 
+# The names of `--runner` (or none) that give the local runner (pipeline/local_runner.py): here, where nothing
+# heavy is imported, so that the command's start can read them.
+IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
+# The module Beam starts a multi-processing worker with (its FnApiRunner's command; Beam has no name for it).
+BEAMS_WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
 # How long a client waits for the server to listen (it imports Beam and webcorpus first) before it runs Beam's
 # own worker instead.
 SERVER_WAIT = 60
@@ -77,10 +82,21 @@ _STARTED_EARLY: list[ForkServer] = []
 
 def asks_for_worker_processes(argv: list[str]) -> bool:
     """Whether a command line asks the local runner for worker processes (`--direct_running_mode
-    multi_processing`), read before its options are parsed (what is not asked for is never started)."""
-    return any(arg == "--direct_running_mode=multi_processing"
-               or (arg == "--direct_running_mode" and following == "multi_processing")
-               for arg, following in zip(argv, [*argv[1:], None]))
+    multi_processing`, no other `--runner`), read before its options are parsed (what is not asked for is never
+    started)."""
+    return (_value(argv, "--direct_running_mode") == "multi_processing"
+            and _value(argv, "--runner") in IN_PROCESS_RUNNER_NAMES)
+
+
+def _value(argv: list[str], flag: str) -> str | None:
+    """The last value given to `flag` (`--flag=value` or `--flag value`), or None."""
+    found = None
+    for arg, following in zip(argv, [*argv[1:], None]):
+        if arg.startswith(flag + "="):
+            found = arg[len(flag) + 1:]
+        elif arg == flag:
+            found = following
+    return found
 
 
 def start_early(argv: list[str]) -> None:
@@ -187,7 +203,7 @@ def run_client(socket_path: str, server_pid: int) -> int:
             # Refused: the server bound its socket and has ended since; not there yet: it may still be importing.
             gone = isinstance(error, ConnectionRefusedError) or not _alive(server_pid)
             if gone or time.monotonic() > deadline:
-                os.execv(sys.executable, [sys.executable, "-m", "apache_beam.runners.worker.sdk_worker_main"])
+                os.execv(sys.executable, [sys.executable, "-m", BEAMS_WORKER_MODULE])
             time.sleep(0.02)
     with connection:
         environment = json.dumps(dict(os.environ)).encode()

@@ -369,6 +369,8 @@ def test_the_workers_server_starts_with_the_command_where_it_asks_for_worker_pro
     assert worker_fork.asks_for_worker_processes(["--direct_running_mode", "multi_processing"])
     assert not worker_fork.asks_for_worker_processes(["--direct_running_mode", "in_memory", "multi_processing"])
     assert not worker_fork.asks_for_worker_processes(["--direct_running_mode"])
+    assert not worker_fork.asks_for_worker_processes(["--direct_running_mode=multi_processing", "--runner=DaskRunner"])
+    assert worker_fork.asks_for_worker_processes(["--runner", "DirectRunner", "--direct_running_mode=multi_processing"])
     worker_fork.start_early(["--input", "x"])
     assert worker_fork.started_early() is None
     worker_fork.start_early(["--direct_num_workers=2", "--direct_running_mode=multi_processing"])

@@ -254,14 +254,19 @@ class Sign(beam.DoFn):
 
 
 class SignDocuments(beam.PTransform):
-    """Documents in, their `Candidate`s (rank and signature) out; to be applied before any shuffle."""
+    """Documents in, their `Candidate`s (rank and signature) out; to be applied before any shuffle.
 
-    def __init__(self, parameters: MinHashParameters):
+    With `with_unsigned`, both of `Sign`'s outputs: `candidates` and `UNSIGNED`.
+    """
+
+    def __init__(self, parameters: MinHashParameters, with_unsigned: bool = False):
         super().__init__()
         self._parameters = parameters
+        self._with_unsigned = with_unsigned
 
     def expand(self, docs):
-        return (docs | beam.ParDo(Sign(self._parameters)).with_outputs(UNSIGNED, main="candidates")).candidates
+        signed = docs | beam.ParDo(Sign(self._parameters)).with_outputs(UNSIGNED, main="candidates")
+        return signed if self._with_unsigned else signed.candidates
 
 
 class LinkBuckets(beam.DoFn):

@@ -47,6 +47,8 @@ from typing import Sequence
 
 from selectolax.lexbor import LexborHTMLParser
 
+from transforms.cleaning.text import utf8_length
+
 # The flags of a block: what the elements its text is below are.
 LINK = 1 << 0
 NAV = 1 << 1
@@ -145,7 +147,7 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     if count == 0:
         return []
     # In UTF-8 bytes: a CJK character says as much as a word of Latin letters does.
-    lengths = [len(block) if block.isascii() else len(block.encode("utf-8")) for block in blocks]
+    lengths = [utf8_length(block) for block in blocks]
     total = sum(lengths)
     # The long blocks' bytes by their boilerplate flags, and the bytes of main content.
     long_by_flags: dict[int, int] = {}

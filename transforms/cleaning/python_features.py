@@ -21,7 +21,7 @@ from transforms.cleaning.main_content import (BOILERPLATE, CLASS_FLAGS, CLEARS_B
                                               tag_flags_by_id)
 from transforms.cleaning.rules import (KIND_ABBREVIATION, KIND_ANCHOR, KIND_BLOCK, KIND_DROP, KIND_INLINE, KIND_TITLE,
                                        KINDS)
-from transforms.cleaning.text import collapse_whitespace
+from transforms.cleaning.text import collapse_whitespace, utf8_length
 
 TAG_FLAGS_BY_ID = tag_flags_by_id()
 # The C walk compares attribute names and values ignoring ASCII case only (`str.lower` maps `K`, U+212A, to `k`).
@@ -88,7 +88,7 @@ class _Blocks:
     def write(self, text: str, flags: int) -> None:
         if not text:
             return
-        length = len(text) if text.isascii() else len(text.encode("utf-8"))
+        length = utf8_length(text)
         self.flags |= flags
         self.bytes += length
         if flags & LINK:

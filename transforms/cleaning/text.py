@@ -12,6 +12,11 @@ from transforms.blocks import BOUNDARY
 LEFTOVER_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
+def utf8_length(text: str) -> int:
+    """The bytes of `text` in UTF-8 (without encoding an ASCII text)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
 
