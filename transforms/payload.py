@@ -23,7 +23,8 @@ What crawls store, and what comes of it:
   broke and how far decoding got: the bytes after the break cannot be told
   apart from the page, so the payload is not guessed at.
 
-Only brotli's public API is used (`Decompressor.process` with
+gzip and deflate are inflated by zlib-ng, as ReadWarc's gzip members are
+(`read_warc.formats`). Only brotli's public API is used (`Decompressor.process` with
 `output_buffer_limit`, `can_accept_more_data`, `is_finished`: brotli 1.2 and
 later; 1.1's `process` has no output limit, so one call can inflate a small
 br body to gigabytes).
@@ -32,11 +33,11 @@ br body to gigabytes).
 from __future__ import annotations
 
 import re
-import zlib
 from itertools import chain
 from typing import BinaryIO, Callable, Iterator
 
 import brotli
+from zlib_ng import zlib_ng
 
 from transforms.document import describe_error
 
@@ -148,7 +149,7 @@ def _dechunked(body: _Body) -> Iterator[bytes]:
 
 class _Zlib:
     def __init__(self, wbits: int):
-        self._decompressor = zlib.decompressobj(wbits)
+        self._decompressor = zlib_ng.decompressobj(wbits)
 
     def decode(self, data: bytes) -> Iterator[bytes]:
         """Output for `data` in pieces of at most PIECE; b"" asks for what is left."""
@@ -185,11 +186,11 @@ class _Brotli:
 
 # Each Content-Encoding and the decoders to try in turn on its first bytes.
 DECODERS: dict[str, tuple[Callable[[], _Zlib | _Brotli], ...]] = {
-    "gzip": (lambda: _Zlib(16 + zlib.MAX_WBITS),),
-    "deflate": (lambda: _Zlib(zlib.MAX_WBITS), lambda: _Zlib(-zlib.MAX_WBITS)),
+    "gzip": (lambda: _Zlib(16 + zlib_ng.MAX_WBITS),),
+    "deflate": (lambda: _Zlib(zlib_ng.MAX_WBITS), lambda: _Zlib(-zlib_ng.MAX_WBITS)),
     "br": (_Brotli,),
 }
-DECODE_ERRORS = (zlib.error, brotli.error)
+DECODE_ERRORS = (zlib_ng.error, brotli.error)
 
 
 def _decoded(pieces: Iterator[bytes], encoding: str, max_bytes: int) -> Iterator[bytes]:

@@ -26,7 +26,9 @@ or ARC (told apart by its first member holding more than one record, or not
 the whole of one: `detect_format`), is read through a streaming gzip decoder
 (`gzip_stream`), and its offsets then count uncompressed bytes; it is read
 whole, by one range. ARC records come as the WARC records warcio makes of
-them (`arc2warc`), without the random record id it gives them.
+them (`arc2warc`), without the random record id it gives them. Every gzip
+is inflated by zlib-ng (`formats.gunzip_decompressor`), about 1.7x as fast as
+CPython's zlib, with zlib's bytes and error messages.
 
 What warcio warns about on stderr (a record not followed by a blank line, a
 payload that stops decompressing) costs no record; it becomes a `ReadNote`

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import zlib
 from typing import BinaryIO, Callable
 
-from transforms.read_warc.formats import RESYNC_CHUNK
+from transforms.read_warc.formats import RESYNC_CHUNK, gunzip_decompressor
 
 class CutStream(Exception):
     """A compressed stream that the end of the file cuts short."""
@@ -20,7 +19,7 @@ class GunzipStream:
 
     def __init__(self, raw: BinaryIO):
         self._raw = raw
-        self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._decompressor = gunzip_decompressor()
         self._buffer = b""
         # Where the bytes not read yet start in `_buffer` (slicing off each read copied the rest: 1 MiB per 16 KiB read).
         self._start = 0
@@ -43,7 +42,7 @@ class GunzipStream:
             # (One chunk may hold the ends of several members.)
             while self._decompressor.eof and self._decompressor.unused_data:
                 rest = self._decompressor.unused_data
-                self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                self._decompressor = gunzip_decompressor()
                 pieces.append(self._decompressor.decompress(rest, RESYNC_CHUNK))
             self._buffer, self._start = b"".join(pieces), 0
 

@@ -8,12 +8,11 @@ record's first bytes, which reads as complete.
 from __future__ import annotations
 
 import re
-import zlib
 from typing import BinaryIO, Callable, Iterator
 
 from transforms.document import DeadLetter, describe_error
 from transforms.vocabulary import READ_WARC as STAGE
-from transforms.read_warc.formats import RECORD_MARKERS, RESYNC_CHUNK, RESYNC_PROBE, Format, Framing
+from transforms.read_warc.formats import GZIP_ERROR, RECORD_MARKERS, RESYNC_CHUNK, RESYNC_PROBE, Format, Framing
 from transforms.read_warc.gzip_stream import CutStream
 
 class DamagedData(Exception):
@@ -57,7 +56,7 @@ def find_next_record(open_file: Callable[[], BinaryIO], start: int, form: Format
         while True:
             try:
                 chunk = raw.read(RESYNC_CHUNK)
-            except (CutStream, zlib.error):  # a whole-file gzip stream that ends or breaks here
+            except (CutStream, GZIP_ERROR):  # a whole-file gzip stream that ends or breaks here
                 chunk = b""
             data = carried + chunk
             match = marker.search(data)

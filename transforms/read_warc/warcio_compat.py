@@ -24,7 +24,8 @@ the import fails with one line that says which (`check_warcio`).
   reports it as damage with that reason and resumes at the next record. What
   fails after a record's WARC headers were read (its HTTP headers, cut by the
   end of a whole-file gzip) is told of that record (`RecordLoader.last_read`).
-* warcio decompresses gzip members only: `FramedReader` gives its reader a
+* warcio decompresses gzip members only, with CPython's zlib: `BoundedReader`
+  gives its reader zlib-ng's (`formats.gunzip_decompressor`), and `FramedReader` a
   decompressor of zstd or LZ4 frames, through its `DECOMPRESSORS` table.
 """
 
@@ -44,7 +45,7 @@ from warcio.recordloader import ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeadersParser
 from warcio.utils import BUFF_SIZE
 
-from transforms.read_warc.formats import Format, Framing
+from transforms.read_warc.formats import Format, Framing, gunzip_decompressor
 from transforms.read_warc.gzip_stream import CutStream, GunzipStream
 
 # The releases these patches were checked against: requirements.txt's warcio>=1.7.4,<1.9.
@@ -198,7 +199,10 @@ class RaisingDecompression:
 
 
 class BoundedReader(BoundedLines, RaisingDecompression, DecompressingBufferedReader):
-    """warcio's reader (of a file not compressed, or gzipped), with bounded header lines."""
+    """warcio's reader (of a file not compressed, or gzipped), with bounded header lines, inflating with zlib-ng."""
+
+    # warcio makes the decompressor of each member by its name from `DECOMPRESSORS`.
+    DECOMPRESSORS = {**DecompressingBufferedReader.DECOMPRESSORS, "gzip": gunzip_decompressor}
 
 
 class _RememberingParser(StatusAndHeadersParser):
@@ -271,7 +275,6 @@ class FramedReader(BoundedLines, RaisingDecompression, DecompressingBufferedRead
     """warcio's reader of gzip members, for frames of another codec (zstd, LZ4): a new decompressor per frame."""
 
     def __init__(self, stream: BinaryIO, framing: Framing):
-        # warcio makes the decompressor of each member by its name from `DECOMPRESSORS`.
         self.DECOMPRESSORS = {framing.name: lambda: FrameDecompressor(framing.new_decompressor())}
         super().__init__(stream, block_size=framing.read_size, decomp_type=framing.name)
 
