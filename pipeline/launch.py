@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 
+from pipeline.beam_without_pandas import import_beam
 from pipeline.worker_fork import start_early
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Before Beam is imported here: the worker processes' server imports it meanwhile (pipeline/worker_fork.py).
         start_early(sys.argv[1:] if argv is None else argv)
+        import_beam()
         from pipeline.cli import main as run_command
 
         return run_command(argv)

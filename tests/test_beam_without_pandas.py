@@ -1,0 +1,23 @@
+"""A build's process imports Beam without pandas (pipeline/beam_without_pandas.py), and pandas stays importable."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.sample import SAMPLE_PATH
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_build_imports_beam_without_pandas_which_can_be_imported_after_it(tmp_path):
+    pytest.importorskip("pandas", reason="pandas is not installed: Beam cannot import it anyway")
+    script = (f"import sys\nfrom pipeline.launch import main\n"
+              f"assert main(['--input', {str(SAMPLE_PATH)!r}, '--output', {str(tmp_path / 'out')!r}, '--quiet']) == 0\n"
+              f"print('imported by the build:', 'pandas' in sys.modules)\n"
+              f"import pandas\nprint('imported after it:', pandas.DataFrame({{'a': [1]}}).shape)\n")
+    run = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "imported by the build: False" in run.stdout
+    assert "imported after it: (1, 1)" in run.stdout
