@@ -1,7 +1,9 @@
 """Benchmarks of webcorpus: `python -m benchmarks.throughput --help`, `python -m benchmarks.fidelity --help`."""
 
 import os
+import statistics
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -13,6 +15,23 @@ def parse_sections(parser, value: str, known: tuple[str, ...]) -> list[str]:
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
     return sections
+
+
+def alternated_runs(runs: dict[str, Callable[[], dict]], reps: int, say: Callable[[str, dict], str]) -> dict[str, list]:
+    """Each of `runs` called `reps` times, alternated (ABBA...), each run printed as `say` words it; the runs by name."""
+    names = list(runs)
+    made: dict[str, list[dict]] = {name: [] for name in names}
+    for rep in range(reps):
+        for name in names if rep % 2 == 0 else names[::-1]:
+            run = runs[name]()
+            made[name].append(run)
+            print(say(name, run), flush=True)
+    return made
+
+
+def medians(runs: list[dict], keys: tuple[str, ...] = ("seconds", "cpu_seconds")) -> dict[str, float]:
+    """The median of each of `keys` over `runs`."""
+    return {key: statistics.median(run[key] for run in runs) for key in keys}
 
 
 def default_corpus() -> Path:

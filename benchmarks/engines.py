@@ -31,14 +31,13 @@ import contextlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import default_corpus, parse_sections
+from benchmarks import alternated_runs, default_corpus, medians, parse_sections
 from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured,
                                    worker_processes)
 
@@ -113,20 +112,16 @@ def measure_size(mb: float, engines: list[str], reps: int, work: Path, pages) ->
     print(f"\n== {mb:g} MB of HTML: {manifest['records']} captures, {manifest['warc_bytes'] / 1e6:.0f} MB of WARC.gz "
           f"in {len(manifest['files'])} files; {reps} runs each, alternating", flush=True)
     pattern = str(corpus_dir / "*.warc.gz")
-    runs: dict[str, list[dict]] = {engine: [] for engine in engines}
-    for rep in range(reps):
-        for engine in (engines if rep % 2 == 0 else engines[::-1]):
-            run = run_engine(engine, pattern, work / f"out-{mb:g}-{engine}", work)
-            runs[engine].append(run)
-            print(f"  {engine:<8} {run['seconds']:6.1f} s wall {run['cpu_seconds']:6.1f} s CPU  peak "
-                  f"{run['peak_rss_mib']:6.0f} MiB  (load before {run['load_before']:.1f})", flush=True)
+    runs = alternated_runs(
+        {engine: lambda engine=engine: run_engine(engine, pattern, work / f"out-{mb:g}-{engine}", work)
+         for engine in engines}, reps,
+        lambda engine, run: f"  {engine:<8} {run['seconds']:6.1f} s wall {run['cpu_seconds']:6.1f} s CPU  peak "
+                            f"{run['peak_rss_mib']:6.0f} MiB  (load before {run['load_before']:.1f})")
     same = len({digest(work / f"out-{mb:g}-{engine}") for engine in engines}) == 1
-    medians = {engine: {"seconds": statistics.median(run["seconds"] for run in engine_runs),
-                        "cpu_seconds": statistics.median(run["cpu_seconds"] for run in engine_runs),
-                        "peak_rss_mib": statistics.median(run["peak_rss_mib"] for run in engine_runs)}
-               for engine, engine_runs in runs.items()}
     return {"mb": mb, "captures": manifest["records"], "warc_mb": manifest["warc_bytes"] / 1e6,
-            "medians": medians, "same_output": same}
+            "medians": {engine: medians(engine_runs, ("seconds", "cpu_seconds", "peak_rss_mib"))
+                        for engine, engine_runs in runs.items()},
+            "same_output": same}
 
 
 def digest(output: Path) -> str:

@@ -20,12 +20,12 @@ import argparse
 import json
 import random
 import shutil
-import statistics
 import tempfile
 from pathlib import Path
 
 import fastavro
 
+from benchmarks import medians
 from benchmarks.throughput import alternate, checked, pipeline_command, run_measured
 from pipeline.sample import Capture, warc_bytes
 
@@ -80,10 +80,6 @@ def content_hashes(output: Path) -> set[str]:
     return hashes
 
 
-def median(runs: list[dict], key: str) -> float:
-    return round(statistics.median(run[key] for run in runs), 1)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.extend", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -113,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         "input_bytes": {"a": sum(Path(p).stat().st_size for p in first),
                         "b": sum(Path(p).stat().st_size for p in second)},
         "build_a": {"seconds": round(build_a["seconds"], 1), "cpu_seconds": round(build_a["cpu_seconds"], 1)},
-        **{name: {"seconds": median(found, "seconds"), "cpu_seconds": median(found, "cpu_seconds"),
+        **{name: {**{key: round(value, 1) for key, value in medians(found).items()},
                   "runs": [(round(run["seconds"], 1), round(run["cpu_seconds"], 1)) for run in found]}
            for name, found in runs.items()},
         "index": {"files": len(index), "bytes": index_bytes, "documents": documents,

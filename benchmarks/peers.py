@@ -34,12 +34,11 @@ import gzip
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import default_corpus, parse_sections
+from benchmarks import alternated_runs, default_corpus, medians, parse_sections
 from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured,
                                    worker_processes)
 
@@ -83,18 +82,11 @@ def datatrove_documents(work: Path) -> int:
 
 def alternated(alternatives: dict[str, Alternative], reps: int) -> dict[str, dict]:
     """Each alternative run `reps` times, alternated (ABBA...); by name: median wall and CPU seconds, documents."""
-    runs: dict[str, list[dict]] = {name: [] for name in alternatives}
-    names = list(alternatives)
-    for rep in range(reps):
-        for name in names if rep % 2 == 0 else names[::-1]:
-            run = alternatives[name].run()
-            runs[name].append(run)
-            print(f"  {name:<34} {run['seconds']:7.2f} s wall {run['cpu_seconds']:7.2f} s CPU "
-                  f"(load before {run['load_before']:.1f})", flush=True)
-    return {name: {"seconds": statistics.median(run["seconds"] for run in runs[name]),
-                   "cpu_seconds": statistics.median(run["cpu_seconds"] for run in runs[name]),
-                   "runs": [round(run["seconds"], 2) for run in runs[name]],
-                   "documents": alternatives[name].written()} for name in names}
+    runs = alternated_runs({name: alternative.run for name, alternative in alternatives.items()}, reps,
+                           lambda name, run: f"  {name:<34} {run['seconds']:7.2f} s wall {run['cpu_seconds']:7.2f} s CPU "
+                                             f"(load before {run['load_before']:.1f})")
+    return {name: {**medians(name_runs), "runs": [round(run["seconds"], 2) for run in name_runs],
+                   "documents": alternatives[name].written()} for name, name_runs in runs.items()}
 
 
 def datatrove_readable(corpus: Path) -> list[str]:

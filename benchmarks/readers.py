@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import statistics
 import sys
 import time
 import zlib
@@ -34,7 +33,7 @@ from typing import Callable
 from warcio.archiveiterator import ArchiveIterator
 from zlib_ng import zlib_ng
 
-from benchmarks import default_corpus
+from benchmarks import alternated_runs, default_corpus, medians
 from transforms.read_warc import open_uncompressed, read_warc
 
 INFLATE_READ = 1 << 16
@@ -95,16 +94,18 @@ def inflater(module) -> Callable[[list[str]], int]:
 
 
 def measure(readers: dict[str, Callable[[list[str]], int]], paths: list[str], reps: int) -> dict[str, dict]:
-    """Each reader's CPU seconds per pass over `paths` (alternated) and what it returned (records or a checksum)."""
-    seconds = {name: [] for name in readers}
-    results = {}
-    names = list(readers)
-    for rep in range(reps):
-        for name in names if rep % 2 == 0 else names[::-1]:
-            started = time.process_time()
-            results[name] = readers[name](paths)
-            seconds[name].append(time.process_time() - started)
-    return {name: {"seconds": statistics.median(seconds[name]), "result": results[name]} for name in names}
+    """Each reader's median CPU seconds per pass over `paths` (alternated) and what it returned (records or a
+    checksum)."""
+
+    def timed(reader: Callable[[list[str]], int]) -> dict:
+        started = time.process_time()
+        result = reader(paths)
+        return {"seconds": time.process_time() - started, "result": result}
+
+    runs = alternated_runs({name: lambda reader=reader: timed(reader) for name, reader in readers.items()}, reps,
+                           lambda name, run: f"  {name:<18} {run['seconds']:.3f} s CPU")
+    return {name: {**medians(name_runs, ("seconds",)), "result": name_runs[-1]["result"]}
+            for name, name_runs in runs.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,12 +23,12 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import medians
 from benchmarks.scale import generate
 from benchmarks.throughput import REPO, checked, pipeline_command, run_measured
 from pipeline.resumable import RESUME_PREFIX
@@ -97,10 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"rerun after a kill at {fraction:.0%}"].append(rerun)
     print(f"input: {size / 1e6:.0f} MB in {len(inputs)} patterns; {units} units; runs: {args.runs}")
     print(f"{'':<28} {'wall s':>8} {'CPU s':>8} {'vs whole':>9} {'units reused':>13}")
-    whole_wall = statistics.median(run["seconds"] for run in rows["whole build"])
+    whole_wall = medians(rows["whole build"])["seconds"]
     for name, runs in rows.items():
-        wall = statistics.median(run["seconds"] for run in runs)
-        cpu = statistics.median(run["cpu_seconds"] for run in runs)
+        wall, cpu = medians(runs).values()
         reused = runs[0].get("units_reused", "")
         print(f"{name:<28} {wall:8.1f} {cpu:8.1f} {wall / whole_wall:8.0%} {reused:>13}")
     print(json.dumps({name: [{"seconds": round(run["seconds"], 1), "cpu_seconds": round(run["cpu_seconds"], 1)}

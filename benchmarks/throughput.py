@@ -54,7 +54,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from benchmarks import default_corpus, parse_sections
+from benchmarks import alternated_runs, default_corpus, medians, parse_sections
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -459,19 +459,10 @@ def checked(run: dict, what: str) -> dict:
 
 def alternate(commands: dict[str, list[str]], reps: int, label: str) -> dict[str, list[dict]]:
     """Runs each command `reps` times, alternating (ABBA...), and returns the runs by name."""
-    names = list(commands)
-    runs = {name: [] for name in names}
-    for rep in range(reps):
-        for name in (names if rep % 2 == 0 else names[::-1]):
-            run = checked(run_measured(commands[name]), f"{label}: {name}")
-            print(f"  {label}: {name:<26} {run['seconds']:7.1f} s wall {run['cpu_seconds']:7.1f} s CPU "
-                  f"(load before {run['load_before']:.1f})  peak {run['peak_rss_mib']:5.0f} MiB", flush=True)
-            runs[name].append(run)
-    return runs
-
-
-def median_seconds(runs: list[dict]) -> float:
-    return statistics.median(run["seconds"] for run in runs)
+    return alternated_runs(
+        {name: lambda name=name: checked(run_measured(commands[name]), f"{label}: {name}") for name in commands},
+        reps, lambda name, run: f"  {label}: {name:<26} {run['seconds']:7.1f} s wall {run['cpu_seconds']:7.1f} s CPU "
+                                f"(load before {run['load_before']:.1f})  peak {run['peak_rss_mib']:5.0f} MiB")
 
 
 # --------------------------------------------------------------------------
@@ -498,17 +489,17 @@ def run_pipeline_vs_loop(inputs: list[str], corpus: Path, work: Path, reps: int,
     fixed = alternate(fixed_cost_commands(corpus, work), 2, "fixed cost")
     loop_counts = json.loads(loop[-1]["output"].strip().splitlines()[-1])
     report = json.loads((work / "out-pipeline" / "report.json").read_text())
+    pipeline_median, loop_median = medians(pipeline), medians(loop)
     return {
-        "pipeline_s": median_seconds(pipeline), "loop_s": median_seconds(loop),
-        "ratio": median_seconds(pipeline) / median_seconds(loop),
+        "pipeline_s": pipeline_median["seconds"], "loop_s": loop_median["seconds"],
+        "ratio": pipeline_median["seconds"] / loop_median["seconds"],
         "pipeline_runs": [run["seconds"] for run in pipeline], "loop_runs": [run["seconds"] for run in loop],
         "pipeline_peak_mib": max(run["peak_rss_mib"] for run in pipeline),
         "loop_peak_mib": max(run["peak_rss_mib"] for run in loop),
         "html_mb": html_mb, "report": report, "loop_counts": loop_counts,
-        "pipeline_cpu": statistics.median(run["cpu_seconds"] for run in pipeline),
-        "loop_cpu": statistics.median(run["cpu_seconds"] for run in loop),
-        "pipeline_fixed_s": median_seconds(fixed["pipeline, smallest dev file"]),
-        "loop_fixed_s": median_seconds(fixed["plain loop, smallest dev file"]),
+        "pipeline_cpu": pipeline_median["cpu_seconds"], "loop_cpu": loop_median["cpu_seconds"],
+        "pipeline_fixed_s": medians(fixed["pipeline, smallest dev file"])["seconds"],
+        "loop_fixed_s": medians(fixed["plain loop, smallest dev file"])["seconds"],
     }
 
 
@@ -518,10 +509,9 @@ def run_workers(inputs: list[str], work: Path, reps: int, html_mb: float) -> dic
         "1 worker": pipeline_command(inputs, work / "out-1w", worker_processes(1)),
         "2 workers": pipeline_command(inputs, work / "out-2w", worker_processes(2)),
     }, reps, "workers")
-    one, two = median_seconds(runs["1 worker"]), median_seconds(runs["2 workers"])
-    return {"one_s": one, "two_s": two, "speedup": one / two, "html_mb": html_mb,
-            "one_cpu": statistics.median(run["cpu_seconds"] for run in runs["1 worker"]),
-            "two_cpu": statistics.median(run["cpu_seconds"] for run in runs["2 workers"]),
+    one, two = medians(runs["1 worker"]), medians(runs["2 workers"])
+    return {"one_s": one["seconds"], "two_s": two["seconds"], "speedup": one["seconds"] / two["seconds"],
+            "html_mb": html_mb, "one_cpu": one["cpu_seconds"], "two_cpu": two["cpu_seconds"],
             "one_runs": [run["seconds"] for run in runs["1 worker"]],
             "two_runs": [run["seconds"] for run in runs["2 workers"]],
             "two_peak_mib": max(run["peak_rss_mib"] for run in runs["2 workers"])}
