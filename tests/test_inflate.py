@@ -74,4 +74,3 @@ def test_zlib_ng_gives_a_damaged_member_the_bytes_and_the_error_message_zlib_giv
         data[where] = value
     data = bytes(data[:cut])
     assert inflate(zlib_ng, data, piece, limit) == inflate(zlib, data, piece, limit)
-

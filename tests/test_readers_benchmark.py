@@ -1,5 +1,7 @@
 """benchmarks.readers reads every file each way and compares what zlib and zlib-ng inflate (no timing here)."""
 
+import pytest
+
 import benchmarks.readers as readers
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
@@ -21,8 +23,7 @@ def test_each_reader_reads_every_record_of_the_files_and_both_inflaters_the_same
 
 
 def test_files_that_match_nothing_are_a_clear_error(tmp_path, capsys):
-    try:
+    with pytest.raises(SystemExit) as error:
         readers.main(["--input", str(tmp_path / "*.warc.gz")])
-    except SystemExit as error:
-        assert error.code == 2
+    assert error.value.code == 2
     assert "no file matches --input" in capsys.readouterr().err
