@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
 from transforms.minimize_text import DEFAULT_SCRIPTS, is_mostly_dropped, minimize_document, parse_scripts
@@ -13,9 +12,8 @@ from transforms.stage import CountsPerUnit, DocumentStage
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, MINIMIZE_TEXT, MOSTLY_DROPPED, MostlyDropped
 
 
-def mostly_dropped(part: tuple) -> MostlyDropped:
-    (source_file, source_range), first_offset, seen, counts = part
-    return MostlyDropped(counts[MOSTLY_DROPPED], source_file, source_range, first_offset, seen)
+def mostly_dropped(counts, *unit_part) -> MostlyDropped:
+    return MostlyDropped(counts[MOSTLY_DROPPED], *unit_part)
 
 
 class MinimizeDocuments(DocumentStage):
@@ -23,7 +21,7 @@ class MinimizeDocuments(DocumentStage):
     `MostlyDropped` count (`CountsPerUnit`)."""
 
     def start_bundle(self):
-        self._counts = CountsPerUnit()
+        self._counts = CountsPerUnit(MOSTLY_DROPPED, mostly_dropped)
 
     def process(self, doc: Document):
         dropped = 0
@@ -31,14 +29,10 @@ class MinimizeDocuments(DocumentStage):
             if isinstance(output, Document) and is_mostly_dropped(output):
                 dropped = 1
             yield output
-        ended = self._counts.add(doc, {MOSTLY_DROPPED: dropped})
-        if ended:
-            yield beam.pvalue.TaggedOutput(MOSTLY_DROPPED, mostly_dropped(ended))
+        yield from self._counts.add(doc, {MOSTLY_DROPPED: dropped})
 
     def finish_bundle(self):
-        ended = self._counts.flush()
-        if ended:
-            yield beam.pvalue.TaggedOutput(MOSTLY_DROPPED, GlobalWindows.windowed_value(mostly_dropped(ended)))
+        yield from self._counts.finish()
 
 
 class MinimizeText(beam.PTransform):

@@ -8,10 +8,11 @@ stage's name and the reason, and the run goes on.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from typing import Callable, Iterator
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import DeadLetter, Document
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS
@@ -57,29 +58,35 @@ class CountsPerUnit:
     bundle. Each part says its unit, its first document's offset and how many
     documents it saw, so that a unit's completion record (`transforms.unit_ledger`)
     knows it has them all.
+
+    A part goes out on the output `tag`, as `make(counts, source_file,
+    source_range, first_offset, seen)` makes it.
     """
 
-    def __init__(self):
+    def __init__(self, tag: str, make: Callable[[Counter, str, int, int, int], object]):
+        self._tag = tag
+        self._make = make
         self._unit: tuple[str, int] | None = None
         self._counts = Counter()
         self._first = 0
         self._seen = 0
 
-    def add(self, doc: Document, counts) -> tuple | None:
-        """Adds a document's counts; returns the part of the unit before (`flush`) if this one begins another."""
+    def add(self, doc: Document, counts) -> Iterator[beam.pvalue.TaggedOutput]:
+        """Adds a document's counts (from `process`); yields the part of the unit before if this one begins
+        another."""
         unit = (doc.source_file, doc.source_range)
-        ended = None
         if unit != self._unit:
-            ended = self.flush()
+            yield from self._ended(lambda part: part)
             self._unit, self._first = unit, doc.source_offset
         self._counts.update(counts)
         self._seen += 1
-        return ended
 
-    def flush(self) -> tuple | None:
-        """(unit, first offset, documents seen, counts) of the part being counted, or None; starts anew."""
-        if self._unit is None:
-            return None
-        ended = (self._unit, self._first, self._seen, self._counts)
-        self._unit, self._counts, self._seen = None, Counter(), 0
-        return ended
+    def finish(self) -> Iterator[beam.pvalue.TaggedOutput]:
+        """Yields the part being counted (from `finish_bundle`: in the global window)."""
+        yield from self._ended(GlobalWindows.windowed_value)
+
+    def _ended(self, output: Callable) -> Iterator[beam.pvalue.TaggedOutput]:
+        if self._unit is not None:
+            part = self._make(self._counts, *self._unit, self._first, self._seen)
+            self._unit, self._counts, self._seen = None, Counter(), 0
+            yield beam.pvalue.TaggedOutput(self._tag, output(part))

@@ -8,7 +8,6 @@ from collections import Counter
 from typing import Callable
 
 import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filters.documents import filter_document, scrub_document
@@ -18,9 +17,8 @@ from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTER
                                    SKIPPED, FilterCounts)
 
 
-def filter_counts(part: tuple) -> FilterCounts:
-    (source_file, source_range), first_offset, seen, counts = part
-    return FilterCounts(tuple(sorted(counts.items())), source_file, source_range, first_offset, seen)
+def filter_counts(counts: Counter, *unit_part) -> FilterCounts:
+    return FilterCounts(tuple(sorted(counts.items())), *unit_part)
 
 
 class FilterDocuments(beam.DoFn):
@@ -35,7 +33,7 @@ class FilterDocuments(beam.DoFn):
         self._filtered = counter(self._stage, FILTERED)
 
     def start_bundle(self):
-        self._counts = CountsPerUnit()
+        self._counts = CountsPerUnit(FILTER_COUNTS, filter_counts)
 
     def process(self, doc: Document):
         try:
@@ -49,14 +47,10 @@ class FilterDocuments(beam.DoFn):
             yield beam.pvalue.TaggedOutput(SKIPPED, result)
         else:
             yield result
-        ended = self._counts.add(doc, counts)
-        if ended:
-            yield beam.pvalue.TaggedOutput(FILTER_COUNTS, filter_counts(ended))
+        yield from self._counts.add(doc, counts)
 
     def finish_bundle(self):
-        ended = self._counts.flush()
-        if ended:
-            yield beam.pvalue.TaggedOutput(FILTER_COUNTS, GlobalWindows.windowed_value(filter_counts(ended)))
+        yield from self._counts.finish()
 
 
 class QualityFilter(beam.PTransform):
