@@ -14,6 +14,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline import cli, verify
+from transforms import manifest
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from transforms.hash_dedup import content_hash
 from transforms.manifest import MANIFEST_NAME, seal
@@ -45,6 +46,22 @@ def sample_inputs(tmp_path) -> list[str]:
         Capture("https://other.example.org/", b"<html><body><p>Another page entirely</p></body></html>"),
     ], filename=second.name))
     return [str(tmp_path / "in" / "*.warc.gz")]
+
+
+@pytest.mark.parametrize("file_format", ["avro", "parquet", "jsonl"])
+def test_shards_are_digested_as_they_are_written_and_not_read_back(sample_inputs, tmp_path, monkeypatch, file_format):
+    opened = []
+    open_regular = manifest.open_regular
+    monkeypatch.setattr(manifest, "open_regular", lambda path: opened.append(path) or open_regular(path))
+    output = build(sample_inputs, tmp_path / "out", "--format", file_format)
+    assert not [path for path in opened if "corpus-" in os.path.basename(path)]
+    shards = [entry for entry in json.loads((output / MANIFEST_NAME).read_text())["outputs"]
+              if entry["path"].startswith("corpus-")]
+    assert len(shards) == 2
+    for entry in shards:
+        # (open_regular is the test's again: the files on disk are digested as `verify` digests them.)
+        on_disk = manifest.digest_file(str(output / entry["path"]))
+        assert (entry["size"], entry["sha256"]) == (on_disk.size, on_disk.sha256)
 
 
 @pytest.mark.slow

@@ -42,6 +42,34 @@ class FileDigest:
     records: int | None = None
 
 
+class DigestingHandle:
+    """A file open for writing that digests every byte written through it: a file written in one pass is
+    digested without being read back (on an object store, a second download of it)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._sha = hashlib.sha256()
+        self._size = 0
+
+    def write(self, data) -> int:
+        self._sha.update(data)
+        self._size += memoryview(data).nbytes
+        return self._handle.write(data)
+
+    def digest(self, path: str, records: int | None = None) -> FileDigest:
+        """The digest of what was written, as `digest_file` gives it of `path`, the file written."""
+        return FileDigest(path, self._size, self._sha.hexdigest(), records)
+
+    def __getattr__(self, name: str):
+        return getattr(self._handle, name)
+
+    def __enter__(self) -> "DigestingHandle":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._handle.close()
+
+
 def digest_file(path: str, records: int | None = None) -> FileDigest:
     sha = hashlib.sha256()
     size = 0

@@ -20,7 +20,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_format import FILE_PREFIX
 from transforms.exact_paths import remove_exactly
-from transforms.manifest import digest_file
+from transforms.manifest import DigestingHandle
 from transforms.progress import note_shard_written
 from transforms.report import tally_record
 from transforms.unit_ledger import LedgerPlan
@@ -99,7 +99,7 @@ class WriteShard(beam.DoFn):
         tally = Counter()
         records = 0
         # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
-        handle = FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+        handle = DigestingHandle(FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED))
         try:
             writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
                                   self._sync_marker)
@@ -139,11 +139,12 @@ class WriteShard(beam.DoFn):
         yield beam.pvalue.TaggedOutput(DIGESTS, element.with_value(dataclasses.replace(digest, path=shard)))
 
 
-def finish_shard(handle, writer, path: str, records: int):
-    """A shard's last block written (compressed: zstd and the other codecs release the GIL) and the file digested."""
+def finish_shard(handle: DigestingHandle, writer, path: str, records: int):
+    """A shard's last block written (compressed: zstd and the other codecs release the GIL) and the file digested
+    (as it was written)."""
     with handle:
         writer.flush()
-    return digest_file(path, records)
+    return handle.digest(path, records)
 
 
 def publish(attempts: list[ShardAttempt], staging_dir: str) -> list[str]:
