@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from transforms.exact_paths import is_local
-from transforms.progress import read_notes, read_shard_notes
+from transforms.progress import NotesReader
 
 REFRESH_SECONDS = 0.5
 LINE_SECONDS = 5.0
@@ -137,7 +137,7 @@ class ProgressDisplay:
     """Shows the readers' progress on `stream` until stopped."""
 
     def __init__(self, directory: str, total_bytes: int, stream=None, workers: int | None = None):
-        self._directory = directory
+        self._notes = NotesReader(directory)
         self._workers = workers
         self._total = total_bytes
         self._stream = stream or sys.stderr
@@ -159,10 +159,9 @@ class ProgressDisplay:
         self._thread.join()
         self._show(final=True, complete=error_type is None)
 
-    def _progress(self) -> Progress:
-        bytes_read, records = read_notes(self._directory)
-        bytes_reused, records_reused = read_notes(self._directory, reused=True)
-        shards_written, shards = read_shard_notes(self._directory)
+    def _progress(self, final: bool = False) -> Progress:
+        totals = self._notes.totals(afresh=final)
+        bytes_read, bytes_reused, shards_written = totals.bytes_read, totals.bytes_reused, totals.shards_written
         elapsed = time.monotonic() - self._start
         if self._reading_started is None and bytes_read:
             self._reading_started = max(elapsed - self._interval, 0.0)
@@ -171,12 +170,12 @@ class ProgressDisplay:
         if self._writing_started is None and shards_written:
             # The first shard is seen written: writing started about a refresh before.
             self._writing_started = max(elapsed - self._interval, self._reading_ended)
-        return Progress(bytes_read, records + records_reused, self._total, elapsed, shards_written, shards,
-                        self._reading_started or 0.0, self._reading_ended, self._writing_started, self._workers,
-                        bytes_reused)
+        return Progress(bytes_read, totals.records + totals.records_reused, self._total, elapsed, shards_written,
+                        totals.shards, self._reading_started or 0.0, self._reading_ended, self._writing_started,
+                        self._workers, bytes_reused)
 
     def _show(self, final: bool = False, complete: bool = False) -> None:
-        progress = self._progress()
+        progress = self._progress(final)
         line = final_line(progress) if complete else progress_line(progress)
         if self._in_place:
             self._stream.write(f"\r\x1b[K{line}" + ("\n" if final else ""))

@@ -11,7 +11,11 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipeline import cli
 from pipeline.local_runner import worker_processes
 from pipeline.progress import Progress, final_line, progress_line, progress_notes
-from transforms.progress import ProgressNotes, note_shard_written, note_unit_reused, read_notes, read_shard_notes
+from transforms.progress import NotesReader, NoteTotals, ProgressNotes, note_shard_written, note_unit_reused
+
+
+def read(directory) -> NoteTotals:
+    return NotesReader(str(directory)).totals()
 
 
 def test_notes_add_up_over_units(tmp_path):
@@ -19,9 +23,9 @@ def test_notes_add_up_over_units(tmp_path):
     first.update(100, 3, force=True)
     second.update(50, 2, force=True)
     first.update(120, 4)  # within a second of the last note: not written yet
-    assert read_notes(str(tmp_path)) == (150, 5)
+    assert (read(tmp_path).bytes_read, read(tmp_path).records) == (150, 5)
     first.update(200, 6, force=True)
-    assert read_notes(str(tmp_path)) == (250, 8)
+    assert (read(tmp_path).bytes_read, read(tmp_path).records) == (250, 8)
 
 
 def test_the_units_a_resumed_run_replays_are_noted_apart_from_those_read(tmp_path):
@@ -29,8 +33,7 @@ def test_the_units_a_resumed_run_replays_are_noted_apart_from_those_read(tmp_pat
     note_unit_reused(str(tmp_path), "a.warc.gz@64", 64, 7)
     note_unit_reused(str(tmp_path), "b.warc.gz@0", 30, 2)
     note_unit_reused(str(tmp_path), "b.warc.gz@0", 30, 2)  # a retried reader
-    assert read_notes(str(tmp_path)) == (100, 3)
-    assert read_notes(str(tmp_path), reused=True) == (94, 9)
+    assert read(tmp_path) == NoteTotals(bytes_read=100, records=3, bytes_reused=94, records_reused=9)
 
 
 def test_a_resumed_run_counts_the_reused_bytes_as_done_and_its_rate_on_those_read():
@@ -48,12 +51,27 @@ def test_a_resumed_run_counts_the_reused_bytes_as_done_and_its_rate_on_those_rea
 
 
 def test_shard_notes_count_the_shards_written(tmp_path):
-    assert read_shard_notes(str(tmp_path)) == (0, 0)
+    assert read(tmp_path) == NoteTotals()
     note_shard_written(str(tmp_path), "corpus-00000-of-00003.avro", 3)
     note_shard_written(str(tmp_path), "corpus-00002-of-00003.avro", 3)
     note_shard_written(str(tmp_path), "corpus-00002-of-00003.avro", 3)  # a retried writer
-    assert read_shard_notes(str(tmp_path)) == (2, 3)
-    assert read_notes(str(tmp_path)) == (0, 0)
+    assert read(tmp_path) == NoteTotals(shards_written=2, shards=3)
+
+
+def test_a_refresh_reads_again_only_the_notes_that_changed(tmp_path, monkeypatch):
+    for k in range(50):
+        ProgressNotes(str(tmp_path), f"a.warc.gz@{k}").update(k, 1, force=True)
+    note_shard_written(str(tmp_path), "corpus-00000-of-00002.avro", 2)
+    notes = NotesReader(str(tmp_path))
+    assert notes.totals() == NoteTotals(bytes_read=sum(range(50)), records=50, shards_written=1, shards=2)
+    reads = []
+    read_text = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda path, *args: reads.append(path.name) or read_text(path, *args))
+    ProgressNotes(str(tmp_path), "a.warc.gz@7").update(1007, 2, force=True)
+    assert notes.totals() == NoteTotals(bytes_read=sum(range(50)) + 1000, records=51, shards_written=1, shards=2)
+    assert len(reads) == 1
+    # The last line of a build reads every note again.
+    assert notes.totals(afresh=True).records == 51 and len(reads) == 1 + 51
 
 
 def test_while_reading_the_line_gives_share_rate_and_time_left_for_the_whole_run():
@@ -115,7 +133,7 @@ def test_runners_with_workers_of_their_own_leave_their_notes_beside_the_build(tm
     with progress_notes(str(build), in_process=False, quiet=False) as notes:
         assert Path(notes).parent == build and Path(notes).is_dir() and Path(notes).is_absolute()
         ProgressNotes(notes, "a.warc.gz@0").update(100, 3, force=True)
-        assert read_notes(notes) == (100, 3)
+        assert (read(notes).bytes_read, read(notes).records) == (100, 3)
     assert list(build.iterdir()) == []
     with progress_notes(str(build), in_process=True, quiet=False) as notes:
         assert not Path(notes).is_relative_to(tmp_path) and Path(notes).is_dir()

@@ -5,7 +5,7 @@ leaves a small note per unit of reading in a local directory, at most every
 `NOTE_SECONDS`, and each shard writer one note when its shard is written;
 a reader that replays a unit's completion record (`transforms.unit_ledger`)
 leaves one note of the unit's bytes and records, reused.
-`pipeline.progress.ProgressDisplay` sums them.
+`pipeline.progress.ProgressDisplay` sums them (`NotesReader`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 NOTE_SECONDS = 1.0
@@ -52,27 +53,50 @@ def note_shard_written(directory: str, shard: str, shards: int) -> None:
     _write_note(_note_path(directory, "shard", shard), str(shards))
 
 
-def _notes(directory: str, kind: str):
-    for note in Path(directory).glob(f"{kind}-*"):
-        if note.suffix:
-            continue
-        try:
-            yield note.read_text().split()
-        except OSError:
-            continue  # replaced while being read: counted at the next refresh
+@dataclass(frozen=True)
+class NoteTotals:
+    """What the notes add up to: bytes and records read over every unit, those of the units replayed instead,
+    the shards written and how many there are (0 before the first is written)."""
+
+    bytes_read: int = 0
+    records: int = 0
+    bytes_reused: int = 0
+    records_reused: int = 0
+    shards_written: int = 0
+    shards: int = 0
 
 
-def read_notes(directory: str, reused: bool = False) -> tuple[int, int]:
-    """Bytes and records read, over every unit; with `reused`, those of the units replayed instead."""
-    total_bytes = total_records = 0
-    for fields in _notes(directory, "reused" if reused else "unit"):
-        if len(fields) == 2:
-            total_bytes += int(fields[0])
-            total_records += int(fields[1])
-    return total_bytes, total_records
+class NotesReader:
+    """Adds up a directory's notes, in one listing, reading again only the notes that changed since the last
+    time: a refresh that read every note took 38 ms with 2,000 units, on the process that runs the build."""
 
+    def __init__(self, directory: str):
+        self._directory = directory
+        # Note name -> (its file's inode, modification time and size, its fields).
+        self._read: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
 
-def read_shard_notes(directory: str) -> tuple[int, int]:
-    """Shards written, and how many there are (0, 0 before the first is written)."""
-    counts = [int(fields[0]) for fields in _notes(directory, "shard") if len(fields) == 1]
-    return len(counts), max(counts, default=0)
+    def totals(self, afresh: bool = False) -> NoteTotals:
+        """The totals now; `afresh`: every note read again (the final count)."""
+        fields_of = {"unit": [], "reused": [], "shard": []}
+        read = {}
+        with os.scandir(self._directory) as entries:
+            for entry in entries:
+                kind, dash, _ = entry.name.partition("-")
+                if not dash or kind not in fields_of or "." in entry.name:
+                    continue  # (a note being written is a .tmp file)
+                try:
+                    stat = entry.stat()
+                    version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+                    known = None if afresh else self._read.get(entry.name)
+                    fields = known[1] if known and known[0] == version else Path(entry.path).read_text().split()
+                except OSError:
+                    continue  # replaced while being read: counted at the next refresh
+                read[entry.name] = (version, fields)
+                fields_of[kind].append(fields)
+        self._read = read
+        units = [fields for fields in fields_of["unit"] if len(fields) == 2]
+        reused = [fields for fields in fields_of["reused"] if len(fields) == 2]
+        shards = [int(fields[0]) for fields in fields_of["shard"] if len(fields) == 1]
+        return NoteTotals(sum(int(fields[0]) for fields in units), sum(int(fields[1]) for fields in units),
+                          sum(int(fields[0]) for fields in reused), sum(int(fields[1]) for fields in reused),
+                          len(shards), max(shards, default=0))
