@@ -1,4 +1,5 @@
-"""Beam imported without pandas, where the command starts (`pipeline.launch`, and the worker processes' server).
+"""Beam imported without pandas, where the command starts (`pipeline.launch`, and the worker processes' server),
+and on a Dask cluster's workers (`pipeline.dask_runner`).
 
 Beam imports pandas whenever it is installed, only to offer its DataFrame types (typehints, textio's
 CSV and JSON readers), which webcorpus never uses; pandas (with the part of pyarrow it pulls in) was
@@ -21,3 +22,10 @@ def import_beam() -> None:
         import apache_beam  # noqa: F401
     finally:
         del sys.modules["pandas"]
+
+
+async def import_worker_modules() -> None:
+    """What a worker imports to run a build's tasks: Beam (without pandas) and every stage's module. (A
+    coroutine: what a Dask client can have its workers run without waiting for them, `Client.run(wait=False)`.)"""
+    import_beam()
+    import pipeline.graph  # noqa: F401

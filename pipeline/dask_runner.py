@@ -53,6 +53,7 @@ from apache_beam.pipeline import PTransformOverride
 from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask import transform_evaluator as te
 
+from pipeline.beam_without_pandas import import_worker_modules
 from pipeline.dask_fusion import is_par_do, run_stage, stages
 
 # DaskOptions that shape bags, not the client (`--dask_npartitions`, `--dask_partition_size`).
@@ -234,6 +235,9 @@ class DaskRunner(beam_dask.DaskRunner):
         dask_options = options.view_as(beam_dask.DaskOptions).get_all_options(drop_default=True, current_only=True)
         bag_kwargs = {name: value for name in BAG_OPTIONS if (value := dask_options.pop(name, None))}
         client = ddist.Client(**dask_options)
+        # The workers import what the tasks need while this client translates the graph, not when the first
+        # tasks come; and import Beam without pandas (a worker that has imported them already does nothing).
+        client.run(import_worker_modules, wait=False)
         visitor = self.translate(pipeline, client, bag_kwargs)
         futures = client.compute(visitor.leaves())
         return beam_dask.DaskRunnerResult(client, futures)

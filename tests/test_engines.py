@@ -340,6 +340,12 @@ def test_dask_runner(request, dask_scheduler, work, warc, direct):
                   "--dask_partition_size=1"], output, work / "dask.log", timeout=60 if stock else RUN_TIMEOUT)
     assert_same_output(output, direct)
     assert_progress_shown(work / "dask.log")
+    # The runner had the workers import Beam (without pandas) and every stage's module as it began.
+    from distributed import Client
+
+    with Client(dask_scheduler, timeout=START_TIMEOUT) as client:
+        imported = client.run(lambda: sorted({"pandas", "pipeline.graph"} & set(__import__("sys").modules)))
+    assert list(imported.values()) == [["pipeline.graph"], ["pipeline.graph"]]
 
 
 @pytest.fixture
