@@ -43,15 +43,22 @@ def with_read_warc(paths: list[str]) -> int:
     return sum(1 for path in paths for _ in read_warc(lambda path=path: open_uncompressed(path), path))
 
 
-def with_warcio(paths: list[str]) -> int:
-    records = 0
+def every_record(paths: list[str], records: Callable, is_response: Callable, read_payload: Callable) -> int:
+    """Every record that `records` (a reader's iterator over an open file) finds in the files, the payload of
+    each response read; returns how many."""
+    count = 0
     for path in paths:
         with open(path, "rb") as handle:
-            for record in ArchiveIterator(handle):
-                if record.rec_type == "response":
-                    record.content_stream().read()
-                records += 1
-    return records
+            for record in records(handle):
+                if is_response(record):
+                    read_payload(record)
+                count += 1
+    return count
+
+
+def with_warcio(paths: list[str]) -> int:
+    return every_record(paths, ArchiveIterator, lambda record: record.rec_type == "response",
+                        lambda record: record.content_stream().read())
 
 
 def fastwarc_reader() -> Callable[[list[str]], int] | None:
@@ -59,18 +66,9 @@ def fastwarc_reader() -> Callable[[list[str]], int] | None:
         from fastwarc.warc import ArchiveIterator as FastIterator, WarcRecordType
     except ImportError:
         return None
-
-    def with_fastwarc(paths: list[str]) -> int:
-        records = 0
-        for path in paths:
-            with open(path, "rb") as handle:
-                for record in FastIterator(handle, parse_http=True):
-                    if record.record_type == WarcRecordType.response:
-                        record.reader.read()
-                    records += 1
-        return records
-
-    return with_fastwarc
+    return lambda paths: every_record(paths, lambda handle: FastIterator(handle, parse_http=True),
+                                      lambda record: record.record_type == WarcRecordType.response,
+                                      lambda record: record.reader.read())
 
 
 def inflater(module) -> Callable[[list[str]], int]:

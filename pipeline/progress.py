@@ -161,18 +161,18 @@ class ProgressDisplay:
 
     def _progress(self, final: bool = False) -> Progress:
         totals = self._notes.totals(afresh=final)
-        bytes_read, bytes_reused, shards_written = totals.bytes_read, totals.bytes_reused, totals.shards_written
         elapsed = time.monotonic() - self._start
-        if self._reading_started is None and bytes_read:
+        if self._reading_started is None and totals.bytes_read:
             self._reading_started = max(elapsed - self._interval, 0.0)
-        if self._reading_ended is None and (bytes_read + bytes_reused >= self._total or shards_written):
+        if self._reading_ended is None and (totals.bytes_read + totals.bytes_reused >= self._total
+                                            or totals.shards_written):
             self._reading_ended = elapsed
-        if self._writing_started is None and shards_written:
+        if self._writing_started is None and totals.shards_written:
             # The first shard is seen written: writing started about a refresh before.
             self._writing_started = max(elapsed - self._interval, self._reading_ended)
-        return Progress(bytes_read, totals.records + totals.records_reused, self._total, elapsed, shards_written,
-                        totals.shards, self._reading_started or 0.0, self._reading_ended, self._writing_started,
-                        self._workers, bytes_reused)
+        return Progress(totals.bytes_read, totals.records + totals.records_reused, self._total, elapsed,
+                        totals.shards_written, totals.shards, self._reading_started or 0.0, self._reading_ended,
+                        self._writing_started, self._workers, totals.bytes_reused)
 
     def _show(self, final: bool = False, complete: bool = False) -> None:
         progress = self._progress(final)

@@ -11,13 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from zlib_ng import zlib_ng
 
-from pipeline.sample import Capture, warc_bytes
-from tests.helpers import html_capture, outcomes_by_kind, page, read_bytes
+from pipeline.sample import warc_bytes
+from tests.helpers import outcomes_by_kind, read_bytes
+from tests.test_read_warc import CYRILLIC, ENCODED, LATIN
 
-PAGES = [html_capture("https://en.example.org/a", "<p>Harbour cranes &amp; the old port.</p>"),
-         html_capture("https://ru.example.org/b", "<p>Новый мост через Неву</p>"),
-         Capture("https://cafe.example.org/c", page("<p>Café culture, chunked and gzipped</p>").encode("utf-8"),
-                 chunked=True, gzipped=True)]
+PAGES = [LATIN, CYRILLIC, ENCODED]  # ENCODED: chunked, and gzipped as its Content-Encoding
 
 
 @pytest.mark.parametrize("compression", ["record", "file"])

@@ -33,7 +33,8 @@ ARC_START = b"filedesc://"
 ARC_HEADER = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.-]*:\S* \S+ \d{14} \S+ \d+\r?\n")
 RESYNC_CHUNK = 1 << 20
 # gzip is inflated by zlib-ng (about 1.7x zlib's speed, the same bytes out, and the same errors, message for
-# message, where a member is damaged: tests/test_inflate.py): every read of gzip goes through these.
+# message, where a member is damaged: tests/test_inflate.py): every gzip of a WARC file is read through these
+# (`transforms.payload` inflates a gzip Content-Encoding with zlib-ng too).
 GZIP_ERROR = zlib_ng.error
 
 

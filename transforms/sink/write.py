@@ -32,8 +32,8 @@ from transforms.stage import counter
 
 TALLIES = "tallies"
 DIGESTS = "digests"
-# Shards whose last block is compressed and written, and the file digested, on threads of their own while the
-# next shard's records are read and joined: a default build's shard is one Avro block, and compressing it is
+# Shards whose last block is compressed, written and digested (`DigestingHandle`) on threads of their own while
+# the next shard's records are read and joined: a default build's shard is one Avro block, and compressing it is
 # nearly all of WriteShard's time. At most this many are held (each holds its uncompressed last block).
 SHARDS_FINISHED_TOGETHER = 2
 
