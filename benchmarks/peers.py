@@ -3,8 +3,10 @@
     python -m benchmarks.peers --datatrove-python /work/venv-datatrove/bin/python [--mb 20] [--reps 3]
         [--sections generated,dev,language,near-dedup]
 
-webcorpus runs its whole default build (`python -m pipeline`, 1 worker);
-datatrove runs WarcReader -> resiliparse `extract_plain_text` -> JsonlWriter
+webcorpus runs its whole default build (`python -m pipeline`, 1 worker), and
+beside it the same stage functions in a plain loop (`benchmarks.plain_loop`:
+no Beam, no report, one Avro file): the floor that no change around the
+stages can go under; datatrove runs WarcReader -> resiliparse `extract_plain_text` -> JsonlWriter
 (benchmarks/peers_datatrove.py, in the Python of `--datatrove-python`: a
 virtual environment of its own, benchmarks/requirements-datatrove.txt).
 Every figure is the median of `--reps` runs of each alternative, alternated
@@ -39,13 +41,17 @@ import tempfile
 from pathlib import Path
 
 from benchmarks import alternated_runs, default_corpus, medians, parse_sections
-from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured,
-                                   worker_processes)
+from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, plain_loop_command,
+                                   run_measured, worker_processes)
 
 SECTIONS = ("generated", "dev", "language", "near-dedup")
 # The developer corpus's file whose last record ends inside its gzip member: datatrove's WarcReader raises
 # EOFError there and its task fails (webcorpus reads what is whole and reports the rest).
 DATATROVE_UNREADABLE = ("dev-06-broken-tail.warc.gz",)
+# webcorpus's per-page work alone (benchmarks.plain_loop), measured beside the whole build: the part of a
+# ratio that no change to the pipeline around the stage functions can take away.
+PLAIN_LOOP = "stage functions in a plain loop"
+FLOOR = "(the floor)"
 
 
 class Alternative:
@@ -65,6 +71,21 @@ def webcorpus(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> A
 
 def webcorpus_documents(output: Path) -> int:
     return json.loads((output / "report.json").read_text())["records"]["kept"]
+
+
+def plain_loop(inputs: list[str], output: Path) -> Alternative:
+    """webcorpus's stage functions in a plain loop (`benchmarks.plain_loop`): the same work per page, no Beam."""
+    return Alternative(plain_loop_command(inputs, output), output, lambda: avro_documents(output))
+
+
+def avro_documents(output: Path) -> int:
+    import fastavro
+
+    count = 0
+    for path in sorted(output.glob("*.avro")):
+        with open(path, "rb") as handle:
+            count += sum(block.num_records for block in fastavro.block_reader(handle))
+    return count
 
 
 def datatrove(python: str, folder: Path, pattern: str, work: Path, *flags: str) -> Alternative:
@@ -151,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     if "generated" in sections:
         print("\n== Whole job on the generated WARC, 1 worker and 2", flush=True)
         alternatives = {"webcorpus, 1 worker": webcorpus(generated, work / "wc-1"),
-                        "webcorpus, 2 workers": webcorpus(generated, work / "wc-2", worker_processes(2))}
+                        "webcorpus, 2 workers": webcorpus(generated, work / "wc-2", worker_processes(2)),
+                        PLAIN_LOOP: plain_loop(generated, work / "loop-1")}
         if python:
             alternatives["datatrove, 1 task"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-1")
             alternatives["datatrove, 2 tasks"] = datatrove(python, corpus_dir, "remix-*.warc.gz", work / "dt-2",
@@ -159,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         found = results["generated"] = alternated(alternatives, args.reps)
         row(table, f"whole default build, 1 worker, {args.mb:g} MB of HTML", found["webcorpus, 1 worker"],
             found.get("datatrove, 1 task"), "<= 0.6x")
+        row(table, f"  its {PLAIN_LOOP}", found[PLAIN_LOOP], found.get("datatrove, 1 task"), FLOOR)
         one, two = found["webcorpus, 1 worker"], found["webcorpus, 2 workers"]
         table.append(("webcorpus 2 workers / 1 (speed-up)", seconds(two), seconds(one),
                       f"{one['seconds'] / two['seconds']:.2f}x faster", f"{two['cpu_seconds'] / one['cpu_seconds']:.2f}x",
@@ -171,12 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n== Whole job on the developer corpus", flush=True)
         dev = datatrove_readable(args.corpus)
         links = linked_inputs(dev, work / "dev-warc")
-        alternatives = {"webcorpus": webcorpus(links, work / "wc-dev")}
+        alternatives = {"webcorpus": webcorpus(links, work / "wc-dev"), PLAIN_LOOP: plain_loop(links, work / "loop-dev")}
         if python:
             alternatives["datatrove"] = datatrove(python, work / "dev-warc", "*.warc.gz", work / "dt-dev")
         found = results["dev"] = alternated(alternatives, args.reps)
         row(table, f"whole default build, developer corpus ({len(dev)} files)", found["webcorpus"],
             found.get("datatrove"), "<= 1.0x")
+        row(table, f"  its {PLAIN_LOOP}", found[PLAIN_LOOP], found.get("datatrove"), FLOOR)
     if "language" in sections:
         print("\n== --language on the developer corpus", flush=True)
         dev = sorted(map(str, (args.corpus / "warc").glob("*.warc.gz")))

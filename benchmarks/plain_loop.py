@@ -22,15 +22,21 @@ import time
 from collections import Counter
 from typing import Iterable, Iterator
 
-from transforms.charset import decode_document
-from transforms.corpus_format import FILE_PREFIX
-from transforms.sink.avro_encoding import DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout, resolve_level
-from transforms.sink.schema import PARSED_SCHEMA
-from transforms.document import Document
-from transforms.hash_dedup import has_text, hash_document
-from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import minimize_document
-from transforms.read_warc import open_uncompressed, read_warc
+from pipeline.beam_without_pandas import import_beam
+
+# The stages' modules import Beam: imported as `python -m pipeline` imports it, so that the two start alike.
+import_beam()
+
+from transforms.charset import decode_document  # noqa: E402
+from transforms.corpus_format import FILE_PREFIX  # noqa: E402
+from transforms.sink.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter,  # noqa: E402
+                                           RecordLayout, resolve_level)
+from transforms.sink.schema import PARSED_SCHEMA  # noqa: E402
+from transforms.document import Document  # noqa: E402
+from transforms.hash_dedup import has_text, hash_document  # noqa: E402
+from transforms.html_cleaner import HtmlCleaner  # noqa: E402
+from transforms.minimize_text import minimize_document  # noqa: E402
+from transforms.read_warc import open_uncompressed, read_warc  # noqa: E402
 
 def survivor_order(doc: Document) -> tuple[str, str, str]:
     # HashDedup's rule: the earliest capture, then the smallest URL and record id.

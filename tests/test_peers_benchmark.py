@@ -21,14 +21,18 @@ def test_peers_on_a_tiny_generated_warc(corpus_dir, tmp_path):
                        "--results", str(results)]) == 0
     found = json.loads(results.read_text())
     generated = found["generated"]
-    assert set(generated) == {"webcorpus, 1 worker", "webcorpus, 2 workers", "datatrove, 1 task", "datatrove, 2 tasks"}
+    assert set(generated) == {"webcorpus, 1 worker", "webcorpus, 2 workers", peers.PLAIN_LOOP, "datatrove, 1 task",
+                              "datatrove, 2 tasks"}
     # Both read the same generated records: every one is an HTML page, and each side keeps nearly all of them.
     for result in generated.values():
         assert found["corpus"]["records"] * 0.7 <= result["documents"] <= found["corpus"]["records"]
         assert result["seconds"] > 0 and result["cpu_seconds"] > 0
     assert found["near-dedup"]["datatrove + MinHash"]["documents"] == generated["datatrove, 1 task"]["documents"]
+    # The plain loop writes what the build writes: its kept documents are the build's.
+    assert generated[peers.PLAIN_LOOP]["documents"] == generated["webcorpus, 1 worker"]["documents"]
     figures = [line["figure"] for line in found["table"]]
-    assert figures == ["whole default build, 1 worker, 0.5 MB of HTML", "webcorpus 2 workers / 1 (speed-up)",
+    assert figures == ["whole default build, 1 worker, 0.5 MB of HTML", f"  its {peers.PLAIN_LOOP}",
+                       "webcorpus 2 workers / 1 (speed-up)",
                        "2 workers, webcorpus / datatrove 2 tasks", "--near-dedup against datatrove's MinHash"]
 
 
