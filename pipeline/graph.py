@@ -42,7 +42,7 @@ from transforms.filters.url_blocklist import UrlBlocklist
 from transforms.hash_dedup import HashDedup, HashDocuments
 from transforms.language import IdentifyLanguage
 from transforms.locations import readable_by_name
-from transforms.manifest import digest_file
+from transforms.manifest import DigestingHandle, FileDigest
 from transforms.manifest_transform import WriteManifest
 from transforms.minimize_text import minimize_document
 from transforms.minimize_text_transform import MinimizeText
@@ -86,17 +86,17 @@ def shard_of(line: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(line.encode("utf-8")).digest()[:8], "big") % count
 
 
-def write_json_lines(shard_lines: tuple, output_dir: str) -> str:
+def write_json_lines(shard_lines: tuple, output_dir: str) -> FileDigest:
     """Writes ((name, index, count), lines) to its shard `output_dir/NAME-SSSSS-of-NNNNN.jsonl`, sorted, leaving
-    out `None`s; returns the path."""
+    out `None`s; returns its digest, taken as it is written."""
     (name, index, count), lines = shard_lines
     path = FileSystems.join(output_dir, side_file_name(name, index, count))
     ordered = sorted(line for line in lines if line is not None)
-    with FileSystems.create(path) as handle:
+    with DigestingHandle(FileSystems.create(path)) as handle:
         # In slices: the shard's text is never one string (nor its bytes) beside its lines.
         for start in range(0, len(ordered), LINES_PER_WRITE):
             handle.write("".join(f"{line}\n" for line in ordered[start:start + LINES_PER_WRITE]).encode("utf-8"))
-    return path
+    return handle.digest(path)
 
 
 class WriteJsonLines(beam.PTransform):
@@ -106,7 +106,8 @@ class WriteJsonLines(beam.PTransform):
     decides), and a line goes to the shard its content hashes to; each shard
     is sorted. So the files are the same on every build, and they are written
     in parallel with at most about `lines_per_shard` lines on a worker. A
-    `None` line per shard makes the file of an empty shard. Outputs the paths.
+    `None` line per shard makes the file of an empty shard. Outputs the files'
+    digests (`FileDigest`s), taken as they are written.
     """
 
     def __init__(self, output_dir: str, lines_per_shard: int = LINES_PER_SHARD):
@@ -282,10 +283,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
                                         settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs))
-    output_digests = (
-        [written[DIGESTS]]
-        + [paths | f"Digest-{name}" >> beam.Map(digest_file)
-           for name, paths in (("side", side_files), ("report", report), ("report-page", report_page),
-                               ("index", index_files))]
-    ) | "AllOutputs" >> beam.Flatten()
+    # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
+    output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
+                      | "AllOutputs" >> beam.Flatten())
     return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, identity)

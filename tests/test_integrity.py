@@ -49,16 +49,19 @@ def sample_inputs(tmp_path) -> list[str]:
 
 
 @pytest.mark.parametrize("file_format", ["avro", "parquet", "jsonl"])
-def test_shards_are_digested_as_they_are_written_and_not_read_back(sample_inputs, tmp_path, monkeypatch, file_format):
+def test_every_output_is_digested_as_it_is_written_and_not_read_back(sample_inputs, tmp_path, monkeypatch,
+                                                                     file_format):
     opened = []
     open_regular = manifest.open_regular
     monkeypatch.setattr(manifest, "open_regular", lambda path: opened.append(path) or open_regular(path))
     output = build(sample_inputs, tmp_path / "out", "--format", file_format)
-    assert not [path for path in opened if "corpus-" in os.path.basename(path)]
-    shards = [entry for entry in json.loads((output / MANIFEST_NAME).read_text())["outputs"]
-              if entry["path"].startswith("corpus-")]
-    assert len(shards) == 2
-    for entry in shards:
+    outputs = json.loads((output / MANIFEST_NAME).read_text())["outputs"]
+    assert {entry["path"].split("-0")[0] for entry in outputs} == {
+        "corpus", "dead-letter", "skipped", "duplicates", "index", "report.json", "report.html"}
+    # Shards, side files, the report and its page, the index: none opened to be digested (the inputs are).
+    assert not {os.path.basename(path) for path in opened} & {entry["path"] for entry in outputs}, opened
+    assert len([entry for entry in outputs if entry["path"].startswith("corpus-")]) == 2
+    for entry in outputs:
         # (open_regular is the test's again: the files on disk are digested as `verify` digests them.)
         on_disk = manifest.digest_file(str(output / entry["path"]))
         assert (entry["size"], entry["sha256"]) == (on_disk.size, on_disk.sha256)

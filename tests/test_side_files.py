@@ -79,11 +79,11 @@ def test_a_shard_is_written_without_its_text_as_one_string(tmp_path):
     held = sum(len(line) for line in lines)
     tracemalloc.start()
     try:
-        path = write_json_lines((("skipped", 0, 1), lines + [None]), str(tmp_path))
+        written = write_json_lines((("skipped", 0, 1), lines + [None]), str(tmp_path))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert Path(path).read_text("utf-8").splitlines() == sorted(lines)
+    assert Path(written.path).read_text("utf-8").splitlines() == sorted(lines)
     assert peak < 0.2 * held, (peak, held)
 
 

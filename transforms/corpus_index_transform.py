@@ -18,6 +18,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus_index import (HASH_BYTES, index_file_name, index_header, index_shard_count,
                                      index_shard_of, parse_entry, read_index_entries, signature_part)
+from transforms.manifest import DigestingHandle, FileDigest
 from transforms.vocabulary import earlier_fingerprint
 
 ENTRIES = "entries"
@@ -68,21 +69,22 @@ def not_near_dropped(entries, near_duplicates):
     )
 
 
-def write_index_shard(shard_entries, output_dir: str, signature_values: int) -> str:
-    """Writes ((index, count), entries) to `output_dir/index-SSSSS-of-NNNNN.bin`, sorted, leaving out `None`s."""
+def write_index_shard(shard_entries, output_dir: str, signature_values: int) -> FileDigest:
+    """Writes ((index, count), entries) to `output_dir/index-SSSSS-of-NNNNN.bin`, sorted, leaving out `None`s;
+    returns its digest, taken as it is written."""
     (index, count), entries = shard_entries
     path = FileSystems.join(output_dir, index_file_name(index, count))
     ordered = sorted(entry for entry in entries if entry is not None)
-    with FileSystems.create(path) as handle:
+    with DigestingHandle(FileSystems.create(path)) as handle:
         handle.write(index_header(signature_values))
         for start in range(0, len(ordered), ENTRIES_PER_WRITE):
             handle.write(b"".join(ordered[start:start + ENTRIES_PER_WRITE]))
-    return path
+    return handle.digest(path)
 
 
 class WriteIndex(beam.PTransform):
     """Index entries (bytes) in; writes the index shards `output_dir/index-SSSSS-of-NNNNN.bin` (their count
-    from the entries' number, every shard even if empty) and outputs their paths."""
+    from the entries' number, every shard even if empty) and outputs their digests (`FileDigest`s)."""
 
     def __init__(self, output_dir: str, signature_values: int):
         super().__init__()

@@ -32,7 +32,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
 from transforms.document import DeadLetter, Skip
-from transforms.manifest import FileDigest
+from transforms.manifest import DigestingHandle, FileDigest
 from transforms.snapshot import InputDigest
 from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
                                    EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,
@@ -332,11 +332,12 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write_report(report: dict, output_dir: str) -> str:
+def write_report(report: dict, output_dir: str) -> FileDigest:
+    """Writes `output_dir/report.json`; returns its digest, taken as it is written."""
     path = FileSystems.join(output_dir, REPORT_NAME)
-    with FileSystems.create(path) as handle:
+    with DigestingHandle(FileSystems.create(path)) as handle:
         handle.write(json.dumps(report, indent=2, sort_keys=True).encode("utf-8"))
-    return path
+    return handle.digest(path)
 
 
 def read_report(output_dir: str) -> dict:

@@ -37,6 +37,7 @@ from transforms.cleaning.rules import (CODE_TAGS, DROP_TAGS, HIDDEN_STYLE, HIDIN
 from transforms.document import Document
 from transforms.html_cleaner import HtmlCleaner
 from transforms.http_filesystem import serves_ranges  # (and FileSystems reads https:// and http:// with it)
+from transforms.manifest import DigestingHandle, FileDigest
 from transforms.minimize_text import minimize_blocks
 from transforms.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.read_warc import open_uncompressed, read_warc
@@ -464,11 +465,12 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
     ])
 
 
-def write_report_page(report_path: str, samples: list, skips: list, dead_letters: list, output_dir: str,
+def write_report_page(report_written: FileDigest, samples: list, skips: list, dead_letters: list, output_dir: str,
                       drop_selectors: tuple[str, ...], scripts, max_page_bytes: int,
-                      sources: dict[str, str] | None = None) -> str:
-    """Writes `output_dir/report.html`; returns its path."""
-    with FileSystems.open(report_path) as handle:
+                      sources: dict[str, str] | None = None) -> FileDigest:
+    """Writes `output_dir/report.html` from the report written (`report_written`: report.json's digest); returns
+    its digest, taken as it is written."""
+    with FileSystems.open(report_written.path) as handle:
         report = json.loads(handle.read())
     main_content = bool(report.get("options", {}).get("main_content"))
     pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources, main_content)
@@ -476,6 +478,6 @@ def write_report_page(report_path: str, samples: list, skips: list, dead_letters
     by_kind = {kind: [json.loads(record) for *_, record in sorted(chosen)] for kind, chosen in skips}
     dead = [json.loads(record) for *_, record in sorted(dead_letters)]
     path = FileSystems.join(output_dir, REPORT_PAGE_NAME)
-    with FileSystems.create(path) as handle:
+    with DigestingHandle(FileSystems.create(path)) as handle:
         handle.write(render_report_page(report, pages, by_kind, dead).encode("utf-8"))
-    return path
+    return handle.digest(path)

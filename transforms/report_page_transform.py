@@ -60,9 +60,9 @@ def _side_record_key(record) -> tuple:
 
 
 class WriteReportPage(beam.PTransform):
-    """Writes `report.html` once `report.json` is written; outputs its path.
+    """Writes `report.html` once `report.json` is written; outputs its digest (`FileDigest`).
 
-    Takes a dict of PCollections: `report` (the path of report.json),
+    Takes a dict of PCollections: `report` (report.json's digest, as `WriteReport` outputs it),
     `fingerprints` (of every document, for the sample), `skipped` and
     `dead_letter`. `sources`: the paths of input files whose names
     written differ (URLs with credentials), by those names, to read pages again.

@@ -50,7 +50,7 @@ class SumTallies(beam.CombineFn):
 
 class WriteReport(beam.PTransform):
     """Tallies the outcomes (`tally_of`) of a PCollection, or of a tuple of them, and sums the tallies into
-    `output_dir/report.json`."""
+    `output_dir/report.json`; outputs its digest (`FileDigest`)."""
 
     def __init__(self, output_dir: str, options: dict):
         super().__init__()
