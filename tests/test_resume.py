@@ -4,6 +4,7 @@ same bytes as a build from scratch; any other run starts afresh and says why; st
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -20,8 +21,10 @@ from pipeline.publish import LOCK_NAME, OutputBusy, lock_holder, output_lock
 from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
-from transforms.unit_ledger import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger
-from transforms.vocabulary import Fingerprint, MostlyDropped, UnitRead
+from transforms.document import DeadLetter, Skip
+from transforms.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
+                                   encode)
+from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 FILES = 6
 
@@ -256,3 +259,16 @@ def test_a_unit_whose_outcomes_balance_is_recorded(tmp_path):
 def test_a_unit_split_or_not_all_counted_or_staged_is_not_recorded(tmp_path, fault):
     assert ledger_with_two_documents(tmp_path, **fault).written == 0
     assert not list((tmp_path / UNITS).glob(f"*{RECORD_SUFFIX}"))
+
+
+def test_each_kind_of_outcome_is_recorded_as_its_fields_and_read_back_equal():
+    outcomes = [Skip("redirect", "/in/a.warc.gz", 7, "response", "<id-7>", "https://example.org/r", "to /x"),
+                DeadLetter("CleanHtml", "ValueError: x", "/in/a.warc.gz", 9, "<id-9>", "https://example.org/d", 3),
+                fingerprint(10), ReadNote("/in/a.warc.gz", None, "a note"),
+                MostlyDropped(1, "/in/a.warc.gz", 0, 10, 2),
+                FilterCounts((("dropped:gopher", 1), ("bytes:gopher", 120)), "/in/a.warc.gz", 0, 10, 2)]
+    for outcome in outcomes:
+        encoded = encode(outcome)
+        # A record holds what dataclasses.asdict gives, in JSON, and reads back as the outcome.
+        assert json.dumps(encoded) == json.dumps([type(outcome).__name__, dataclasses.asdict(outcome)])
+        assert decode(json.loads(json.dumps(encoded))) == outcome
