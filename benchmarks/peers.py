@@ -43,6 +43,7 @@ from pathlib import Path
 from benchmarks import alternated_runs, default_corpus, medians, parse_sections
 from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, plain_loop_command,
                                    run_measured, worker_processes)
+from transforms.read_corpus import iter_corpus
 
 SECTIONS = ("generated", "dev", "language", "near-dedup")
 # The developer corpus's file whose last record ends inside its gzip member: datatrove's WarcReader raises
@@ -75,17 +76,8 @@ def webcorpus_documents(output: Path) -> int:
 
 def plain_loop(inputs: list[str], output: Path) -> Alternative:
     """webcorpus's stage functions in a plain loop (`benchmarks.plain_loop`): the same work per page, no Beam."""
-    return Alternative(plain_loop_command(inputs, output), output, lambda: avro_documents(output))
-
-
-def avro_documents(output: Path) -> int:
-    import fastavro
-
-    count = 0
-    for path in sorted(output.glob("*.avro")):
-        with open(path, "rb") as handle:
-            count += sum(block.num_records for block in fastavro.block_reader(handle))
-    return count
+    return Alternative(plain_loop_command(inputs, output), output,
+                       lambda: sum(1 for _ in iter_corpus(str(output))))  # (its records verified as read)
 
 
 def datatrove(python: str, folder: Path, pattern: str, work: Path, *flags: str) -> Alternative:
