@@ -12,9 +12,11 @@ import ast
 import gzip
 import io
 import json
+import socket
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -293,6 +295,32 @@ def test_a_crawl_that_does_not_exist_is_one_line_and_exit_2(clean_server, tmp_pa
     line = error_line(["--crawl", "CC-MAIN-1999-99", "--crawl-base-url", clean_server.base], tmp_path)
     assert line.endswith(f"no crawl named CC-MAIN-1999-99 at {clean_server.base}crawl-data/CC-MAIN-1999-99/"
                          "warc.paths.gz")
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (one the system just gave out, and took back)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("host, why", [
+    (None, "cannot connect to 127.0.0.1:{port} (Connection refused)"),
+    ("webcorpus-test.invalid", "cannot find the host webcorpus-test.invalid ("),
+], ids=["connection-refused", "unknown-host"])
+def test_a_crawl_without_network_is_one_line_at_once(host, why, tmp_path, monkeypatch, caplog):
+    port = closed_port()
+    base = f"http://{host or '127.0.0.1'}:{port}/"
+    connections, slept = [], []
+    resolve = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: connections.append(args[:2])
+                        or resolve(*args, **kwargs))
+    monkeypatch.setattr(time, "sleep", slept.append)
+    line = error_line(["--crawl", CRAWL, "--files", "0:1", "--crawl-base-url", base], tmp_path)
+    assert line.startswith(f"python -m pipeline: error: cannot read the listing {base}crawl-data/{CRAWL}/"
+                           f"warc.paths.gz: {why.format(port=port)}"), line
+    assert len(connections) == 1 and not slept
+    assert not [record for record in caplog.records if record.name.startswith("urllib3")]
 
 
 @pytest.mark.parametrize("files, culprit", [

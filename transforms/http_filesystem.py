@@ -6,14 +6,15 @@ imports it, so every worker that unpickles a stage has it. Then
 `FileSystems.open`, `match`, `exists` and `size` take URLs like paths, on
 every runner.
 
-Built on `requests` (`transforms.http_session`: retries, waits of at most
-30 s, a deadline per request): a URL is one exact file (no globs: `?` and
+Built on `requests` (`transforms.http_session`: retries, bounded waits, a
+body that stalls ends its attempt): a URL is one exact file (no globs: `?` and
 `[` are URL characters); its size comes from `HEAD` (Content-Length). A file
 is read with byte-range GETs (`Range: bytes=a-b`) in blocks that grow while
 reading goes on forwards (from 256 KiB to 16 MiB) and start small again
 after a seek, so `detect_format`'s probes and the byte ranges of
 `--range-size` fetch about what they read. A body that breaks off (a dropped
-connection, a stalled or too slow read) is asked for again from the byte it
+connection) or stalls (`http_session.StallWindow`: the stream's `stall`,
+64 KiB in 30 s unless given) is asked for again from the byte it
 got to, up to `http_session.ATTEMPTS` times with backoff, and then raises
 `RemoteReadError`, which names the URL and the offset. Reading checks that
 each answer is the range asked for, of the file HEAD described (the total of
@@ -61,7 +62,7 @@ def serves_ranges(path: str) -> bool:
     try:
         answer = session().get(path, headers={"Range": "bytes=0-0"}, stream=True, timeout=http_session.TIMEOUT)
     except requests.RequestException as error:
-        raise RemoteReadError(f"{redacted(path)}: {error}") from error
+        raise http_session.unanswered(path, error) from error
     with answer:
         if answer.status_code not in (200, 206, 416):
             raise failure(path, answer, 0)
@@ -74,10 +75,11 @@ class HttpReadStream(io.RawIOBase):
 
     mode = "rb"
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, stall: http_session.StallWindow = http_session.STALL):
         super().__init__()
         self.url = url
         self.name = redacted(url)
+        self.stall = stall
         self._position = 0
         self._size: int | None = None
         self._etag: str | None = None
@@ -174,15 +176,14 @@ class HttpReadStream(io.RawIOBase):
         """Appends bytes first..last (inclusive, within the file) to `received`."""
         if self._whole is not None and self._whole_at <= first:
             # A server that ignores Range: read on in its answer, past what is not wanted.
-            due = http_session.deadline(last + 1 - self._whole_at)
-            self._skip_whole_to(first, due)
-            http_session.read_body(self._whole, last + 1 - first, received, due)
+            self._skip_whole_to(first)
+            http_session.read_body(self._whole, last + 1 - first, received, self.stall)
             self._whole_at = last + 1
             return
         self._drop_whole()
-        due = http_session.deadline(last + 1 - first)
+        # A socket read that waits out the window has stalled.
         answer = session().get(self.url, headers={"Range": f"bytes={first}-{last}"}, stream=True,
-                               timeout=http_session.TIMEOUT)
+                               timeout=(http_session.TIMEOUT[0], self.stall.seconds))
         if answer.status_code == 200:
             # The whole file (the server ignores Range): kept open, to read on from where this read stops.
             try:
@@ -199,12 +200,12 @@ class HttpReadStream(io.RawIOBase):
                 raise failure(self.url, answer, first)
             total, content_range = self._check_range(answer, first)
             self._check_answer(answer, total, f"Content-Range {content_range!r}")
-            http_session.read_body(answer, last + 1 - first, received, due)
+            http_session.read_body(answer, last + 1 - first, received, self.stall)
 
-    def _skip_whole_to(self, offset: int, due: float) -> None:
+    def _skip_whole_to(self, offset: int) -> None:
         while self._whole_at < offset:
             skipped = bytearray()
-            http_session.read_body(self._whole, min(CHUNK, offset - self._whole_at), skipped, due)
+            http_session.read_body(self._whole, min(CHUNK, offset - self._whole_at), skipped, self.stall)
             self._whole_at += len(skipped)
 
     def _drop_whole(self) -> None:
