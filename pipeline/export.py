@@ -8,6 +8,9 @@ every `record_digest`. The corpus is verified on the way: its manifest's checksu
 every block and every record's digests as it is read; on any damage nothing is left of DIR. DIR gets the
 corpus's `report.json` and content index (`index-*.bin`) and a manifest of its own (inputs: the Avro shards;
 options: the format, codec and level, and the corpus's near-dedup settings), so `python -m pipeline.verify DIR` checks the export like a build.
+The export reads only regular files of the corpus, never through a symbolic link: a link there (not what a build
+writes) would have it copy, into an export others may read, a file only its user may read; the corpus is then
+damaged.
 
 Exit status 0 when exported, 1 when the corpus is damaged, 2 on a usage error (DIR not empty, CORPUS no Avro
 corpus, a codec the format does not have).
@@ -16,6 +19,7 @@ corpus, a codec the format does not have).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import sys
@@ -25,7 +29,7 @@ import fastavro
 from pipeline.verify import check_manifest, check_outputs
 from pipeline.verify_index import index_names
 from transforms.corpus_format import FILE_PREFIX
-from transforms.manifest import MANIFEST_NAME, build_manifest, digest_file, write_manifest
+from transforms.manifest import MANIFEST_NAME, FileDigest, build_manifest, digest_file, write_manifest
 from transforms.read_corpus import Problem, corpus_files, scan_avro
 from transforms.regular_files import file_contents, open_regular
 from transforms.report import REPORT_NAME
@@ -38,9 +42,17 @@ class CorpusDamaged(Exception):
     """The corpus being exported is not what its build wrote."""
 
 
+def open_in_corpus(path: str):
+    """A file of the corpus opened for reading: a regular file only, not through a link. Raises CorpusDamaged."""
+    try:
+        return open_regular(path, follow_links=False)
+    except OSError as error:
+        raise CorpusDamaged(f"{os.path.basename(path)}: {error.strerror or error}") from error
+
+
 def written_fields(path: str) -> tuple[str, ...]:
     """The fields of an Avro shard's records, from its header."""
-    with open_regular(path) as handle:
+    with open_in_corpus(path) as handle:
         try:
             return tuple(field["name"] for field in fastavro.reader(handle).writer_schema["fields"])
         except Exception as error:  # noqa: BLE001 - any failure here means the header is damaged
@@ -48,11 +60,14 @@ def written_fields(path: str) -> tuple[str, ...]:
                 from error
 
 
-def export_shard(source: str, target: str, file_format: str, codec: str, level: int | None) -> int:
-    """Writes the records of the Avro shard `source` to `target`, each verified as it is read; returns their count."""
+def export_shard(source: str, target: str, file_format: str, codec: str, level: int | None) -> tuple[int, FileDigest]:
+    """Writes the records of the Avro shard `source` to `target`, each verified as it is read; returns their count,
+    and the digest of `source` (from the bytes read: a shard is read once)."""
     records = 0
-    with open(target, "xb") as handle, file_contents(source) as data:
-        writer = row_writer(file_format, handle, written_fields(source), codec, level)
+    fields = written_fields(source)
+    with open(target, "xb") as handle, file_contents(source, follow_links=False) as data:
+        digest = FileDigest(source, len(data), hashlib.sha256(data).hexdigest())
+        writer = row_writer(file_format, handle, fields, codec, level)
         try:
             for item in scan_avro(data, os.path.basename(source)):
                 if isinstance(item, Problem):
@@ -61,13 +76,15 @@ def export_shard(source: str, target: str, file_format: str, codec: str, level: 
                 records += 1
         finally:
             writer.close()
-    return records
+    return records, digest
 
 
 def export(corpus: str, output: str, file_format: str, codec: str, level: int | None) -> list[str]:
     """Exports `corpus` into `output` (an empty or new directory); returns the shards written. Raises
     CorpusDamaged, having removed what it wrote."""
     manifest = None
+    if os.path.islink(os.path.join(corpus, MANIFEST_NAME)):
+        raise CorpusDamaged(f"{MANIFEST_NAME}: a symbolic link, not followed")
     if os.path.exists(os.path.join(corpus, MANIFEST_NAME)):
         manifest, problems = check_manifest(corpus)
         if manifest is not None:
@@ -80,16 +97,20 @@ def export(corpus: str, output: str, file_format: str, codec: str, level: int | 
     os.makedirs(output, exist_ok=True)
     written = []
     try:
-        outputs = []
+        inputs, outputs = [], []
         for source in shards:
             name = os.path.basename(source).removesuffix(".avro") + shard_extension(file_format, codec)
             written.append(os.path.join(output, name))
-            outputs.append(digest_file(written[-1], export_shard(source, written[-1], file_format, codec, level)))
+            records, read = export_shard(source, written[-1], file_format, codec, level)
+            inputs.append(read)
+            outputs.append(digest_file(written[-1], records))
         # The report, and the content index (the same records: an export can be extended, `--extend`).
         copied = [REPORT_NAME] + ([] if manifest is None else index_names(manifest))
         for name in copied:
-            if os.path.isfile(os.path.join(corpus, name)):
-                written.append(shutil.copyfile(os.path.join(corpus, name), os.path.join(output, name)))
+            if os.path.lexists(os.path.join(corpus, name)):
+                written.append(os.path.join(output, name))
+                with open_in_corpus(os.path.join(corpus, name)) as source, open(written[-1], "xb") as copy:
+                    shutil.copyfileobj(source, copy)
                 outputs.append(digest_file(written[-1]))
         options = {"format": file_format, "codec": codec, "level": level, "exported_from": os.path.abspath(corpus)}
         if manifest is not None:
@@ -98,7 +119,7 @@ def export(corpus: str, output: str, file_format: str, codec: str, level: int | 
                 # What the index's signatures are (and what an extension of the export must match).
                 options["near_dedup"] = manifest["options"]["near_dedup"]
         # The manifest last: an export cut short has none, and verify says it is not complete.
-        write_manifest(build_manifest([digest_file(source) for source in shards], outputs, options), output)
+        write_manifest(build_manifest(inputs, outputs, options), output)
     except BaseException:
         for path in written:
             if os.path.exists(path):

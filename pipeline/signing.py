@@ -12,8 +12,16 @@ user's own. A build moves away only what a manifest it can verify lists
 The key is `WEBCORPUS_SEAL_KEY` (any text: a team or a CI job that shares
 its corpora shares it), or else the file `webcorpus/seal.key` in
 `$XDG_CONFIG_HOME` (default `~/.config`), made on first use (32 random bytes
-in hex, mode 0600). The signature is made on the launching machine only: the
-workers of a remote runner never need the key.
+in hex, mode 0600, in a directory of mode 0700). The signature is made on the
+launching machine only: the workers of a remote runner never need the key.
+
+A key file that another user could read, replace or change would let them sign
+manifests as this user, so it is refused (in one line that says how to mend
+it), as ssh refuses a private key: the key must be a regular file, not a
+symbolic link (never followed), of this user, that no one else may read or
+write; its directory and each one above, up to the home directory (or `/`),
+must be this user's or root's and writable by no one else, unless sticky and
+root's (as `/tmp`, where no one replaces another's names).
 """
 
 from __future__ import annotations
@@ -22,10 +30,11 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from transforms.manifest import HMAC_FIELD, seal
-from transforms.regular_files import open_regular
+from transforms.regular_files import NotARegularFile, open_regular
 
 KEY_VARIABLE = "WEBCORPUS_SEAL_KEY"
 
@@ -39,8 +48,43 @@ def key_path() -> Path:
     return Path(config) / "webcorpus" / "seal.key"
 
 
+def _check_directories(directory: Path) -> None:
+    """Raises SigningKeyUnavailable if another user could put a key of theirs in `directory` (FileNotFoundError
+    if it is not there)."""
+    home = Path(os.path.expanduser("~")).resolve()
+    real = directory.resolve()
+    for place in (real, *real.parents):
+        status = os.lstat(place)
+        if status.st_uid not in (0, os.geteuid()):
+            raise SigningKeyUnavailable(f"the signing key's directory {place} belongs to another user (uid "
+                                        f"{status.st_uid}), who could replace the key: set XDG_CONFIG_HOME to a "
+                                        f"directory of your own, or set {KEY_VARIABLE}")
+        shared = status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        if shared and not (status.st_mode & stat.S_ISVTX and status.st_uid == 0):
+            raise SigningKeyUnavailable(f"the signing key's directory {place} is writable by others (mode "
+                                        f"{stat.S_IMODE(status.st_mode):04o}), who could replace the key: "
+                                        f"chmod go-w {place}")
+        if place == home:
+            break
+
+
 def _read_key(path: Path) -> bytes:
-    with open_regular(str(path)) as handle:
+    _check_directories(path.parent)
+    try:
+        handle = open_regular(str(path), follow_links=False)
+    except NotARegularFile as error:
+        raise SigningKeyUnavailable(f"the signing key {path} is {str(error).split(':')[0]}: remove it "
+                                    "(a new one is made) or put the key file itself there") from error
+    with handle:
+        status = os.fstat(handle.fileno())
+        if status.st_uid != os.geteuid():
+            raise SigningKeyUnavailable(f"the signing key {path} belongs to another user (uid {status.st_uid}), who "
+                                        f"could sign manifests as you: remove it (a new one is made) or set "
+                                        f"{KEY_VARIABLE}")
+        if status.st_mode & 0o077:
+            raise SigningKeyUnavailable(f"the signing key {path} can be read or written by others (mode "
+                                        f"{stat.S_IMODE(status.st_mode):04o}), who could sign manifests as you: "
+                                        f"chmod 600 {path}")
         key = handle.read(4096).strip()
     if not key:
         raise SigningKeyUnavailable(f"the signing key {path} is empty; remove it (a new one is made) or set "
@@ -61,6 +105,7 @@ def signing_key(create: bool = False) -> bytes | None:
             if not create:
                 return None
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _check_directories(path.parent)
         # Written whole under a name of its own, then linked into place: a run that starts meanwhile reads
         # the whole key or none, and of two runs that make one, the first link wins and both use it.
         written = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
@@ -102,7 +147,10 @@ def signature_problem(manifest: dict) -> str | None:
         return "it was changed since its build wrote it (manifest_sha256 differs)"
     if HMAC_FIELD not in manifest:
         return f"it has no {HMAC_FIELD}: another user's build, or one from before builds signed their manifests"
-    key = signing_key()
+    try:
+        key = signing_key()
+    except SigningKeyUnavailable as error:
+        return f"its {HMAC_FIELD} cannot be checked: {error}"
     given = manifest[HMAC_FIELD]
     if key is None or not isinstance(given, str) or not hmac.compare_digest(_signature(manifest, key), given):
         return f"its {HMAC_FIELD} does not verify with this user's key ({KEY_VARIABLE} or {key_path()})"

@@ -4,6 +4,9 @@ way."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +72,49 @@ def test_an_output_that_is_not_empty_is_refused_in_one_line(tmp_path, capsys):
     assert "does not apply to --format jsonl" in capsys.readouterr().err
     assert export_main([str(tmp_path), "--format", "jsonl", "--output", str(tmp_path / "new")]) == 2
     assert "holds no Avro corpus" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def built_avro(tmp_path_factory) -> Path:
+    from pipeline.sample import warc_bytes
+
+    inputs = tmp_path_factory.mktemp("in")
+    (inputs / "a.warc.gz").write_bytes(warc_bytes(CAPTURES, filename="a.warc.gz"))
+    output = tmp_path_factory.mktemp("built") / "avro"
+    code, _, stderr = run_main(["--input", str(inputs / "a.warc.gz"), "--output", str(output), "--quiet"])
+    assert code == 0, stderr
+    return output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, manifest", [("report.json", False), ("corpus-00000-of-00001.avro", False),
+                                            ("index-00000-of-00001.bin", True), ("manifest.json", True)])
+def test_an_export_reads_no_file_of_the_corpus_through_a_link(built_avro, tmp_path, capsys, name, manifest):
+    """A link in the corpus to a file that only its user may read (its own bytes here, for the checksums to
+    hold) would have the export copy that file into a directory others may read."""
+    corpus = Path(shutil.copytree(built_avro, tmp_path / "corpus"))
+    if not manifest:
+        (corpus / "manifest.json").unlink()
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (corpus / name).rename(private / name)
+    (corpus / name).symlink_to(private / name)
+    exported = tmp_path / "exported"
+    assert export_main([str(corpus), "--format", "jsonl", "--output", str(exported)]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"is damaged, nothing exported: {name}: " in line and "link" in line, line
+    assert not exported.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["report.json", "corpus-00000-of-00001.avro"])
+def test_a_corpus_file_that_is_a_fifo_is_one_line(built_avro, tmp_path, capsys, name):
+    corpus = Path(shutil.copytree(built_avro, tmp_path / "corpus"))
+    (corpus / "manifest.json").unlink()
+    (corpus / name).unlink()
+    os.mkfifo(corpus / name)
+    exported = tmp_path / "exported"
+    assert export_main([str(corpus), "--format", "jsonl", "--output", str(exported)]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"is damaged, nothing exported: {name}: not a regular file (a FIFO)" in line, line
+    assert not exported.exists()

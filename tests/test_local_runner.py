@@ -312,28 +312,32 @@ def test_dofn_specs_are_beams_and_a_failure_is_not_remembered():
 def test_the_worker_handlers_are_closed_at_once_and_then_as_beam_closes_them():
     """Closing a worker process's handler waits for the process to end: the local runner closes them all at once
     (Beam one after another), then does what else Beam's close_all does; a failure to close one is logged."""
-    closed = []
+    import threading
 
-    class SlowToClose:
+    asked, closed = [], []
+    # Each close waits until all three are closing: closed one after another, the first would wait alone
+    # (until the barrier breaks, as a failure to close), and none would pass it.
+    all_closing = threading.Barrier(3, timeout=60)
+
+    class ClosedTogether:
         def __init__(self, worker_id: str, fails: bool = False):
             self.worker_id = worker_id
             self._fails = fails
 
         def close(self):
-            time.sleep(0.5)
+            asked.append(self.worker_id)
+            all_closing.wait()
             closed.append(self.worker_id)
             if self._fails:
                 raise RuntimeError("the worker was gone")
 
     manager = worker_handlers.WorkerHandlerManager({}, None)
-    handlers = [SlowToClose("worker_1"), SlowToClose("worker_2"), SlowToClose("worker_3", fails=True)]
+    handlers = [ClosedTogether("worker_1"), ClosedTogether("worker_2"), ClosedTogether("worker_3", fails=True)]
     manager._cached_handlers["environment"] = handlers + handlers[:1]  # a handler may be listed twice
     with beam_compat.patched_fn_api_runner():
-        started = time.monotonic()
         manager.close_all()
-        took = time.monotonic() - started
-    assert sorted(closed) == ["worker_1", "worker_2", "worker_3"]
-    assert took < 1.0, took  # one after another: 1.5 s
+    assert sorted(asked) == ["worker_1", "worker_2", "worker_3"]  # each once
+    assert sorted(closed) == ["worker_1", "worker_2", "worker_3"]  # all three closing at once
     assert not manager._cached_handlers and manager._workers_by_id == {}
 
 

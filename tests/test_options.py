@@ -107,22 +107,34 @@ def test_near_dedup_bands_and_rows_are_bounded(flags, tmp_path, monkeypatch):
 
 
 def test_flink_without_its_job_server_jar_is_one_line_at_once(tmp_path):
+    """Offline, Beam retries the jar's download for minutes: the launcher asks once (one connection), or not at
+    all when given a jar that is not there, and refuses in one line."""
+    import socketserver
     import subprocess
     import sys
-    import time
+    import threading
 
     from tests.test_cli import REPO
 
-    # No jar in Beam's cache (HOME), and no way to download it (a proxy that refuses at once): offline.
-    env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(tmp_path), https_proxy="http://127.0.0.1:1",
-               HTTPS_PROXY="http://127.0.0.1:1")
-    for jar in ([], [f"--flink_job_server_jar={tmp_path / 'job-server.jar'}"]):
-        started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "pipeline", "--runner=FlinkRunner", *jar,
-                                 "--output", str(tmp_path / "out")], env=env, capture_output=True, text=True,
-                                timeout=120)
-        assert time.monotonic() - started < 60
-        assert result.returncode == 2, result.stderr[-2000:]
-        [line] = result.stderr.splitlines()
-        assert line.startswith("python -m pipeline: error: ") and "--flink_job_server_jar" in line, line
-        assert not (tmp_path / "out").exists()
+    connections = []
+
+    class Refusing(socketserver.BaseRequestHandler):
+        def handle(self):
+            connections.append(self.client_address)  # and closed unanswered
+
+    # No jar in Beam's cache (HOME), and no way to download it (a proxy that closes every connection): offline.
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Refusing) as proxy:
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        address = f"http://127.0.0.1:{proxy.server_address[1]}"
+        env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(tmp_path), https_proxy=address, HTTPS_PROXY=address)
+        for jar, asked in (([], 1), ([f"--flink_job_server_jar={tmp_path / 'job-server.jar'}"], 0)):
+            connections.clear()
+            result = subprocess.run([sys.executable, "-m", "pipeline", "--runner=FlinkRunner", *jar,
+                                     "--output", str(tmp_path / "out")], env=env, capture_output=True, text=True,
+                                    timeout=120)
+            assert len(connections) == asked, (jar, connections)
+            assert result.returncode == 2, result.stderr[-2000:]
+            [line] = result.stderr.splitlines()
+            assert line.startswith("python -m pipeline: error: ") and "--flink_job_server_jar" in line, line
+            assert not (tmp_path / "out").exists()
+        proxy.shutdown()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.signing import KEY_VARIABLE, key_path, sign, signing_key
+from pipeline.signing import KEY_VARIABLE, SigningKeyUnavailable, key_path, sign, signature_problem, signing_key
 from tests.test_cli import run_main
 from tests.test_publish import build_argv, error_lines, snapshot
 from transforms.manifest import HMAC_FIELD, MANIFEST_NAME, seal
@@ -115,9 +115,93 @@ def test_the_key_is_made_once_readable_by_its_user_alone(tmp_path, monkeypatch):
     key = signing_key(create=True)
     assert key_path() == tmp_path / "config" / "webcorpus" / "seal.key"
     assert stat.S_IMODE(os.stat(key_path()).st_mode) == 0o600 and len(key) == 64
+    assert stat.S_IMODE(os.stat(key_path().parent).st_mode) == 0o700
     assert signing_key(create=True) == key == signing_key()
     monkeypatch.setenv(KEY_VARIABLE, "a team's secret")
     assert signing_key() == b"a team's secret"
+
+
+@pytest.fixture
+def own_key(tmp_path, monkeypatch) -> Path:
+    """The path of this user's key, made, under a config directory of the test's own."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv(KEY_VARIABLE, raising=False)
+    signing_key(create=True)
+    return key_path()
+
+
+def refusal(create: bool = False) -> str:
+    with pytest.raises(SigningKeyUnavailable) as refused:
+        signing_key(create=create)
+    [line] = str(refused.value).splitlines()
+    return line
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o620, 0o644], ids=oct)
+def test_a_key_others_may_write_or_read_is_refused_and_how_to_mend_it_is_said(own_key, mode):
+    own_key.chmod(mode)
+    line = refusal(create=True)
+    assert f"can be read or written by others (mode {mode:04o})" in line and f"chmod 600 {own_key}" in line, line
+    own_key.chmod(0o600)
+    assert signing_key() == own_key.read_bytes().strip()
+
+
+@pytest.mark.parametrize("which", ["its own", "the config directory", "group-writable"])
+def test_a_key_in_a_directory_others_may_write_is_refused(own_key, which):
+    directory = own_key.parent if which == "its own" else own_key.parent.parent
+    directory.chmod(0o775 if which == "group-writable" else 0o777)
+    line = refusal(create=True)
+    assert f"the signing key's directory {directory} is writable by others" in line, line
+    assert f"chmod go-w {directory}" in line, line
+    directory.chmod(0o700)
+    assert signing_key() is not None
+
+
+def test_a_key_directory_others_may_write_is_refused_before_a_key_is_made_in_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv(KEY_VARIABLE, raising=False)
+    (tmp_path / "config" / "webcorpus").mkdir(parents=True)
+    (tmp_path / "config" / "webcorpus").chmod(0o777)
+    assert "is writable by others" in refusal(create=True)
+    assert not key_path().exists()
+
+
+@pytest.mark.parametrize("kind", ["a link to a key of ours", "a link to /dev/zero", "a FIFO", "a directory"])
+def test_a_key_that_is_no_regular_file_is_not_read(own_key, tmp_path, kind):
+    elsewhere = tmp_path / "elsewhere.key"
+    own_key.rename(elsewhere)
+    if kind == "a FIFO":
+        os.mkfifo(own_key, 0o600)
+    elif kind == "a directory":
+        own_key.mkdir(0o700)
+    else:
+        own_key.symlink_to(elsewhere if kind == "a link to a key of ours" else "/dev/zero")
+    line = refusal(create=True)
+    shown = "a symbolic link" if kind.startswith("a link") else kind
+    assert f"the signing key {own_key} is not a regular file ({shown}): remove it" in line, line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user takes root")
+@pytest.mark.parametrize("which", ["the key", "its directory"])
+def test_a_key_or_directory_of_another_user_is_refused(own_key, which):
+    os.chown(own_key if which == "the key" else own_key.parent, 4321, -1)
+    line = refusal()
+    assert "belongs to another user (uid 4321)" in line, line
+
+
+def test_a_refused_key_makes_the_check_of_a_manifest_say_why_in_one_line(own_key):
+    own_key.chmod(0o666)
+    problem = signature_problem(sign(forged([]), b"a key"))
+    assert problem.startswith(f"its {HMAC_FIELD} cannot be checked: ") and "chmod 600" in problem, problem
+
+
+def test_a_build_with_a_key_others_may_write_refuses_in_one_line(inputs, own_key, tmp_path):
+    own_key.chmod(0o666)
+    code, _, stderr = run_main(build_argv(inputs, tmp_path / "out"))
+    assert code == 2
+    [line] = error_lines(stderr)
+    assert f"chmod 600 {own_key}" in line, line
+    assert not (tmp_path / "out").exists()
 
 
 # --- a rebuild reads only what a build could have been given ----------------------------------------------

@@ -1,7 +1,9 @@
 """Reading a file only if it is a regular file: a FIFO, a device (a link to `/dev/zero`), a directory or a
 socket would block its reader, or never end.
 
-Local paths are opened without blocking and checked (`fstat`, after links) before anything is read; a path
+Local paths are opened without blocking and checked (`fstat`, after links) before anything is read; with
+`follow_links=False`, a symbolic link is not followed at all (`O_NOFOLLOW`): for the files a tool copies out of
+a directory that others may write, where a link would have it copy a file that only its user may read. A path
 on another file system (gs://, https://, ...) has none of these, and is opened by Beam's FileSystems,
 imported only then: reading a local corpus imports no Beam.
 """
@@ -9,6 +11,7 @@ imported only then: reading a local corpus imports no Beam.
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
 import re
@@ -29,15 +32,21 @@ def kind_of(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else next((name for test, name in KINDS if test(mode)), "not a file")
 
 
-def open_regular(path: str):
-    """`path` opened for reading, in binary: a local path only if it is a regular file. Raises NotARegularFile."""
+def open_regular(path: str, follow_links: bool = True):
+    """`path` opened for reading, in binary: a local path only if it is a regular file (and, unless
+    `follow_links`, not a symbolic link). Raises NotARegularFile."""
     if SCHEME.match(path):
         from apache_beam.io.filesystems import FileSystems
 
         from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
         return FileSystems.open(path, compression_type="uncompressed")
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW))
+    except OSError as error:
+        if error.errno == errno.ELOOP and not follow_links:
+            raise NotARegularFile("not a regular file (a symbolic link): not followed") from error
+        raise
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
@@ -50,10 +59,11 @@ def open_regular(path: str):
 
 
 @contextlib.contextmanager
-def file_contents(path: str):
+def file_contents(path: str, follow_links: bool = True):
     """The contents of a file as a bytes-like object: a local regular file mapped (its pages are read as they are
-    used, never all held at once), another file system's read whole; an empty file is b""."""
-    with open_regular(path) as handle:
+    used, never all held at once), another file system's read whole; an empty file is b"". Raises
+    NotARegularFile, as `open_regular`."""
+    with open_regular(path, follow_links) as handle:
         if SCHEME.match(path) or os.fstat(handle.fileno()).st_size == 0:
             yield handle.read()
             return
