@@ -57,7 +57,7 @@ def parse_quality(value) -> tuple[str, ...]:
         raise ValueError(f"--quality takes a list of {', '.join(RULE_SETS)}, not {given!r}")
     for name in names:
         if name not in RULE_SETS:
-            nearest = difflib.get_close_matches(name, RULE_SETS, n=1)
+            nearest = difflib.get_close_matches(name, RULE_SETS, n=1, cutoff=0.7)
             raise ValueError(f"--quality {given}: no rule set {name!r}" + (f"; did you mean {nearest[0]}?" if nearest
                              else f" (rule sets: {', '.join(RULE_SETS)})"))
     return tuple(names)
