@@ -58,6 +58,7 @@ def test_sigterm_while_publishing_finishes_the_publish_then_says_so(reference, o
     assert not [name for name in snapshot(output) if name.startswith(".webcorpus")]
 
 
+@pytest.mark.slow
 def test_a_signal_as_the_lock_is_given_up_after_publishing_says_the_build_was_published(reference,  # noqa: F811
                                                                                         other_inputs, tmp_path,
                                                                                         monkeypatch):
