@@ -399,6 +399,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list)
         key = signing_key(create=True)
     except SigningKeyUnavailable as error:
         raise UsageError(str(error)) from error
+    published = False
     try:
         with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
@@ -421,12 +422,18 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list)
                     except Exception as error:
                         raise PublishCutShort(describe_failure(error)) from error
                     resumable.finish(units_dir)
+                    published = True
             except BaseException:
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
                     remove_exactly([staging])
                     resumable.keep_if_finished_any(units_dir)
                 raise
+    except KeyboardInterrupt as interruption:
+        # Once published, whatever ends the run (releasing the lock) says so: DIR holds the new build.
+        if published:
+            raise InterruptedWhilePublishing(getattr(interruption, "signum", signal.SIGINT)) from None
+        raise
     except OutputRefused as error:
         raise UsageError(str(error)) from error
     except OSError as error:

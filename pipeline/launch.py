@@ -2,8 +2,10 @@
 
 Importing Beam takes seconds; a signal then would end the process without a
 word (SIGTERM's default) or with a traceback (SIGINT's). Until `pipeline.cli`
-watches the run itself (`RunWatch`), a signal ends it with one line. This
-module imports nothing heavy.
+watches the run itself (`RunWatch`), a signal ends it with one line. Once the
+command said its last word, signals are ignored: Python's teardown of Beam's
+modules takes a moment, in which a signal would end the process silently,
+with another exit status. This module imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -46,10 +48,17 @@ def main(argv: list[str] | None = None) -> int:
         import_beam()
         from pipeline.cli import main as run_command
 
-        return run_command(argv)
+        status = run_command(argv)
     except KeyboardInterrupt as interruption:
         # Only before the run is watched: pipeline.cli says every later interruption itself.
         signum = getattr(interruption, "signum", signal.SIGINT)
         print(f"{program_name()}: interrupted by {signum.name} before the build began; nothing was written",
               file=sys.stderr)
         return 128 + signum
+    # The command said its last word (a build published, or why not). Python's teardown of Beam's modules takes
+    # a moment after, where a signal would end the process by its default action, without a word and with another
+    # status: it is ignored instead, as the process ends anyway.
+    if threading.current_thread() is threading.main_thread():
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+    return status

@@ -343,7 +343,10 @@ def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> s
         return None
     argument = unknown[0]
     if not argument.startswith("-"):
-        return f"unexpected argument {argument!r}: every argument is an option (input files follow --input)"
+        # Most often a glob the shell expanded: `--input crawl/*.warc.gz` is `--input crawl/a.warc.gz crawl/b.warc.gz`.
+        return (f"unexpected argument {argument!r}: every argument is an option, and --input takes one pattern: quote "
+                "a glob so that the shell leaves it as it is (--input 'crawl/*.warc.gz'), or give --input before "
+                "each file")
     name = argument.split("=", 1)[0]
     # argparse lists its options nowhere public; Beam reads `_actions` too, to warn of unknown options.
     flags = [flag for known in (parser, beam) for action in known._actions for flag in action.option_strings]

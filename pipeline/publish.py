@@ -24,11 +24,12 @@ build lists, under the names a build writes, are ever moved or removed; if
 the new build would write a file of a name that stands in DIR otherwise (a
 user's file, a manifest someone else wrote), the run refuses.
 
-Local output directories are locked (`fcntl.flock` on `DIR/.webcorpus.lock`,
-removed at the end) for the whole run, so a second run on DIR refuses at
-once; the kernel drops the lock of a process that dies, and the lock file
-that a killed run leaves says which run it was (pid, host, start): the
-next run takes it over with one line once that process is gone
+Local output directories are locked for the whole run (`fcntl.flock` on DIR
+itself, which no run can remove from under another), so a second run on DIR
+refuses at once; the kernel drops the lock of a process that dies. The note
+`DIR/.webcorpus.lock` (a regular file, never followed through a link; removed
+at the end) says which run holds it (pid, host, start): the next run takes
+over the note a killed run left with one line once that process is gone
 (`output_lock`). Object stores (gs://, s3://) have no locks: two runs on one
 such directory are not detected.
 
@@ -40,6 +41,7 @@ which nothing here removes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -60,7 +62,7 @@ from transforms.corpus_index import INDEX_NAME, index_file_name
 from transforms.sink.staging import STAGING_DIR
 from transforms.exact_paths import is_local, names_in, remove_exactly
 from transforms.manifest import MANIFEST_NAME, write_manifest
-from transforms.regular_files import open_regular
+from transforms.regular_files import kind_of, open_regular
 from transforms.report import REPORT_NAME
 from transforms.report_page import REPORT_PAGE_NAME
 from transforms.unit_ledger import RECORD_SUFFIX, UNITS
@@ -114,79 +116,160 @@ def lock_holder() -> dict:
             "process_start": _process_start(os.getpid()), "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+# The largest process id Linux gives (PID_MAX_LIMIT): a lock note naming another is no run's.
+PID_MAX = 1 << 22
+
+
 def holder_alive(holder: dict) -> bool | None:
-    """Whether the run a lock file names still runs: None where this machine cannot tell (another host)."""
+    """Whether the run a lock note names (`_holder_of`) still runs: None where this machine cannot tell (another
+    host)."""
     if holder.get("host") != socket.gethostname():
         return None
     if holder.get("boot") != _boot_id():
         return False
-    started = _process_start(int(holder.get("pid", 0)))
+    started = _process_start(holder["pid"])
     # (A pid reused by another process since has another start.)
     return started is not None and started in ("", holder.get("process_start"))
 
 
 def _holder_of(descriptor: int) -> dict | None:
+    """The run a lock note names, or None if it names none: empty, not JSON, or its pid no process id."""
     try:
         holder = json.loads(os.pread(descriptor, 4096, 0) or b"null")
-        return holder if isinstance(holder, dict) and "pid" in holder else None
     except (OSError, ValueError):
         return None
+    if not isinstance(holder, dict):
+        return None
+    pid = holder.get("pid")
+    printable = all(isinstance(holder.get(key), str) and holder[key].isprintable() for key in ("host", "since"))
+    return holder if type(pid) is int and 0 < pid <= PID_MAX and printable else None
 
 
 def _who(holder: dict | None) -> str:
-    return "" if holder is None else f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')}; "
+    return "" if holder is None else f"pid {holder['pid']} on {holder['host']}, since {holder['since']}; "
+
+
+def _open_note(directory: int, output: str, flags: int) -> int:
+    """DIR's lock note, opened in the directory `directory` without following a link; OutputRefused for what is
+    not a regular file (through a link, a file elsewhere would be written, or a dangling link's target made)."""
+    try:
+        descriptor = os.open(LOCK_NAME, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644, dir_fd=directory)
+    except OSError as error:
+        # ELOOP: a link (O_NOFOLLOW); EISDIR: a directory opened for writing; ENXIO: a socket.
+        if error.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise
+        mode = os.stat(LOCK_NAME, dir_fd=directory, follow_symlinks=False).st_mode
+    else:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISREG(mode):
+            return descriptor
+        os.close(descriptor)
+    raise OutputRefused(f"{os.path.join(output, LOCK_NAME)} is not a regular file ({kind_of(mode)}), so no lock "
+                        "note of a run: move it away")
+
+
+def _note_is(directory: int, descriptor: int) -> bool:
+    """Whether DIR's lock note is still the file `descriptor` holds (not removed, nor replaced)."""
+    try:
+        named, held = os.stat(LOCK_NAME, dir_fd=directory, follow_symlinks=False), os.fstat(descriptor)
+    except FileNotFoundError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _busy(output: str, directory: int) -> OutputBusy:
+    try:
+        descriptor = _open_note(directory, output, os.O_RDONLY)
+    except (OSError, OutputRefused):
+        holder = None
+    else:
+        holder = _holder_of(descriptor)
+        os.close(descriptor)
+    return OutputBusy(f"another run is writing to --output {output} ({_who(holder)}it holds the lock); "
+                      "wait for it to end or choose another directory")
+
+
+def _lock(descriptor: int) -> bool:
+    """Whether this process now holds the exclusive lock of `descriptor` (False: another one holds it)."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _locked_note(output: str, directory: int) -> int:
+    """DIR's lock note, opened (made if there is none) once DIR is locked: the directory itself, which no run can
+    remove from under another; on a file system that cannot lock a directory (NFS), the note, as it is found
+    still named so once locked. Raises OutputBusy if another run holds the lock."""
+    try:
+        directory_locked = _lock(directory)
+    except OSError:
+        directory_locked = None
+    if directory_locked is False:
+        raise _busy(output, directory)
+    while True:
+        note = _open_note(directory, output, os.O_RDWR | os.O_CREAT)
+        if directory_locked:
+            return note
+        if not _lock(note):
+            os.close(note)
+            raise _busy(output, directory)
+        # The run that held it may have removed it since it was opened: then lock the one named now.
+        if _note_is(directory, note):
+            return note
+        os.close(note)
 
 
 @contextlib.contextmanager
 def output_lock(output: str):
-    """Holds DIR's lock for the block (local directories only); raises OutputBusy if another run holds it. Yields
-    a line for the user if it took over the lock of a run that is gone.
+    """Holds DIR's lock for the block (local directories only); raises OutputBusy if another run holds it, and
+    OutputRefused if DIR's lock note is not a regular file. Yields a line for the user if it took over the lock
+    of a run that is gone.
 
-    The lock file says which run holds it (`lock_holder`), and is removed
-    when the block ends, so DIR holds nothing of the lock between runs; a
-    run that locked a file another run had just removed sees that the path
-    no longer names it, and locks again. A lock file that stays was left by a
+    The lock is on the directory itself (`_locked_note`), so removing the
+    note does not unlock it. The note, `DIR/.webcorpus.lock`, says which run
+    holds it (`lock_holder`), and is removed when the block ends, so DIR
+    holds nothing of the lock between runs. A note that stays was left by a
     run that did not end (killed, or its machine restarted): the kernel gave
     its lock up, and if its process is gone from this host, the lock is taken
-    over; a lock file naming a live process, or one on another host, refuses.
+    over; a note naming a live process, or one on another host, refuses.
     """
     if not is_local(output):
         yield []
         return
-    path = os.path.join(output, LOCK_NAME)
-    while True:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder_of(descriptor)
-            os.close(descriptor)
-            raise OutputBusy(f"another run is writing to --output {output} ({_who(holder)}it holds {LOCK_NAME}); "
-                             "wait for it to end or choose another directory") from None
-        try:
-            if os.stat(path).st_ino == os.fstat(descriptor).st_ino:
-                break
-        except FileNotFoundError:
-            pass
-        os.close(descriptor)
-    taken_over = []
-    earlier = _holder_of(descriptor)
-    if earlier is not None:
-        alive = holder_alive(earlier)
-        if alive is not False:
-            os.close(descriptor)
-            why = ("that run's process is still alive" if alive else
-                   "this machine cannot tell whether that run still runs; if it ended, remove the file")
-            raise OutputBusy(f"another run is writing to --output {output} ({_who(earlier)}it holds {path}): {why}")
-        taken_over.append(f"took over the lock of an earlier run that is gone ({_who(earlier)}killed, or its machine "
-                          "restarted)")
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, json.dumps(lock_holder()).encode("utf-8"), 0)
+    directory = os.open(output, os.O_RDONLY | os.O_DIRECTORY)
     try:
+        note = _locked_note(output, directory)
+    except BaseException:
+        os.close(directory)
+        raise
+    path = os.path.join(output, LOCK_NAME)
+    written = False
+    try:
+        taken_over = []
+        earlier = _holder_of(note)
+        if earlier is not None:
+            alive = holder_alive(earlier)
+            if alive is not False:
+                why = ("that run's process is still alive" if alive else
+                       "this machine cannot tell whether that run still runs; if it ended, remove the file")
+                raise OutputBusy(f"another run is writing to --output {output} ({_who(earlier)}it holds {path}): "
+                                 f"{why}")
+            taken_over.append(f"took over the lock of an earlier run that is gone ({_who(earlier)}killed, or its "
+                              "machine restarted)")
+        elif os.fstat(note).st_size:
+            taken_over.append(f"took over {path}, which names no run (no pid, host and start as a run writes them)")
+        os.ftruncate(note, 0)
+        os.pwrite(note, json.dumps(lock_holder()).encode("utf-8"), 0)
+        written = True
         yield taken_over
     finally:
-        os.remove(path)
-        os.close(descriptor)
+        # Only the note this run wrote: one removed meanwhile is not made again, nor another file of its name removed.
+        if written and _note_is(directory, note):
+            os.unlink(LOCK_NAME, dir_fd=directory)
+        os.close(note)
+        os.close(directory)
 
 
 def new_staging_dir(output: str) -> str:

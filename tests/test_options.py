@@ -40,6 +40,18 @@ def test_an_argument_that_is_no_option_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_unquoted_glob_the_shell_expanded_is_an_error_that_says_to_quote_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # `--input crawl/*.warc.gz`, unquoted, as the shell passes it on.
+    code, _, stderr = run_main(["--input", "crawl/a.warc.gz", "crawl/b.warc.gz", "--output", "out"])
+    assert code == 2
+    [line] = stderr.splitlines()
+    assert line.startswith("python -m pipeline: error: unexpected argument 'crawl/b.warc.gz'") and \
+        "--input takes one pattern: quote a glob so that the shell leaves it as it is (--input 'crawl/*.warc.gz')" \
+        in line, line
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_misspelled_runner_is_an_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, stderr = run_main(["--runner=DirectRuner"])

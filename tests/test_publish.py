@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -19,12 +20,14 @@ from pathlib import Path
 import pytest
 from apache_beam.io.filesystems import FileSystems
 
+import pipeline.cli
 import pipeline.graph
 import pipeline.publish
 import transforms.report
 from pipeline import verify
 from pipeline.resumable import RESUME_PREFIX
-from pipeline.publish import LOCK_NAME, RUN_STAGING_PREFIX, output_lock, publish, publish_begun, recover
+from pipeline.publish import (LOCK_NAME, RUN_STAGING_PREFIX, OutputBusy, OutputRefused, lock_holder, output_lock,
+                              publish, publish_begun, recover)
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.test_cli import REPO, run_main
 from transforms.vocabulary import Duplicate
@@ -237,6 +240,87 @@ def test_a_second_run_on_a_locked_output_refuses_at_once(earlier, other_inputs):
         assert "another run is writing to --output" in line
         assert {name: digest for name, digest in snapshot(earlier).items() if name != LOCK_NAME} == before
     assert snapshot(earlier) == before  # the lock file goes with the lock
+
+
+@pytest.mark.parametrize("target", ["a file elsewhere", "a dangling link"])
+def test_a_lock_note_that_is_a_link_is_refused_and_nothing_is_written_through_it(tmp_path, target):
+    elsewhere = tmp_path / "elsewhere.txt"
+    if target == "a file elsewhere":
+        elsewhere.write_text("a user's file")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / LOCK_NAME).symlink_to(elsewhere)
+    with pytest.raises(OutputRefused, match=rf"^{tmp_path}/out/{LOCK_NAME} is not a regular file \(a symbolic link\)"):
+        with output_lock(str(tmp_path / "out")):
+            pass
+    assert (elsewhere.read_text() == "a user's file") if target == "a file elsewhere" else not elsewhere.exists()
+    assert (tmp_path / "out" / LOCK_NAME).is_symlink()
+
+
+@pytest.mark.parametrize("pid", ["notanint", 10 ** 26, [1], None, True, -1])
+def test_a_lock_note_whose_pid_is_no_process_id_is_taken_over_in_one_line(tmp_path, pid):
+    (tmp_path / LOCK_NAME).write_text(json.dumps(dict(lock_holder(), pid=pid)))
+    with output_lock(str(tmp_path)) as taken_over:
+        assert taken_over == [f"took over {tmp_path}/{LOCK_NAME}, which names no run (no pid, host and start as a "
+                              "run writes them)"]
+        assert json.loads((tmp_path / LOCK_NAME).read_text())["pid"] == os.getpid()
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_a_lock_whose_note_was_removed_still_holds(tmp_path):
+    with output_lock(str(tmp_path)):
+        (tmp_path / LOCK_NAME).unlink()
+        with pytest.raises(OutputBusy, match="another run is writing to --output"):
+            with output_lock(str(tmp_path)):
+                pass
+        assert not (tmp_path / LOCK_NAME).exists()  # the refused run made none
+    with output_lock(str(tmp_path)) as taken_over:
+        assert taken_over == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_where_a_directory_cannot_be_locked_its_note_is(tmp_path, monkeypatch):
+    # As on NFS, where flock is a byte-range lock that an exclusive lock needs a file open for writing for.
+    flock = pipeline.publish.fcntl.flock
+
+    def no_directory_locks(descriptor, operation):
+        if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        return flock(descriptor, operation)
+
+    monkeypatch.setattr(pipeline.publish.fcntl, "flock", no_directory_locks)
+    with output_lock(str(tmp_path)):
+        holder = json.loads((tmp_path / LOCK_NAME).read_text())
+        with pytest.raises(OutputBusy, match=f"pid {holder['pid']} on "):
+            with output_lock(str(tmp_path)):
+                pass
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_second_run_refuses_while_the_first_runs_even_if_its_lock_note_was_removed(earlier, inputs, other_inputs,
+                                                                                    monkeypatch):
+    build = pipeline.cli.build
+    second = []
+
+    def build_while_a_second_run_starts(settings, total_bytes, units_dir=None):
+        (earlier / LOCK_NAME).unlink()
+        second.append(subprocess.run([sys.executable, "-m", "pipeline", *build_argv(inputs, earlier)], cwd=REPO,
+                                     env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True))
+        return build(settings, total_bytes, units_dir)
+
+    monkeypatch.setattr(pipeline.cli, "build", build_while_a_second_run_starts)
+    code, stdout, stderr = run_main(build_argv(other_inputs, earlier))
+    [refused] = second
+    assert refused.returncode == 2, refused.stderr
+    [line] = error_lines(refused.stderr)
+    assert line == (f"python -m pipeline: error: another run is writing to --output {earlier} (it holds the lock); "
+                    "wait for it to end or choose another directory")
+    assert code == 0 and not error_lines(stderr), stderr
+    assert f"Corpus, report.json, report.html, manifest.json and side outputs are in {earlier}" in stdout
+    manifest = json.loads((earlier / "manifest.json").read_text())
+    assert [Path(entry["path"]).name for entry in manifest["inputs"]] == ["b.warc.gz"]
+    assert verify.main([str(earlier)]) == 0
+    assert not list(earlier.glob(".webcorpus*"))
 
 
 # --- signals: sha256 of every file before and after ---------------------------------------------------

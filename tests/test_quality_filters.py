@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -16,6 +17,7 @@ from transforms.filters import c4, fineweb, gopher
 from transforms.filters.documents import filter_document
 from transforms.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets, parse_quality, parse_thresholds
 from transforms.filters.words import count_sentences, split_words
+from transforms.manifest import write_manifest
 from transforms.minimize_text import minimize_document
 from transforms.blocks import blocks_to_html
 
@@ -133,11 +135,52 @@ def test_without_quality_the_build_identity_is_as_it_was_and_with_it_every_thres
 
 
 def test_bad_quality_options_are_one_line_errors():
-    for argv, message in ((["--quality", "gopher,nope"], "--quality takes"),
+    for argv, message in ((["--quality", "gopher,nope"], "--quality gopher,nope: no rule set 'nope' (rule sets: "),
                           (["--quality-threshold", "c4.min_num_sentences=3"], "needs --quality"),
                           (["--quality", "c4", "--quality-threshold", "c4.x=1"], "unknown threshold")):
         code, _, stderr = run_main(["--output", "/tmp/never-written", *argv])
         assert code == 2 and message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_a_misspelled_rule_set_is_one_line_with_the_nearest_name():
+    code, _, stderr = run_main(["--output", "/tmp/never-written", "--quality", "gopehr"])
+    assert code == 2
+    assert stderr.splitlines() == ["python -m pipeline: error: --quality gopehr: no rule set 'gopehr'; did you mean "
+                                   "gopher? (see python -m pipeline --help)"]
+    with pytest.raises(ValueError, match=r"^--quality c4,finweb: no rule set 'finweb'; did you mean fineweb\?$"):
+        parse_quality(("c4", "finweb"))
+
+
+@pytest.mark.parametrize("assignment,meaning", [
+    ("gopher_repetition.dup_para_frac=nan", "a share: a finite number, from 0 to 1"),
+    ("gopher_repetition.dup_para_frac=1e400", "a share: a finite number, from 0 to 1"),
+    ("fineweb.line_punct_thr=1.5", "a share: a finite number, from 0 to 1"),
+    ("gopher_quality.max_non_alpha_words_ratio=-0.1", "a share: a finite number, from 0 to 1"),
+    ("gopher_quality.min_doc_words=inf", "a count or a length: a finite number, 0 or more"),
+    ("c4.min_num_sentences=-1", "a count or a length: a finite number, 0 or more"),
+    ("fineweb.new_line_ratio=Infinity", "a ratio: a finite number, 0 or more"),
+])
+def test_a_threshold_is_a_finite_number_in_the_range_of_what_it_measures(assignment, meaning):
+    with pytest.raises(ValueError) as raised:
+        parse_thresholds([assignment])
+    assert str(raised.value) == f"--quality-threshold {assignment!r}: {assignment.split('=')[0]} is {meaning}"
+    # Ratios that are no share (newlines, symbols per word) may pass 1.
+    assert parse_thresholds(["fineweb.new_line_ratio=2.5", "gopher_quality.max_symbol_word_ratio=1.5"])[
+        "fineweb.new_line_ratio"] == 2.5
+
+
+@pytest.mark.parametrize("value", ["nan", "1e400", "inf"])
+def test_a_threshold_that_is_no_finite_number_is_one_line_and_writes_nothing(value, tmp_path):
+    code, _, stderr = run_main(["--output", str(tmp_path / "out"), "--quality", "gopher",
+                                "--quality-threshold", f"gopher_quality.min_doc_words={value}"])
+    assert code == 2 and len(stderr.splitlines()) == 1, stderr
+    assert "a finite number" in stderr and not (tmp_path / "out").exists()
+
+
+def test_the_manifest_writer_refuses_what_is_no_json(tmp_path):
+    for number in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            write_manifest({"options": {"quality_thresholds": {"fineweb.line_punct_thr": number}}}, str(tmp_path))
 
 
 GOOD = Capture("https://en.example.org/cranes", page("".join(f"<p>{line}</p>" for line in PARAGRAPHS.split("\n"))

@@ -56,3 +56,45 @@ def test_sigterm_while_publishing_finishes_the_publish_then_says_so(reference, o
     assert [Path(entry["path"]).name for entry in manifest["inputs"]] == ["b.warc.gz"]
     assert verify.main([str(output)]) == 0
     assert not [name for name in snapshot(output) if name.startswith(".webcorpus")]
+
+
+@pytest.mark.slow
+def test_a_signal_as_the_lock_is_given_up_after_publishing_says_the_build_was_published(reference,  # noqa: F811
+                                                                                        other_inputs, tmp_path,
+                                                                                        monkeypatch):
+    import contextlib
+    import shutil
+
+    output = Path(shutil.copytree(reference, tmp_path / "out"))
+    output_lock = pipeline.cli.output_lock
+
+    @contextlib.contextmanager
+    def lock_then_signal(directory):
+        with output_lock(directory) as taken_over:
+            yield taken_over
+        os.kill(os.getpid(), signal.SIGINT)  # the build is published, the lock just given up
+        time.sleep(0.1)
+
+    monkeypatch.setattr(pipeline.cli, "output_lock", lock_then_signal)
+    code, _, stderr = run_main(build_argv(other_inputs, output))
+    assert code == 128 + signal.SIGINT, stderr
+    assert error_lines(stderr) == [f"python -m pipeline: interrupted by SIGINT while publishing; the publish was "
+                                   f"finished: {output} holds the new build"]
+    assert verify.main([str(output)]) == 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_once_the_command_told_its_build_does_not_end_it_silently(inputs, tmp_path):  # noqa: F811
+    output = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "pipeline", *build_argv(inputs, output)], cwd=tmp_path,
+                               env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    for line in process.stdout:
+        if line.startswith("Corpus, report.json"):  # the report's last line
+            break
+    time.sleep(0.05)  # while Python tears down Beam's modules (on exit, a signal ends it by its default action)
+    process.send_signal(signal.SIGINT)
+    rest, stderr = process.communicate(timeout=60)
+    # The command said its last word: the signal cannot take it back (with a status of 130 and no word).
+    assert process.returncode == 0 and not error_lines(stderr), (process.returncode, stderr)
+    assert verify.main([str(output)]) == 0

@@ -123,5 +123,7 @@ def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options:
 def write_manifest(manifest: dict, output_dir: str) -> str:
     path = FileSystems.join(output_dir, MANIFEST_NAME)
     with FileSystems.create(path) as handle:
-        handle.write(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        # allow_nan=False: NaN and Infinity are no JSON, and other parsers reject a manifest holding them.
+        handle.write(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+                     .encode("utf-8"))
     return path

@@ -20,7 +20,7 @@ import stat
 # A path on another file system, as Beam's FileSystems.get_scheme tells one.
 SCHEME = re.compile(r"[a-z]+://")
 KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
 
 
 class NotARegularFile(OSError):

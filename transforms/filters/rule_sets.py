@@ -12,6 +12,8 @@ Thresholds are named `STEP.NAME` (`gopher_quality.min_doc_words`); the C4 step o
 
 from __future__ import annotations
 
+import difflib
+import math
 from collections import Counter
 
 from transforms.filters import c4 as c4_rules
@@ -41,20 +43,42 @@ DEFAULT_THRESHOLDS = {
                              (c4_rules.RULE_SET, c4_rules.DEFAULTS), (fineweb_rules.RULE_SET, fineweb_rules.DEFAULTS))
     for name, value in defaults.items()
 }
+# Thresholds of a measure that is a ratio but no share (symbols per word, newlines per word): 0 or more. Every other
+# one of a float default is a share of a text's lines, words or characters (0 to 1), and one of an int default a
+# count or a length (0 or more).
+UNBOUNDED_RATIOS = frozenset({f"{gopher.QUALITY}.max_symbol_word_ratio", f"{fineweb_rules.RULE_SET}.new_line_ratio"})
 
 
 def parse_quality(value) -> tuple[str, ...]:
     """A `--quality` list (`gopher,c4` or a sequence) in the order given; raises ValueError for an unknown name."""
-    names = [name.strip() for name in (value.split(",") if isinstance(value, str) else value) if name.strip()]
-    unknown = [name for name in names if name not in RULE_SETS]
-    if unknown or not names:
-        raise ValueError(f"--quality takes a list of {', '.join(RULE_SETS)}, not {value!r}")
+    given = value if isinstance(value, str) else ",".join(value)
+    names = [name.strip() for name in given.split(",") if name.strip()]
+    if not names:
+        raise ValueError(f"--quality takes a list of {', '.join(RULE_SETS)}, not {given!r}")
+    for name in names:
+        if name not in RULE_SETS:
+            nearest = difflib.get_close_matches(name, RULE_SETS, n=1, cutoff=0.7)
+            raise ValueError(f"--quality {given}: no rule set {name!r}" + (f"; did you mean {nearest[0]}?" if nearest
+                             else f" (rule sets: {', '.join(RULE_SETS)})"))
     return tuple(names)
+
+
+def threshold_problem(name: str, value: float) -> str | None:
+    """Why `value` cannot be the threshold `name` (what it measures bounds it), or None."""
+    if isinstance(DEFAULT_THRESHOLDS[name], int):
+        kind, high = "a count or a length", math.inf
+    elif name in UNBOUNDED_RATIOS:
+        kind, high = "a ratio", math.inf
+    else:
+        kind, high = "a share", 1
+    if math.isfinite(value) and 0 <= value <= high:
+        return None
+    return f"{name} is {kind}: a finite number, " + ("from 0 to 1" if high == 1 else "0 or more")
 
 
 def parse_thresholds(assignments) -> dict[str, float]:
     """Every threshold: the defaults, changed by `NAME=VALUE` assignments; raises ValueError for an unknown name
-    or a value that is not a number."""
+    or a value that is not a number in the threshold's range (`threshold_problem`)."""
     thresholds = dict(DEFAULT_THRESHOLDS)
     for assignment in assignments:
         name, _, number = assignment.partition("=")
@@ -63,10 +87,13 @@ def parse_thresholds(assignments) -> dict[str, float]:
             raise ValueError(f"--quality-threshold {assignment!r}: unknown threshold (names: STEP.NAME, e.g. "
                              "gopher_quality.min_doc_words; see docs/options.md)")
         try:
-            thresholds[name] = type(thresholds[name])(float(number)) if isinstance(thresholds[name], int) \
-                else float(number)
+            value = float(number)
         except ValueError:
             raise ValueError(f"--quality-threshold {assignment!r}: the value must be a number") from None
+        problem = threshold_problem(name, value)
+        if problem:
+            raise ValueError(f"--quality-threshold {assignment!r}: {problem}")
+        thresholds[name] = int(value) if isinstance(DEFAULT_THRESHOLDS[name], int) else value
     return thresholds
 
 
