@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import re
 from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
@@ -348,11 +349,21 @@ def unknown_argument(parser: argparse.ArgumentParser, beam_args: list[str]) -> s
                 "a glob so that the shell leaves it as it is (--input 'crawl/*.warc.gz'), or give --input before "
                 "each file")
     name = argument.split("=", 1)[0]
-    # argparse lists its options nowhere public; Beam reads `_actions` too, to warn of unknown options.
-    flags = [flag for known in (parser, beam) for action in known._actions for flag in action.option_strings]
+    flags = [flag for known in (parser, beam) for flag in flags_of(known)]
     nearest = difflib.get_close_matches(name, flags, n=1)
     hint = f"; did you mean {nearest[0]}?" if nearest else " (neither webcorpus nor Beam has it)"
     return f"unknown option {name}{hint}"
+
+
+# An option's line in argparse's help: two spaces, its flags (with their metavars, comma-separated), then its help.
+HELP_INVOCATION = re.compile(r"^ {2}(-\S.*?)(?: {2,}|$)", re.MULTILINE)
+INVOCATION_FLAG = re.compile(r"(?:^|, )(-{1,2}[A-Za-z][\w-]*)")
+
+
+def flags_of(parser: argparse.ArgumentParser) -> list[str]:
+    """Every flag `parser` takes, as its help lists them: argparse lists its options nowhere else in public."""
+    return [flag for invocation in HELP_INVOCATION.findall(parser.format_help())
+            for flag in INVOCATION_FLAG.findall(invocation)]
 
 
 def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None:
