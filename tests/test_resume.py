@@ -22,6 +22,7 @@ from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
 from transforms.document import DeadLetter, Skip
+from transforms.manifest import FileDigest
 from transforms.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
                                    encode)
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
@@ -229,6 +230,9 @@ class Staged:
     def close(self) -> str:
         return self.path
 
+    def digest(self) -> FileDigest:
+        return FileDigest(self.path, 0, hashlib.sha256(b"").hexdigest(), self.records)
+
 
 def fingerprint(offset: int) -> Fingerprint:
     return Fingerprint("2024", f"https://example.org/{offset}", f"<id-{offset}>", "/in/a.warc.gz", offset, 0, "h", "c")
@@ -245,7 +249,7 @@ def ledger_with_two_documents(tmp_path, whole=True, seen=2, runs=(("s1", 2, "a")
     ledger.add(2, fingerprint(10))  # a retried bundle's repeat: counted once
     ledger.add(1, MostlyDropped(0, "/in/a.warc.gz", 0, 10, seen))
     ledger.add(2, fingerprint(20))
-    ledger.add(0, UnitRead("/in/a.warc.gz", 0, None, 2, (), whole))
+    ledger.add(0, UnitRead("/in/a.warc.gz", 0, None, 2, (), whole, 10, hashlib.sha256(b"").hexdigest()))
     return ledger
 
 
