@@ -22,7 +22,8 @@ where they are not in one process, or a unit was split, nothing balances
 and the unit is read again. Outcomes are counted as values, so a retried
 bundle's repeats are counted once; a zombie's staging files are never named
 by a record unless they hold the whole unit. Nothing lists the staging
-directory: only files that a record names are read.
+directory: only files that a record names are read, and only once the record
+and they check out (`transforms.unit_check`).
 """
 
 from __future__ import annotations
