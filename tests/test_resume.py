@@ -26,8 +26,10 @@ from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
 from transforms.document import DeadLetter, Skip
 from transforms.manifest import FileDigest
+from transforms.snapshot import RangeDigest, open_listed, range_digest
+from transforms.unit_check import imbalance
 from transforms.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
-                                   encode)
+                                   encode, unit_name)
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 FILES = 6
@@ -415,3 +417,42 @@ def test_an_input_changed_in_place_with_its_size_and_time_kept_is_read_again(inp
     run(command(copied, reference))
     assert snapshot(output) == snapshot(reference)
     assert any("did not check out (its input's bytes are not those it was read from" in line for line in notes(result))
+
+
+def balanced_record() -> dict:
+    name = f"staged-{unit_name('/in/a.warc.gz', 0)}-{'0' * 32}-00000.avro"
+    return {"unit": ["/in/a.warc.gz", 0], "records": 2, "notes": [], "runs": [[name, 10, "00", 2]],
+            "outcomes": [encode(fingerprint(10)), encode(fingerprint(20))]}
+
+
+@pytest.mark.parametrize("fault, why", [
+    (lambda record: record["outcomes"].pop(), "its record's outcomes do not balance its records read"),
+    (lambda record: record["outcomes"].__setitem__(1, record["outcomes"][0]),
+     "its record's outcomes do not balance its records read"),
+    (lambda record: record.update(unit=["/in/b.warc.gz", 0]), "its record names another unit"),
+    (lambda record: record["outcomes"].__setitem__(1, encode(dataclasses.replace(fingerprint(20), source_range=64))),
+     "its record holds outcomes of another unit"),
+    (lambda record: record["runs"][0].__setitem__(0, "../elsewhere.avro"),
+     "its record names staging files of another unit"),
+    (lambda record: record["runs"][0].__setitem__(3, 1), "its staging files do not hold its fingerprints")])
+def test_a_record_is_checked_as_the_ledger_checked_its_unit_even_where_its_digest_holds(fault, why):
+    # (Its digest is made anew after the change: these are the ledger's own rules.)
+    assert imbalance(balanced_record(), "/in/a.warc.gz", 0) is None
+    record = balanced_record()
+    fault(record)
+    assert imbalance(record, "/in/a.warc.gz", 0) == why
+
+
+def test_the_bytes_a_unit_was_read_from_are_digested_as_read_whatever_the_reads(tmp_path):
+    path = tmp_path / "a.warc.gz"
+    path.write_bytes(bytes(range(256)) * 40)
+    size = path.stat().st_size
+    digest = RangeDigest(1000)
+    with open_listed(str(path), size, digest.seen) as handle:
+        handle.read(10)  # before the range: not digested
+        handle.seek(1200)
+        handle.read(300)  # past where the digest got: not digested, read again by finish
+        handle.seek(900)
+        handle.read(500)  # reaching into the range: digested from 1000
+    assert digest.finish(str(path), size, 2000) == (2000, hashlib.sha256(path.read_bytes()[1000:2000]).hexdigest())
+    assert range_digest(str(path), size, 1000, 2000) == hashlib.sha256(path.read_bytes()[1000:2000]).hexdigest()
