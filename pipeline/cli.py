@@ -411,7 +411,12 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list)
                 print(f"{program_name()}: {note}", file=sys.stderr)
             staging = new_staging_dir(settings.output)
             try:
-                report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir)
+                try:
+                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir)
+                finally:
+                    checked_out = resumable.not_reused(units_dir)
+                    if checked_out:
+                        print(f"{program_name()}: {checked_out}", file=sys.stderr)
                 unbalanced = imbalances(report)
                 if unbalanced:
                     raise BuildFailed(f"the accounting does not balance: {'; '.join(unbalanced)}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
@@ -22,12 +23,16 @@ from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:/
 from transforms.exact_paths import names_in, remove_exactly
 from transforms.locations import redacted
 from transforms.manifest import software_versions
+from transforms.regular_files import open_regular
+from transforms.unit_check import NOT_REUSED_SUFFIX
 from transforms.unit_ledger import RECORD_SUFFIX, UNITS
 
 RESUME_PREFIX = ".webcorpus-resume-"
 IDENTITY_NAME = "identity.json"
 # The source files whose content is the code's identity (a changed line may change the bytes built).
 CODE_SUFFIXES = (".py", ".c")
+# A note's reason is a few words (`transforms.unit_check`); what is past this is not read.
+MAX_REASON_BYTES = 200
 
 
 def code_digest() -> str:
@@ -108,6 +113,27 @@ def prepare(output: str, identity: dict, resume: bool) -> tuple[str, list[str]]:
         with FileSystems.create(FileSystems.join(units_dir, IDENTITY_NAME)) as handle:
             handle.write(json.dumps(identity, sort_keys=True, indent=1).encode("utf-8"))
     return units_dir, notes
+
+
+def not_reused(units_dir: str) -> str | None:
+    """One line for the user about the units whose records a run's readers found not to check out
+    (`transforms.unit_check`: they were read again), or None; removes their notes, so that it is said once."""
+    records = FileSystems.join(units_dir, UNITS)
+    if not FileSystems.exists(records):
+        return None
+    notes = [FileSystems.join(records, name) for name in names_in(records) if name.endswith(NOT_REUSED_SUFFIX)]
+    if not notes:
+        return None
+    reasons = Counter()
+    for path in notes:
+        try:
+            with open_regular(path, follow_links=False) as handle:
+                reasons[handle.read(MAX_REASON_BYTES).decode("utf-8", "replace")] += 1
+        except OSError:  # (a note that is not a regular file: the unit was read again all the same)
+            reasons["why unknown"] += 1
+    remove_exactly(notes)
+    why = "; ".join(f"{count}: {reason}" if len(reasons) > 1 else reason for reason, count in reasons.most_common())
+    return f"{len(notes)} units of the earlier run did not check out ({why}); read again"
 
 
 def finish(units_dir: str) -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gzip
 import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -22,8 +25,11 @@ from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
 from transforms.document import DeadLetter, Skip
+from transforms.manifest import FileDigest
+from transforms.snapshot import RangeDigest, open_listed, range_digest
+from transforms.unit_check import imbalance
 from transforms.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
-                                   encode)
+                                   encode, unit_name)
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 FILES = 6
@@ -229,6 +235,9 @@ class Staged:
     def close(self) -> str:
         return self.path
 
+    def digest(self) -> FileDigest:
+        return FileDigest(self.path, 0, hashlib.sha256(b"").hexdigest(), self.records)
+
 
 def fingerprint(offset: int) -> Fingerprint:
     return Fingerprint("2024", f"https://example.org/{offset}", f"<id-{offset}>", "/in/a.warc.gz", offset, 0, "h", "c")
@@ -245,7 +254,7 @@ def ledger_with_two_documents(tmp_path, whole=True, seen=2, runs=(("s1", 2, "a")
     ledger.add(2, fingerprint(10))  # a retried bundle's repeat: counted once
     ledger.add(1, MostlyDropped(0, "/in/a.warc.gz", 0, 10, seen))
     ledger.add(2, fingerprint(20))
-    ledger.add(0, UnitRead("/in/a.warc.gz", 0, None, 2, (), whole))
+    ledger.add(0, UnitRead("/in/a.warc.gz", 0, None, 2, (), whole, 10, hashlib.sha256(b"").hexdigest()))
     return ledger
 
 
@@ -272,3 +281,178 @@ def test_each_kind_of_outcome_is_recorded_as_its_fields_and_read_back_equal():
         # A record holds what dataclasses.asdict gives, in JSON, and reads back as the outcome.
         assert json.dumps(encoded) == json.dumps([type(outcome).__name__, dataclasses.asdict(outcome)])
         assert decode(json.loads(json.dumps(encoded))) == outcome
+
+
+# --- A rerun checks what the killed run left before it uses it (transforms.unit_check) -----------------------------
+
+def record_files(output: Path) -> list[Path]:
+    return sorted(output.glob(f"{RESUME_PREFIX}*/{UNITS}/*{RECORD_SUFFIX}"))
+
+
+def edit_record(path: Path, edit) -> None:
+    """Rewrites a completion record's JSON with `edit` (given the record, changing it), leaving what follows the
+    JSON (its digest) as it was: what bit rot or a hand that does not know the digest leaves."""
+    body, newline, rest = gzip.decompress(path.read_bytes()).partition(b"\n")
+    record = json.loads(body)
+    edit(record)
+    path.write_bytes(gzip.compress(json.dumps(record, sort_keys=True).encode() + newline + rest, mtime=0))
+
+
+def fingerprints_of(record: dict) -> list[dict]:
+    return [fields for kind, fields in record["outcomes"] if kind == "Fingerprint"]
+
+
+def drop_a_fingerprint(output: Path) -> None:
+    edit_record(record_files(output)[0], lambda record: record["outcomes"].remove(
+        ["Fingerprint", fingerprints_of(record)[0]]))
+
+
+def point_a_fingerprint_at_another_hash(output: Path) -> None:
+    def edit(record):
+        first, other = fingerprints_of(record)[0], next(fields for fields in fingerprints_of(record)[1:] if
+                                                        fields["content_hash"] != fingerprints_of(record)[0]["content_hash"])
+        first.update(content_hash=other["content_hash"], content_check=other["content_check"])
+    edit_record(record_files(output)[0], edit)
+
+
+def list_a_fingerprint_twice(output: Path) -> None:
+    edit_record(record_files(output)[0], lambda record: record["outcomes"].append(
+        ["Fingerprint", fingerprints_of(record)[0]]))
+
+
+def name_another_unit(output: Path) -> None:
+    first, second = record_files(output)[:2]
+    other = json.loads(gzip.decompress(second.read_bytes()).partition(b"\n")[0])["unit"]
+    edit_record(first, lambda record: record.update(unit=other))
+
+
+def staging_file(output: Path) -> Path:
+    return sorted(output.glob(f"{RESUME_PREFIX}*/staged-*.avro"))[0]
+
+
+def change_a_staged_byte(output: Path) -> None:
+    path = staging_file(output)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x20
+    path.write_bytes(bytes(data))
+
+
+def make_the_record_a_fifo(output: Path) -> None:
+    path = record_files(output)[0]
+    path.unlink()
+    os.mkfifo(path)
+
+
+def make_a_staging_file_a_fifo(output: Path) -> None:
+    path = staging_file(output)
+    path.unlink()
+    os.mkfifo(path)
+
+
+def link_the_record_to_dev_zero(output: Path) -> None:
+    path = record_files(output)[0]
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+def make_the_record_a_gzip_bomb(output: Path) -> None:
+    # 600 MB of zeros, 600 KB gzipped: past what a record may inflate to.
+    inflater = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1 << 20)
+    with record_files(output)[0].open("wb") as handle:
+        for _ in range(600):
+            handle.write(inflater.compress(zeros))
+        handle.write(inflater.flush())
+
+
+DAMAGES = {damage.__name__: damage for damage in (
+    drop_a_fingerprint, point_a_fingerprint_at_another_hash, list_a_fingerprint_twice, name_another_unit,
+    change_a_staged_byte, make_the_record_a_fifo, make_a_staging_file_a_fifo, link_the_record_to_dev_zero,
+    make_the_record_a_gzip_bomb)}
+
+
+@pytest.fixture(scope="module")
+def killed_and_reference(inputs, tmp_path_factory) -> tuple[Path, Path]:
+    """A build killed once it recorded 2 units (its DIR), and the same build from scratch."""
+    directory = tmp_path_factory.mktemp("resume-damaged")
+    killed, reference = directory / "killed", directory / "reference"
+    killed_after(command(inputs, killed), killed, 2)
+    run(command(inputs, reference))
+    return killed, reference
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_unit_whose_record_or_staging_does_not_check_out_is_read_again_and_said_once(
+        inputs, killed_and_reference, tmp_path, damage):
+    killed, reference = killed_and_reference
+    output = tmp_path / "out"
+    shutil.copytree(killed, output, symlinks=True)
+    DAMAGES[damage](output)
+    argv = command(inputs, output)
+    result = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    (line,) = [line for line in notes(result) if "did not check out" in line]
+    assert re.fullmatch(r"python -m pipeline: 1 units of the earlier run did not check out \(its record .*|"
+                        r"python -m pipeline: 1 units of the earlier run did not check out \(a staging file of it .*",
+                        line), line
+    assert line.endswith("; read again")
+    assert snapshot(output) == snapshot(reference)
+
+
+@pytest.mark.slow
+def test_an_input_changed_in_place_with_its_size_and_time_kept_is_read_again(inputs, tmp_path):
+    copied = tmp_path / "in"
+    shutil.copytree(inputs, copied)
+    output, reference = tmp_path / "out", tmp_path / "reference"
+    killed_after(command(copied, output), output, 2)
+    for path in copied.iterdir():
+        # A byte of each file changed, its size and modification time kept (as bit rot, or a restore, leaves it).
+        stat, data = path.stat(), bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x20
+        path.write_bytes(bytes(data))
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    result = run(command(copied, output))
+    run(command(copied, reference))
+    assert snapshot(output) == snapshot(reference)
+    assert any("did not check out (its input's bytes are not those it was read from" in line for line in notes(result))
+
+
+def balanced_record() -> dict:
+    name = f"staged-{unit_name('/in/a.warc.gz', 0)}-{'0' * 32}-00000.avro"
+    return {"unit": ["/in/a.warc.gz", 0], "records": 2, "notes": [], "runs": [[name, 10, "00", 2]],
+            "outcomes": [encode(fingerprint(10)), encode(fingerprint(20))]}
+
+
+@pytest.mark.parametrize("fault, why", [
+    (lambda record: record["outcomes"].pop(), "its record's outcomes do not balance its records read"),
+    (lambda record: record["outcomes"].__setitem__(1, record["outcomes"][0]),
+     "its record's outcomes do not balance its records read"),
+    (lambda record: record.update(unit=["/in/b.warc.gz", 0]), "its record names another unit"),
+    (lambda record: record["outcomes"].__setitem__(1, encode(dataclasses.replace(fingerprint(20), source_range=64))),
+     "its record holds outcomes of another unit"),
+    (lambda record: record["runs"][0].__setitem__(0, "../elsewhere.avro"),
+     "its record names staging files of another unit"),
+    (lambda record: record["runs"][0].__setitem__(3, 1), "its staging files do not hold its fingerprints")])
+def test_a_record_is_checked_as_the_ledger_checked_its_unit_even_where_its_digest_holds(fault, why):
+    # (Its digest is made anew after the change: these are the ledger's own rules.)
+    assert imbalance(balanced_record(), "/in/a.warc.gz", 0) is None
+    record = balanced_record()
+    fault(record)
+    assert imbalance(record, "/in/a.warc.gz", 0) == why
+
+
+def test_the_bytes_a_unit_was_read_from_are_digested_as_read_whatever_the_reads(tmp_path):
+    path = tmp_path / "a.warc.gz"
+    path.write_bytes(bytes(range(256)) * 40)
+    size = path.stat().st_size
+    digest = RangeDigest(1000)
+    with open_listed(str(path), size, digest.seen) as handle:
+        handle.read(10)  # before the range: not digested
+        handle.seek(1200)
+        handle.read(300)  # past where the digest got: not digested, read again by finish
+        handle.seek(900)
+        handle.read(500)  # reaching into the range: digested from 1000
+    assert digest.finish(str(path), size, 2000) == (2000, hashlib.sha256(path.read_bytes()[1000:2000]).hexdigest())
+    assert range_digest(str(path), size, 1000, 2000) == hashlib.sha256(path.read_bytes()[1000:2000]).hexdigest()

@@ -9,7 +9,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import DeadLetter, Skip
-from transforms.unit_ledger import (CANDIDATES, FINGERPRINTS, STAGED, LedgerPlan, decode, ledger_for, read_record)
+from transforms.unit_ledger import (CANDIDATES, FINGERPRINTS, STAGED, LedgerPlan, decode, ledger_for)
 from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, MOSTLY_DROPPED, NOTES, RECORDS_READ, SKIPPED,
                                    Candidate, FilterCounts, Fingerprint, MostlyDropped, RecordsRead)
 
@@ -44,17 +44,16 @@ REPLAYED = (SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, MOSTLY_DROPPED, FILTER_CO
 
 
 class ReplayUnit(beam.DoFn):
-    """A completion record's outcomes, each on the output its stage gives it (main: fingerprints), and the unit's
-    staging files on `staged`, as (unit, path)."""
+    """A completion record's outcomes (of a record its reader checked: `transforms.unit_check`), each on the output
+    its stage gives it (main: fingerprints), and the unit's staging files on `staged`, as (unit, path)."""
 
     def __init__(self, units_dir: str):
         self._units_dir = units_dir
 
-    def process(self, path: str):
-        record = read_record(path)
+    def process(self, record: dict):
         source_file, start = record["unit"]
         unit = (source_file, start)
-        for name in record["runs"]:
+        for name, *_ in record["runs"]:
             yield beam.pvalue.TaggedOutput(STAGED, (unit, FileSystems.join(self._units_dir, name)))
         for note in record["notes"]:
             yield beam.pvalue.TaggedOutput(NOTES, decode(note))
@@ -67,7 +66,7 @@ class ReplayUnit(beam.DoFn):
 
 
 class Replay(beam.PTransform):
-    """The outcomes of the units that completion records hold (`ReplayUnit`)."""
+    """The outcomes of the units that checked completion records hold (`ReplayUnit`)."""
 
     def __init__(self, units_dir: str):
         super().__init__()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -27,11 +27,13 @@ class FileChanged(Exception):
 
 
 class ListedBytes:
-    """A seekable binary stream of the first `size` bytes of the file `path` (however long it is now)."""
+    """A seekable binary stream of the first `size` bytes of the file `path` (however long it is now); `seen`, if
+    given, is called with (position, bytes) of each read."""
 
-    def __init__(self, path: str, size: int):
+    def __init__(self, path: str, size: int, seen: Callable[[int, bytes], None] | None = None):
         self._path = path
         self._size = size
+        self._seen = seen
         # Compression is the reader's business: the file is read as it is stored.
         self._raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
         self._position = 0
@@ -48,6 +50,8 @@ class ListedBytes:
         if len(data) < wanted:
             raise FileChanged(f"{redacted(self._path)} changed during the build: listed at {self._size:,} bytes, it now ends at "
                               f"{self._position + len(data):,}")
+        if self._seen is not None:
+            self._seen(self._position, data)
         self._position += len(data)
         return data
 
@@ -76,9 +80,40 @@ class ListedBytes:
         self.close()
 
 
-def open_listed(path: str, size: int) -> BinaryIO:
+def open_listed(path: str, size: int, seen: Callable[[int, bytes], None] | None = None) -> BinaryIO:
     """The file `path` as listed at `size` bytes (`ListedBytes`)."""
-    return ListedBytes(path, size)
+    return ListedBytes(path, size, seen)
+
+
+class RangeDigest:
+    """SHA-256 of a file's bytes from `start`, taken from the reads of a reader as they pass (`ListedBytes`'s
+    `seen`): each read that reaches where the digest got to carries it on, so a reader that reads on from `start`
+    has its range digested without reading it twice; `finish` reads only what the reads left out."""
+
+    def __init__(self, start: int):
+        self.start = start
+        self._to = start
+        self._sha = hashlib.sha256()
+
+    def seen(self, position: int, data: bytes) -> None:
+        if position <= self._to < position + len(data):
+            self._sha.update(memoryview(data)[self._to - position:])
+            self._to = position + len(data)
+
+    def finish(self, path: str, size: int, to: int) -> tuple[int, str]:
+        """(where the digest ends: `to` at least, within `size`; its SHA-256 in hex)."""
+        to = min(to, size)
+        if self._to < to:
+            with open_listed(path, size) as handle:
+                handle.seek(self._to)
+                while self._to < to:
+                    self.seen(self._to, handle.read(min(READ_CHUNK, to - self._to)))
+        return self._to, self._sha.hexdigest()
+
+
+def range_digest(path: str, size: int, start: int, to: int) -> str:
+    """SHA-256 of the bytes [start, to) of the file `path` as listed at `size` bytes."""
+    return RangeDigest(start).finish(path, size, to)[1]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ where they are not in one process, or a unit was split, nothing balances
 and the unit is read again. Outcomes are counted as values, so a retried
 bundle's repeats are counted once; a zombie's staging files are never named
 by a record unless they hold the whole unit. Nothing lists the staging
-directory: only files that a record names are read.
+directory: only files that a record names are read, and only once the record
+and they check out (`transforms.unit_check`).
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ from apache_beam.io.filesystems import FileSystems
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import DeadLetter, Skip
 from transforms.exact_paths import is_local
+from transforms.manifest import FileDigest
 from transforms.vocabulary import Candidate, FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 UNITS = "units"
-# A completion record: JSON, gzipped (its outcomes repeat their field names: about a tenth of the JSON).
+# A completion record: JSON and its SHA-256, gzipped (its outcomes repeat their field names: about a tenth of the
+# JSON).
 RECORD_SUFFIX = ".json.gz"
 RECORDED = "recorded"
 FINGERPRINTS = "fingerprints"
@@ -113,37 +116,26 @@ def _sync(path: str) -> None:
             os.close(descriptor)
 
 
-def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes: list, runs: list[str]) -> str:
-    """Writes a unit's completion record whole, or not at all (written beside, synced, renamed)."""
+def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes: list,
+                 runs: list[FileDigest]) -> str:
+    """Writes a unit's completion record whole, or not at all (written beside, synced, renamed): its outcomes,
+    its staging files (name, size, SHA-256, records) and the digest of the input bytes it was read from, as JSON,
+    then a line of that JSON's SHA-256 (`transforms.unit_check` checks each before the record is used)."""
     path = record_path(units_dir, *unit)
     written = f"{path}.{os.getpid()}-{threading.get_ident()}.new"
-    record = {"unit": list(unit), "records": read.records, "notes": [encode(note) for note in read.notes],
-              "runs": [run.rsplit("/", 1)[-1] for run in runs], "outcomes": sorted(map(encode, outcomes),
-                                                                                    key=json.dumps)}
+    record = {"unit": list(unit), "records": read.records, "read": [read.read_to, read.read_sha256],
+              "notes": [encode(note) for note in read.notes],
+              "runs": [[run.path.rsplit("/", 1)[-1], run.size, run.sha256, run.records] for run in runs],
+              "outcomes": sorted(map(encode, outcomes), key=json.dumps)}
+    body = json.dumps(record, sort_keys=True).encode("utf-8")
     with FileSystems.create(written, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        handle.write(gzip.compress(json.dumps(record, sort_keys=True).encode("utf-8"), compresslevel=1, mtime=0))
+        handle.write(gzip.compress(body + b"\n" + hashlib.sha256(body).hexdigest().encode("ascii"), compresslevel=1,
+                                   mtime=0))
     _sync(written)
     FileSystems.rename([written], [path])
     if is_local(path):
         _sync(os.path.dirname(path))
     return path
-
-
-def read_record(path: str) -> dict:
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        return json.loads(gzip.decompress(handle.read()))
-
-
-def finished(units_dir: str, source_file: str, start: int) -> tuple[str, dict] | None:
-    """The completion record of a unit (its path, and the record), if it has one whose staging files are all
-    there."""
-    path = record_path(units_dir, source_file, start)
-    if not FileSystems.exists(path):
-        return None
-    record = read_record(path)
-    if not all(FileSystems.exists(FileSystems.join(units_dir, name)) for name in record["runs"]):
-        return None
-    return path, record
 
 
 # --- The ledger --------------------------------------------------------------
@@ -278,12 +270,11 @@ class UnitLedger:
             return
         self._forget(unit)
         (read,) = entry.reads
-        runs = [run.close() for run in entry.runs]
-        for run in runs:
-            _sync(run)
+        for run in entry.runs:
+            _sync(run.close())
         outcomes = [outcome for _, outcome in entry.ends]
         outcomes += [part for parts in entry.counts.values() for part in parts] + list(entry.signed)
-        write_record(self._plan.units_dir, unit, read, outcomes, runs)
+        write_record(self._plan.units_dir, unit, read, outcomes, [run.digest() for run in entry.runs])
         self.written += 1
         hold = os.environ.get(HOLD_AFTER_UNITS)
         if hold and self.written >= int(hold):

@@ -293,7 +293,8 @@ class RecordsRead:
 class UnitRead:
     """One reading of a unit (a `WarcRange`: the records that start in [start, end) of a file; end None: to its
     end) ended: how many records it read, the notes it listed, and whether it read the unit whole (a runner may
-    split a range while it is read). What `transforms.unit_ledger` checks a unit's outcomes against."""
+    split a range while it is read), and the SHA-256 of the file's bytes from `start` to `read_to` (past its last
+    record's end): what the unit was read from. What `transforms.unit_ledger` checks a unit's outcomes against."""
 
     source_file: str
     start: int
@@ -301,6 +302,8 @@ class UnitRead:
     records: int
     notes: tuple[ReadNote, ...]
     whole: bool
+    read_to: int
+    read_sha256: str
 
 
 # A page in NearDedup: its rank is HashDedup's survivor order (Fingerprint's

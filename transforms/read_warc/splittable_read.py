@@ -25,8 +25,9 @@ from transforms.read_warc.ranges import (DEFAULT_RANGE_BYTES, FileToDigest, Warc
                                          split_warc)
 from transforms.read_warc.classify import Screen
 from transforms.read_warc.reader import read_warc
-from transforms.unit_ledger import RECORDED, finished
-from transforms.snapshot import digest_listed, open_listed
+from transforms.unit_check import reusable
+from transforms.unit_ledger import RECORDED
+from transforms.snapshot import RangeDigest, digest_listed, open_listed
 from transforms.stage import counter
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, UNITS_READ,
                                    ReadNote, RecordsRead, UnitRead)
@@ -113,6 +114,11 @@ class _Claims:
         self._held = self._tracker.try_claim(offset)
         return self._held
 
+    @property
+    def reached(self) -> int:
+        """The last offset claimed or refused (-1 before any)."""
+        return -1 if self._last is None else self._last
+
     def finish(self) -> None:
         """Claims what is left of the restriction when reading ends: no record starts there."""
         stop = self._tracker.current_restriction().stop
@@ -128,9 +134,10 @@ class ReadWarcRange(beam.DoFn):
 
     With a `progress_dir` (local runs), it leaves notes of how far it got (of a unit replayed, one note).
     `skip_truncated`, `screen`: see `read_warc`. With `units_dir`
-    (`transforms.unit_ledger`), a range that has a completion record there is not
-    read: the record's path goes to `recorded`; a range read gives its
-    `UnitRead` on `units_read`.
+    (`transforms.unit_ledger`), a range that has a completion record there that
+    checks out (`transforms.unit_check`) is not read: the record goes to
+    `recorded`; a range read gives its `UnitRead` on `units_read`, with the
+    digest of the bytes it was read from.
     """
 
     def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
@@ -160,13 +167,13 @@ class ReadWarcRange(beam.DoFn):
         source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
-        recorded = finished(self._units_dir, source_file, unit.start) if self._units_dir else None
-        if recorded:
+        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start) if self._units_dir
+                  else None)
+        if record:
             claims.finish()
-            record_file, record = recorded
             if self._progress_dir:
                 note_unit_reused(self._progress_dir, f"{path}@{start}", restriction.size(), record["records"])
-            yield beam.pvalue.TaggedOutput(RECORDED, record_file)
+            yield beam.pvalue.TaggedOutput(RECORDED, record)
             return
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
         read = 0
@@ -190,8 +197,12 @@ class ReadWarcRange(beam.DoFn):
         if not unit.ranged:
             warnings.append(ReadNote(source_file, None, "the server ignores Range requests: read as one stream "
                                                         "from the start, not in ranges"))
+        # What the unit is read from, digested as it is read, for its completion record.
+        read_digest = RangeDigest(unit.start) if self._units_dir else None
+        seen = read_digest.seen if read_digest else None
         # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
-        for outcome in read_warc(lambda: open_listed(path, unit.file_size), source_file, start, None, warnings.append,
+        for outcome in read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
+                                 warnings.append,
                                  self._max_page_bytes, claims, self._skip_truncated, self._screen):
             yield from listed_notes()
             self._records.inc()
@@ -220,8 +231,10 @@ class ReadWarcRange(beam.DoFn):
             # (A runner that split the range gave part of it to another reading, or began this one later.)
             whole = ((restriction.start, restriction.stop) == (unit.start, unit.start + unit.size)
                      and tracker.current_restriction().stop == restriction.stop)
+            # (To past its last record: the first offset not claimed, or the end of the restriction.)
+            read_to, read_sha256 = read_digest.finish(path, unit.file_size, claims.reached)
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
-                                                                whole))
+                                                                whole, read_to, read_sha256))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 

@@ -13,6 +13,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import Document
+from transforms.manifest import DigestingHandle, FileDigest
 from transforms.unit_ledger import LedgerPlan, ledger_for, unit_name
 from transforms.vocabulary import Fingerprint
 from transforms.sink.avro_encoding import RecordLayout
@@ -37,12 +38,13 @@ STAGED_LAYOUT = "webcorpus.staged_layout"
 
 class _Run:
     """A staging file being written: the staging records (`RecordLayout.staged`) of one unit in rising
-    offset, by one bundle attempt (`attempt`)."""
+    offset, by one bundle attempt (`attempt`); digested as it is written (`digest`, once closed), for the unit's
+    completion record."""
 
     def __init__(self, path: str, layout: RecordLayout, attempt: str = ""):
         self.path = path
         self.attempt = attempt
-        self._handle = FileSystems.create(path)
+        self._handle = DigestingHandle(FileSystems.create(path))
         self._writer = fastavro.write.Writer(self._handle, layout.staging_schema, codec="null",
                                              metadata={STAGED_LAYOUT: layout.identity})
         self.last_offset = -1
@@ -61,6 +63,10 @@ class _Run:
             self._writer.flush()
             self._handle.close()
         return self.path
+
+    def digest(self) -> FileDigest:
+        """The closed file's size, SHA-256 and records."""
+        return self._handle.digest(self.path, self.records)
 
 
 class StageDocuments(beam.DoFn):
