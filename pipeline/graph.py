@@ -219,7 +219,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     if settings.extend:
         # The earlier corpora's indexes, as elements keyed like this build's own fingerprints and signatures.
         earlier = pipeline | "ReadEarlierIndexes" >> ReadEarlierIndexes(
-            tuple(corpus.index_files for corpus in settings.earlier_corpora(check_digests=False)), signature_values)
+            tuple(corpus.index_files for corpus in settings.earlier_corpora(check_files=False)), signature_values)
         to_deduplicate = {"fingerprints": fingerprints, "earlier": earlier.fingerprints}
     deduplicated = to_deduplicate | "HashDedup" >> HashDedup(settings.extend)
     to_write = {

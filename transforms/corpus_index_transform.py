@@ -108,11 +108,12 @@ class WriteIndex(beam.PTransform):
         )
 
 
-def earlier_entries(corpus_and_path, signature_values: int):
+def earlier_entries(corpus_and_file, signature_values: int):
     """The fingerprint of each entry of an earlier corpus's index shard, as they are read; tagged, for NearDedup,
-    (corpus, content hash, signature) of each entry with a signature."""
-    corpus, path = corpus_and_path
-    for raw in read_index_entries(path, signature_values):
+    (corpus, content hash, signature) of each entry with a signature. The shard is read as the file its manifest
+    lists (`ListedBytes`): other bytes fail the build at its end."""
+    corpus, (path, size, sha256) = corpus_and_file
+    for raw in read_index_entries(path, signature_values, (size, sha256)):
         entry = parse_entry(raw, signature_values)
         yield earlier_fingerprint(corpus, entry.content_hash, entry.content_check)
         if entry.signature is not None:
@@ -125,12 +126,13 @@ class EarlierIndexes(NamedTuple):
 
 
 class ReadEarlierIndexes(beam.PTransform):
-    """The earlier corpora's index files (`index_files`: per corpus, in `--extend` order, its files' paths)
-    read as elements: `fingerprints` for HashDedup, `signatures` for NearDedup (none without signatures)."""
+    """The earlier corpora's index files (`index_files`: per corpus, in `--extend` order, its files as its manifest
+    lists them: (path, size, sha256)) read as elements: `fingerprints` for HashDedup, `signatures` for NearDedup
+    (none without signatures)."""
 
-    def __init__(self, index_files: tuple[tuple[str, ...], ...], signature_values: int):
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
         super().__init__()
-        self._files = [(corpus, path) for corpus, paths in enumerate(index_files) for path in paths]
+        self._files = [(corpus, listed) for corpus, files in enumerate(index_files) for listed in files]
         self._signature_values = signature_values
 
     def expand(self, pipeline):

@@ -9,6 +9,7 @@ imported only then: reading a local corpus imports no Beam.
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
 import re
@@ -29,15 +30,22 @@ def kind_of(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else next((name for test, name in KINDS if test(mode)), "not a file")
 
 
-def open_regular(path: str):
-    """`path` opened for reading, in binary: a local path only if it is a regular file. Raises NotARegularFile."""
+def open_regular(path: str, follow_links: bool = True):
+    """`path` opened for reading, in binary: a local path only if it is a regular file (and, without
+    `follow_links`, is no symbolic link itself: one names a file the manifest listing it never saw). Raises
+    NotARegularFile."""
     if SCHEME.match(path):
         from apache_beam.io.filesystems import FileSystems
 
         from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
         return FileSystems.open(path, compression_type="uncompressed")
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW))
+    except OSError as error:
+        if error.errno == errno.ELOOP and not follow_links:
+            raise NotARegularFile("a symbolic link: not read") from error
+        raise
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
