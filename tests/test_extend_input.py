@@ -15,7 +15,7 @@ from tests.helpers import corpus_records
 from tests.test_extend import (B_OWN, B_PAGES, article, build, capture, earlier, refusal, reseal,  # noqa: F401
                                tampered_copy, write_inputs)
 from transforms.corpus_index import CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries
-from transforms.corpus_index_transform import earlier_entries
+from transforms.corpus_index_transform import earlier_matches
 from transforms.manifest import MANIFEST_NAME
 
 INDEX = "index-00000-of-00001.bin"
@@ -81,13 +81,14 @@ def test_an_index_file_is_read_as_the_bytes_its_manifest_lists(tmp_path):
     path = tmp_path / INDEX
     path.write_bytes(index_of([hashlib.sha256(str(n).encode()).digest() for n in range(4, 8)]))
     digest = (len(listed), hashlib.sha256(listed).hexdigest())
+    group = ((0, 0, 0), [hashlib.sha256(str(n).encode()).digest() for n in range(8)])
     with pytest.raises(IndexDamaged, match=r"is not the file its manifest lists \(sha256 differs\)"):
-        list(earlier_entries((0, (str(path), *digest)), 0))
+        list(earlier_matches(group, (((str(path), *digest),),), 0))
     path.write_bytes(listed + bytes(CONTENT_BYTES))
     with pytest.raises(IndexDamaged, match=f"is longer than the {len(listed)} bytes its manifest lists"):
         list(read_index_entries(str(path), 0, digest))
     path.write_bytes(listed)
-    assert len(list(earlier_entries((0, (str(path), *digest)), 0))) == 4
+    assert len(list(earlier_matches(group, (((str(path), *digest),),), 0))) == 4
 
 
 @pytest.mark.parametrize("damage, said", [
