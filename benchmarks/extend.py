@@ -1,6 +1,8 @@
 """Extend: a build of new inputs with `--extend` an earlier corpus, against one build of both.
 
     python -m benchmarks.extend [--megabytes 200] [--reps 2] [--near-dedup]
+    python -m benchmarks.extend --index-entries 2000000
+
 
 Generates two crawls, A and B, of `--megabytes` of WARC files each (gzipped
 per record, `pipeline.sample.warc_bytes`): pages of 1,500 words drawn from a
@@ -11,12 +13,20 @@ as a later crawl repeats an earlier one. It builds A once, then alternates
 build; and prints their wall and CPU times (the command's process tree, Beam's
 workers included), the medians, the index's size and bytes per document, and
 checks that A with the extension holds the contents the build of both holds.
+
+With `--index-entries N`, it measures instead what an earlier corpus's index
+costs a build that extends it: it writes an earlier corpus whose index holds N
+made-up entries (the manifest of a build of the sample WARC file, its index
+replaced and its records counted as N, signed with this user's key), builds
+the sample WARC file with `--extend` it, and prints the wall and CPU time and
+the peak RSS of the build's process tree.
 Nothing in it is a test; benchmarks/README.md has the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import shutil
@@ -28,6 +38,10 @@ import fastavro
 from benchmarks import medians
 from benchmarks.throughput import alternate, checked, pipeline_command, run_measured
 from pipeline.sample import Capture, warc_bytes
+from pipeline.signing import sign, signing_key
+from transforms.corpus_index import (CONTENT_BYTES, INDEX_NAME, index_file_name, index_header, index_shard_count,
+                                     index_shard_of)
+from transforms.manifest import MANIFEST_NAME, seal
 
 VOCABULARY = [f"{first}{second}" for first in ("ka", "lo", "mi", "ne", "su", "ta", "ve", "ri", "po", "du")
               for second in range(500)]
@@ -80,6 +94,46 @@ def content_hashes(output: Path) -> set[str]:
     return hashes
 
 
+def made_up_earlier_corpus(entries: int, directory: Path) -> Path:
+    """An earlier corpus whose index holds `entries` made-up contents: the build of the sample WARC file with its
+    index replaced, its manifest listing the new index and `entries` records, sealed and signed again."""
+    shutil.rmtree(directory, ignore_errors=True)
+    checked(run_measured(pipeline_command([], directory)), "the build of the sample")
+    for path in directory.glob("index-*.bin"):
+        path.unlink()
+    count = index_shard_count(entries)
+    shards: list[list[bytes]] = [[] for _ in range(count)]
+    for number in range(entries):
+        digest = hashlib.sha256(number.to_bytes(8, "big")).digest()
+        shards[index_shard_of(digest, count)].append(digest + bytes(CONTENT_BYTES - len(digest)))
+    listed = []
+    for number, shard in enumerate(shards):
+        data = index_header(0) + b"".join(sorted(shard))
+        (directory / index_file_name(number, count)).write_bytes(data)
+        listed.append({"path": index_file_name(number, count), "size": len(data),
+                       "sha256": hashlib.sha256(data).hexdigest()})
+    manifest = json.loads((directory / MANIFEST_NAME).read_text())
+    manifest.pop("manifest_hmac")
+    outputs = [entry for entry in manifest["outputs"] if not INDEX_NAME.match(entry["path"])]
+    for entry in outputs:
+        entry.pop("records", None)
+    outputs[0]["records"] = entries
+    manifest["outputs"] = sorted(outputs + listed, key=lambda entry: entry["path"])
+    (directory / MANIFEST_NAME).write_text(json.dumps(sign(seal(manifest), signing_key(create=True))))
+    return directory
+
+
+def measure_index(entries: int, work: Path) -> int:
+    earlier = made_up_earlier_corpus(entries, work / f"earlier-{entries}")
+    run = checked(run_measured(pipeline_command([], work / "extended", ("--extend", str(earlier)))),
+                  "the build that extends it")
+    print(json.dumps({"index_entries": entries, "seconds": round(run["seconds"], 1),
+                      "cpu_seconds": round(run["cpu_seconds"], 1), "peak_rss_mib": round(run["peak_rss_mib"]),
+                      "runner_peak_rss_mib": round(run["peak_root_rss_mib"]),
+                      "worker_peak_rss_mib": round(run["peak_child_rss_mib"])}, indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.extend", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -88,7 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--near-dedup", action="store_true", help="build with --near-dedup")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-extend",
                         help="where the generated files and outputs go (default: %(default)s)")
+    parser.add_argument("--index-entries", type=int, default=None, metavar="N",
+                        help="measure a build that extends an earlier corpus of N made-up index entries instead")
     args = parser.parse_args(argv)
+    if args.index_entries is not None:
+        return measure_index(args.index_entries, args.work)
     options = ("--near-dedup",) if args.near_dedup else ()
     first = generate("a", args.megabytes, args.work / f"a-{args.megabytes}")
     second = generate("b", args.megabytes, args.work / f"b-{args.megabytes}")

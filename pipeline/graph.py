@@ -15,8 +15,9 @@ survivor and estimated similarity: a file of its own, so that every line of
 `duplicates-*.jsonl` still means "the same content as its survivor".
 
 Every build writes its content index, `index-*.bin` (`transforms.corpus_index`), from HashDedup's
-contents (and NearDedup's survivors' signatures); with `--extend`, the earlier corpora's indexes are
-read as elements into HashDedup's combine and NearDedup's buckets, never as a side input.
+contents (and NearDedup's survivors' signatures); with `--extend`, the earlier corpora's contents whose hash this
+build has go into HashDedup's combine, and their signatures into NearDedup's buckets, as elements, never as a side
+input.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.corpus_index_transform import ReadEarlierIndexes, WriteIndex, not_near_dropped, sign_survivors
+from transforms.corpus_index_transform import (EarlierMatches, ReadEarlierSignatures, WriteIndex, not_near_dropped,
+                                              sign_survivors)
 from transforms.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
 from transforms.filters.opt_out import headers_opt_out
 from transforms.filters.screens import Screens
@@ -214,13 +216,12 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     replayed = None if plan is None else read[RECORDED] | "Replay" >> Replay(units_dir)
     fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
-    earlier = None
+    earlier_files = tuple(corpus.index_files for corpus in settings.earlier_corpora(check_files=False))
     to_deduplicate = fingerprints
-    if settings.extend:
-        # The earlier corpora's indexes, as elements keyed like this build's own fingerprints and signatures.
-        earlier = pipeline | "ReadEarlierIndexes" >> ReadEarlierIndexes(
-            tuple(corpus.index_files for corpus in settings.earlier_corpora(check_digests=False)), signature_values)
-        to_deduplicate = {"fingerprints": fingerprints, "earlier": earlier.fingerprints}
+    if earlier_files:
+        # The earlier corpora's contents that this build has too, as elements keyed like its own fingerprints.
+        to_deduplicate = {"fingerprints": fingerprints, "earlier": fingerprints | "EarlierMatches" >> EarlierMatches(
+            earlier_files, signature_values)}
     deduplicated = to_deduplicate | "HashDedup" >> HashDedup(settings.extend)
     to_write = {
         "staged": _and(staged.staged, replayed and replayed[STAGED], "AllStaged"),
@@ -234,8 +235,9 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         tapped.append({"candidates": signed_pages.candidates, "unsigned": signed_pages[UNSIGNED]})
         candidates = _and(signed_pages.candidates, replayed and replayed[CANDIDATES], "AllCandidates")
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
-        near_candidates = signed.candidates if earlier is None else {"candidates": signed.candidates,
-                                                                     "earlier": earlier.signatures}
+        near_candidates = signed.candidates if not earlier_files else {
+            "candidates": signed.candidates,
+            "earlier": pipeline | "ReadEarlierSignatures" >> ReadEarlierSignatures(earlier_files, signature_values)}
         near = near_candidates | "NearDedup" >> NearDedup(settings.near_dedup, settings.extend)
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
         index_entries = not_near_dropped(signed.entries, near.near_duplicates)

@@ -244,7 +244,15 @@ def make_parser() -> argparse.ArgumentParser:
         "--extend", action="append", default=[], metavar="CORPUS",
         help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
              "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
-             "its manifest. It must have the same near-dedup settings. Repeatable.",
+             "its manifest. Its manifest must be one a build of this user signed (manifest_hmac), and it must have the "
+             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --pii) and near-dedup "
+             "settings. Repeatable.",
+    )
+    parser.add_argument(
+        "--trust-corpus", action="append", default=[], metavar="CORPUS",
+        help="With --extend CORPUS (or --rebuild of a build that extended it): take CORPUS though no build of this "
+             "user signed its manifest (another user's corpus, an export). Its checksum must still hold, and its "
+             "index be the files its manifest lists. Repeatable.",
     )
     parser.add_argument(
         "--verbose", action="store_true",
@@ -410,7 +418,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             try:
                 return dataclasses.replace(
                     settings_from_manifest(manifest, known.output, tuple(beam_args), known.rebuild, known.quiet,
-                                           known.verbose, known.trust_manifest), resume=not known.no_resume)
+                                           known.verbose, known.trust_manifest, tuple(known.trust_corpus)),
+                    resume=not known.no_resume)
             except (KeyError, TypeError, AttributeError) as error:
                 # A manifest is input: one whose options are not a build's is named, not followed.
                 raise ValueError(f"--rebuild {known.rebuild}: its options are not a webcorpus build's "
@@ -438,6 +447,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             near_dedup=near_dedup_parameters(known),
             extend=tuple(known.extend),
+            trust_corpora=tuple(known.trust_corpus),
             fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
             clean_text=bool(known.clean_text),
             language=bool(known.language),

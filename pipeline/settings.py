@@ -68,6 +68,8 @@ class CorpusSettings:
     near_dedup: MinHashParameters | None = None
     # Earlier corpora whose contents this build leaves out (`--extend`): their directories, absolute.
     extend: tuple[str, ...] = ()
+    # Of those, the ones taken though no build of this user signed their manifest (`--trust-corpus`).
+    trust_corpora: tuple[str, ...] = field(default=(), compare=False)
     # The fields written (`--fields`); None: the default ones (`transforms.sink.schema.resolve_fields`).
     fields: tuple[str, ...] | None = None
     # Write `clean_text` too (`--clean-text`).
@@ -105,6 +107,10 @@ class CorpusSettings:
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(map(absolute_pattern, self.inputs)))
         object.__setattr__(self, "extend", tuple(map(absolute_pattern, self.extend)))
+        object.__setattr__(self, "trust_corpora", tuple(map(absolute_pattern, self.trust_corpora)))
+        for path in self.trust_corpora:
+            if path not in self.extend:
+                raise ValueError(f"--trust-corpus {path} is no --extend corpus of this build")
         codec, level = resolve_codec(self.format, self.codec, self.level)
         object.__setattr__(self, "codec", codec)
         object.__setattr__(self, "level", level)
@@ -146,7 +152,8 @@ class CorpusSettings:
     def build_identity(self) -> dict:
         """The settings that shape the output's bytes (not where it is written, nor the runner)."""
         described = asdict(self)
-        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest", "quiet",
+        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest",
+                     "trust_corpora", "quiet",
                      "verbose", "resume"):
             del described[name]
         # (Without the credentials a URL may hold: the manifest, the report and the shards' sync marker hold it.)
@@ -161,7 +168,7 @@ class CorpusSettings:
         if self.extend:
             # What the build left out is what those corpora held: the manifest records each by its manifest's digest.
             described["extend"] = [{"corpus": redacted(path), "manifest_sha256": corpus.manifest_sha256}
-                                   for path, corpus in zip(self.extend, self.earlier_corpora(check_digests=False))]
+                                   for path, corpus in zip(self.extend, self.earlier_corpora(check_files=False))]
         if self.format == DEFAULT_FORMAT:
             del described["format"]
         if self.fields is None:
@@ -183,12 +190,12 @@ class CorpusSettings:
             described["quality_thresholds"] = self.thresholds()
         return described
 
-    def earlier_corpora(self, check_digests: bool = True) -> list:
-        """The `--extend` corpora (`pipeline.extend.EarlierCorpus`), checked; ValueError in one line if one cannot
-        be extended."""
+    def earlier_corpora(self, check_files: bool = True) -> list:
+        """The `--extend` corpora (`pipeline.extend.EarlierCorpus`), checked (`check_files`: their index files too);
+        ValueError in one line if one cannot be extended."""
         from pipeline.extend import earlier_corpus
 
-        return [earlier_corpus(path, self.near_dedup, check_digests) for path in self.extend]
+        return [earlier_corpus(path, self, check_files) for path in self.extend]
 
     def thresholds(self) -> dict:
         """Every quality threshold, by name (`transforms.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
@@ -198,7 +205,8 @@ class CorpusSettings:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
         return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text, self.language)
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
-                           quiet: bool, verbose: bool = False, trust_manifest: bool = False) -> CorpusSettings:
+                           quiet: bool, verbose: bool = False, trust_manifest: bool = False,
+                           trust_corpora: tuple[str, ...] = ()) -> CorpusSettings:
     options = manifest["options"]
     return CorpusSettings(
         inputs=tuple(options["inputs"]),
@@ -237,6 +245,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,
+        trust_corpora=trust_corpora,
         quiet=quiet,
         verbose=verbose,
     )

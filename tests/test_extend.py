@@ -21,6 +21,7 @@ from transforms import corpus_index
 from transforms.corpus_index import (CONTENT_BYTES, HEADER, INDEX_NAME, index_shard_of, parse_entry,
                                      read_index_entries)
 from transforms.corpus_index_transform import WriteIndex
+from pipeline.signing import sign, signing_key
 from transforms.manifest import MANIFEST_NAME, seal
 
 WORDS = [f"{syllable}{n}" for n in range(40) for syllable in ("ka", "lo", "mi", "ne", "su", "ta")]
@@ -62,12 +63,14 @@ def content_hashes(output: Path) -> set[str]:
     return {record["content_hash"] for record in corpus_records(output)}
 
 
-def reseal(output: Path, change) -> None:
-    """The manifest of `output`, changed by `change` and sealed again (its signature dropped)."""
+def reseal(output: Path, change, signed: bool = True) -> None:
+    """The manifest of `output`, changed by `change` and sealed again: signed with this user's key (as their own
+    build damaged), or not (`signed`: as anyone can seal one)."""
     manifest = json.loads((output / MANIFEST_NAME).read_text())
     manifest.pop("manifest_hmac", None)
     change(manifest)
-    (output / MANIFEST_NAME).write_text(json.dumps(seal(manifest)))
+    sealed = seal(manifest)
+    (output / MANIFEST_NAME).write_text(json.dumps(sign(sealed, signing_key()) if signed else sealed))
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +166,9 @@ def test_extend_drops_what_the_earlier_corpus_holds_and_says_where_it_is(earlier
     report = json.loads((output / "report.json").read_text())
     assert (report["records"]["duplicates"], report["in_earlier_corpora"]) == (2, {"duplicates": 1})
     assert "duplicates in an earlier corpus                1" in stdout
+    # Per earlier corpus: in report.json, and one line on the terminal.
+    assert report["earlier_corpora"] == [{"corpus": str(earlier), "duplicates": 1}]
+    assert f"  {earlier} left out 1 pages that it holds (1 duplicates)" in stdout.splitlines()
     manifest = json.loads((output / MANIFEST_NAME).read_text())
     earlier_manifest = json.loads((earlier / MANIFEST_NAME).read_text())
     assert manifest["options"]["extend"] == [{"corpus": str(earlier),
@@ -195,7 +201,7 @@ def test_extend_refuses_a_corpus_without_an_index(earlier, write_warc, tmp_path)
 def test_extend_refuses_an_index_other_than_its_manifest_lists(earlier, write_warc, tmp_path):
     # The same size, one byte changed: the digest tells.
     copy = tampered_copy(earlier, tmp_path / "changed", lambda data: data[:-1] + bytes([data[-1] ^ 1]))
-    assert "its index file index-00000-of-00001.bin is not the one its manifest lists (sha256 differs)" in \
+    assert "its index file index-00000-of-00001.bin is not the file its manifest lists (sha256 differs)" in \
         refusal(write_warc, tmp_path, copy)
     damaged = tampered_copy(earlier, tmp_path / "damaged", lambda data: data)
     reseal(damaged, lambda manifest: manifest["options"].update(codec="null"))
@@ -272,6 +278,7 @@ def test_with_near_dedup_the_extension_leaves_out_near_duplicates_of_the_earlier
     assert near[NEAR_B[3].url]["survivor_url"] == NEAR_B[2].url
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     assert report["in_earlier_corpora"] == {"duplicates": 1, "near_duplicates": 1}
+    assert report["earlier_corpora"] == [{"corpus": str(tmp_path / "a"), "duplicates": 1, "near_duplicates": 1}]
     assert content_hashes(tmp_path / "a") | content_hashes(tmp_path / "b") == content_hashes(tmp_path / "both")
     # The index holds the signatures, and verify checks it.
     values = 20 * 5
@@ -287,7 +294,10 @@ def test_an_export_keeps_the_index_and_can_be_extended(earlier, write_warc, tmp_
     assert index_hashes(exported) == index_hashes(earlier)
     assert verify.main([str(exported)]) == 0
     source = write_inputs(write_warc, "b", B_PAGES)
-    code, _, stderr = build(tmp_path / "b", "--input", str(source), "--extend", str(exported))
+    # An export's manifest is not signed: it is extended only when named trusted.
+    assert "add --trust-corpus" in build(tmp_path / "b", "--input", str(source), "--extend", str(exported))[2]
+    code, _, stderr = build(tmp_path / "b", "--input", str(source), "--extend", str(exported),
+                            "--trust-corpus", str(exported))
     assert code == 0, stderr
     assert [record["url"] for record in corpus_records(tmp_path / "b")] == [B_OWN.url]
 
@@ -306,11 +316,14 @@ def graph(settings) -> tuple[list[str], list[str]]:
 
 
 def test_an_earlier_index_is_keyed_data_never_a_side_input(earlier, tmp_path):
-    """Extending adds no side input (which Flink and Dask hold whole on every worker) to the graph."""
+    """Extending adds no side input of index entries (which Flink and Dask hold whole on every worker) to the
+    graph: one number only, how many contents the new build has."""
     from pipeline.settings import CorpusSettings
 
     plain = CorpusSettings(inputs=("x.warc.gz",), output=str(tmp_path / "out"))
     labels, extended_sides = graph(dataclasses.replace(plain, extend=(str(earlier),)))
-    assert any(label.startswith("ReadEarlierIndexes/") for label in labels)
+    assert any(label.startswith("EarlierMatches/") for label in labels)
     plain_sides = graph(plain)[1]
-    assert plain_sides and extended_sides == plain_sides
+    assert plain_sides and set(plain_sides) <= set(extended_sides)
+    assert {side.rsplit("/", 1)[0] for side in set(extended_sides) - set(plain_sides)} == {
+        "EarlierMatches/Count/CombineGlobally(CountCombineFn)"}

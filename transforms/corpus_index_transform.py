@@ -1,11 +1,13 @@
 """The content index in the pipeline (see `corpus_index`): its entries gathered from HashDedup and NearDedup,
-written in shards by hash (`WriteIndex`), and an earlier corpus's read back (`ReadEarlierIndexes`, `--extend`).
+written in shards by hash (`WriteIndex`), and an earlier corpus's read back (`--extend`): the contents this build
+has too (`EarlierMatches`), and the signatures (`ReadEarlierSignatures`).
 
 Nothing here holds an index whole: a shard is written by one worker from its
 group (at most about `ENTRIES_PER_SHARD` entries), and an earlier index is
-read a shard at a time, a few thousand entries in memory, each entry going
-on as an element keyed like the new build's own (by content hash into
-HashDedup's combine, by band into NearDedup's buckets).
+read a shard at a time, a few thousand entries in memory. Of its contents,
+only those whose hash this build has go on, into HashDedup's combine; its
+signatures go on as elements keyed like the new build's own, by band into
+NearDedup's buckets.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus_index import (HASH_BYTES, index_file_name, index_header, index_shard_count,
+from transforms.corpus_index import (ENTRIES_PER_SHARD, HASH_BYTES, index_file_name, index_header, index_shard_count,
                                      index_shard_of, parse_entry, read_index_entries, signature_part)
 from transforms.manifest import DigestingHandle, FileDigest
 from transforms.vocabulary import earlier_fingerprint
@@ -108,38 +110,89 @@ class WriteIndex(beam.PTransform):
         )
 
 
-def earlier_entries(corpus_and_path, signature_values: int):
-    """The fingerprint of each entry of an earlier corpus's index shard, as they are read; tagged, for NearDedup,
-    (corpus, content hash, signature) of each entry with a signature."""
-    corpus, path = corpus_and_path
-    for raw in read_index_entries(path, signature_values):
+def earlier_signatures(corpus_and_file, signature_values: int):
+    """(corpus, content hash, signature) of each entry with a signature of an earlier corpus's index shard, as they
+    are read. The shard is read as the file its manifest lists (`ListedBytes`): other bytes fail the build at its
+    end."""
+    corpus, (path, size, sha256) = corpus_and_file
+    for raw in read_index_entries(path, signature_values, (size, sha256)):
         entry = parse_entry(raw, signature_values)
-        yield earlier_fingerprint(corpus, entry.content_hash, entry.content_check)
         if entry.signature is not None:
-            yield beam.pvalue.TaggedOutput(SIGNED, (corpus, entry.content_hash, entry.signature))
+            yield corpus, entry.content_hash, entry.signature
 
 
-class EarlierIndexes(NamedTuple):
-    fingerprints: beam.PCollection
-    signatures: beam.PCollection
+class ReadEarlierSignatures(beam.PTransform):
+    """The earlier corpora's signatures (`index_files`: per corpus, in `--extend` order, its files as its manifest
+    lists them: (path, size, sha256)), read as elements for NearDedup's buckets, a shard per worker."""
 
-
-class ReadEarlierIndexes(beam.PTransform):
-    """The earlier corpora's index files (`index_files`: per corpus, in `--extend` order, its files' paths)
-    read as elements: `fingerprints` for HashDedup, `signatures` for NearDedup (none without signatures)."""
-
-    def __init__(self, index_files: tuple[tuple[str, ...], ...], signature_values: int):
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
         super().__init__()
-        self._files = [(corpus, path) for corpus, paths in enumerate(index_files) for path in paths]
+        self._files = [(corpus, listed) for corpus, files in enumerate(index_files) for listed in files]
         self._signature_values = signature_values
 
     def expand(self, pipeline):
-        read = (
+        return (
             pipeline
             | "IndexFiles" >> beam.Create(self._files)
             # A shard per worker, not all of them on the one that created the list.
             | "Spread" >> beam.Reshuffle()
-            | "Read" >> beam.FlatMap(earlier_entries, self._signature_values).with_outputs(SIGNED, main=ENTRIES)
+            | "Read" >> beam.FlatMap(earlier_signatures, self._signature_values)
         )
-        return EarlierIndexes(read[ENTRIES], read[SIGNED])
 
+
+def parts_per_shard(new_contents: int, shards: int) -> int:
+    """Into how many groups the new contents that fall in one shard of an earlier index are split: each holds
+    about `ENTRIES_PER_SHARD` new hashes at most, however many more the new build has than the earlier corpus."""
+    return max(1, -(-new_contents // (shards * ENTRIES_PER_SHARD)))
+
+
+def groups_of_hash(content_hash: str, new_contents: int, shard_counts: tuple[int, ...]):
+    """((corpus, shard, part), hash) of a new content hash (hex) for each earlier corpus: the shard of its index
+    that may hold it, and the part of that shard's range of hashes (`parts_per_shard`) it falls in."""
+    digest = bytes.fromhex(content_hash)
+    prefix = int.from_bytes(digest[:8], "big")
+    for corpus, shards in enumerate(shard_counts):
+        parts = parts_per_shard(new_contents, shards)
+        place = (prefix * shards * parts) >> 64
+        yield (corpus, place // parts, place % parts), digest
+
+
+def earlier_matches(group, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+    """The fingerprint of each entry of an earlier index shard whose content hash is one of the group's new ones:
+    the shard is read whole, as the file its manifest lists (`ListedBytes`), a few thousand entries at a time."""
+    (corpus, shard, _), hashes = group
+    wanted = set(hashes)
+    path, size, sha256 = index_files[corpus][shard]
+    for raw in read_index_entries(path, signature_values, (size, sha256)):
+        if raw[:HASH_BYTES] in wanted:
+            entry = parse_entry(raw, signature_values)
+            yield earlier_fingerprint(corpus, entry.content_hash, entry.content_check)
+
+
+class EarlierMatches(beam.PTransform):
+    """Fingerprints of this build in; out, the fingerprint (`earlier_fingerprint`) of each content of the earlier
+    corpora (`index_files`, as `ReadEarlierSignatures` takes them) whose hash one of them has.
+
+    Only those can change what HashDedup does (an earlier content alone under its hash survives there and gives
+    nothing here), so the earlier indexes never cross a shuffle: this build's distinct hashes go, in groups of at
+    most about `ENTRIES_PER_SHARD`, to the index shard that may hold them, which is read once per group. What is
+    held grows with this build's contents, as HashDedup's own state does, never with the earlier corpora's."""
+
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+        super().__init__()
+        self._index_files = index_files
+        self._signature_values = signature_values
+
+    def expand(self, fingerprints):
+        shard_counts = tuple(len(files) for files in self._index_files)
+        hashes = (fingerprints
+                  | "Hashes" >> beam.Map(lambda fingerprint: fingerprint.content_hash)
+                  | "Distinct" >> beam.Distinct())
+        # (One number: how many distinct contents this build has, which sizes the groups.)
+        count = hashes | "Count" >> beam.combiners.Count.Globally()
+        return (
+            hashes
+            | "ByShardPart" >> beam.FlatMap(groups_of_hash, beam.pvalue.AsSingleton(count), shard_counts)
+            | "Group" >> beam.GroupByKey()
+            | "Read" >> beam.FlatMap(earlier_matches, self._index_files, self._signature_values)
+        )

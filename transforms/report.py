@@ -32,6 +32,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms import native
 from transforms.document import DeadLetter, Skip
+from transforms.locations import redacted
 from transforms.manifest import DigestingHandle, FileDigest
 from transforms.snapshot import InputDigest
 from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
@@ -41,6 +42,8 @@ from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIP
 REPORT_NAME = "report.json"
 # With --extend: of the duplicates and near-duplicates, those of a document of an earlier corpus.
 IN_EARLIER_CORPORA = "in_earlier_corpora"
+# With --extend: the same, per earlier corpus, in --extend order.
+EARLIER_CORPORA = "earlier_corpora"
 OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
 # --main-content's counts: the bytes of boilerplate blocks dropped, and the pages whose main content is all their text.
 BOILERPLATE = "boilerplate_dropped"
@@ -133,8 +136,15 @@ def tally_duplicate(duplicate: Duplicate) -> Counter:
     return _tally(duplicate.source_file, "duplicates")
 
 
+def _tally_earlier(source_file: str, name: str, corpus: str) -> Counter:
+    tally = _tally(source_file, name, f"{IN_EARLIER_CORPORA}:{name}")
+    # By the corpus as the manifest's options name it.
+    tally[(EARLIER_CORPORA, redacted(corpus), name)] += 1
+    return tally
+
+
 def tally_earlier_duplicate(duplicate: EarlierDuplicate) -> Counter:
-    return _tally(duplicate.source_file, "duplicates", f"{IN_EARLIER_CORPORA}:duplicates")
+    return _tally_earlier(duplicate.source_file, "duplicates", duplicate.survivor_corpus)
 
 
 def tally_written(shard: FileDigest) -> Counter:
@@ -146,7 +156,7 @@ def tally_near_duplicate(duplicate: NearDuplicate) -> Counter:
 
 
 def tally_earlier_near_duplicate(duplicate: EarlierNearDuplicate) -> Counter:
-    return _tally(duplicate.source_file, NEAR_DUPLICATES, f"{IN_EARLIER_CORPORA}:{NEAR_DUPLICATES}")
+    return _tally_earlier(duplicate.source_file, NEAR_DUPLICATES, duplicate.survivor_corpus)
 
 
 # The tally of each kind of outcome that the report counts (a Counter is already a tally: CompressWrite's).
@@ -212,8 +222,11 @@ def build_report(tally: Counter, options: dict) -> dict:
                                     "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
     if "extend" in options:
         # Counted among `duplicates` (and `near_duplicates`) too.
-        optional[IN_EARLIER_CORPORA] = {name: totals.get(f"{IN_EARLIER_CORPORA}:{name}", 0)
-                                        for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)}
+        left_out = [name for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)]
+        optional[IN_EARLIER_CORPORA] = {name: totals.get(f"{IN_EARLIER_CORPORA}:{name}", 0) for name in left_out}
+        optional[EARLIER_CORPORA] = [dict(corpus=earlier["corpus"], **{
+            name: tally.get((EARLIER_CORPORA, earlier["corpus"], name), 0) for name in left_out})
+            for earlier in options["extend"]]
     return {
         **optional,
         "status": "complete",
@@ -286,6 +299,10 @@ def format_report(report: dict) -> str:
         lines.append(f"  {'kept though cut short (truncated)':<36}{report[TRUNCATED_KEPT]:>12,}")
     for name, count in report.get(IN_EARLIER_CORPORA, {}).items():
         lines.append(f"  {name.replace('_', ' ') + ' in an earlier corpus':<36}{count:>12,}")
+    for earlier in report.get(EARLIER_CORPORA, []):
+        counts = {name: count for name, count in earlier.items() if name != "corpus"}
+        lines.append(f"  {earlier['corpus']} left out {sum(counts.values()):,} pages that it holds ("
+                     + ", ".join(f"{count:,} {name.replace('_', '-')}" for name, count in counts.items()) + ")")
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]
