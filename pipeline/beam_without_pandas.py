@@ -1,5 +1,5 @@
 """Beam imported without pandas, where the command starts (`pipeline.launch`, and the worker processes' server),
-and on a Dask cluster's workers (`pipeline.dask_runner`).
+and on a Dask cluster's workers (`pipeline.runners.dask_runner`).
 
 Beam imports pandas whenever it is installed, only to offer its DataFrame types (typehints, textio's
 CSV and JSON readers), which webcorpus never uses; pandas (with the part of pyarrow it pulls in) was

@@ -20,11 +20,11 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline import resumable
-from pipeline.beam_compat import remembered_dofn_specs
+from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
-from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
+from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
 from pipeline.settings import CorpusSettings, load_manifest
 from pipeline.progress import ProgressDisplay, progress_notes
@@ -77,7 +77,7 @@ class UsageError(Exception):
 
 
 def make_runner(options: PipelineOptions):
-    """The runner for `options`: for the DirectRunner (or none named), `pipeline.local_runner`'s."""
+    """The runner for `options`: for the DirectRunner (or none named), `pipeline.runners.local_runner`'s."""
     standard = options.view_as(StandardOptions)
     if standard.runner in IN_PROCESS_RUNNER_NAMES:
         return make_local_runner(options)
@@ -324,10 +324,11 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
     """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
-    runner = make_runner(options)
     log_descriptor, log_path = tempfile.mkstemp(prefix="webcorpus-", suffix=".log")
     os.close(log_descriptor)
     try:
+        # (In the try: a runner that cannot run this Beam release says so as a failed build, in one line.)
+        runner = make_runner(options)
         with contextlib.nullcontext(sys.stderr) if settings.verbose else runner_output_to(log_path) as terminal:
             # Progress notes need a directory that every worker sees (pipeline.progress.progress_notes).
             with progress_notes(settings.output, runner is not None, settings.quiet) as notes:

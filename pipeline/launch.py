@@ -16,7 +16,7 @@ import sys
 import threading
 
 from pipeline.beam_without_pandas import import_beam
-from pipeline.worker_fork import start_early
+from pipeline.runners.worker_fork import start_early
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         for signum in SIGNALS:
             signal.signal(signum, _interrupt)
     try:
-        # Before Beam is imported here: the worker processes' server imports it meanwhile (pipeline/worker_fork.py).
+        # Before Beam is imported here: the worker processes' server imports it meanwhile (pipeline/runners/worker_fork.py).
         start_early(sys.argv[1:] if argv is None else argv)
         import_beam()
         from pipeline.cli import main as run_command

@@ -41,9 +41,9 @@ SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"
 # Short names for runners that Beam only knows by their module path. Beam
 # 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
-# finish_bundle, among other faults: pipeline.dask_runner fixes them.
+# finish_bundle, among other faults: pipeline.runners.dask_runner fixes them.
 RUNNER_ALIASES = {
-    "DaskRunner": "pipeline.dask_runner.DaskRunner",
+    "DaskRunner": "pipeline.runners.dask_runner.DaskRunner",
 }
 
 
@@ -62,7 +62,7 @@ def make_parser() -> argparse.ArgumentParser:
             "Options not listed here are passed to Apache Beam (for example --runner, "
             "--direct_num_workers, --direct_running_mode, --temp_location); one that Beam "
             "does not know either is an error. --runner=DirectRunner (the default) runs webcorpus's patched "
-            "FnApiRunner (pipeline/local_runner.py); --runner=FnApiRunner runs Beam's own, unpatched."
+            "FnApiRunner (pipeline/runners/local_runner.py); --runner=FnApiRunner runs Beam's own, unpatched."
         ),
     )
     parser.add_argument(

@@ -149,7 +149,7 @@ def test_side_outputs(built):
 
 
 @pytest.mark.parametrize("runner, built_by", [
-    ("DirectRunner", "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"),
+    ("DirectRunner", "DirectRunner (webcorpus's patched FnApiRunner, pipeline/runners/local_runner.py)"),
     ("FnApiRunner", "FnApiRunner"),  # Beam's own, unpatched
 ])
 @pytest.mark.slow

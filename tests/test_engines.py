@@ -360,7 +360,7 @@ def dask_client():
 def test_a_reshuffle_on_the_dask_runner_gives_each_element_a_partition(dask_client):
     # Beam 2.77's DaskRunner makes a Reshuffle a no-op: every file one pattern matched was read in one task.
     # Spread over the cluster's threads instead, a partition (a task's input and output) held half the corpus.
-    from pipeline.dask_runner import DaskRunner
+    from pipeline.runners.dask_runner import DaskRunner
 
     pipeline = beam.Pipeline(options=PipelineOptions([]))
     # (A replaced transform's output is a new PCollection: the step after it holds on to its own.)
@@ -374,7 +374,7 @@ def test_a_reshuffle_on_the_dask_runner_gives_each_element_a_partition(dask_clie
 def test_the_dask_runner_runs_a_chain_of_pardos_in_one_task_per_partition(dask_client):
     """Documents go through the chain element by element: only what leaves it (read by a GroupByKey, a Flatten,
     a side input, or nothing) is a bag, a task's output held by a worker."""
-    from pipeline.dask_runner import DaskRunner
+    from pipeline.runners.dask_runner import DaskRunner
 
     pipeline = beam.Pipeline(options=PipelineOptions([]))
     pages = pipeline | beam.Create(["a", "bb", "ccc"]) | beam.Reshuffle()
@@ -393,6 +393,37 @@ def test_the_dask_runner_runs_a_chain_of_pardos_in_one_task_per_partition(dask_c
     assert len(chain) == 3, chain  # one task per partition for Split, Upper, Size and One
 
 
+@pytest.mark.parametrize("change, named", [
+    (("version", "2.78.0"), "was written for Beam 2.77, and Beam 2.78.0 is installed"),
+    (("drop", "defenestrate"), "apache_beam.runners.dask.transform_evaluator.defenestrate"),
+])
+def test_the_dask_runner_refuses_a_beam_it_was_not_written_for_in_one_line_before_it_starts(monkeypatch, change,
+                                                                                              named):
+    """It builds on Beam's DaskRunner's translations and a side input's private state: another Beam release, or a
+    missing attribute, is refused before a client or a cluster is started (not a failure mid-build)."""
+    pytest.importorskip("distributed", reason=NO_DASK)
+    import distributed
+    from apache_beam.runners.dask import transform_evaluator
+
+    from pipeline.runners.beam_release import UnsupportedBeam
+    from pipeline.runners.dask_runner import DaskRunner
+
+    def no_client(*args, **kwargs):
+        raise AssertionError("a Dask client was started")
+
+    monkeypatch.setattr(distributed, "Client", no_client)
+    kind, value = change
+    if kind == "version":
+        monkeypatch.setattr(beam, "__version__", value)
+    else:
+        monkeypatch.delattr(transform_evaluator, value)
+    pipeline = beam.Pipeline(options=PipelineOptions([]))
+    _ = pipeline | beam.Create([1])
+    with pytest.raises(UnsupportedBeam, match=named) as refused:
+        DaskRunner().run_pipeline(pipeline, pipeline.options)
+    assert "\n" not in str(refused.value) and "apache-beam>=2.77,<2.78" in str(refused.value)
+
+
 @pytest.mark.slow
 def test_staging_on_the_dask_runner_after_a_shuffle_gives_the_direct_runners_corpus(dask_scheduler, tmp_path):
     """Staging split over the cluster's tasks, out of offset order, still gives each unit's whole shard.
@@ -404,7 +435,7 @@ def test_staging_on_the_dask_runner_after_a_shuffle_gives_the_direct_runners_cor
     """
     from distributed import default_client
 
-    from pipeline.dask_runner import DaskRunner
+    from pipeline.runners.dask_runner import DaskRunner
 
     expected = test_staging.build(tmp_path / "direct", reshuffled=False)
     notes = tmp_path / "staged"

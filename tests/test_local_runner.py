@@ -1,6 +1,6 @@
 """The local runner: it loses nothing, sends its workers bounded messages, and starts them with few malloc arenas.
 
-Each patch of `pipeline.beam_compat` is shown against Beam's own FnApiRunner, which has the fault.
+Each patch of `pipeline.runners.fn_api_patches` is shown against Beam's own FnApiRunner, which has the fault.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, 
 from apache_beam.runners.worker import data_plane
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline import beam_compat
-from pipeline.beam_compat import PIECE_VALUES, UnsupportedBeam, check_supported, pieces_of
+from pipeline.runners import fn_api_patches
+from pipeline.runners.beam_release import UnsupportedBeam
+from pipeline.runners.fn_api_patches import PIECE_VALUES, check_supported, pieces_of
 from pipeline.cli import ViewedOnceOptions
-from pipeline.local_runner import LocalRunner, make_local_runner
+from pipeline.runners.local_runner import LocalRunner, make_local_runner
 
 # One worker on a thread of the runner's process, fed through the data plane (gRPC) as a worker process is.
 ONE_THREADED_WORKER = ("--direct_num_workers=1", "--direct_running_mode=multi_threading")
@@ -171,7 +172,7 @@ def test_the_patches_last_one_run_and_beams_own_runner_stays_unpatched_beside_it
         seen[name] = (worker_handlers.DATA_BUFFER_TIME_LIMIT_MS, execution.GroupingBuffer,
                       fn_runner.BundleManager._send_input_to_worker)
     assert seen["patched"] == seen["Beam's own"]
-    assert seen["patched"][:2] == (1000, beam_compat.BeamGroupingBuffer)
+    assert seen["patched"][:2] == (1000, fn_api_patches.BeamGroupingBuffer)
 
 
 def test_another_beam_release_is_refused_in_one_line_before_anything_is_patched(monkeypatch):
@@ -212,17 +213,18 @@ def test_python_m_pipeline_under_another_beam_says_so_in_one_line(monkeypatch, t
     monkeypatch.setattr(beam, "__version__", "2.78.0")
     assert cli.main(["--quiet", "--output", str(tmp_path / "out")]) == 1
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("python -m pipeline: the build failed: UnsupportedBeam: webcorpus's local runner patches "
-                           "Beam 2.77's FnApiRunner, and Beam 2.78.0 is installed: install apache-beam>=2.77,<2.78"), line
+    assert line.startswith("python -m pipeline: the build failed: UnsupportedBeam: webcorpus's local runner "
+                           "(pipeline/runners/local_runner.py) was written for Beam 2.77, and Beam 2.78.0 is installed: "
+                           "install apache-beam>=2.77,<2.78"), line
 
 
 def test_the_report_names_the_runner_as_the_user_chose_it():
-    from pipeline.local_runner import describe_runner
+    from pipeline.runners.local_runner import describe_runner
 
-    patched = "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"
+    patched = "DirectRunner (webcorpus's patched FnApiRunner, pipeline/runners/local_runner.py)"
     assert [describe_runner(name) for name in (None, "DirectRunner", "direct")] == [patched] * 3
     assert describe_runner("FnApiRunner") == "FnApiRunner"
-    assert describe_runner("DaskRunner") == "DaskRunner (pipeline.dask_runner.DaskRunner)"
+    assert describe_runner("DaskRunner") == "DaskRunner (pipeline.runners.dask_runner.DaskRunner)"
 
 
 class Keep(beam.DoFn):
@@ -288,7 +290,7 @@ def test_a_build_asks_beam_for_a_dofns_state_specs_once_per_kind_on_any_runner(w
 def test_dofn_specs_are_beams_and_a_failure_is_not_remembered():
     from apache_beam.transforms import userstate
 
-    specs = beam_compat.DoFnSpecs(userstate.get_dofn_specs)
+    specs = fn_api_patches.DoFnSpecs(userstate.get_dofn_specs)
     assert specs(CountPerKey()) == userstate.get_dofn_specs(CountPerKey()) == ({CountPerKey.SEEN}, set())
     assert specs(Keep()) == (set(), set())
 
@@ -334,7 +336,7 @@ def test_the_worker_handlers_are_closed_at_once_and_then_as_beam_closes_them():
     manager = worker_handlers.WorkerHandlerManager({}, None)
     handlers = [ClosedTogether("worker_1"), ClosedTogether("worker_2"), ClosedTogether("worker_3", fails=True)]
     manager._cached_handlers["environment"] = handlers + handlers[:1]  # a handler may be listed twice
-    with beam_compat.patched_fn_api_runner():
+    with fn_api_patches.patched_fn_api_runner():
         manager.close_all()
     assert sorted(asked) == ["worker_1", "worker_2", "worker_3"]  # each once
     assert sorted(closed) == ["worker_1", "worker_2", "worker_3"]  # all three closing at once
@@ -367,7 +369,7 @@ def test_multi_processing_workers_are_forked_from_a_server_that_imported_them(se
 
 
 def test_the_workers_server_starts_with_the_command_where_it_asks_for_worker_processes():
-    from pipeline import worker_fork
+    from pipeline.runners import worker_fork
 
     assert worker_fork.asks_for_worker_processes(["--direct_running_mode=multi_processing", "--input", "x"])
     assert worker_fork.asks_for_worker_processes(["--direct_running_mode", "multi_processing"])

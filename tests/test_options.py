@@ -65,11 +65,11 @@ def test_a_misspelled_runner_is_an_error(tmp_path, monkeypatch):
 def test_a_runner_its_module_does_not_define_is_an_error(tmp_path, monkeypatch):
     # Beam resolves the name (create_runner): a module that is there, and a class that is not.
     monkeypatch.chdir(tmp_path)
-    code, _, stderr = run_main(["--runner=pipeline.dask_runner.DaskRuner"])
+    code, _, stderr = run_main(["--runner=pipeline.runners.dask_runner.DaskRuner"])
     assert code == 2
     assert stderr.splitlines() == [
-        "python -m pipeline: error: cannot load --runner pipeline.dask_runner.DaskRuner: module "
-        "'pipeline.dask_runner' has no attribute 'DaskRuner' (see python -m pipeline --help)"]
+        "python -m pipeline: error: cannot load --runner pipeline.runners.dask_runner.DaskRuner: module "
+        "'pipeline.runners.dask_runner' has no attribute 'DaskRuner' (see python -m pipeline --help)"]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -92,7 +92,7 @@ BEAM_FLAGS = [
      "--flink_job_server_jar=/opt/beam/job-server.jar", "--environment_type=EXTERNAL",
      "--environment_config=localhost:50000", "--parallelism=16"],
     ["--runner=DaskRunner", "--dask_client_address=SCHEDULER:8786", "--dask_partition_size=1"],
-    ["--runner=pipeline.dask_runner.DaskRunner", "--dask_client_address", "SCHEDULER:8786", "--dask_npartitions=4"],
+    ["--runner=pipeline.runners.dask_runner.DaskRunner", "--dask_client_address", "SCHEDULER:8786", "--dask_npartitions=4"],
     ["--runner=DataflowRunner", "--project=PROJECT", "--region=europe-west1", "--temp_location=gs://BUCKET/tmp",
      "--staging_location=gs://BUCKET/staging", "--setup_file=./setup.py", "--machine_type=n2-standard-4",
      "--max_num_workers=20", "--sdk_container_image=REGION-docker.pkg.dev/PROJECT/REPO/webcorpus:TAG"],

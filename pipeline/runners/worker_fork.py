@@ -13,7 +13,9 @@ server, and exits with the forked worker's exit code.
 The server forks only from its one thread, before any gRPC channel exists
 in it (importing gRPC starts none). Where the server is not there (it failed
 to start, or ended), the client runs Beam's own worker in its place: a build
-never depends on it.
+never depends on it. What it calls of Beam's worker (`sdk_worker_main.main`)
+is checked, with Beam's version, before the local runner starts
+(`fn_api_patches.check_supported(forked_workers=True)`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import time
 import traceback
 import weakref
 
-# The names of `--runner` (or none) that give the local runner (pipeline/local_runner.py): here, where nothing
+# The names of `--runner` (or none) that give the local runner (pipeline/runners/local_runner.py): here, where nothing
 # heavy is imported, so that the command's start can read them.
 IN_PROCESS_RUNNER_NAMES = {None, "DirectRunner", "direct", "directrunner"}
 # The module Beam starts a multi-processing worker with (its FnApiRunner's command; Beam has no name for it).
@@ -41,7 +43,7 @@ BEAMS_WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
 # own worker instead.
 SERVER_WAIT = 60
 _LENGTH = struct.Struct("!Q")
-_BOOTSTRAP = "import sys; sys.path[:] = {path!r}; from pipeline.worker_fork import serve; serve({socket!r})"
+_BOOTSTRAP = "import sys; sys.path[:] = {path!r}; from pipeline.runners.worker_fork import serve; serve({socket!r})"
 
 
 class ForkServer:
@@ -53,7 +55,7 @@ class ForkServer:
         # Its stdin is a pipe from here: the server ends when this process closes it, or ends.
         self._process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP.format(path=sys.path, socket=self._socket)],
                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.command = f"{sys.executable} -m pipeline.worker_fork {self._socket} {self._process.pid}"
+        self.command = f"{sys.executable} -m pipeline.runners.worker_fork {self._socket} {self._process.pid}"
         # Closed with its runner where no run closes it (a runner made and never run).
         self._finalizer = weakref.finalize(self, _stop, self._process, self._dir)
 

@@ -28,6 +28,12 @@ from apache_beam.runners.dask import transform_evaluator as te
 from apache_beam.transforms.sideinputs import SideInputMap
 from apache_beam.utils.windowed_value import WindowedValue
 
+# What of Beam's Dask translations and workers this module builds on: checked, with Beam's version, by the DaskRunner
+# before a run (`beam_release.require`).
+RELIED_ON = ((te, "TRANSLATIONS"), (te, "ParDo"), (te, "Receiver"), (te, "get_windowed_value"),
+             (DoFnRunner, "setup"), (DoFnRunner, "start"), (DoFnRunner, "process"), (DoFnRunner, "finish"),
+             (DoFnRunner, "teardown"))
+
 
 @dataclass
 class Member:

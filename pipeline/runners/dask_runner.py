@@ -33,10 +33,12 @@ five faults of apache_beam.runners.dask 2.77:
    graph, computed once and passed whole to each task.
 
 Beyond them, chains of ParDos run as one task per partition, element by
-element (`pipeline.dask_fusion`): a partition is a task's whole output, held
+element (`pipeline.runners.dask_fusion`): a partition is a task's whole output, held
 in a worker's memory, so a ParDo per task held every document of a partition
-at every stage. It touches none of Beam's private names: a bundle runs
-through Beam's `DoFnRunner`, as on Beam's own workers. The faults are written up for Beam
+at every stage. A bundle runs through Beam's `DoFnRunner`, as on Beam's own
+workers; a side input is rebuilt on a worker from its `_view_options()` and
+`_window_mapping_fn`, Beam's private state: what this module relies on is
+checked, with Beam's version, before a run starts (`RELIED_ON`). The faults are written up for Beam
 in docs/upstream.md.
 """
 
@@ -54,7 +56,16 @@ from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask import transform_evaluator as te
 
 from pipeline.beam_without_pandas import import_worker_modules
-from pipeline.dask_fusion import is_par_do, run_stage, stages
+from pipeline.runners.beam_release import INSTALL, require
+from pipeline.runners.dask_fusion import RELIED_ON as FUSION_RELIES_ON, is_par_do, run_stage, stages
+
+# What of Beam's DaskRunner and side inputs this module builds on, checked with Beam's version before a run starts.
+RELIED_ON = ((beam_dask, "DaskRunner"), (beam_dask, "DaskOptions"), (beam_dask, "DaskRunnerResult"),
+             (beam_dask, "PipelineVisitor"), (beam_dask, "dask_overrides"), (te, "TRANSLATIONS"), (te, "NoOp"),
+             (te, "GroupByKey"), (te, "Flatten"), (te, "defenestrate"), (pvalue, "AsSideInput._view_options"),
+             *FUSION_RELIES_ON)
+# (A side input's window mapping is set by its __init__.)
+ASSIGNED_IN = ((pvalue, "AsSideInput", ("_window_mapping_fn",)),)
 
 # DaskOptions that shape bags, not the client (`--dask_npartitions`, `--dask_partition_size`).
 BAG_OPTIONS = ("npartitions", "partition_size")
@@ -215,7 +226,7 @@ class DaskRunner(beam_dask.DaskRunner):
                 return dask.bag.from_delayed(runs or [dask.delayed(list)()])
 
             def _run_stage(self, stage, input_bag):
-                """A bag whose partitions are the outputs, by key, that leave `stage` (pipeline.dask_fusion)."""
+                """A bag whose partitions are the outputs, by key, that leave `stage` (pipeline.runners.dask_fusion)."""
                 side_specs, side_values = [], []
                 for side in stage.nodes[0].side_inputs:
                     side_specs.append((type(side), side._view_options(), side._window_mapping_fn))
@@ -231,6 +242,10 @@ class DaskRunner(beam_dask.DaskRunner):
 
     def run_pipeline(self, pipeline, options):
         import dask.distributed as ddist
+
+        require("webcorpus's DaskRunner (pipeline/runners/dask_runner.py)",
+                f"{INSTALL}, or run Beam's own DaskRunner with --runner=apache_beam.runners.dask.dask_runner.DaskRunner",
+                RELIED_ON, ASSIGNED_IN)
 
         dask_options = options.view_as(beam_dask.DaskOptions).get_all_options(drop_default=True, current_only=True)
         bag_kwargs = {name: value for name in BAG_OPTIONS if (value := dask_options.pop(name, None))}

@@ -3,7 +3,7 @@ repeats a costly question.
 
 The one module of webcorpus that touches Beam's internals. `patched_fn_api_runner()`
 holds five patches for the length of one run of webcorpus's local runner
-(`pipeline/local_runner.py`), so that Beam's own FnApiRunner
+(`pipeline/runners/local_runner.py`), so that Beam's own FnApiRunner
 (`--runner=FnApiRunner`) stays as Beam made it, even in the same process.
 Each works around a fault of Beam's, reported in docs/upstream.md with a
 minimal reproduction; `tests/test_local_runner.py` shows the faults on Beam's
@@ -42,11 +42,12 @@ With a worker command (`patched_fn_api_runner(worker_command)`), a sixth:
 `SubprocessSDKEnvironment.from_command_string` gives that command where
 the FnApiRunner asks for its own multi-processing worker
 (`BEAMS_WORKER_COMMAND`), so that the workers are forked from a server
-that has imported Beam and webcorpus (`pipeline/worker_fork.py`).
+that has imported Beam and webcorpus (`pipeline/runners/worker_fork.py`).
 
-Before patching, `check_supported` checks the installed Beam against
-`SUPPORTED` (what requirements.txt pins) and that every attribute patched or
-relied on is there; otherwise it fails with one line that says what to do.
+Before patching, `check_supported` checks the installed Beam's version against
+`beam_release.SUPPORTED` (what requirements.txt pins) and that every attribute
+patched or relied on is there; otherwise it fails with one line that says what
+to do.
 """
 
 from __future__ import annotations
@@ -57,19 +58,12 @@ import sys
 import threading
 import types
 
-import apache_beam
 from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, worker_handlers
 from apache_beam.runners.worker import data_plane
 from apache_beam.transforms import environments, userstate
 
-from pipeline.worker_fork import BEAMS_WORKER_MODULE
-
-# The Beam releases these patches are written and tested for: >= 2.77, < 2.78 (requirements.txt).
-SUPPORTED = ((2, 77), (2, 78))
-
-# Values of a grouped stage's input encoded per piece. A fingerprint is about 450 bytes, a side-file line
-# about 300: a piece is about 1 MB, and a message, flushed once over 10 MB, is at most one piece more.
-PIECE_VALUES = 2_000
+from pipeline.runners.beam_release import INSTALL, require
+from pipeline.runners.worker_fork import BEAMS_WORKER_MODULE
 
 # What the patches replace, and the attributes of Beam's objects they read (set by the class's __init__).
 PATCHED = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS"), (execution, "GroupingBuffer"),
@@ -81,37 +75,24 @@ READ = ((execution, "GroupingBuffer", ("_table", "_grouped_output", "_pre_groupe
         (fn_runner, "BundleManager", ("_worker_handler",)),
         (worker_handlers, "WorkerHandlerManager", ("_cached_handlers",)))
 
+# Values of a grouped stage's input encoded per piece. A fingerprint is about 450 bytes, a side-file line
+# about 300: a piece is about 1 MB, and a message, flushed once over 10 MB, is at most one piece more.
+PIECE_VALUES = 2_000
+
 _LOGGER = logging.getLogger(__name__)
 
 
-class UnsupportedBeam(RuntimeError):
-    """The installed Beam is not one that webcorpus's local runner can patch."""
+def check_supported(forked_workers: bool = False) -> None:
+    """Raises `UnsupportedBeam` (one line) unless Beam is the release the patches were written for and has every
+    attribute patched or read; with `forked_workers`, also the worker's entry point the fork server calls
+    (`pipeline.runners.worker_fork`)."""
+    relied_on = PATCHED
+    if forked_workers:
+        from apache_beam.runners.worker import sdk_worker_main
 
-
-def check_supported() -> None:
-    """Raises `UnsupportedBeam` (one line) unless Beam is in `SUPPORTED` and has every attribute patched or read."""
-    version = apache_beam.__version__
-    release = tuple(int(part) for part in version.split(".")[:2])
-    advice = ("install apache-beam>=2.77,<2.78 (requirements.txt), or run Beam's own unpatched runner with "
-              "--runner=FnApiRunner")
-    if not SUPPORTED[0] <= release < SUPPORTED[1]:
-        raise UnsupportedBeam(f"webcorpus's local runner patches Beam 2.77's FnApiRunner, and Beam {version} is "
-                              f"installed: {advice}")
-    missing = [f"{module.__name__}.{path}" for module, path in PATCHED if _lookup(module, path) is None]
-    for module, path, names in READ:
-        init = getattr(_lookup(module, path), "__init__", None)
-        assigned = init.__code__.co_names if hasattr(init, "__code__") else ()
-        missing += [f"{module.__name__}.{path}().{name}" for name in names if name not in assigned]
-    if missing:
-        raise UnsupportedBeam(f"Beam {version} has no {', '.join(missing)}, which webcorpus's local runner "
-                              f"patches: {advice}")
-
-
-def _lookup(module, path: str):
-    value = module
-    for name in path.split("."):
-        value = getattr(value, name, None)
-    return value
+        relied_on += ((sdk_worker_main, "main"),)
+    require("webcorpus's local runner (pipeline/runners/local_runner.py)",
+            f"{INSTALL}, or run Beam's own unpatched runner with --runner=FnApiRunner", relied_on, READ)
 
 
 @contextlib.contextmanager
@@ -119,9 +100,9 @@ def patched_fn_api_runner(worker_command: str | None = None):
     """Beam's FnApiRunner with the five patches, for the length of the block; Beam's own again after it.
 
     With `worker_command`, the multi-processing mode's worker processes are started with it instead of Beam's
-    `BEAMS_WORKER_COMMAND` (`pipeline.worker_fork`).
+    `BEAMS_WORKER_COMMAND` (`pipeline.runners.worker_fork`).
     """
-    check_supported()
+    check_supported(forked_workers=worker_command is not None)
     patches = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 0),
                (execution, "GroupingBuffer", PiecewiseGroupingBuffer),
                (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces),

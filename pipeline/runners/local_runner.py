@@ -8,12 +8,12 @@ gives the FnApiRunner (which also runs
 `--direct_running_mode=multi_processing`) with the pipeline's options
 provisioned to its workers, and for each run:
 
-- the patches of `pipeline/beam_compat.py` (why each, there; the reports
+- the patches of `pipeline/runners/fn_api_patches.py` (why each, there; the reports
   upstream, docs/upstream.md), undone when the run ends, so that Beam's own
   FnApiRunner, `--runner=FnApiRunner`, stays one flag away and unpatched;
 - its worker processes (`--direct_running_mode=multi_processing`) are
   forked from a process that imports Beam and webcorpus while the graph is
-  built (`pipeline/worker_fork.py`), not started afresh (each would import
+  built (`pipeline/runners/worker_fork.py`), not started afresh (each would import
   them itself: about 1.4 s of CPU a worker);
 - they start with `MALLOC_ARENA_MAX=2` unless the environment sets it. A worker runs
   each bundle on a thread of a pool, and glibc gives each thread an arena of
@@ -32,20 +32,20 @@ from apache_beam.portability.api import beam_provision_api_pb2
 from apache_beam.runners.portability.fn_api_runner import fn_runner
 from apache_beam.runners.portability.portable_runner import JobServiceHandle
 
-from pipeline.beam_compat import patched_fn_api_runner
-from pipeline.worker_fork import IN_PROCESS_RUNNER_NAMES, ForkServer, started_early
+from pipeline.runners.fn_api_patches import check_supported, patched_fn_api_runner
+from pipeline.runners.worker_fork import IN_PROCESS_RUNNER_NAMES, ForkServer, started_early
 from pipeline.options import RUNNER_ALIASES
 
 # What they run, as the report and --help name it.
-DESCRIPTION = "DirectRunner (webcorpus's patched FnApiRunner, pipeline/local_runner.py)"
+DESCRIPTION = "DirectRunner (webcorpus's patched FnApiRunner, pipeline/runners/local_runner.py)"
 
 # Arenas of glibc's allocator per worker process, as `MALLOC_ARENA_MAX`.
 WORKER_MALLOC_ARENAS = "2"
 
 
 class LocalRunner(fn_runner.FnApiRunner):
-    """Beam's FnApiRunner, run with `pipeline.beam_compat`'s patches; with `worker_forks`, its worker processes
-    are forked from that server (`pipeline.worker_fork`), which the run closes when it ends."""
+    """Beam's FnApiRunner, run with `pipeline.runners.fn_api_patches`'s patches; with `worker_forks`, its worker processes
+    are forked from that server (`pipeline.runners.worker_fork`), which the run closes when it ends."""
 
     def __init__(self, *args, worker_forks: ForkServer | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -65,11 +65,14 @@ def make_local_runner(options: PipelineOptions) -> LocalRunner:
     """The patched FnApiRunner, with the pipeline's options provisioned to its workers; in the multi-processing
     mode, the server its workers are forked from is started now, to import Beam and webcorpus while the graph
     is built."""
+    forked_workers = worker_processes(options) is not None
+    # Beam's version and what the patches touch, before anything is built or started (one line otherwise).
+    check_supported(forked_workers)
     # Worker processes inherit the runner's environment; glibc reads this when a process starts.
     os.environ.setdefault("MALLOC_ARENA_MAX", WORKER_MALLOC_ARENAS)
     encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
     provision = fn_runner.ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded))
-    forks = (started_early() or ForkServer()) if worker_processes(options) is not None else None
+    forks = (started_early() or ForkServer()) if forked_workers else None
     return LocalRunner(provision_info=provision, worker_forks=forks)
 
 
