@@ -28,6 +28,7 @@ from pipeline.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make
 from pipeline.options import RUNNER_ALIASES, parse_settings
 from pipeline.settings import CorpusSettings, load_manifest
 from pipeline.progress import ProgressDisplay, progress_notes
+from pipeline.recipes import unreadable_text_note
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, is_output_name,
                               names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,
                               sign_build)
@@ -483,6 +484,10 @@ def compare_with_manifest(manifest: dict, output: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if settings.verbose else logging.WARNING)
+    # Said before the build, not after its report: a rebuild repeats its manifest's options as they are.
+    note = None if settings.rebuild_of else unreadable_text_note(settings)
+    if note:
+        print(f"{program_name()}: {note}", file=sys.stderr)
     unchanged = f"nothing was published, {settings.output} is as it was"
     with RunWatch() as signals:
         try:
