@@ -484,10 +484,6 @@ def compare_with_manifest(manifest: dict, output: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if settings.verbose else logging.WARNING)
-    # Said before the build, not after its report: a rebuild repeats its manifest's options as they are.
-    note = None if settings.rebuild_of else unreadable_text_note(settings)
-    if note:
-        print(f"{program_name()}: {note}", file=sys.stderr)
     unchanged = f"nothing was published, {settings.output} is as it was"
     with RunWatch() as signals:
         try:
@@ -525,7 +521,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None) -> int:
     """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
-    for note in notes:
+    # Not for a rebuild: it repeats its manifest's options as they are.
+    unreadable = None if manifest is not None else unreadable_text_note(settings)
+    for note in notes + ([unreadable] if unreadable else []):
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))
     print(f"\nBuilt by the runner {report['runner']}")
