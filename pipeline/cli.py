@@ -28,6 +28,7 @@ from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runn
 from pipeline.options import RUNNER_ALIASES, parse_settings
 from pipeline.settings import CorpusSettings, load_manifest
 from pipeline.progress import ProgressDisplay, progress_notes
+from pipeline.recipes import unreadable_text_note
 from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_paths, is_output_name,
                               names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,
                               sign_build)
@@ -533,7 +534,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None) -> int:
     """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
-    for note in notes:
+    # Not for a rebuild: it repeats its manifest's options as they are.
+    unreadable = None if manifest is not None else unreadable_text_note(settings)
+    for note in notes + ([unreadable] if unreadable else []):
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))
     print(f"\nBuilt by the runner {report['runner']}")

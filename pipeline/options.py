@@ -21,6 +21,7 @@ from apache_beam.runners import create_runner
 from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, check_crawl_name, crawl_base, is_listing,
                             listing_url, parse_file_range)
 from pipeline.launch import program_name
+from pipeline.recipes import RECIPES, with_recipe
 from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, settings_from_manifest
 
 from transforms.corpus_format import RECORD_DIGEST
@@ -64,6 +65,11 @@ def make_parser() -> argparse.ArgumentParser:
             "does not know either is an error. --runner=DirectRunner (the default) runs webcorpus's patched "
             "FnApiRunner (pipeline/runners/local_runner.py); --runner=FnApiRunner runs Beam's own, unpatched."
         ),
+    )
+    parser.add_argument(
+        "--recipe", default=None, choices=sorted(RECIPES),
+        help="Set the options of a corpus people build (docs/recipes.md lists each one's flags); options given "
+             "as well win over the recipe's. The manifest records the recipe and the options it set.",
     )
     parser.add_argument(
         "--input", action="append", default=[], metavar="PATTERN",
@@ -294,7 +300,7 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
-               "crawl_base_url": "--crawl-base-url", "extend": "--extend"}
+               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
@@ -426,6 +432,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
                                  f"({type(error).__name__}: {error})") from error
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
+        known = with_recipe(parser, known)
         inputs, base = chosen_inputs(known)
         if known.sync_interval is not None and (known.format or DEFAULT_FORMAT) != "avro":
             raise ValueError(f"--block-size sets Avro's blocks; --format {known.format} has none")
@@ -464,6 +471,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             quiet=known.quiet,
             verbose=known.verbose,
             resume=not known.no_resume,
+            recipe=known.recipe or "",
         )
     except ValueError as error:
         parser.error(str(error))

@@ -8,6 +8,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
+from pipeline.recipes import RECIPES
 
 from transforms.cleaning.css_selectors import validate_selectors
 from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
@@ -87,6 +88,8 @@ class CorpusSettings:
     url_blocklists: tuple[str, ...] = ()
     # Skip pages that reserve text and data mining (`--respect-opt-out`).
     respect_opt_out: bool = False
+    # The `--recipe` that set options (`pipeline.recipes`): recorded beside the options it set.
+    recipe: str = ""
     # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
     # (`--files`), the crawl named (`--crawl`), the base of its files. Not the build's identity: the build records the
     # files the listings name as its inputs.
@@ -125,6 +128,8 @@ class CorpusSettings:
         elif self.quality_thresholds:
             raise ValueError("--quality-threshold needs --quality")
         object.__setattr__(self, "quality_thresholds", tuple(self.quality_thresholds))
+        if self.recipe and self.recipe not in RECIPES:
+            raise ValueError(f"no recipe {self.recipe!r} (recipes: {', '.join(sorted(RECIPES))})")
         object.__setattr__(self, "url_blocklists", tuple(map(os.path.abspath, self.url_blocklists)))
         for path in self.url_blocklists:
             if not os.path.isfile(path):
@@ -175,7 +180,7 @@ class CorpusSettings:
             del described["fields"]
         else:
             described["fields"] = list(self.fields)
-        for name in ("main_content", "clean_text", "language", "languages", "pii", "respect_opt_out"):
+        for name in ("main_content", "clean_text", "language", "languages", "pii", "respect_opt_out", "recipe"):
             if not described[name]:
                 del described[name]
         if self.languages:
@@ -242,6 +247,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         pii=options.get("pii", False),
         url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),
         respect_opt_out=options.get("respect_opt_out", False),
+        recipe=options.get("recipe", ""),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

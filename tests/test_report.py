@@ -17,7 +17,7 @@ from tests.helpers import applied_transforms
 from transforms.document import DeadLetter, Skip
 from transforms.manifest import digest_file
 from transforms.report import (OUTCOMES, build_report, format_report, read_report, tally_of, tally_record,
-                               tally_records_read, tally_written)
+                               tally_records_read, tally_written, text_copies)
 from transforms.report_transform import SumTallies, TallyBundle, WriteReport
 from transforms.vocabulary import Duplicate, RecordsRead
 
@@ -133,6 +133,20 @@ def test_a_record_that_went_nowhere_unbalances_the_report():
     assert report["records"]["read"] == 10 and report["records"]["balanced"] is False
     balance = next(line for line in format_report(report).splitlines() if "read = kept" in line)
     assert balance.split()[-1] == "NO"
+
+
+@pytest.mark.parametrize("options, line", [
+    ({}, "  the text is in 2 fields (html, text); --fields url,title,clean_text: in 1"),
+    ({"format": "parquet", "clean_text": True},
+     "  the text is in 3 fields (html, text, clean_text), in columns compressed apart; --fields url,title,clean_text: in 1"),
+    ({"format": "parquet", "fields": ["url", "title", "clean_text"]}, None),
+])
+def test_the_report_says_how_many_times_the_files_hold_the_text(options, line):
+    # "minimized" counts html alone: a Parquet build's files of html and text, compressed column by column, come out
+    # larger than it ("0.81x" on the sample).
+    assert text_copies(options) == line
+    report = build_report(run_tallies(EXAMPLE), options)
+    assert (line in format_report(report).splitlines()) if line else "the text is in" not in format_report(report)
 
 
 def test_a_document_without_text_is_read_once_and_skipped():

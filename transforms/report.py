@@ -34,6 +34,7 @@ from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.locations import redacted
 from transforms.manifest import DigestingHandle, FileDigest
+from transforms.sink.schema import CLEAN_TEXT, resolve_fields
 from transforms.snapshot import InputDigest
 from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
                                    EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,
@@ -57,6 +58,8 @@ BYTE_STAGES = (
     ("written", "written (Avro files)"),
 )
 # The files a build of another `--format` writes (its options name the format; an Avro build's do not).
+# The fields that each hold the page's text, minimized or readable.
+TEXT_FIELDS = ("html", "text", CLEAN_TEXT)
 FORMAT_FILES = {"parquet": "Parquet files", "jsonl": "JSON Lines files"}
 
 
@@ -65,6 +68,18 @@ def byte_stages(options: dict) -> tuple[tuple[str, str], ...]:
     files = FORMAT_FILES.get(options.get("format"))
     return tuple((name, f"written ({files})" if files and name == "written" else label)
                  for name, label in BYTE_STAGES)
+
+
+def text_copies(options: dict) -> str | None:
+    """A line saying how many times the written files hold the page's text, where more than once: "minimized" counts
+    `html` alone, and Parquet compresses each column apart, so its files can come out larger than that."""
+    fields = resolve_fields(None if options.get("fields") is None else tuple(options["fields"]),
+                            "near_dedup" in options, options.get("clean_text", False), options.get("language", False))
+    texts = [name for name in TEXT_FIELDS if name in fields]
+    if len(texts) < 2:
+        return None
+    apart = ", in columns compressed apart" if options.get("format") == "parquet" else ""
+    return f"  the text is in {len(texts)} fields ({', '.join(texts)}){apart}; --fields url,title,clean_text: in 1"
 
 
 def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
@@ -312,6 +327,9 @@ def format_report(report: dict) -> str:
         total = f"{first / size:.2f}x" if previous and size else ""
         lines.append(f"  {label:<28}{size:>16,}{step:>10}{total:>10}")
         previous = size
+    copies = text_copies(report.get("options", {}))
+    if copies:
+        lines.append(copies)
     if report.get("languages"):
         lines += ["", "Languages (kept documents, identified)",
                   f"  {'language':<28}{'documents':>16}{'raw HTML bytes':>16}"]
