@@ -1,6 +1,6 @@
 """lexbor's headers for CleanHtml's C walk, from the sdist of the selectolax that requirements.txt pins.
 
-selectolax links lexbor into its own extension module and installs no headers. `transforms/_lexbor_walk.c`
+selectolax links lexbor into its own extension module and installs no headers. `transforms/native/_lexbor_walk.c`
 calls that lexbor, so it is compiled against the headers of the very lexbor the pinned selectolax release
 carries: its sdist (`selectolax-VERSION/lexbor/source/lexbor/...`), fetched from PyPI at build time and
 checked against its sha256, of which only the `.h` files under `lexbor/source/` are extracted. setup.py

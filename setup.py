@@ -9,7 +9,7 @@ from setuptools.command.build_ext import build_ext
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lexbor_headers  # noqa: E402  (beside this file, in the sdist too)
 
-LEXBOR_WALK = "transforms._lexbor_walk"
+LEXBOR_WALK = "transforms.native._lexbor_walk"
 
 
 class BuildExtensions(build_ext):
@@ -47,22 +47,22 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
     package_data={"pipeline": ["data/*.warc.gz"]},
-    # The C accelerators of transforms/native.py. Each is optional: without a C compiler (or Python's
+    # The C accelerators of transforms/native/. Each is optional: without a C compiler (or Python's
     # headers) the build warns and goes on, and the pure-Python path gives the same corpus.
     ext_modules=[
-        # CleanHtml's walk over lexbor's tree (transforms/cleaning/c_walk.py). It calls the lexbor that
+        # CleanHtml's walk over lexbor's tree (transforms/stages/clean_html/c_walk.py). It calls the lexbor that
         # selectolax's own module carries (found there at run time by the names its headers declare),
         # compiled against the headers of that lexbor (BuildExtensions); the selectolax they came from is
         # checked at import.
-        Extension(LEXBOR_WALK, ["transforms/_lexbor_walk.c"], libraries=["dl"],
+        Extension(LEXBOR_WALK, ["transforms/native/_lexbor_walk.c"], libraries=["dl"],
                   define_macros=[("LEXBOR_STATIC", None),
                                  ("WEBCORPUS_SELECTOLAX_VERSION", f'"{lexbor_headers.SELECTOLAX_VERSION}"')],
                   extra_compile_args=["-O2", "-std=c11"], optional=True),
-        # resolve_links's common case (transforms/cleaning/links.py).
-        Extension("transforms._links", ["transforms/_links.c"], extra_compile_args=["-O2", "-std=c11"],
+        # resolve_links's common case (transforms/stages/clean_html/links.py).
+        Extension("transforms.native._links", ["transforms/native/_links.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
-        # MinimizeText's code pages (transforms/minimize_text.py) in one pass.
-        Extension("transforms._code_page", ["transforms/_code_page.c"], extra_compile_args=["-O2", "-std=c11"],
+        # MinimizeText's code pages (transforms/stages/minimize_text.py) in one pass.
+        Extension("transforms.native._code_page", ["transforms/native/_code_page.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
     ],
     cmdclass={"build_ext": BuildExtensions},

@@ -5,7 +5,7 @@ child process per path (`WEBCORPUS_PURE_PYTHON=1` for the pure one), CleanHtml
 and MinimizeText on every page of the developer corpus
 (`benchmarks.throughput.load_pages`), each page `--rounds` times (the median
 of its CPU times counts), and prints per path the mean time per page of each
-stage and both together, and the median page. See transforms/native.py.
+stage and both together, and the median page. See transforms/native/.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def measure(corpus: Path, rounds: int) -> dict:
     """This process's path, timed on the corpus's pages."""
     from benchmarks.throughput import load_pages
     from transforms import native
-    from transforms.html_cleaner import HtmlCleaner
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
     from transforms.document import Document
-    from transforms.minimize_text import minimize_document
+    from transforms.stages.minimize_text import minimize_document
 
     pages = [Document(page.url, "", "", "", 0, 200, page.content_type, utf8_payload=page.payload) for page in load_pages(corpus)]
     cleaner = HtmlCleaner()

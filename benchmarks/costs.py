@@ -51,7 +51,7 @@ from benchmarks.throughput import DEFAULT_CORPUS, checked, pipeline_command, run
 from pipeline.graph import build_corpus
 from pipeline.settings import CorpusSettings
 from pipeline.sample import SAMPLE_PATH
-from transforms.read_warc import DEFAULT_RANGE_BYTES as RANGE_BYTES
+from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES as RANGE_BYTES
 
 NAMESPACE = "webcorpus.costs"
 GB = 1e9

@@ -129,7 +129,7 @@ def written_share(written: int, default_written: int) -> int:
 def isolated_pages(corpus: Path) -> tuple[int, int]:
     """(pages CleanHtml sends to its child process, pages it cleans) of the developer corpus."""
     from benchmarks.throughput import load_pages
-    from transforms.cleaning.guard import isolation_reason
+    from transforms.stages.clean_html.guard import isolation_reason
 
     pages = load_pages(corpus)
     return sum(1 for page in pages if isolation_reason(page.payload) is not None), len(pages)
@@ -146,7 +146,7 @@ def right_charsets(corpus: Path) -> tuple[int, int]:
 def verify_example(build: Build, shard: str, directory: Path) -> str:
     """What `pipeline.verify` says of a copy of the build without `shard`, under a manifest sealed again."""
     from pipeline import verify
-    from transforms.manifest import MANIFEST_NAME, seal
+    from transforms.report.manifest import MANIFEST_NAME, seal
 
     copy = directory / "without-a-shard"
     shutil.copytree(build.output, copy)

@@ -39,9 +39,9 @@ from benchmarks import medians
 from benchmarks.throughput import alternate, checked, pipeline_command, run_measured
 from pipeline.sample import Capture, warc_bytes
 from pipeline.signing import sign, signing_key
-from transforms.corpus_index import (CONTENT_BYTES, INDEX_NAME, index_file_name, index_header, index_shard_count,
-                                     index_shard_of)
-from transforms.manifest import MANIFEST_NAME, seal
+from transforms.state.corpus_index import (CONTENT_BYTES, INDEX_NAME, index_file_name, index_header, index_shard_count,
+                                           index_shard_of)
+from transforms.report.manifest import MANIFEST_NAME, seal
 
 VOCABULARY = [f"{first}{second}" for first in ("ka", "lo", "mi", "ne", "su", "ta", "ve", "ri", "po", "du")
               for second in range(500)]

@@ -9,7 +9,7 @@ record id with `read_warc` (pages that ReadWarc does not keep, such as
 captures cut at 1 MiB, are left out and counted: read with `skip_truncated`,
 since the gold text of a cut capture is of the whole page). Every tool gets the same
 page: for webcorpus the raw payload (its time includes the charset decode),
-for the others the payload as `transforms.charset` decoded it to UTF-8.
+for the others the payload as `transforms.stages.charset` decoded it to UTF-8.
 
 The tools:
 
@@ -117,7 +117,7 @@ class Page:
     url: str
     content_type: str
     raw: bytes  # the payload as ReadWarc gives it
-    utf8: bytes  # as transforms.charset decodes it
+    utf8: bytes  # as transforms.stages.charset decodes it
     charset: str
     true_charset: str
     gold: str = ""  # full gold text ("" for snippet pages)
@@ -178,9 +178,9 @@ def gold_lines(text: str) -> list[str]:
 
 def load_pages(corpus: Path) -> tuple[list[Page], dict]:
     """The gold pages found in the WARC files, and counts of those left out."""
-    from transforms.charset import to_utf8
+    from transforms.stages.charset import to_utf8
     from transforms.document import Document, Skip
-    from transforms.read_warc import read_warc
+    from transforms.stages.read_warc.read_warc import read_warc
 
     rows = {}
     for name in ("gold.jsonl", "snippets.jsonl"):
@@ -241,9 +241,9 @@ def tools(scripts=None) -> tuple[dict, dict]:
     """(name -> function(page) -> lines, name -> why it is skipped)."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from transforms.charset import to_utf8
-    from transforms.html_cleaner import HtmlCleaner
-    from transforms.minimize_text import minimize_blocks
+    from transforms.stages.charset import to_utf8
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
+    from transforms.stages.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()
     minimize_options = {} if scripts is None else {"scripts": scripts}
@@ -311,8 +311,8 @@ CLEAN_TEXT = "clean_text"
 
 def clean_text_tool():
     """webcorpus's `clean_text` field: CleanHtml's blocks, one a line, before MinimizeText (measure with KEEP_CASE)."""
-    from transforms.charset import to_utf8
-    from transforms.html_cleaner import HtmlCleaner
+    from transforms.stages.charset import to_utf8
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
 
     cleaner = HtmlCleaner()
 
@@ -328,7 +328,7 @@ def clean_text_tool():
 
 
 def normalized_lines(lines, scripts=None) -> list[str]:
-    from transforms.minimize_text import minimize_block
+    from transforms.stages.minimize_text import minimize_block
 
     if scripts == KEEP_CASE:
         return [line for line in (" ".join(unicodedata.normalize("NFC", line).split()) for line in lines) if line]
@@ -644,7 +644,7 @@ def print_worst(results: dict, count: int) -> None:
 
 def run_charset(pages: list[Page]) -> dict:
     def canonical(name: str) -> str | None:
-        from transforms.charset import codec_for_label
+        from transforms.stages.charset import codec_for_label
 
         codec = codec_for_label(name) if name else None
         return codecs.lookup(codec).name if codec else None
@@ -678,9 +678,9 @@ def run_noscript(pages: list[Page], scripts=None) -> dict:
     """
     from selectolax.lexbor import LexborHTMLParser
 
-    from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
-    from transforms.html_cleaner import HtmlCleaner
-    from transforms.minimize_text import minimize_blocks
+    from transforms.stages.clean_html.rules import NOSCRIPT_MIN_CHARACTERS
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
+    from transforms.stages.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()
     minimize_options = {} if scripts is None else {"scripts": scripts}
@@ -749,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     sections = parse_sections(parser, args.sections, SECTIONS)
     scripts = None
     if args.scripts:
-        from transforms.minimize_text import parse_scripts
+        from transforms.stages.minimize_text import parse_scripts
 
         scripts = parse_scripts(args.scripts)
     sys.path.insert(0, str(REPO))

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from benchmarks import default_corpus
 from benchmarks.throughput import _permutation_table, remix
-from transforms.charset import decode_document
+from transforms.stages.charset import decode_document
 from transforms.document import Document
-from transforms.filters.rule_sets import DEFAULT_THRESHOLDS, RULE_SETS, apply_rule_sets
-from transforms.html_cleaner import HtmlCleaner
-from transforms.language import identify
-from transforms.minimize_text import minimize_document
-from transforms.read_warc import read_warc
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, RULE_SETS, apply_rule_sets
+from transforms.stages.clean_html.clean_html import HtmlCleaner
+from transforms.stages.language import identify
+from transforms.stages.minimize_text import minimize_document
+from transforms.stages.read_warc.read_warc import read_warc
 
 HELPER = Path(__file__).with_name("filters_datatrove.py")
 

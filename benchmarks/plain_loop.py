@@ -27,16 +27,16 @@ from pipeline.beam_without_pandas import import_beam
 # The stages' modules import Beam: imported as `python -m pipeline` imports it, so that the two start alike.
 import_beam()
 
-from transforms.charset import decode_document  # noqa: E402
-from transforms.corpus_format import FILE_PREFIX  # noqa: E402
-from transforms.sink.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter,  # noqa: E402
-                                           RecordLayout, resolve_level)
-from transforms.sink.schema import PARSED_SCHEMA  # noqa: E402
+from transforms.stages.charset import decode_document  # noqa: E402
+from transforms.corpus.corpus_format import FILE_PREFIX  # noqa: E402
+from transforms.stages.sink.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter,  # noqa: E402
+                                                  RecordLayout, resolve_level)
+from transforms.stages.sink.schema import PARSED_SCHEMA  # noqa: E402
 from transforms.document import Document  # noqa: E402
-from transforms.hash_dedup import has_text, hash_document  # noqa: E402
-from transforms.html_cleaner import HtmlCleaner  # noqa: E402
-from transforms.minimize_text import minimize_document  # noqa: E402
-from transforms.read_warc import open_uncompressed, read_warc  # noqa: E402
+from transforms.stages.hash_dedup import has_text, hash_document  # noqa: E402
+from transforms.stages.clean_html.clean_html import HtmlCleaner  # noqa: E402
+from transforms.stages.minimize_text import minimize_document  # noqa: E402
+from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc  # noqa: E402
 
 def survivor_order(doc: Document) -> tuple[str, str, str]:
     # HashDedup's rule: the earliest capture, then the smallest URL and record id.

@@ -6,7 +6,7 @@
 Each way of reading reads every file, in one process, `--reps` times, the
 order turned round each time; the figure is the median CPU time of a pass:
 
-- `read_warc`: webcorpus's reader (transforms/read_warc): warcio's parser
+- `read_warc`: webcorpus's reader (transforms/stages/read_warc): warcio's parser
   behind its framing, recovery and classification rules, every HTML payload
   decoded, gzip inflated by zlib-ng;
 - `warcio`: warcio's ArchiveIterator alone, every response's payload read (CPython's zlib);
@@ -34,7 +34,7 @@ from warcio.archiveiterator import ArchiveIterator
 from zlib_ng import zlib_ng
 
 from benchmarks import alternated_runs, default_corpus, medians
-from transforms.read_warc import open_uncompressed, read_warc
+from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
 
 INFLATE_READ = 1 << 16
 

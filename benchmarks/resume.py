@@ -32,7 +32,7 @@ from benchmarks import medians
 from benchmarks.scale import generate
 from benchmarks.throughput import REPO, checked, pipeline_command, run_measured
 from pipeline.resumable import RESUME_PREFIX
-from transforms.unit_ledger import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS
+from transforms.state.unit_ledger import HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS
 
 FRACTIONS = (0.25, 0.5, 0.9)
 

@@ -47,8 +47,8 @@ def build_command(inputs: list[str], output: Path, extra: tuple[str, ...], undo:
     argv = ["--runner=DirectRunner", "--quiet", "--output", str(output), *extra]
     for path in inputs:
         argv += ["--input", path]
-    code = (f"import sys; sys.argv = ['python -m pipeline', *{argv!r}]; {undo or ''}; "
-            "from pipeline.launch import main; sys.exit(main())")
+    code = "; ".join(filter(None, (f"import sys; sys.argv = ['python -m pipeline', *{argv!r}]", undo,
+                                   "from pipeline.launch import main; sys.exit(main())")))
     return [sys.executable, "-c", code]
 
 

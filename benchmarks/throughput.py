@@ -91,9 +91,9 @@ class Page:
 
 def load_pages(corpus: Path) -> list[Page]:
     """Every HTML document of the corpus's WARC files, decoded to UTF-8 as the pipeline does."""
-    from transforms.charset import decode_document
+    from transforms.stages.charset import decode_document
     from transforms.document import Document
-    from transforms.read_warc import read_warc
+    from transforms.stages.read_warc.read_warc import read_warc
 
     pages = []
     paths = sorted(glob.glob(str(corpus / "warc" / "*.warc.gz")))
@@ -220,8 +220,8 @@ def extractors() -> dict:
     """name -> function(page) for every method compared per page."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from transforms.html_cleaner import HtmlCleaner
-    from transforms.minimize_text import minimize_blocks
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
+    from transforms.stages.minimize_text import minimize_blocks
 
     cleaner = HtmlCleaner()
 
@@ -548,8 +548,8 @@ def composition(output: Path) -> dict:
     import fastavro
 
     from benchmarks.plain_loop import DEFAULT_CODEC
-    from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, resolve_level
-    from transforms.sink.schema import PARSED_SCHEMA
+    from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, resolve_level
+    from transforms.stages.sink.schema import PARSED_SCHEMA
 
     records = []
     for path in sorted(output.glob("corpus-*.avro")):

@@ -34,15 +34,16 @@ from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_p
                               sign_build)
 from pipeline.runner_check import flink_job_server_missing
 from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
-from transforms.exact_paths import escape_glob, is_local, remove_exactly
-from transforms.http_filesystem import RemoteReadError
-from transforms.locations import redacted
-from transforms.manifest import digest_file
-from transforms.read_warc import open_uncompressed, starts_like_archive
-from transforms.regular_files import kind_of
-from transforms.report import format_report, imbalances, read_report
+from transforms.filesystems.exact_paths import escape_glob, is_local, remove_exactly
+from transforms.filesystems.http_filesystem import RemoteReadError
+from transforms.filesystems.locations import redacted
+from transforms.report.manifest import digest_file
+from transforms.stages.read_warc.read_warc import open_uncompressed
+from transforms.stages.read_warc.formats import starts_like_archive
+from transforms.filesystems.regular_files import kind_of
+from transforms.report.report import format_report, imbalances, read_report
 
 # A pattern up to its first glob character.
 GLOB_PREFIX = re.compile(r"[^[*?]*")
@@ -480,7 +481,7 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
             if digest_file(input_path).sha256 != sha256:
                 raise UsageError(f"input {input_path} changed since the manifest was written (sha256 differs)")
         except (RemoteReadError, BuildFailed) as error:
-            # A manifest names URLs without their credentials (transforms.locations).
+            # A manifest names URLs without their credentials (transforms.filesystems.locations).
             raise BuildFailed(f"{error if isinstance(error, BuildFailed) else describe_failure(error)} (a manifest "
                               "names URLs without credentials: give them in ~/.netrc)") from error
 

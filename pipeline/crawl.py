@@ -39,8 +39,8 @@ from typing import Iterable, Iterator
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.locations import origin, redacted
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.filesystems.locations import origin, redacted
 
 CRAWL_BASES = {"https": "https://data.commoncrawl.org/", "s3": "s3://commoncrawl/"}
 DEFAULT_SOURCE = "https"

@@ -1,5 +1,5 @@
 """`--extend CORPUS`: the earlier corpora a build leaves out what they hold, known by their manifests and
-indexes alone (`transforms.corpus_index`): never their WARC files, never their shards.
+indexes alone (`transforms.state.corpus_index`): never their WARC files, never their shards.
 
 An earlier corpus is input that decides which pages a build drops, so it is
 taken only if its manifest's checksum holds and a build of this user signed it
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.signing import checksum_holds, signature_problem
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus_index import (HEADER, INDEX_NAME, MAGIC, READ_ENTRIES, IndexDamaged, ListedBytes,
-                                     entry_width, listed_size_holds)
-from transforms.manifest import MANIFEST_NAME
-from transforms.minimize_text import DEFAULT_SCRIPTS
-from transforms.read_corpus import read_bytes
-from transforms.regular_files import open_regular
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.state.corpus_index import (HEADER, INDEX_NAME, MAGIC, READ_ENTRIES, IndexDamaged, ListedBytes,
+                                           entry_width, listed_size_holds)
+from transforms.report.manifest import MANIFEST_NAME
+from transforms.stages.minimize_text import DEFAULT_SCRIPTS
+from transforms.corpus.read_corpus import read_bytes
+from transforms.filesystems.regular_files import open_regular
 
 if TYPE_CHECKING:
     from pipeline.settings import CorpusSettings

@@ -14,7 +14,7 @@ its survivor). With `--near-dedup`, NearDedup runs on HashDedup's survivors and
 survivor and estimated similarity: a file of its own, so that every line of
 `duplicates-*.jsonl` still means "the same content as its survivor".
 
-Every build writes its content index, `index-*.bin` (`transforms.corpus_index`), from HashDedup's
+Every build writes its content index, `index-*.bin` (`transforms.state.corpus_index`), from HashDedup's
 contents (and NearDedup's survivors' signatures); with `--extend`, the earlier corpora's contents whose hash this
 build has go into HashDedup's combine, and their signatures into NearDedup's buckets, as elements, never as a side
 input.
@@ -32,30 +32,30 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.settings import CorpusSettings
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.charset_transform import DecodeCharset
-from transforms.clean_html import CleanHtml
-from transforms.corpus_index_transform import (EarlierMatches, ReadEarlierSignatures, WriteIndex, not_near_dropped,
-                                              sign_survivors)
-from transforms.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
-from transforms.filters.opt_out import headers_opt_out
-from transforms.filters.screens import Screens
-from transforms.filters.url_blocklist import UrlBlocklist
-from transforms.hash_dedup import HashDedup, HashDocuments
-from transforms.language import IdentifyLanguage
-from transforms.locations import readable_by_name
-from transforms.manifest import DigestingHandle, FileDigest
-from transforms.manifest_transform import WriteManifest
-from transforms.minimize_text import minimize_document
-from transforms.minimize_text_transform import MinimizeText
-from transforms.near_dedup import UNSIGNED, NearDedup, SignDocuments
-from transforms.read_warc.splittable_read import ReadWarc
-from transforms.report_page_transform import WriteReportPage
-from transforms.report_transform import WriteReport
-from transforms.resume import Replay, tap
-from transforms.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan
-from transforms.sink.schema import CLEAN_TEXT
-from transforms.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.stages.charset_transform import DecodeCharset
+from transforms.stages.clean_html.clean_html_transform import CleanHtml
+from transforms.state.corpus_index_transform import (EarlierMatches, ReadEarlierSignatures, WriteIndex,
+                                                     not_near_dropped, sign_survivors)
+from transforms.stages.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
+from transforms.stages.filters.opt_out import headers_opt_out
+from transforms.stages.filters.screens import Screens
+from transforms.stages.filters.url_blocklist import UrlBlocklist
+from transforms.stages.hash_dedup import HashDedup, HashDocuments
+from transforms.stages.language_transform import IdentifyLanguage
+from transforms.filesystems.locations import readable_by_name
+from transforms.report.manifest import DigestingHandle, FileDigest
+from transforms.report.manifest_transform import WriteManifest
+from transforms.stages.minimize_text import minimize_document
+from transforms.stages.minimize_text_transform import MinimizeText
+from transforms.stages.near_dedup import UNSIGNED, NearDedup, SignDocuments
+from transforms.stages.read_warc.read_warc_transform import ReadWarc
+from transforms.report.report_page_transform import WriteReportPage
+from transforms.report.report_transform import WriteReport
+from transforms.state.unit_ledger_transform import Replay, tap
+from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan
+from transforms.stages.sink.schema import CLEAN_TEXT
+from transforms.stages.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
 from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS,
                                    NON_RESPONSE, NOTES, RECORDS_READ, SKIPPED, UNITS_READ)
 
@@ -157,7 +157,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`). With `units_dir`, the build can
-    resume (`transforms.unit_ledger`): its staging files and the completion records of its units go there, and the
+    resume (`transforms.state.unit_ledger`): its staging files and the completion records of its units go there, and the
     units recorded there by an earlier run of the same build are replayed, not read.
     """
     # Read once: with --extend it reads and checks the earlier corpora's manifests, and the shards' sync marker, the
@@ -169,7 +169,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
                                              settings.max_page_bytes, settings.skip_truncated,
                                              Screens(screens) if screens else None, units_dir)
-    # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.unit_ledger`).
+    # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.state.unit_ledger`).
     tapped = [{"skipped": read.skipped, "dead": read[DEAD_LETTER], "units": read[UNITS_READ]}]
     decoded = read.documents | "Charset" >> DecodeCharset()
     tapped.append({"dead": decoded[DEAD_LETTER]})

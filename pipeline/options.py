@@ -24,19 +24,19 @@ from pipeline.launch import program_name
 from pipeline.recipes import RECIPES, with_recipe
 from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, settings_from_manifest
 
-from transforms.corpus_format import RECORD_DIGEST
-from transforms.filters.rule_sets import RULE_SETS
-from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
-from transforms.language import parse_languages
-from transforms.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
-from transforms.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
-                                   MinHashParameters)
-from transforms.payload import DEFAULT_MAX_PAGE_BYTES
-from transforms.read_warc import DEFAULT_RANGE_BYTES
-from transforms.report_page import DEFAULT_SAMPLE_SIZE
-from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
-from transforms.sink.formats import ALL_CODECS, CODECS, DEFAULT_CODECS, DEFAULT_FORMAT
-from transforms.sink.schema import CLEAN_TEXT, FIELD_NAMES
+from transforms.corpus.corpus_format import RECORD_DIGEST
+from transforms.stages.filters.rule_sets import RULE_SETS
+from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
+from transforms.stages.language import parse_languages
+from transforms.stages.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
+from transforms.stages.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
+                                          MinHashParameters)
+from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
+from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
+from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
+from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.stages.sink.formats import ALL_CODECS, CODECS, DEFAULT_CODECS, DEFAULT_FORMAT
+from transforms.stages.sink.schema import CLEAN_TEXT, FIELD_NAMES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"

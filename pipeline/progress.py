@@ -1,11 +1,11 @@
 """Progress of a run on stderr: the phase, records and bytes read, rate, time left.
 
 `ProgressDisplay`, in a thread of the command, sums the readers' and the
-shard writers' notes (`transforms.progress`). On a terminal the line updates
+shard writers' notes (`transforms.report.progress`). On a terminal the line updates
 in place; otherwise a line is printed every `LINE_SECONDS`. Until the first
 record is read (or reused), the line says that the workers are starting.
 
-A resumed run (`transforms.unit_ledger`) replays the units an earlier run
+A resumed run (`transforms.state.unit_ledger`) replays the units an earlier run
 finished: their bytes count as done, and the line says which share of the
 input was reused; the rate and the time left are of the bytes read in this run.
 
@@ -36,8 +36,8 @@ import time
 from dataclasses import dataclass
 from typing import Iterator
 
-from transforms.exact_paths import is_local
-from transforms.progress import NotesReader
+from transforms.filesystems.exact_paths import is_local
+from transforms.report.progress import NotesReader
 
 REFRESH_SECONDS = 0.5
 LINE_SECONDS = 5.0

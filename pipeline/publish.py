@@ -56,16 +56,16 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.graph import NEAR_DUPLICATES_FILE, SIDE_OUTPUTS
 from pipeline.resumable import IDENTITY_NAME, RESUME_PREFIX
 from pipeline.signing import sign, signature_problem
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus_format import FILE_PREFIX, SHARD_EXTENSIONS, SHARD_NAME
-from transforms.corpus_index import INDEX_NAME, index_file_name
-from transforms.sink.staging import STAGING_DIR
-from transforms.exact_paths import is_local, names_in, remove_exactly
-from transforms.manifest import MANIFEST_NAME, write_manifest
-from transforms.regular_files import kind_of, open_regular
-from transforms.report import REPORT_NAME
-from transforms.report_page import REPORT_PAGE_NAME
-from transforms.unit_ledger import RECORD_SUFFIX, UNITS
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus.corpus_format import FILE_PREFIX, SHARD_EXTENSIONS, SHARD_NAME
+from transforms.state.corpus_index import INDEX_NAME, index_file_name
+from transforms.stages.sink.staging import STAGING_DIR
+from transforms.filesystems.exact_paths import is_local, names_in, remove_exactly
+from transforms.report.manifest import MANIFEST_NAME, write_manifest
+from transforms.filesystems.regular_files import kind_of, open_regular
+from transforms.report.report import REPORT_NAME
+from transforms.report.report_page import REPORT_PAGE_NAME
+from transforms.state.unit_ledger import RECORD_SUFFIX, UNITS
 
 RUN_STAGING_PREFIX = f"{STAGING_DIR}-"
 LOCK_NAME = ".webcorpus.lock"

@@ -2,7 +2,7 @@
 published.
 
 It holds the staging files of the build's units and their completion
-records (`transforms.unit_ledger`), and `identity.json`: the build's identity,
+records (`transforms.state.unit_ledger`), and `identity.json`: the build's identity,
 from which its name is made. A run of the same build (same options, inputs
 of the same sizes and modification times, same software and code) finds it
 and reuses every unit recorded there; any other run removes it, and says why
@@ -19,19 +19,19 @@ from pathlib import Path
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.settings import CorpusSettings
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.exact_paths import names_in, remove_exactly
-from transforms.locations import redacted
-from transforms.manifest import software_versions
-from transforms.regular_files import open_regular
-from transforms.unit_check import NOT_REUSED_SUFFIX
-from transforms.unit_ledger import RECORD_SUFFIX, UNITS
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.filesystems.exact_paths import names_in, remove_exactly
+from transforms.filesystems.locations import redacted
+from transforms.report.manifest import software_versions
+from transforms.filesystems.regular_files import open_regular
+from transforms.state.unit_check import NOT_REUSED_SUFFIX
+from transforms.state.unit_ledger import RECORD_SUFFIX, UNITS
 
 RESUME_PREFIX = ".webcorpus-resume-"
 IDENTITY_NAME = "identity.json"
 # The source files whose content is the code's identity (a changed line may change the bytes built).
 CODE_SUFFIXES = (".py", ".c")
-# A note's reason is a few words (`transforms.unit_check`); what is past this is not read.
+# A note's reason is a few words (`transforms.state.unit_check`); what is past this is not read.
 MAX_REASON_BYTES = 200
 
 
@@ -117,7 +117,7 @@ def prepare(output: str, identity: dict, resume: bool) -> tuple[str, list[str]]:
 
 def not_reused(units_dir: str) -> str | None:
     """One line for the user about the units whose records a run's readers found not to check out
-    (`transforms.unit_check`: they were read again), or None; removes their notes, so that it is said once."""
+    (`transforms.state.unit_check`: they were read again), or None; removes their notes, so that it is said once."""
     records = FileSystems.join(units_dir, UNITS)
     if not FileSystems.exists(records):
         return None

@@ -10,20 +10,20 @@ from dataclasses import asdict, dataclass, field
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 from pipeline.recipes import RECIPES
 
-from transforms.cleaning.css_selectors import validate_selectors
-from transforms.cleaning.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
-from transforms.filters.rule_sets import parse_quality, parse_thresholds
-from transforms.filters.url_blocklist import file_digest
-from transforms.language import parse_languages
-from transforms.locations import redacted
-from transforms.minimize_text import DEFAULT_SCRIPTS, parse_scripts
-from transforms.near_dedup import MinHashParameters
-from transforms.payload import DEFAULT_MAX_PAGE_BYTES
-from transforms.read_warc import DEFAULT_RANGE_BYTES
-from transforms.report_page import DEFAULT_SAMPLE_SIZE
-from transforms.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
-from transforms.sink.formats import DEFAULT_FORMAT, resolve_codec
-from transforms.sink.schema import LANGUAGE_FIELDS, resolve_fields
+from transforms.stages.clean_html.css_selectors import validate_selectors
+from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
+from transforms.stages.filters.rule_sets import parse_quality, parse_thresholds
+from transforms.stages.filters.url_blocklist import file_digest
+from transforms.stages.language import parse_languages
+from transforms.filesystems.locations import redacted
+from transforms.stages.minimize_text import DEFAULT_SCRIPTS, parse_scripts
+from transforms.stages.near_dedup import MinHashParameters
+from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
+from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
+from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
+from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.stages.sink.formats import DEFAULT_FORMAT, resolve_codec
+from transforms.stages.sink.schema import LANGUAGE_FIELDS, resolve_fields
 
 # The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
 MIN_RANGE_BYTES = 1 << 20
@@ -71,7 +71,7 @@ class CorpusSettings:
     extend: tuple[str, ...] = ()
     # Of those, the ones taken though no build of this user signed their manifest (`--trust-corpus`).
     trust_corpora: tuple[str, ...] = field(default=(), compare=False)
-    # The fields written (`--fields`); None: the default ones (`transforms.sink.schema.resolve_fields`).
+    # The fields written (`--fields`); None: the default ones (`transforms.stages.sink.schema.resolve_fields`).
     fields: tuple[str, ...] | None = None
     # Write `clean_text` too (`--clean-text`).
     clean_text: bool = False
@@ -203,7 +203,7 @@ class CorpusSettings:
         return [earlier_corpus(path, self, check_files) for path in self.extend]
 
     def thresholds(self) -> dict:
-        """Every quality threshold, by name (`transforms.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
+        """Every quality threshold, by name (`transforms.stages.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
         return parse_thresholds(self.quality_thresholds)
 
     def written_fields(self) -> tuple[str, ...]:
@@ -258,7 +258,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
 
 
 def load_manifest(path: str) -> dict:
-    from transforms.read_corpus import read_bytes
+    from transforms.corpus.read_corpus import read_bytes
 
     try:
         manifest = json.loads(read_bytes(path))

@@ -33,8 +33,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from transforms.manifest import HMAC_FIELD, seal
-from transforms.regular_files import NotARegularFile, open_regular
+from transforms.report.manifest import HMAC_FIELD, seal
+from transforms.filesystems.regular_files import NotARegularFile, open_regular
 
 KEY_VARIABLE = "WEBCORPUS_SEAL_KEY"
 

@@ -39,12 +39,12 @@ from collections import Counter
 
 from apache_beam.io.filesystems import FileSystems
 
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from pipeline.verify_index import HashTally, check_index, index_names
-from transforms.manifest import MANIFEST_NAME, digest_file, seal
-from transforms.read_corpus import Problem, corpus_files, read_bytes, scan_shard
-from transforms.regular_files import file_contents
-from transforms.report import REPORT_NAME, outcomes_of
+from transforms.report.manifest import MANIFEST_NAME, digest_file, seal
+from transforms.corpus.read_corpus import Problem, corpus_files, read_bytes, scan_shard
+from transforms.filesystems.regular_files import file_contents
+from transforms.report.report import REPORT_NAME, outcomes_of
 
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 

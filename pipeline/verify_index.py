@@ -1,4 +1,4 @@
-"""pipeline.verify's check of a corpus's content index (`transforms.corpus_index`): every index file reads
+"""pipeline.verify's check of a corpus's content index (`transforms.state.corpus_index`): every index file reads
 (header, whole entries, sorted, each in the shard its hash falls in), and holds exactly the content hashes of the
 corpus's records, shard by shard.
 
@@ -15,10 +15,10 @@ import re
 
 from apache_beam.io.filesystems import FileSystems
 
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus_format import content_hash
-from transforms.corpus_index import HASH_BYTES, INDEX_NAME, IndexDamaged, index_shard_of, read_index_entries
-from transforms.read_corpus import Problem
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus.corpus_format import content_hash
+from transforms.state.corpus_index import HASH_BYTES, INDEX_NAME, IndexDamaged, index_shard_of, read_index_entries
+from transforms.corpus.read_corpus import Problem
 
 SHARD_NUMBERS = re.compile(r"-(\d{5})-of-(\d{5})\.")
 HASH_SPACE = 1 << 256

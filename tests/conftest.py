@@ -17,7 +17,7 @@ def no_prism_download():
     """The tests' pipelines run where Beam's DirectRunner falls back to when it cannot fetch Prism.
 
     For a small pipeline the DirectRunner first downloads the Prism runner, through `FileSystems.open` of an
-    https:// URL. transforms/http_filesystem.py serves https:// now, and offline it retries that download
+    https:// URL. transforms/filesystems/http_filesystem.py serves https:// now, and offline it retries that download
     with backoff for minutes (urllib's own attempt failed at once), for every such pipeline, before the
     DirectRunner falls back. Refusing Prism at once gives the fallback the tests always ran on.
     """

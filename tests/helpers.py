@@ -11,8 +11,8 @@ import fastavro
 
 from pipeline.sample import Capture
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import read_warc
-from transforms.read_warc.splittable_read import ReadWarcRange, WarcRestrictions
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.read_warc_transform import ReadWarcRange, WarcRestrictions
 
 
 def applied_transforms(pipeline: beam.Pipeline) -> tuple[list, list]:

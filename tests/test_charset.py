@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.sample import CP1251_ARTICLE, KOI8R_ARTICLE
-from transforms.charset import choose_charset, codec_for_label, to_utf8
-from transforms.charset_transform import DecodeCharset
+from transforms.stages.charset import choose_charset, codec_for_label, to_utf8
+from transforms.stages.charset_transform import DecodeCharset
 from transforms.document import Document
 
 RUSSIAN = (

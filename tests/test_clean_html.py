@@ -15,11 +15,11 @@ from pipeline.sample import ENGLISH_ARTICLE, RUSSIAN_ARTICLE
 from tests.helpers import page
 from urllib.parse import urljoin, urlsplit
 
-from transforms.blocks import blocks_to_html, html_to_blocks
-from transforms.clean_html import CleanHtml
+from transforms.corpus.blocks import blocks_to_html, html_to_blocks
+from transforms.stages.clean_html.clean_html_transform import CleanHtml
 from transforms.document import Document
-from transforms.cleaning.links import resolve_links
-from transforms.html_cleaner import HtmlCleaner
+from transforms.stages.clean_html.links import resolve_links
+from transforms.stages.clean_html.clean_html import HtmlCleaner
 
 DIV_ONLY = re.compile(r"^(<div>[^<>]*</div>)*$")
 

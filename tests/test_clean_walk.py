@@ -3,7 +3,7 @@
 The pure-Python path (`cleaning.python_walk.tree_walk`) carries the rules out with lexbor's own tree
 operations: it removes the dropped and hidden subtrees, adds the abbreviations' expansions and
 the spaces between adjacent links, unwraps the inline elements, merges the adjacent text nodes and
-asks lexbor for the text, plainly the rules of `transforms/cleaning/rules.py`. The C walk reads the
+asks lexbor for the text, plainly the rules of `transforms/stages/clean_html/rules.py`. The C walk reads the
 same tree without changing it, and must give the same blocks, links and metadata for any page; and, for
 `--main-content`, the same features of each block (`cleaning.python_features`), hence the same main content.
 """
@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from transforms.blocks import BOUNDARY
-from transforms.cleaning import c_walk, links, python_walk
-from transforms.cleaning.css_selectors import css
-from transforms.cleaning.main_content import block_features
-from transforms.cleaning.python_walk import tree_walk
-from transforms.cleaning.text import split_blocks
-from transforms.html_cleaner import HtmlCleaner
+from transforms.corpus.blocks import BOUNDARY
+from transforms.stages.clean_html import c_walk, links, python_walk
+from transforms.stages.clean_html.css_selectors import css
+from transforms.stages.clean_html.main_content import block_features
+from transforms.stages.clean_html.python_walk import tree_walk
+from transforms.stages.clean_html.text import split_blocks
+from transforms.stages.clean_html.clean_html import HtmlCleaner
 
 pytestmark = pytest.mark.skipif(c_walk.WALK is None, reason="the C walk is not in use here (not built, "
                                 "refused, or WEBCORPUS_PURE_PYTHON=1): only the pure-Python path runs")

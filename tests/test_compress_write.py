@@ -18,15 +18,15 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.corpus_format import RECORD_DIGEST
-from transforms.sink.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout, avro_record,
-                                           record_digest, resolve_level)
-from transforms.sink.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS, corpus_schema,
-                                    resolve_fields)
-from transforms.sink.staging import STAGING_DIR, _Run, staged_records
-from transforms.sink.write import CompressWrite, StageAndFingerprint
+from transforms.corpus.corpus_format import RECORD_DIGEST
+from transforms.stages.sink.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout, avro_record,
+                                                  record_digest, resolve_level)
+from transforms.stages.sink.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
+                                           corpus_schema, resolve_fields)
+from transforms.stages.sink.staging import STAGING_DIR, _Run, staged_records
+from transforms.stages.sink.write import CompressWrite, StageAndFingerprint
 from transforms.document import Document
-from transforms.hash_dedup import HashDedup, content_hash, hash_document
+from transforms.stages.hash_dedup import HashDedup, content_hash, hash_document
 
 SHARD_NAME = re.compile(r"^corpus-(\d{5})-of-(\d{5})\.avro$")
 # (codec, level) of every variant written by the module's one pipeline.
@@ -200,22 +200,21 @@ def test_only_the_compat_module_relies_on_fastavros_private_modules():
     import ast
 
     relying = set()
-    for path in sorted((Path(__file__).resolve().parents[1]).glob("*/*.py")):
-        if path.parts[-2] not in ("transforms", "pipeline"):
-            continue
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "transforms").rglob("*.py")) + sorted((root / "pipeline").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             if any(name.startswith("fastavro._") for name in names) or "fastavro._" in ast.unparse(node):
-                relying.add(f"{path.parts[-2]}/{path.name}")
-    assert relying == {"transforms/fastavro_compat.py"}
+                relying.add(path.relative_to(root).as_posix())
+    assert relying == {"transforms/compat/fastavro_compat.py"}
 
 
 @pytest.mark.parametrize("codec, compress", [("xz", lambda data: lzma.compress(data, preset=0)),
                                              ("bzip2", lambda data: bz2.compress(data, 1))], ids=["xz", "bzip2"])
 def test_fastavros_writer_compresses_at_the_level_it_is_given(tmp_path, codec, compress):
-    """With transforms/fastavro_compat.py's block writers: fastavro's writer calls them with the level."""
-    from transforms.fastavro_compat import bzip2_block, xz_block
+    """With transforms/compat/fastavro_compat.py's block writers: fastavro's writer calls them with the level."""
+    from transforms.compat.fastavro_compat import bzip2_block, xz_block
 
     assert fastavro._write.BLOCK_WRITERS[codec] is {"xz": xz_block, "bzip2": bzip2_block}[codec]
     schema = {"type": "record", "name": "R", "fields": [{"name": "x", "type": "string"}]}
@@ -231,7 +230,7 @@ def test_fastavros_writer_compresses_at_the_level_it_is_given(tmp_path, codec, c
 
 
 def test_another_fastavro_release_is_refused_in_one_line(monkeypatch):
-    from transforms.fastavro_compat import UnsupportedFastavro, honour_compression_levels
+    from transforms.compat.fastavro_compat import UnsupportedFastavro, honour_compression_levels
 
     monkeypatch.setattr(fastavro, "__version__", "1.14.0")
     with pytest.raises(UnsupportedFastavro) as refused:
@@ -241,7 +240,7 @@ def test_another_fastavro_release_is_refused_in_one_line(monkeypatch):
 
 
 def test_a_block_writer_that_fastavro_no_longer_has_is_named_in_one_line(monkeypatch):
-    from transforms.fastavro_compat import UnsupportedFastavro, honour_compression_levels
+    from transforms.compat.fastavro_compat import UnsupportedFastavro, honour_compression_levels
 
     monkeypatch.delitem(fastavro._write.BLOCK_WRITERS, "bzip2")
     with pytest.raises(UnsupportedFastavro) as refused:
@@ -350,7 +349,7 @@ def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same
     (zstd releases the GIL) overlaps the next shard's reading; the files are the ones written in line."""
     import threading
 
-    from transforms.sink import write
+    from transforms.stages.sink import write
 
     flushed_on = []
     flush = EncodedWriter.flush

@@ -17,11 +17,11 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from pipeline import cli
-from transforms.charset import decode_document
+from transforms.stages.charset import decode_document
 from transforms.document import Document
-from transforms.hash_dedup import hash_document
-from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import minimize_document
+from transforms.stages.hash_dedup import hash_document
+from transforms.stages.clean_html.clean_html import HtmlCleaner
+from transforms.stages.minimize_text import minimize_document
 
 MAX_EXTRA_MERGES = 25
 CYRILLIC_WORD = re.compile(r"[а-яё]{4,}")

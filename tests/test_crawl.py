@@ -29,7 +29,7 @@ from pipeline.verify import verify
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
-from transforms import http_filesystem, http_session
+from transforms.filesystems import http_filesystem, http_session
 
 REPO = Path(__file__).resolve().parent.parent
 CRAWL = "CC-TEST-2026-05"
@@ -415,9 +415,9 @@ def test_every_module_that_uses_beams_file_systems_registers_https():
         if ("apache_beam.io.filesystems", "FileSystems") in names and path.name != "http_filesystem.py":
             checked.append(path.name)
             assert ("transforms", "http_filesystem") in names or any(
-                module == "transforms.http_filesystem" for module, _ in names), path
+                module == "transforms.filesystems.http_filesystem" for module, _ in names), path
     assert "manifest.py" in checked and "verify.py" in checked
-    code = ("import sys, transforms.manifest\n"
+    code = ("import sys, transforms.report.manifest\n"
             "from apache_beam.io.filesystems import FileSystems\n"
             "print(type(FileSystems.get_filesystem('https://example.org/a.warc.gz')).__name__)")
     child = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
@@ -435,7 +435,7 @@ def test_the_https_file_system_refuses_to_write(clean_server):
 def test_a_read_that_the_network_breaks_is_an_error_not_damage():
     """Damage would be a dead letter and the records after it; a network failure fails the read (the runner retries
     it), so that the corpus does not depend on the network."""
-    from transforms.read_warc import read_warc
+    from transforms.stages.read_warc.read_warc import read_warc
 
     data = warc_bytes(sample_captures())
     broke = []

@@ -44,9 +44,9 @@ from pipeline.cli import RUNNER_ALIASES
 from pipeline.graph import SIDE_OUTPUTS
 from pipeline.sample import SAMPLE_PATH, sample_captures, warc_bytes
 from tests import test_staging
-from transforms.corpus_format import FILE_PREFIX
-from transforms.sink.staging import STAGING_DIR
-from transforms.manifest import MANIFEST_NAME
+from transforms.corpus.corpus_format import FILE_PREFIX
+from transforms.stages.sink.staging import STAGING_DIR
+from transforms.report.manifest import MANIFEST_NAME
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -499,7 +499,7 @@ def test_sdist_and_wheel_install_and_run(tmp_path, compiler):
     with tarfile.open(sdist) as archive:
         members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     missing = {"setup.py", "lexbor_headers.py", "requirements.txt", "README.md", "pipeline/data/sample.warc.gz",
-               "transforms/_lexbor_walk.c"} - members
+               "transforms/native/_lexbor_walk.c"} - members
     assert not missing, f"the sdist lacks {sorted(missing)}: setup.py reads requirements.txt and builds the C " \
                         "module, so neither a wheel nor a Dataflow worker (--setup_file ships the sdist) can be built from it"
     hide_compiler = {"CC": "false"} if compiler == "hidden" else {}

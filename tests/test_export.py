@@ -14,7 +14,7 @@ from pipeline.export import main as export_main
 from pipeline.verify import main as verify_main
 from tests.test_cli import run_main
 from tests.test_formats import CAPTURES
-from transforms.read_corpus import iter_corpus
+from transforms.corpus.read_corpus import iter_corpus
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ from pipeline import verify
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import corpus_records, input_dir, page
 from tests.test_cli import json_lines, run_main
-from transforms import corpus_index
-from transforms.corpus_index import (CONTENT_BYTES, HEADER, INDEX_NAME, index_shard_of, parse_entry,
-                                     read_index_entries)
-from transforms.corpus_index_transform import WriteIndex
+from transforms.state import corpus_index
+from transforms.state.corpus_index import (CONTENT_BYTES, HEADER, INDEX_NAME, index_shard_of, parse_entry,
+                                           read_index_entries)
+from transforms.state.corpus_index_transform import WriteIndex
 from pipeline.signing import sign, signing_key
-from transforms.manifest import MANIFEST_NAME, seal
+from transforms.report.manifest import MANIFEST_NAME, seal
 
 WORDS = [f"{syllable}{n}" for n in range(40) for syllable in ("ka", "lo", "mi", "ne", "su", "ta")]
 

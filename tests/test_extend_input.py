@@ -14,9 +14,9 @@ import pytest
 from tests.helpers import corpus_records
 from tests.test_extend import (B_OWN, B_PAGES, article, build, capture, earlier, refusal, reseal,  # noqa: F401
                                tampered_copy, write_inputs)
-from transforms.corpus_index import CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries
-from transforms.corpus_index_transform import earlier_matches
-from transforms.manifest import MANIFEST_NAME
+from transforms.state.corpus_index import CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries
+from transforms.state.corpus_index_transform import earlier_matches
+from transforms.report.manifest import MANIFEST_NAME
 
 INDEX = "index-00000-of-00001.bin"
 

@@ -20,17 +20,17 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.options import parse_settings
 from pipeline.settings import CorpusSettings, settings_from_manifest
-from transforms.blocks import blocks_to_html
-from transforms.sink.schema import CORPUS_SCHEMA, SCHEMA_FIELDS
+from transforms.corpus.blocks import blocks_to_html
+from transforms.stages.sink.schema import CORPUS_SCHEMA, SCHEMA_FIELDS
 from transforms.document import Document
-from transforms.cleaning.rules import NOSCRIPT_MIN_CHARACTERS
-from transforms.cleaning.text import decode_leftover_entities
-from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED_SHARE, SCRIPTS, dropped_letter_share,
-                                      is_mostly_dropped, minimize_block, minimize_blocks, minimize_document,
-                                      parse_scripts)
-from transforms.minimize_text_transform import MinimizeText
-from transforms.report import build_report, format_report, tally_of
+from transforms.stages.clean_html.rules import NOSCRIPT_MIN_CHARACTERS
+from transforms.stages.clean_html.text import decode_leftover_entities
+from transforms.stages.clean_html.clean_html import HtmlCleaner
+from transforms.stages.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED_SHARE, SCRIPTS, dropped_letter_share,
+                                             is_mostly_dropped, minimize_block, minimize_blocks, minimize_document,
+                                             parse_scripts)
+from transforms.stages.minimize_text_transform import MinimizeText
+from transforms.report.report import build_report, format_report, tally_of
 from transforms.vocabulary import MOSTLY_DROPPED, MostlyDropped
 
 REPO = Path(__file__).resolve().parent.parent

@@ -13,12 +13,12 @@ from pipeline.verify import verify
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, run_main
-from transforms.corpus_format import RECORD_DIGEST
-from transforms.sink.avro_encoding import record_digest
-from transforms.sink.schema import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, resolve_fields
+from transforms.corpus.corpus_format import RECORD_DIGEST
+from transforms.stages.sink.avro_encoding import record_digest
+from transforms.stages.sink.schema import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, resolve_fields
 from transforms.document import Document
-from transforms.minimize_text import minimize_document
-from transforms.read_corpus import iter_corpus, record_problem
+from transforms.stages.minimize_text import minimize_document
+from transforms.corpus.read_corpus import iter_corpus, record_problem
 
 BODY = ("<h1>Why “Quotes” (and Brackets)?</h1><p>Читатель спросил: «Где мост?» — Мост откроют в 2027 году.</p>"
         "<p>Ελληνικά   и   日本語 stay.</p>")

@@ -15,12 +15,12 @@ from pipeline.sample import Capture
 from pipeline.verify import main as verify_main
 from tests.helpers import page
 from tests.test_cli import run_main
-from transforms.corpus_format import RECORD_DIGEST
-from transforms.read_corpus import CorruptCorpus, iter_corpus, scan_jsonl, scan_parquet
-from transforms.sink.avro_encoding import record_digest
-from transforms.sink.formats import resolve_codec
-from transforms.sink.jsonl_encoding import JsonLines
-from transforms.sink.parquet_encoding import ParquetRows
+from transforms.corpus.corpus_format import RECORD_DIGEST
+from transforms.corpus.read_corpus import CorruptCorpus, iter_corpus, scan_jsonl, scan_parquet
+from transforms.stages.sink.avro_encoding import record_digest
+from transforms.stages.sink.formats import resolve_codec
+from transforms.stages.sink.jsonl_encoding import JsonLines
+from transforms.stages.sink.parquet_encoding import ParquetRows
 
 CAPTURES = [Capture(f"https://example.org/{name}", page(f"<p>{text}</p>", title=name).encode("utf-8"))
             for name, text in (("first", "The first page, with its own words."),
@@ -162,7 +162,7 @@ def test_read_corpus_transform_reads_parquet_and_json_lines(write_warc, tmp_path
     from apache_beam.testing.test_pipeline import TestPipeline
     from apache_beam.testing.util import assert_that, equal_to, is_not_empty
 
-    from transforms.read_corpus import ReadCorpus
+    from transforms.corpus.read_corpus import ReadCorpus
 
     source = write_warc(CAPTURES)
     for file_format in ("parquet", "jsonl"):

@@ -31,9 +31,9 @@ from pipeline import settings as options
 from pipeline.sample import sample_captures, warc_bytes
 from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
-from transforms import http_filesystem, http_session
-from transforms.locations import readable_by_name, redacted
-from transforms.read_warc.ranges import DEFAULT_RANGE_BYTES, split_warc
+from transforms.filesystems import http_filesystem, http_session
+from transforms.filesystems.locations import readable_by_name, redacted
+from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, split_warc
 
 USER, PASSWORD = "alice", "s3cretpw"
 # The longest any answer of the server may take: it stops trickling after this, whoever still waits.

@@ -7,10 +7,10 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.sample import sample_captures
-from transforms.manifest import digest_file
+from transforms.report.manifest import digest_file
 from tests.helpers import process_unit
-from transforms.read_warc.ranges import WarcRange
-from transforms.read_warc.splittable_read import ReadWarc
+from transforms.stages.read_warc.ranges import WarcRange
+from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.vocabulary import INPUT_FILES
 
 

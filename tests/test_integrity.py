@@ -14,11 +14,11 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline import cli, verify
-from transforms import manifest
+from transforms.report import manifest
 from pipeline.sample import Capture, sample_captures, warc_bytes
-from transforms.hash_dedup import content_hash
-from transforms.manifest import MANIFEST_NAME, seal
-from transforms.read_corpus import CorruptCorpus, ReadCorpus, iter_corpus
+from transforms.stages.hash_dedup import content_hash
+from transforms.report.manifest import MANIFEST_NAME, seal
+from transforms.corpus.read_corpus import CorruptCorpus, ReadCorpus, iter_corpus
 
 TWO_WORKERS = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
 
@@ -268,7 +268,7 @@ def test_reading_a_local_corpus_imports_no_beam_and_prints_nothing(sample_inputs
     output = build(sample_inputs, tmp_path / "out")
     expected = sorted(record["content_hash"] for record in iter_corpus(str(output)))
     code = ("import sys\n"
-            "from transforms.read_corpus import CorruptCorpus, iter_corpus\n"
+            "from transforms.corpus.read_corpus import CorruptCorpus, iter_corpus\n"
             f"hashes = sorted(record['content_hash'] for record in iter_corpus({str(output)!r}))\n"
             "print(len(hashes), hashes[0], 'apache_beam' in sys.modules)\n")
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -1,5 +1,5 @@
 """--main-content: only the page's main content is kept, decided on CleanHtml's blocks
-(transforms/cleaning/main_content.py), with the C walk's features or the pure-Python path's, which are the same."""
+(transforms/stages/clean_html/main_content.py), with the C walk's features or the pure-Python path's, which are the same."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from tests.helpers import page
 from tests.test_clean_walk import cleaned, walks
 from tests.test_cli import REPO, corpus_records, run_main
 from transforms import native
-from transforms.blocks import BOUNDARY
-from transforms.cleaning import c_walk
-from transforms.cleaning.main_content import (ASIDE, COMMENT, HEADING, LINK, MAIN, NAV, PARAGRAPH, block_features,
-                                              keep_blocks)
-from transforms.html_cleaner import HtmlCleaner
-from transforms.report import build_report, format_report, tally_record
+from transforms.corpus.blocks import BOUNDARY
+from transforms.stages.clean_html import c_walk
+from transforms.stages.clean_html.main_content import (ASIDE, COMMENT, HEADING, LINK, MAIN, NAV, PARAGRAPH,
+                                                       block_features, keep_blocks)
+from transforms.stages.clean_html.clean_html import HtmlCleaner
+from transforms.report.report import build_report, format_report, tally_record
 
 needs_c_walk = pytest.mark.skipif(c_walk.WALK is None, reason="the C walk is not in use here (not built, refused, "
                                   "or WEBCORPUS_PURE_PYTHON=1)")

@@ -12,11 +12,11 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.blocks import blocks_to_html
+from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, codepage_is_exact, dropped_letter_share, minimize_block,
-                                     minimize_blocks, minimize_document, parse_scripts)
-from transforms.minimize_text_transform import MinimizeText
+from transforms.stages.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, codepage_is_exact, dropped_letter_share,
+                                             minimize_block, minimize_blocks, minimize_document, parse_scripts)
+from transforms.stages.minimize_text_transform import MinimizeText
 
 # Written out from the documented rule, independently of the module's ranges.
 KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"
@@ -116,7 +116,7 @@ def test_minimize_text_transform():
 
 def test_the_spans_passed_over_hold_no_combining_marks():
     # The scan at import skips SPANS_WITHOUT_MARKS; on this Python's Unicode data it must find what the full scan finds.
-    from transforms.minimize_text import _marks
+    from transforms.stages.minimize_text import _marks
 
     assert _marks() == _marks(spans_without_marks=())
 

@@ -1,5 +1,5 @@
 """The C accelerators are optional: each failure is one warning line and the pure-Python path
-(transforms/native.py), which gives the same pages; reading a corpus needs no parser."""
+(transforms/native/), which gives the same pages; reading a corpus needs no parser."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lexbor_headers
-from transforms import minimize_text, native
+from transforms.stages import minimize_text
+from transforms import native
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ("<html lang=en><head><title>T</title><link rel=canonical href=/c></head><body><p>При<b>в</b>ет "
@@ -28,8 +29,8 @@ PAGE = ("<html lang=en><head><title>T</title><link rel=canonical href=/c></head>
 PROBE = f"""
 import json
 from transforms import native
-from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import minimize_blocks
+from transforms.stages.clean_html.clean_html import HtmlCleaner
+from transforms.stages.minimize_text import minimize_blocks
 page = HtmlCleaner().clean({PAGE!r}, "https://example.org/a/")
 print(json.dumps([native.accelerator(), page.blocks, page.title, page.links, page.lang, page.meta,
                   minimize_blocks(page.blocks)]))
@@ -70,7 +71,7 @@ def test_the_environment_variable_forces_the_pure_path_without_a_warning(c_resul
 @pytest.mark.slow
 def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
     # selectolax's module seen as another library: lexbor's symbols are missing where the walk looks.
-    prelude = "import selectolax.lexbor, transforms._links\nselectolax.lexbor.__file__ = transforms._links.__file__\n"
+    prelude = "import selectolax.lexbor, transforms.native._links\nselectolax.lexbor.__file__ = transforms.native._links.__file__\n"
     result, warnings = probe(prelude)
     assert result[0] == "c for _links, _code_page, python for _lexbor_walk"
     assert len(warnings) == 1 and "_lexbor_walk" in warnings[0] and "does not export" in warnings[0]
@@ -85,7 +86,7 @@ def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
     # A selectolax built with another lexbor than its sdist's.
     ("import selectolax.lexbor\nselectolax.lexbor.LEXBOR_VERSION_MINOR += 1\n", "runs lexbor 3.2"),
     # A walk built in place by an older webcorpus, without lexbor's headers.
-    ("import transforms._lexbor_walk as walk\ndel walk.SELECTOLAX_VERSION\n", "built without lexbor's headers"),
+    ("import transforms.native._lexbor_walk as walk\ndel walk.SELECTOLAX_VERSION\n", "built without lexbor's headers"),
 ])
 @pytest.mark.slow
 def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the_pure_path(c_result, prelude, reason):
@@ -97,7 +98,7 @@ def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the
 
 @pytest.mark.slow
 def test_the_walk_is_built_for_the_pinned_selectolax(c_result):
-    from transforms import _lexbor_walk
+    from transforms.native import _lexbor_walk
 
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("selectolax")]
     assert pins == [f"selectolax=={lexbor_headers.SELECTOLAX_VERSION}"]
@@ -164,9 +165,9 @@ def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_res
 
 @pytest.mark.slow
 def test_reading_a_corpus_imports_no_parser():
-    child = run_python("import sys, transforms.read_corpus, pipeline.verify\n"
+    child = run_python("import sys, transforms.corpus.read_corpus, pipeline.verify\n"
                        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'selectolax'\n"
-                       "             or name == 'transforms.html_cleaner' or name.startswith('transforms.cleaning')))")
+                       "             or name == 'transforms.stages.clean_html.clean_html' or name.startswith('transforms.stages.clean_html')))")
     assert child.stdout.split()[-1] == "[]"
 
 

@@ -23,11 +23,11 @@ from pipeline.settings import settings_from_manifest
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
-from transforms import near_dedup
+from transforms.stages import near_dedup
 from transforms.document import Document
-from transforms.near_dedup import (CHAIN_ROUNDS, MinHashParameters, NearDedup, Pointer, SignDocuments,
-                                   band_keys, candidate_of, link_to_minimum, minhash, permutation_family, rank_of,
-                                   resolve, shingles, similarity)
+from transforms.stages.near_dedup import (CHAIN_ROUNDS, MinHashParameters, NearDedup, Pointer, SignDocuments, band_keys,
+                                          candidate_of, link_to_minimum, minhash, permutation_family, rank_of, resolve,
+                                          shingles, similarity)
 from transforms.vocabulary import NEAR_SURVIVORS, Candidate, NearDuplicate, NearSurvivor
 
 REPO = Path(__file__).resolve().parents[1]

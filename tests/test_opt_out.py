@@ -12,8 +12,8 @@ from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
-from transforms.filters.opt_out import headers_opt_out, meta_opt_out
-from transforms.read_warc import read_warc
+from transforms.stages.filters.opt_out import headers_opt_out, meta_opt_out
+from transforms.stages.read_warc.read_warc import read_warc
 
 
 def headers(**values):

@@ -109,7 +109,7 @@ def test_beams_flags_pass_through(flags):
 @pytest.mark.parametrize("flags", [["--near-dedup-bands", "100000", "--near-dedup-rows", "100000"],
                                    ["--near-dedup-bands", "2000"], ["--near-dedup-rows", "1025"]])
 def test_near_dedup_bands_and_rows_are_bounded(flags, tmp_path, monkeypatch):
-    from transforms.near_dedup import MAX_PERMUTATIONS
+    from transforms.stages.near_dedup import MAX_PERMUTATIONS
 
     monkeypatch.chdir(tmp_path)
     code, _, stderr = run_main(["--near-dedup", *flags])

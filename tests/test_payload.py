@@ -13,8 +13,8 @@ import pytest
 
 from pipeline.sample import Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
-from transforms.payload import MalformedPayload, PayloadTooLarge, read_payload
-from transforms.read_warc import read_warc
+from transforms.stages.read_warc.payload import MalformedPayload, PayloadTooLarge, read_payload
+from transforms.stages.read_warc.read_warc import read_warc
 from transforms.vocabulary import SKIP_KINDS
 from tests.helpers import input_dir, page
 

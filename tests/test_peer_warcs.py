@@ -18,8 +18,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.test_cli import run_main
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import open_uncompressed, read_warc, starts_like_archive
-from transforms.read_warc.classify import HTML_TYPES, media_type
+from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
+from transforms.stages.read_warc.formats import starts_like_archive
+from transforms.stages.read_warc.classify import HTML_TYPES, media_type
 
 PEER_ENV = "WEBCORPUS_PEER_WARCS"
 

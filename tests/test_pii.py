@@ -12,7 +12,7 @@ from pipeline.options import parse_settings
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, run_main
-from transforms.filters.pii import EMAIL_PLACEHOLDER, IPV4_PLACEHOLDER, IPV6_PLACEHOLDER, scrub
+from transforms.stages.filters.pii import EMAIL_PLACEHOLDER, IPV4_PLACEHOLDER, IPV6_PLACEHOLDER, scrub
 
 
 def test_emails_and_public_addresses_are_replaced_and_counted():

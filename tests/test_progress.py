@@ -11,7 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipeline import cli
 from pipeline.runners.local_runner import worker_processes
 from pipeline.progress import Progress, final_line, progress_line, progress_notes
-from transforms.progress import NotesReader, NoteTotals, ProgressNotes, note_shard_written, note_unit_reused
+from transforms.report.progress import NotesReader, NoteTotals, ProgressNotes, note_shard_written, note_unit_reused
 
 
 def read(directory) -> NoteTotals:

@@ -23,7 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 import pipeline.cli
 import pipeline.graph
 import pipeline.publish
-import transforms.report
+import transforms.report.report
 from pipeline import verify
 from pipeline.resumable import RESUME_PREFIX
 from pipeline.publish import (LOCK_NAME, RUN_STAGING_PREFIX, OutputBusy, OutputRefused, lock_holder, output_lock,
@@ -159,7 +159,7 @@ def test_a_really_full_disk_is_one_line_and_leaves_the_earlier_corpus_as_it_was(
 def test_accounting_that_does_not_balance_fails_and_publishes_nothing(earlier, inputs, monkeypatch):
     before = snapshot(earlier)
     # A duplicate that nothing counts: its file reads one record more than it accounts for.
-    monkeypatch.setitem(transforms.report.TALLY_OF_KIND, Duplicate, lambda duplicate: Counter())
+    monkeypatch.setitem(transforms.report.report.TALLY_OF_KIND, Duplicate, lambda duplicate: Counter())
     code, _, stderr = run_main(build_argv(inputs, earlier))
     assert code == 1
     [line] = error_lines(stderr)
@@ -451,7 +451,7 @@ def test_recover_removes_what_an_unfinished_run_left(earlier):
 
 
 def test_names_in_and_escape_glob_take_paths_as_paths(tmp_path):
-    from transforms.exact_paths import escape_glob, names_in, remove_exactly
+    from transforms.filesystems.exact_paths import escape_glob, names_in, remove_exactly
 
     for name in ("run?", "runA", "run[1]", "run1"):
         (tmp_path / name).mkdir()

@@ -13,13 +13,13 @@ from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
-from transforms.filters import c4, fineweb, gopher
-from transforms.filters.documents import filter_document
-from transforms.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets, parse_quality, parse_thresholds
-from transforms.filters.words import count_sentences, split_words
-from transforms.manifest import write_manifest
-from transforms.minimize_text import minimize_document
-from transforms.blocks import blocks_to_html
+from transforms.stages.filters import c4, fineweb, gopher
+from transforms.stages.filters.filters import filter_document
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets, parse_quality, parse_thresholds
+from transforms.stages.filters.words import count_sentences, split_words
+from transforms.report.manifest import write_manifest
+from transforms.stages.minimize_text import minimize_document
+from transforms.corpus.blocks import blocks_to_html
 
 PROSE = ("The council voted on Tuesday to restore the old cranes that have stood on the quay for a hundred years. "
          "Engineers said the work would take two summers and that the river would stay open to boats. "

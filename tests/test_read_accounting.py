@@ -15,8 +15,9 @@ from pipeline.sample import warc_bytes
 from tests.helpers import corpus_records, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
 from transforms.document import DeadLetter
-from transforms.read_warc import read_warc, starts_like_archive
-from transforms.read_warc.splittable_read import SplitWarc
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.formats import starts_like_archive
+from transforms.stages.read_warc.read_warc_transform import SplitWarc
 
 PAGES = [html_capture(f"https://en.example.org/{n}", f"<p>Page {n} of the harbour story.</p>",
                       date=f"2026-01-15T11:{n:02}:00Z") for n in range(3)]

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.sample import Capture, capture_records
 from tests.helpers import html_capture, outcomes_by_kind
-from transforms.read_warc import reader, warcio_compat
+from transforms.stages.read_warc import read_warc as reader, warcio_compat
 
 PAGES = [html_capture(f"https://en.example.org/{n}", f"<p>Page number {n} of the harbour story.</p>",
                       date=f"2026-01-15T10:0{n}:00Z") for n in range(3)]

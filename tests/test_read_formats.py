@@ -23,8 +23,8 @@ from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
 from transforms.document import DeadLetter
-from transforms.read_warc import read_warc
-from transforms.read_warc.formats import LZ4_FRAMING, detect_format, zstd_framing
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.formats import LZ4_FRAMING, detect_format, zstd_framing
 
 LATIN = html_capture("https://en.example.org/harbour", "<p>Harbour cranes &amp; the old port at dawn.</p>",
                      date="2026-01-15T10:01:00Z")

@@ -11,10 +11,10 @@ from apache_beam.io.restriction_trackers import OffsetRange
 from pipeline.sample import arc_bytes, sample_captures, warc_bytes
 from tests.helpers import process_unit
 from transforms.document import DeadLetter
-from transforms.read_warc import read_warc
-from transforms.read_warc.formats import detect_format
-from transforms.read_warc.ranges import WarcRange, split_warc
-from transforms.read_warc.splittable_read import ReadWarcRange, SplitWarc, WarcRestrictions
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.formats import detect_format
+from transforms.stages.read_warc.ranges import WarcRange, split_warc
+from transforms.stages.read_warc.read_warc_transform import ReadWarcRange, SplitWarc, WarcRestrictions
 from transforms.vocabulary import NOTES, RECORDS_READ
 
 CAPTURES = sample_captures()[:8]

@@ -16,7 +16,7 @@ from pipeline.sample import Capture, capture_records, http_response, warc_bytes
 from tests.helpers import compressed_frames, corpus_records, html_capture, input_dir, page
 from tests.test_cli import run_main
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import read_warc
+from transforms.stages.read_warc.read_warc import read_warc
 
 BEFORE = html_capture("https://en.example.org/before", "<p>The page before the long one.</p>",
                       date="2026-01-15T10:00:00Z")

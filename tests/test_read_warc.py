@@ -17,8 +17,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.sample import COMPRESSIONS, WARC_VERSIONS, Capture, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
-from transforms.read_warc import read_warc
-from transforms.read_warc.splittable_read import ReadWarc
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.vocabulary import RECORDS_READ, SKIP_KINDS
 from tests.helpers import compressed_frames, html_capture, outcomes_by_kind, page, read_bytes
 

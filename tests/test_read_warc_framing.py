@@ -12,7 +12,7 @@ import pytest
 from pipeline.sample import Capture, capture_records, warc_bytes
 from tests.helpers import html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
-from transforms.read_warc.reader import BLANK_RUN_LIMIT, read_warc
+from transforms.stages.read_warc.read_warc import BLANK_RUN_LIMIT, read_warc
 
 PAGES = [html_capture(f"https://en.example.org/{n}", f"<p>Page number {n} of the harbour story.</p>",
                       date=f"2026-01-15T10:0{n}:00Z") for n in range(4)]

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from tests.helpers import applied_transforms
 from transforms.document import DeadLetter, Skip
-from transforms.manifest import digest_file
-from transforms.report import (OUTCOMES, build_report, format_report, read_report, tally_of, tally_record,
-                               tally_records_read, tally_written, text_copies)
-from transforms.report_transform import SumTallies, TallyBundle, WriteReport
+from transforms.report.manifest import digest_file
+from transforms.report.report import (OUTCOMES, build_report, format_report, read_report, tally_of, tally_record,
+                                      tally_records_read, tally_written, text_copies)
+from transforms.report.report_transform import SumTallies, TallyBundle, WriteReport
 from transforms.vocabulary import Duplicate, RecordsRead
 
 

@@ -21,9 +21,10 @@ from selectolax.lexbor import LexborHTMLParser
 from pipeline import cli
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import page, read_bytes
-from transforms.manifest import MANIFEST_NAME
-from transforms.report_page import DROPPED_ATTRIBUTE, FETCHING_ATTRIBUTES, REPORT_PAGE_NAME, inspect_page, marked_original
-from transforms.report_page_transform import SmallestDistinctHashes
+from transforms.report.manifest import MANIFEST_NAME
+from transforms.report.report_page import (DROPPED_ATTRIBUTE, FETCHING_ATTRIBUTES, REPORT_PAGE_NAME, inspect_page,
+                                           marked_original)
+from transforms.report.report_page_transform import SmallestDistinctHashes
 from transforms.vocabulary import Fingerprint
 
 # Where the browser test leaves its screenshot (CI keeps it as an artifact).

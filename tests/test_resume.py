@@ -25,11 +25,11 @@ from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
 from transforms.document import DeadLetter, Skip
-from transforms.manifest import FileDigest
-from transforms.snapshot import RangeDigest, open_listed, range_digest
-from transforms.unit_check import imbalance
-from transforms.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
-                                   encode, unit_name)
+from transforms.report.manifest import FileDigest
+from transforms.stages.read_warc.snapshot import RangeDigest, open_listed, range_digest
+from transforms.state.unit_check import imbalance
+from transforms.state.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
+                                          encode, unit_name)
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 FILES = 6
@@ -283,7 +283,7 @@ def test_each_kind_of_outcome_is_recorded_as_its_fields_and_read_back_equal():
         assert decode(json.loads(json.dumps(encoded))) == outcome
 
 
-# --- A rerun checks what the killed run left before it uses it (transforms.unit_check) -----------------------------
+# --- A rerun checks what the killed run left before it uses it (transforms.state.unit_check) -----------------------------
 
 def record_files(output: Path) -> list[Path]:
     return sorted(output.glob(f"{RESUME_PREFIX}*/{UNITS}/*{RECORD_SUFFIX}"))

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from pipeline import cli
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from transforms.document import DeadLetter, Document, Skip
-from transforms.isolation import ChildCrashed, ChildProcess, PageTimeout
-from transforms.read_warc import read_warc
+from transforms.stages.clean_html.isolation import ChildCrashed, ChildProcess, PageTimeout
+from transforms.stages.read_warc.read_warc import read_warc
 
 FUZZ_EXAMPLES = int(os.environ.get("WEBCORPUS_FUZZ_EXAMPLES", "300"))
 
@@ -139,7 +139,7 @@ import sys
 with open(sys.argv[1], "a") as imports:
     imports.write(__name__ + "\\n")
 if __name__ == "__main__":
-    from transforms.isolation import ChildProcess
+    from transforms.stages.clean_html.isolation import ChildProcess
     child = ChildProcess(len, timeout=60)
     print(child("page"))
     child.close()
@@ -234,8 +234,8 @@ def clean_through_stage(payloads: dict[str, bytes], page_timeout: float, **memor
     `page_memory_mib` of the GuardedCleaner, if not its default."""
     from apache_beam.pvalue import TaggedOutput
 
-    from transforms.cleaning.guard import GuardedCleaner
-    from transforms.html_cleaner import HtmlCleaner
+    from transforms.stages.clean_html.guard import GuardedCleaner
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
     from transforms.stage import DocumentStage
 
     stage = DocumentStage("clean_html", GuardedCleaner(HtmlCleaner(), page_timeout, **memory))
@@ -312,10 +312,10 @@ SLOW_TO_PARSE = {
 
 @pytest.mark.parametrize("name", sorted(SLOW_TO_PARSE))
 def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(name, monkeypatch):
-    from transforms.cleaning import guard
-    from transforms.cleaning.guard import GuardedCleaner
-    from transforms.cleaning.page import CleanedPage
-    from transforms.html_cleaner import HtmlCleaner
+    from transforms.stages.clean_html import guard
+    from transforms.stages.clean_html.guard import GuardedCleaner
+    from transforms.stages.clean_html.page import CleanedPage
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
 
     isolated = []
 
@@ -341,7 +341,7 @@ def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(nam
 def test_the_parsers_child_process_loads_its_function_without_beam():
     # The child imports what the function it runs needs; Beam would cost it 1.4 CPU s and 190 MiB, in
     # every worker that meets a page sent away.
-    from transforms.clean_html import CleanHtml
+    from transforms.stages.clean_html.clean_html_transform import CleanHtml
 
     function = pickle.dumps(CleanHtml(["div.ad"])._cleaner._cleaner.clean)
     code = ("import pickle, sys\n"

@@ -14,7 +14,7 @@ import pytest
 from pipeline.signing import KEY_VARIABLE, SigningKeyUnavailable, key_path, sign, signature_problem, signing_key
 from tests.test_cli import run_main
 from tests.test_publish import build_argv, error_lines, snapshot
-from transforms.manifest import HMAC_FIELD, MANIFEST_NAME, seal
+from transforms.report.manifest import HMAC_FIELD, MANIFEST_NAME, seal
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from pipeline import cli
 from pipeline import settings as options
 from pipeline.sample import sample_captures, warc_bytes
-from transforms.read_corpus import iter_corpus
-from transforms.read_warc import read_warc
-from transforms.read_warc.ranges import WarcRange, split_warc
+from transforms.corpus.read_corpus import iter_corpus
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.ranges import WarcRange, split_warc
 
 SAMPLE = warc_bytes(sample_captures())
 

@@ -11,11 +11,12 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 
-from transforms.sink import staging as sink_staging, write as sink_write
-from transforms.sink.staging import STAGED, StageDocuments
-from transforms.sink.write import CompressWrite, ShardAttempt, StageAndFingerprint, WriteShard, publish, sync_marker_for
+from transforms.stages.sink import staging as sink_staging, write as sink_write
+from transforms.stages.sink.staging import STAGED, StageDocuments
+from transforms.stages.sink.write import (CompressWrite, ShardAttempt, StageAndFingerprint, WriteShard, publish,
+                                          sync_marker_for)
 from transforms.document import Document
-from transforms.hash_dedup import HashDedup, hash_document
+from transforms.stages.hash_dedup import HashDedup, hash_document
 
 PER_UNIT = 30
 UNITS = (("a.warc.gz", 0), ("a.warc.gz", 1000), ("b.warc.gz", 0))

@@ -11,8 +11,8 @@ from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
-from transforms.filters.url_blocklist import UrlBlocklist
-from transforms.read_warc import read_warc
+from transforms.stages.filters.url_blocklist import UrlBlocklist
+from transforms.stages.read_warc.read_warc import read_warc
 
 LIST = """# a comment, then a domain, a hosts-file host, a UT1 url and a URL with its scheme
 blocked.example

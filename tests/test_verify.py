@@ -17,7 +17,7 @@ from pipeline import verify
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import page
 from tests.test_integrity import build, first_block, flip_byte, problems, sample_inputs  # noqa: F401 (a fixture)
-from transforms.manifest import MANIFEST_NAME, digest_file, seal
+from transforms.report.manifest import MANIFEST_NAME, digest_file, seal
 
 SHARD = "corpus-00000-of-00002.avro"
 SURVIVOR_SHARD = "corpus-00001-of-00002.avro"  # b.warc.gz: its first page survives a duplicate in a.warc.gz

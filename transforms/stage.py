@@ -56,7 +56,7 @@ class CountsPerUnit:
     another: its counts are given once, when the next unit begins (or the
     bundle ends); otherwise they come in several parts, as they did per
     bundle. Each part says its unit, its first document's offset and how many
-    documents it saw, so that a unit's completion record (`transforms.unit_ledger`)
+    documents it saw, so that a unit's completion record (`transforms.state.unit_ledger`)
     knows it has them all.
 
     A part goes out on the output `tag`, as `make(counts, source_file,

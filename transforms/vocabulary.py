@@ -238,7 +238,7 @@ class MostlyDropped:
     dropped: counted where they are minimized, not by a step of their own over every document.
 
     `source_file`, `source_range`: the unit; `first_offset`, `seen`: the first and the number of its documents
-    counted here (so that a unit's completion record knows every document of it was: `transforms.unit_ledger`).
+    counted here (so that a unit's completion record knows every document of it was: `transforms.state.unit_ledger`).
     """
 
     documents: int
@@ -294,7 +294,7 @@ class UnitRead:
     """One reading of a unit (a `WarcRange`: the records that start in [start, end) of a file; end None: to its
     end) ended: how many records it read, the notes it listed, and whether it read the unit whole (a runner may
     split a range while it is read), and the SHA-256 of the file's bytes from `start` to `read_to` (past its last
-    record's end): what the unit was read from. What `transforms.unit_ledger` checks a unit's outcomes against."""
+    record's end): what the unit was read from. What `transforms.state.unit_ledger` checks a unit's outcomes against."""
 
     source_file: str
     start: int
@@ -313,7 +313,7 @@ Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, sou
 
 @dataclass(frozen=True)
 class Candidate:
-    """A page signed for NearDedup: its rank and MinHash signature (`transforms.near_dedup`)."""
+    """A page signed for NearDedup: its rank and MinHash signature (`transforms.stages.near_dedup`)."""
 
     rank: Rank
     signature: bytes

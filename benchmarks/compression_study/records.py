@@ -7,11 +7,11 @@ from typing import Iterable
 from apache_beam.io.filesystems import FileSystems
 
 from benchmarks.plain_loop import stage_documents
-from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.sink.avro_encoding import avro_record
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.stages.sink.avro_encoding import avro_record
 from transforms.document import Document
-from transforms.hash_dedup import deduplicate
-from transforms.read_corpus import corpus_files, iter_corpus
+from transforms.stages.hash_dedup import deduplicate
+from transforms.corpus.read_corpus import corpus_files, iter_corpus
 from transforms.vocabulary import Fingerprint
 
 

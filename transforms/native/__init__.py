@@ -1,0 +1,77 @@
+"""The C accelerators, and the pure-Python path that stands in for each.
+
+Three small C modules speed up the hot loops of CleanHtml and MinimizeText:
+`_lexbor_walk` (CleanHtml's walk over lexbor's tree), `_links`
+(`resolve_links`'s common case) and `_code_page` (MinimizeText's code
+pages). Each has a pure-Python path that gives the same output, byte for
+byte (the tests run both): the package installs and runs without a C
+compiler, and the C modules are only faster.
+
+A module that is not built, fails to import, or refuses to bind (the walk
+checks selectolax's lexbor at import) is one warning line on the
+`webcorpus` logger, and its pure path runs. `WEBCORPUS_PURE_PYTHON=1` in the
+environment uses the pure paths without trying the C modules. Which path
+ran is in the run report and the manifest (`accelerator`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+
+ACCELERATORS = ("_lexbor_walk", "_links", "_code_page")
+PURE_PYTHON_VARIABLE = "WEBCORPUS_PURE_PYTHON"
+
+_LOG = logging.getLogger("webcorpus")
+
+
+def pure_python_forced() -> bool:
+    return os.environ.get(PURE_PYTHON_VARIABLE, "") == "1"
+
+
+def _import_all() -> dict:
+    """The C modules that import, by name; one warning line for those that do not."""
+    if pure_python_forced():
+        return {}
+    modules, failures = {}, []
+    for name in ACCELERATORS:
+        try:
+            modules[name] = importlib.import_module(f"transforms.native.{name}")
+        except ImportError as error:
+            failures.append(f"{name} ({' '.join(str(error).split())})")
+    if failures:
+        _LOG.warning("C accelerators of webcorpus not built or not importable, their pure-Python paths run instead: %s",
+                     "; ".join(failures))
+    return modules
+
+
+_MODULES = _import_all()
+# The modules that are in use: refused ones are taken out.
+_IN_USE = set(_MODULES)
+
+
+def load(name: str):
+    """The C module `transforms.native.<name>`, or None when its pure-Python path is to run."""
+    if name not in ACCELERATORS:
+        raise ValueError(f"{name} is not one of the accelerators {', '.join(ACCELERATORS)}")
+    return _MODULES.get(name) if name in _IN_USE else None
+
+
+def refuse(name: str, reason: str) -> None:
+    """The C module `name` is not to be used (it failed a check): one warning line, and its pure path runs."""
+    _IN_USE.discard(name)
+    _LOG.warning("the C accelerator transforms.native.%s of webcorpus is not used, its pure-Python path runs instead: %s",
+                 name, " ".join(reason.split()))
+
+
+def accelerator() -> str:
+    """Which path runs: `c` (every C module in use), `python` (none), or `c for ..., python for ...`."""
+    # CleanHtml's walk is only in use once it has bound.
+    importlib.import_module("transforms.stages.clean_html.c_walk")
+    in_use = [name for name in ACCELERATORS if name in _IN_USE]
+    if len(in_use) == len(ACCELERATORS):
+        return "c"
+    if not in_use:
+        return "python"
+    return f"c for {', '.join(in_use)}, python for {', '.join(name for name in ACCELERATORS if name not in in_use)}"

@@ -1,0 +1,85 @@
+/* MinimizeText's code pages in C (see `CodePage` in transforms/stages/minimize_text.py).
+ *
+ * `translate(text, table)` does in one pass what `codecs.charmap_encode`, `bytes.translate` with
+ * deletions and collapsing runs of spaces do one after the other: each character of `text` becomes
+ * the byte that `table` gives it, or nothing, and a space right after a space is left out.
+ * CPython's charmap encoder looks each character up in a three-level map; here it is one index.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* `table` holds one native uint16 per code point of the Basic Multilingual Plane. */
+enum { TABLE_ENTRIES = 0x10000, DELETED = 0x100, NOT_IN_PAGE = 0xFFFF };
+
+static PyObject *translate(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *text;
+    Py_buffer table;
+    if (!PyArg_ParseTuple(args, "Uy*:translate", &text, &table))
+        return NULL;
+    if (table.len != TABLE_ENTRIES * (Py_ssize_t)sizeof(uint16_t)) {
+        PyBuffer_Release(&table);
+        return PyErr_Format(PyExc_ValueError, "the table must hold %d uint16 entries", TABLE_ENTRIES);
+    }
+    const uint16_t *map = table.buf;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, length);
+    if (result == NULL) {
+        PyBuffer_Release(&table);
+        return NULL;
+    }
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    Py_ssize_t written = 0;
+    int in_page = 1;
+    /* One loop per width of the string's characters. */
+#define TRANSLATE(type)                                                                 \
+    for (const type *p = data, *end = p + length; p < end; p++) {                      \
+        uint16_t byte = *p < TABLE_ENTRIES ? map[*p] : NOT_IN_PAGE;                     \
+        if (byte == NOT_IN_PAGE) {                                                      \
+            in_page = 0;                                                                \
+            break;                                                                      \
+        }                                                                               \
+        if (byte == DELETED || (byte == ' ' && written > 0 && out[written - 1] == ' ')) \
+            continue;                                                                   \
+        out[written++] = (unsigned char)byte;                                           \
+    }
+    if (kind == PyUnicode_1BYTE_KIND)
+        TRANSLATE(Py_UCS1)
+    else if (kind == PyUnicode_2BYTE_KIND)
+        TRANSLATE(Py_UCS2)
+    else
+        TRANSLATE(Py_UCS4)
+#undef TRANSLATE
+    if (!in_page) {
+        Py_DECREF(result);
+        PyBuffer_Release(&table);
+        Py_RETURN_NONE;
+    }
+    PyBuffer_Release(&table);
+    if (written != length && _PyBytes_Resize(&result, written) < 0)
+        return NULL;
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"translate", translate, METH_VARARGS,
+     "translate(text, table) -> bytes, or None when a character of text is not in the table.\n"
+     "table: 65,536 native uint16, by code point: the byte, 0x100 to leave it out, 0xFFFF not in the\n"
+     "code page. Runs of spaces in the result collapse to one."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_code_page", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__code_page(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && (PyModule_AddIntConstant(m, "DELETED", DELETED) < 0
+                      || PyModule_AddIntConstant(m, "NOT_IN_PAGE", NOT_IN_PAGE) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

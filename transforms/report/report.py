@@ -1,0 +1,380 @@
+"""The run report: what happened to every record, and bytes at every stage.
+
+Each outcome that leaves a stage (a skip, a dead letter, a duplicate, a
+written shard's tally) is turned into a small tally (`tally_of`), and the
+tallies of a bundle are summed where the outcomes are made
+(`report_transform.TallyBundle`); what every document has, it is counted
+where the work is done, not by a step over the documents: ReadWarc's
+`RecordsRead` per range, MinimizeText's `MostlyDropped` per bundle,
+CompressWrite's tallies per shard. The bundles' tallies are summed by one
+CombineGlobally (`report_transform.WriteReport`: so the report never holds
+documents), built into the report (`build_report`) and written as
+`DIR/report.json`. `format_report` renders it as a table. This module holds
+no Beam transform: stages import it (CompressWrite tallies its records with
+`tally_record`).
+
+The counts add up: `read = kept + duplicates + skipped + dead_letter`, in
+total and for each input file; with `--near-dedup`, `near_duplicates` is a
+fifth outcome, counted apart from the exact `duplicates`. Each file also
+lists its read `errors` (dead letters of the reader) and `notes` (what the
+reader noticed that costs no record: warcio's warnings, a file matched by
+more than one input pattern). Every input file is listed, from the digests
+the manifest lists (`InputDigest`), whatever came of its records.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from apache_beam.io.filesystems import FileSystems
+
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms import native
+from transforms.document import DeadLetter, Skip
+from transforms.filesystems.locations import redacted
+from transforms.report.manifest import DigestingHandle, FileDigest
+from transforms.stages.sink.schema import CLEAN_TEXT, resolve_fields
+from transforms.stages.read_warc.snapshot import InputDigest
+from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
+                                   EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,
+                                   RecordsRead)
+
+REPORT_NAME = "report.json"
+# With --extend: of the duplicates and near-duplicates, those of a document of an earlier corpus.
+IN_EARLIER_CORPORA = "in_earlier_corpora"
+# With --extend: the same, per earlier corpus, in --extend order.
+EARLIER_CORPORA = "earlier_corpora"
+OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
+# --main-content's counts: the bytes of boilerplate blocks dropped, and the pages whose main content is all their text.
+BOILERPLATE = "boilerplate_dropped"
+WHOLE_PAGE_CONTENT = "main_content_whole_page"
+# Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
+TRUNCATED_KEPT = "truncated_kept"
+BYTE_STAGES = (
+    ("raw_html", "raw HTML"),
+    ("cleaned", "cleaned (div-only HTML)"),
+    ("minimized", "minimized"),
+    ("written", "written (Avro files)"),
+)
+# The files a build of another `--format` writes (its options name the format; an Avro build's do not).
+# The fields that each hold the page's text, minimized or readable.
+TEXT_FIELDS = ("html", "text", CLEAN_TEXT)
+FORMAT_FILES = {"parquet": "Parquet files", "jsonl": "JSON Lines files"}
+
+
+def byte_stages(options: dict) -> tuple[tuple[str, str], ...]:
+    """BYTE_STAGES, with the written files named as the build's format."""
+    files = FORMAT_FILES.get(options.get("format"))
+    return tuple((name, f"written ({files})" if files and name == "written" else label)
+                 for name, label in BYTE_STAGES)
+
+
+def text_copies(options: dict) -> str | None:
+    """A line saying how many times the written files hold the page's text, where more than once: "minimized" counts
+    `html` alone, and Parquet compresses each column apart, so its files can come out larger than that."""
+    fields = resolve_fields(None if options.get("fields") is None else tuple(options["fields"]),
+                            "near_dedup" in options, options.get("clean_text", False), options.get("language", False))
+    texts = [name for name in TEXT_FIELDS if name in fields]
+    if len(texts) < 2:
+        return None
+    apart = ", in columns compressed apart" if options.get("format") == "parquet" else ""
+    return f"  the text is in {len(texts)} fields ({', '.join(texts)}){apart}; --fields url,title,clean_text: in 1"
+
+
+def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
+    tally = Counter({("total", name): 1 for name in names})
+    tally.update({("file", source_file, name): 1 for name in names if name in OUTCOMES + ("read", NEAR_DUPLICATES)})
+    tally.update({("bytes", name): amount for name, amount in amounts.items()})
+    return tally
+
+
+def tally_records_read(read: RecordsRead) -> Counter:
+    """The records ReadWarc read from a range: every record is counted as read here, and by its outcome
+    elsewhere."""
+    return Counter({("total", "read"): read.records, ("file", read.source_file, "read"): read.records})
+
+
+def tally_skip(skip: Skip) -> Counter:
+    """A record skipped, by ReadWarc or after reading (`no-text`)."""
+    return _tally(skip.source_file, "skipped", f"skipped:{skip.kind}")
+
+
+def tally_dead_letter(dead: DeadLetter) -> Counter:
+    tally = Counter()
+    if dead.stage == READ_WARC:
+        # What went wrong reading a file (a cut tail, corrupt data) is listed with the file.
+        tally[("error", dead.source_file, f"offset {dead.source_offset}: {dead.reason}")] += 1
+    tally.update(_tally(dead.source_file, "dead_letter", f"dead_letter:{dead.stage}",
+                        skipped_corrupt=dead.skipped_bytes))
+    return tally
+
+
+def tally_input(digest: InputDigest) -> Counter:
+    """An input file of the build: listed with its file, whatever came of its records (none at all, even)."""
+    return Counter({("input", digest.path): 1})
+
+
+def tally_note(note: ReadNote) -> Counter:
+    """A note of the reader's (a warning of warcio's, a file matched twice), listed with its file; not a record."""
+    return Counter({("note", note.source_file, note.line()): 1})
+
+
+def tally_record(record: dict) -> Counter:
+    """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`)."""
+    tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
+                   raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
+    if record["truncated"]:
+        tally[("total", TRUNCATED_KEPT)] += 1
+    # With --main-content: the boilerplate dropped, and the pages that had none (main content was the whole page).
+    tally[("bytes", BOILERPLATE)] += record.get("boilerplate_bytes", 0)
+    if not record.get("boilerplate_bytes"):
+        tally[("total", WHOLE_PAGE_CONTENT)] += 1
+    if "language" in record:
+        language = record["language"] or "none"
+        tally.update({("language", language, "documents"): 1, ("language", language, "raw_bytes"): record["raw_bytes"],
+                      ("language", language, "minimized_bytes"): record["minimized_bytes"]})
+    return tally
+
+
+def tally_mostly_dropped(mostly_dropped: MostlyDropped) -> Counter:
+    """Documents most of whose letters MinimizeText dropped (their scripts are not kept: --scripts)."""
+    return Counter({("total", "mostly_dropped"): mostly_dropped.documents})
+
+
+def tally_filter_counts(filter_counts: FilterCounts) -> Counter:
+    """What QualityFilter did to a bundle: documents and raw bytes dropped per rule, lines removed per line rule."""
+    return Counter({("filter", name): amount for name, amount in filter_counts.counts})
+
+
+def tally_duplicate(duplicate: Duplicate) -> Counter:
+    return _tally(duplicate.source_file, "duplicates")
+
+
+def _tally_earlier(source_file: str, name: str, corpus: str) -> Counter:
+    tally = _tally(source_file, name, f"{IN_EARLIER_CORPORA}:{name}")
+    # By the corpus as the manifest's options name it.
+    tally[(EARLIER_CORPORA, redacted(corpus), name)] += 1
+    return tally
+
+
+def tally_earlier_duplicate(duplicate: EarlierDuplicate) -> Counter:
+    return _tally_earlier(duplicate.source_file, "duplicates", duplicate.survivor_corpus)
+
+
+def tally_written(shard: FileDigest) -> Counter:
+    return Counter({("bytes", "written"): shard.size, ("total", "output_files"): 1})
+
+
+def tally_near_duplicate(duplicate: NearDuplicate) -> Counter:
+    return _tally(duplicate.source_file, NEAR_DUPLICATES)
+
+
+def tally_earlier_near_duplicate(duplicate: EarlierNearDuplicate) -> Counter:
+    return _tally_earlier(duplicate.source_file, NEAR_DUPLICATES, duplicate.survivor_corpus)
+
+
+# The tally of each kind of outcome that the report counts (a Counter is already a tally: CompressWrite's).
+TALLY_OF_KIND = {
+    RecordsRead: tally_records_read,
+    Skip: tally_skip,
+    DeadLetter: tally_dead_letter,
+    ReadNote: tally_note,
+    InputDigest: tally_input,
+    MostlyDropped: tally_mostly_dropped,
+    FilterCounts: tally_filter_counts,
+    Duplicate: tally_duplicate,
+    EarlierDuplicate: tally_earlier_duplicate,
+    NearDuplicate: tally_near_duplicate,
+    EarlierNearDuplicate: tally_earlier_near_duplicate,
+    FileDigest: tally_written,
+    Counter: Counter,
+}
+
+
+def tally_of(outcome) -> Counter:
+    """The tally of any outcome the report counts (`TALLY_OF_KIND`)."""
+    return TALLY_OF_KIND[type(outcome)](outcome)
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return round(numerator / denominator, 2) if denominator else None
+
+
+def outcomes_of(options: dict) -> tuple[str, ...]:
+    return OUTCOMES + (NEAR_DUPLICATES,) if "near_dedup" in options else OUTCOMES
+
+
+def build_report(tally: Counter, options: dict) -> dict:
+    outcomes = outcomes_of(options)
+    totals = {key[1]: value for key, value in tally.items() if key[0] == "total"}
+    counts = {name: totals.get(name, 0) for name in ("read",) + outcomes}
+    files: dict[str, dict] = {}
+    for key, value in tally.items():
+        if key[0] in ("file", "error", "note", "input"):
+            per_file = files.setdefault(key[1], dict({name: 0 for name in ("read",) + outcomes}, errors=[], notes=[]))
+            if key[0] == "file":
+                per_file[key[2]] = value
+            elif key[0] != "input":
+                per_file[f"{key[0]}s"].append(key[2])
+    for per_file in files.values():
+        per_file["errors"].sort()
+        per_file["notes"].sort()
+
+    def by_prefix(prefix: str) -> dict[str, int]:
+        return dict(sorted((name[len(prefix):], value) for name, value in totals.items() if name.startswith(prefix)))
+
+    sizes = {name: tally.get(("bytes", name), 0) for name, _ in BYTE_STAGES}
+    languages: dict[str, dict[str, int]] = {}
+    for key, value in sorted(tally.items()):
+        if key[0] == "language":
+            languages.setdefault(key[1], {})[key[2]] = value
+    optional = {"languages": languages} if "language" in options else {}
+    if "quality" in options or "pii" in options:
+        optional["filters"] = filter_section(tally)
+    if options.get("main_content"):
+        optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
+                                    "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
+    if "extend" in options:
+        # Counted among `duplicates` (and `near_duplicates`) too.
+        left_out = [name for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)]
+        optional[IN_EARLIER_CORPORA] = {name: totals.get(f"{IN_EARLIER_CORPORA}:{name}", 0) for name in left_out}
+        optional[EARLIER_CORPORA] = [dict(corpus=earlier["corpus"], **{
+            name: tally.get((EARLIER_CORPORA, earlier["corpus"], name), 0) for name in left_out})
+            for earlier in options["extend"]]
+    return {
+        **optional,
+        "status": "complete",
+        "records": dict(counts, balanced=counts["read"] == sum(counts[name] for name in outcomes) and all(
+            per_file["read"] == sum(per_file[name] for name in outcomes) for per_file in files.values())),
+        "skipped": by_prefix("skipped:"),
+        "dead_letter": by_prefix("dead_letter:"),
+        "charsets": by_prefix("charset:"),
+        # Documents most of whose letters MinimizeText dropped (their scripts are not kept: --scripts),
+        # counted before deduplication; each record tells its share in `dropped_letter_share`.
+        "mostly_dropped": totals.get("mostly_dropped", 0),
+        TRUNCATED_KEPT: totals.get(TRUNCATED_KEPT, 0),
+        "bytes": sizes,
+        "corrupt_bytes_skipped": tally.get(("bytes", "skipped_corrupt"), 0),
+        "ratios": {
+            "raw_html/cleaned": _ratio(sizes["raw_html"], sizes["cleaned"]),
+            "cleaned/minimized": _ratio(sizes["cleaned"], sizes["minimized"]),
+            "minimized/written": _ratio(sizes["minimized"], sizes["written"]),
+            "raw_html/written": _ratio(sizes["raw_html"], sizes["written"]),
+        },
+        "output_files": totals.get("output_files", 0),
+        "files": dict(sorted(files.items())),
+        "options": options,
+        # Which path of the C accelerators ran (transforms/native/): the corpus is the same either way.
+        "accelerator": native.accelerator(),
+    }
+
+
+def filter_section(tally: Counter) -> dict:
+    """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes, and lines removed by line rules; per kind
+    (`email`, `ipv4`, `ipv6`), the addresses --pii replaced."""
+    section = {"documents": {}, "raw_bytes": {}, "lines": {}, "replaced": {}}
+    for key, value in sorted(tally.items()):
+        if key[0] == "filter":
+            measure, _, rule = key[1].partition(":")
+            section[measure][rule] = value
+    return {"documents_dropped": section["documents"], "raw_bytes_dropped": section["raw_bytes"],
+            "lines_removed": section["lines"], "pii_replaced": section["replaced"]}
+
+
+def imbalances(report: dict) -> list[str]:
+    """Where `read = kept + duplicates + skipped + dead_letter` (+ near duplicates) does not hold: each file's,
+    then the total's."""
+    outcomes = outcomes_of(report.get("options", {}))
+    outcome_names = " + ".join(name.replace("_", " ") for name in outcomes)
+    counted = [(f"input {path}", counts) for path, counts in report["files"].items()]
+    lines = []
+    for where, counts in counted + [("in total", report["records"])]:
+        accounted = sum(counts[name] for name in outcomes)
+        if counts["read"] != accounted:
+            lines.append(f"{where}: read {counts['read']:,}, {outcome_names} {accounted:,} "
+                         f"({counts['read'] - accounted:+,} unaccounted)")
+    return lines
+
+
+def format_report(report: dict) -> str:
+    records = report["records"]
+    outcomes = outcomes_of(report.get("options", {}))
+    lines = ["Records", f"  {'read':<36}{records['read']:>12,}"]
+    for name in outcomes:
+        lines.append(f"  {name.replace('_', ' '):<36}{records[name]:>12,}")
+        details = report.get(name, {}) if name in ("skipped", "dead_letter") else {}
+        lines.extend(f"    {detail:<34}{count:>12,}" for detail, count in details.items())
+    balance = "yes" if records["balanced"] else "NO"
+    balance_rule = "read = " + " + ".join(name.replace("_", " ") for name in outcomes)
+    lines.append(f"  {balance_rule:<48} {balance}")
+    if report.get("mostly_dropped"):
+        lines.append(f"  {'most letters not in --scripts':<36}{report['mostly_dropped']:>12,}")
+    if report.get(TRUNCATED_KEPT):
+        lines.append(f"  {'kept though cut short (truncated)':<36}{report[TRUNCATED_KEPT]:>12,}")
+    for name, count in report.get(IN_EARLIER_CORPORA, {}).items():
+        lines.append(f"  {name.replace('_', ' ') + ' in an earlier corpus':<36}{count:>12,}")
+    for earlier in report.get(EARLIER_CORPORA, []):
+        counts = {name: count for name, count in earlier.items() if name != "corpus"}
+        lines.append(f"  {earlier['corpus']} left out {sum(counts.values()):,} pages that it holds ("
+                     + ", ".join(f"{count:,} {name.replace('_', '-')}" for name, count in counts.items()) + ")")
+    lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
+    previous = None
+    first = report["bytes"]["raw_html"]
+    for name, label in byte_stages(report.get("options", {})):
+        size = report["bytes"][name]
+        step = f"{previous / size:.2f}x" if previous and size else ""
+        total = f"{first / size:.2f}x" if previous and size else ""
+        lines.append(f"  {label:<28}{size:>16,}{step:>10}{total:>10}")
+        previous = size
+    copies = text_copies(report.get("options", {}))
+    if copies:
+        lines.append(copies)
+    if report.get("languages"):
+        lines += ["", "Languages (kept documents, identified)",
+                  f"  {'language':<28}{'documents':>16}{'raw HTML bytes':>16}"]
+        by_documents = sorted(report["languages"].items(), key=lambda item: (-item[1]["documents"], item[0]))
+        lines.extend(f"  {language:<28}{counts['documents']:>16,}{counts['raw_bytes']:>16,}"
+                     for language, counts in by_documents)
+    if report.get("filters"):
+        filters = report["filters"]
+        lines += ["", "Filters (--quality, --pii)", f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
+        lines.extend(f"  {rule:<44}{count:>12,}{filters['raw_bytes_dropped'].get(rule, 0):>14,}"
+                     for rule, count in filters["documents_dropped"].items())
+        lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())
+        lines.extend(f"  {'--pii: ' + kind + ' replaced':<44}{count:>12,}"
+                     for kind, count in filters["pii_replaced"].items())
+    if report.get("main_content"):
+        main_content = report["main_content"]
+        dropped, whole = main_content["boilerplate_bytes_dropped"], main_content["whole_page_documents"]
+        lines += ["", "Main content (--main-content)",
+                  f"  {'boilerplate dropped (div-only HTML bytes)':<44}{dropped:>16,}",
+                  f"  {'documents whose main content is all their text':<48}{whole:>12,}"]
+    if "accelerator" in report:
+        lines += ["", f"  {'C accelerators (transforms/native/)':<40}{report['accelerator']:>8}"]
+    if report["files"]:
+        columns = ("read",) + outcomes
+        # (A column at least one wider than its name: `near_duplicates` is not run into `dead_letter`.)
+        widths = [max(12, len(column) + 1) for column in columns]
+        lines += ["", "Input files",
+                  f"  {'file':<44}" + "".join(f"{column:>{width}}" for column, width in zip(columns, widths))]
+        for path, counts in report["files"].items():
+            name = path.rsplit("/", 1)[-1]
+            lines.append(f"  {name[:43]:<44}"
+                         + "".join(f"{counts[column]:>{width},}" for column, width in zip(columns, widths)))
+            lines.extend(f"    error at {error}" for error in counts["errors"])
+            lines.extend(f"    note: {note}" for note in counts["notes"])
+    return "\n".join(lines)
+
+
+def write_report(report: dict, output_dir: str) -> FileDigest:
+    """Writes `output_dir/report.json`; returns its digest, taken as it is written."""
+    path = FileSystems.join(output_dir, REPORT_NAME)
+    with DigestingHandle(FileSystems.create(path)) as handle:
+        handle.write(json.dumps(report, indent=2, sort_keys=True).encode("utf-8"))
+    return handle.digest(path)
+
+
+def read_report(output_dir: str) -> dict:
+    with FileSystems.open(FileSystems.join(output_dir, REPORT_NAME)) as handle:
+        return json.loads(handle.read())

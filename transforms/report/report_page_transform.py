@@ -1,0 +1,96 @@
+"""WriteReportPage: chooses in Beam, in bounded state, what `report.html` shows, and writes it (see `report_page`).
+
+The sample is the `sample_size` smallest content hashes (a hash is uniform,
+so the sample is an even spread, and the same on every build); the skips and
+dead letters are the smallest few per kind by file and offset; each is chosen
+by a bounded combiner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import apache_beam as beam
+
+from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
+from transforms.report.report_page import DEFAULT_SAMPLE_SIZE, MAX_DEAD_LETTERS, SKIPS_PER_KIND, write_report_page
+
+
+class SmallestDistinctHashes(beam.CombineFn):
+    """The `size` fingerprints with the smallest distinct content hashes, each its content's survivor.
+
+    The accumulator holds at most `size` hashes, each with the least
+    fingerprint of its content (the survivor by HashDedup's rule).
+    """
+
+    def __init__(self, size: int):
+        self._size = size
+
+    def create_accumulator(self):
+        return {}
+
+    def _trim(self, chosen: dict) -> dict:
+        if len(chosen) > self._size:
+            chosen = {key: chosen[key] for key in sorted(chosen)[:self._size]}
+        return chosen
+
+    def add_input(self, chosen, fingerprint):
+        key = fingerprint.content_hash
+        if key in chosen or len(chosen) < self._size or (chosen and key < max(chosen)):
+            best = chosen.get(key)
+            chosen[key] = fingerprint if best is None or fingerprint < best else best
+            chosen = self._trim(chosen)
+        return chosen
+
+    def merge_accumulators(self, accumulators):
+        merged = {}
+        for chosen in accumulators:
+            for key, fingerprint in chosen.items():
+                best = merged.get(key)
+                merged[key] = fingerprint if best is None or fingerprint < best else best
+        return self._trim(merged)
+
+    def extract_output(self, chosen):
+        return [chosen[key] for key in sorted(chosen)]
+
+
+def _side_record_key(record) -> tuple:
+    return record.source_file, record.source_offset, json.dumps(dataclasses.asdict(record), sort_keys=True)
+
+
+class WriteReportPage(beam.PTransform):
+    """Writes `report.html` once `report.json` is written; outputs its digest (`FileDigest`).
+
+    Takes a dict of PCollections: `report` (report.json's digest, as `WriteReport` outputs it),
+    `fingerprints` (of every document, for the sample), `skipped` and
+    `dead_letter`. `sources`: the paths of input files whose names
+    written differ (URLs with credentials), by those names, to read pages again.
+    """
+
+    def __init__(self, output_dir: str, sample_size: int = DEFAULT_SAMPLE_SIZE, drop_selectors: tuple[str, ...] = (),
+                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None):
+        super().__init__()
+        self._sources = dict(sources or {})
+        self._max_page_bytes = max_page_bytes
+        self._output_dir = output_dir
+        self._sample_size = sample_size
+        self._drop_selectors = tuple(drop_selectors)
+        self._scripts = scripts
+
+    def expand(self, inputs):
+        samples = inputs["fingerprints"] | "Sample" >> beam.CombineGlobally(SmallestDistinctHashes(self._sample_size))
+        skips = (
+            inputs["skipped"]
+            | "SkipByKind" >> beam.Map(lambda skip: (skip.kind, _side_record_key(skip)))
+            | "FirstSkipsOfKind" >> beam.combiners.Top.SmallestPerKey(SKIPS_PER_KIND)
+        )
+        dead = (
+            inputs["dead_letter"]
+            | "DeadLetterKeys" >> beam.Map(_side_record_key)
+            | "FirstDeadLetters" >> beam.combiners.Top.Smallest(MAX_DEAD_LETTERS)
+        )
+        return inputs["report"] | "Write" >> beam.Map(
+            write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
+            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes,
+            self._sources)

@@ -1,0 +1,52 @@
+"""The filters applied to a `Document`: the quality rule sets (kept, its text perhaps edited, or a `filtered`
+skip) and the replacement of personal data."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable
+
+from transforms.corpus.blocks import blocks_to_html
+from transforms.document import Document, Skip
+from transforms.stages.filters.pii import scrub
+from transforms.stages.filters.rule_sets import apply_rule_sets
+from transforms.vocabulary import FILTERED
+
+
+def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
+                    reminimize: Callable[[Document], Document]) -> tuple[Document | Skip, Counter]:
+    """`doc` (as MinimizeText left it, with its `clean_text`) through `rule_sets`, and what the rules did (the
+    counts of `FilterCounts`).
+
+    A dropped page is a `filtered` skip whose detail names the rule sets asked for, the rule, the value it
+    measured and its threshold. A page whose lines a rule removed is minimized again from the lines kept
+    (`reminimize`: MinimizeText's function, from `cleaned_html`), so that its `html`, `text` and so its content
+    hash are of the filtered text.
+    """
+    if not doc.clean_text.strip():
+        # A page without text is HashDedup's `no-text` skip, whatever the rules would say.
+        return doc, Counter()
+    outcome = apply_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language)
+    counts = Counter({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})
+    drop = outcome.drop
+    if drop is not None:
+        counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
+        detail = f"{','.join(rule_sets)}: {drop.detail()}"
+        return Skip(FILTERED, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url,
+                    detail), counts
+    if outcome.text != doc.clean_text:
+        lines = outcome.text.split("\n") if outcome.text else []
+        doc = reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
+    return doc, counts
+
+
+def scrub_document(doc: Document) -> tuple[Document, Counter]:
+    """`doc` (as MinimizeText, or QualityFilter, left it) with e-mail and public IP addresses replaced in `html`,
+    `text` and `clean_text` (`pii.scrub`), and the replacements per kind, as `replaced:KIND` counts of `html`
+    (the field the content hash is of)."""
+    html, counts = scrub(doc.html)
+    if not counts:
+        return doc, Counter()
+    return doc.replace(html=html, text=scrub(doc.text)[0], clean_text=scrub(doc.clean_text)[0],
+                       minimized_bytes=len(html.encode("utf-8"))), Counter(
+        {f"replaced:{kind}": count for kind, count in counts.items()})

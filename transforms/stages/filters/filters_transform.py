@@ -1,0 +1,92 @@
+"""QualityFilter, ScrubPersonalData and RespectOptOut, the stages: `documents.filter_document`,
+`documents.scrub_document` and `opt_out.opt_out_document` applied to every document, in Beam."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from typing import Callable
+
+import apache_beam as beam
+
+from transforms.document import DeadLetter, Document, Skip
+from transforms.stages.filters.filters import filter_document, scrub_document
+from transforms.stages.filters.opt_out import opt_out_document
+from transforms.stage import CountsPerUnit, counter
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, OPT_OUT, PII_SCRUB, QUALITY_FILTER,
+                                   SKIPPED, FilterCounts)
+
+
+def filter_counts(counts: Counter, *unit_part) -> FilterCounts:
+    return FilterCounts(tuple(sorted(counts.items())), *unit_part)
+
+
+class FilterDocuments(beam.DoFn):
+    """Applies `function` (a document to a document or a skip, and counts) to every document; outputs the counts
+    of each unit of reading in a bundle as one `FilterCounts` (`CountsPerUnit`)."""
+
+    def __init__(self, stage: str, function: Callable[[Document], tuple[Document | Skip, Counter]]):
+        self._stage = stage
+        self._function = function
+
+    def setup(self):
+        self._filtered = counter(self._stage, FILTERED)
+
+    def start_bundle(self):
+        self._counts = CountsPerUnit(FILTER_COUNTS, filter_counts)
+
+    def process(self, doc: Document):
+        try:
+            result, counts = self._function(doc)
+        except Exception as error:  # noqa: BLE001 - a page a rule fails on is a dead letter, not a crash
+            result, counts = DeadLetter.for_document(self._stage, doc, error), Counter()
+        if isinstance(result, DeadLetter):
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, result)
+        elif isinstance(result, Skip):
+            self._filtered.inc()
+            yield beam.pvalue.TaggedOutput(SKIPPED, result)
+        else:
+            yield result
+        yield from self._counts.add(doc, counts)
+
+    def finish_bundle(self):
+        yield from self._counts.finish()
+
+
+class QualityFilter(beam.PTransform):
+    """Applies the quality rule sets (`rule_sets.RULE_SETS`) to every document's `clean_text`; outputs
+    `documents`, `skipped` (`filtered`), `filter_counts` (`FilterCounts`) and dead letters.
+
+    `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
+    document (from its `cleaned_html`), for pages whose lines a rule removed.
+    """
+
+    def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document]):
+        super().__init__()
+        self._rule_sets = tuple(rule_sets)
+        self._thresholds = dict(thresholds)
+        self._reminimize = reminimize
+
+    def expand(self, docs):
+        apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
+                                  reminimize=self._reminimize)
+        return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply)).with_outputs(
+            SKIPPED, FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
+
+
+class ScrubPersonalData(beam.PTransform):
+    """Replaces e-mail and public IP addresses in every document's `html`, `text` and `clean_text`
+    (`pii.scrub`); outputs `documents`, `filter_counts` (`replaced:KIND`) and dead letters."""
+
+    def expand(self, docs):
+        return docs | beam.ParDo(FilterDocuments(PII_SCRUB, scrub_document)).with_outputs(
+            FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
+
+
+class RespectOptOut(beam.PTransform):
+    """Skips every document (as Charset left it) whose `<meta>` tags reserve text and data mining
+    (`opt_out.meta_opt_out`); outputs `documents`, `skipped` (`opted-out`) and dead letters."""
+
+    def expand(self, docs):
+        return docs | beam.ParDo(FilterDocuments(OPT_OUT, opt_out_document)).with_outputs(
+            SKIPPED, DEAD_LETTER, main=DOCUMENTS)

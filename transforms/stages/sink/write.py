@@ -1,0 +1,239 @@
+"""CompressWrite: each unit's surviving records written to its corpus shard, and the shards published."""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import dataclasses
+import hashlib
+import json
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.utils.windowed_value import WindowedValue
+
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus.corpus_format import FILE_PREFIX
+from transforms.filesystems.exact_paths import remove_exactly
+from transforms.report.manifest import DigestingHandle
+from transforms.report.progress import note_shard_written
+from transforms.report.report import tally_record
+from transforms.state.unit_ledger import LedgerPlan
+from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
+from transforms.stages.sink.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
+from transforms.stages.sink.schema import DEFAULT_FIELDS, resolve_fields
+from transforms.stages.sink.staging import FINGERPRINTS, STAGED, STAGING_DIR, StageDocuments, staged_records
+from transforms.stage import counter
+
+TALLIES = "tallies"
+DIGESTS = "digests"
+# Shards whose last block is compressed, written and digested (`DigestingHandle`) on threads of their own while
+# the next shard's records are read and joined: a default build's shard is one Avro block, and compressing it is
+# nearly all of WriteShard's time. At most this many are held (each holds its uncompressed last block).
+SHARDS_FINISHED_TOGETHER = 2
+
+
+def shard_name(index: int, count: int, extension: str = ".avro") -> str:
+    return f"{FILE_PREFIX}-{index:05d}-of-{count:05d}{extension}"
+
+
+def sync_marker_for(build: dict) -> bytes:
+    """A sync marker derived from what defines a build, instead of a random one."""
+    return hashlib.sha256(json.dumps(build, sort_keys=True).encode("utf-8")).digest()[:16]
+
+
+class ShardAttempt(NamedTuple):
+    """A corpus shard as one attempt wrote it: the shard's final path, and the attempt's own file."""
+
+    shard: str
+    path: str
+
+
+def attempt_path(staging_dir: str, shard: str) -> str:
+    """A file of its own for one attempt at writing `shard`."""
+    return FileSystems.join(staging_dir, f"attempt-{uuid.uuid4().hex}-{shard.rsplit('/', 1)[-1]}")
+
+
+class WriteShard(beam.DoFn):
+    """Writes one unit's surviving records to its corpus shard, in a file of this attempt's own; outputs the
+    `ShardAttempt`."""
+
+    def __init__(self, output_dir: str, staging_dir: str, codec: str, level: int | None, sync_interval: int,
+                 sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS,
+                 file_format: str = DEFAULT_FORMAT):
+        self._output_dir = output_dir
+        self._format = file_format
+        self._extension = shard_extension(file_format, codec)
+        self._staging_dir = staging_dir
+        self._fields = fields
+        self._layout = RecordLayout(fields)
+        self._codec = codec
+        self._level = level
+        self._sync_interval = sync_interval
+        self._sync_marker = sync_marker
+        self._progress_dir = progress_dir
+
+    def setup(self):
+        self._written = counter("compress_write", "records")
+        self._finishing = ThreadPoolExecutor(SHARDS_FINISHED_TOGETHER, thread_name_prefix="write-shard")
+
+    def start_bundle(self):
+        self._pending: collections.deque = collections.deque()
+
+    def process(self, grouped, window=beam.DoFn.WindowParam, timestamp=beam.DoFn.TimestampParam, shard_order=()):
+        unit, parts = grouped
+        # Within a unit, a capture is known by its offset: record ids repeat in the wild.
+        notes = {note.source_offset: note for note in parts["survivors"]}
+        dropped = set(parts["duplicates"])
+        near_dropped = set(parts.get("near_duplicates", ()))
+        near_counts = {note.source_offset: note.near_duplicate_count for note in parts.get("near_survivors", ())}
+        # `shard_order` is sorted: a snapshot has about 1.5 million units, too many for a linear search each.
+        shard = FileSystems.join(self._output_dir,
+                                 shard_name(bisect.bisect_left(shard_order, unit), len(shard_order), self._extension))
+        path = attempt_path(self._staging_dir, shard)
+        tally = Counter()
+        records = 0
+        # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
+        handle = DigestingHandle(FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED))
+        try:
+            writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
+                                  self._sync_marker)
+            for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
+                offset = staged["source_offset"]
+                if offset in dropped or offset in near_dropped:
+                    continue
+                note = notes.get(offset)
+                duplicates = None if note is None else self._layout.duplicates_of(
+                    note.duplicate_count, note.duplicate_urls, note.duplicate_record_ids)
+                tally.update(tally_record(staged))
+                writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0)))
+                records += 1
+        except BaseException:
+            handle.close()
+            raise
+        finished = self._finishing.submit(finish_shard, handle, writer, path, records)
+        self._pending.append((finished, WindowedValue(None, timestamp, (window,)), shard, tally, records,
+                              len(shard_order)))
+        while len(self._pending) > SHARDS_FINISHED_TOGETHER:
+            yield from self._finished(*self._pending.popleft())
+
+    def finish_bundle(self):
+        while self._pending:
+            yield from self._finished(*self._pending.popleft())
+
+    def teardown(self):
+        self._finishing.shutdown()
+
+    def _finished(self, finished, element: WindowedValue, shard: str, tally: Counter, records: int, shards: int):
+        digest = finished.result()
+        self._written.inc(records)
+        if self._progress_dir is not None:
+            note_shard_written(self._progress_dir, shard, shards)
+        yield element.with_value(ShardAttempt(shard, digest.path))
+        yield beam.pvalue.TaggedOutput(TALLIES, element.with_value(tally))
+        yield beam.pvalue.TaggedOutput(DIGESTS, element.with_value(dataclasses.replace(digest, path=shard)))
+
+
+def finish_shard(handle: DigestingHandle, writer, path: str, records: int):
+    """A shard's last block written (compressed: zstd and the other codecs release the GIL) and the file digested
+    (as it was written)."""
+    with handle:
+        writer.flush()
+    return handle.digest(path, records)
+
+
+def publish(attempts: list[ShardAttempt], staging_dir: str) -> list[str]:
+    """Renames one committed attempt of each shard to the shard's final path, then removes the staging directory
+    (with every other attempt's file: a failed attempt's, a zombie's).
+
+    Safe to run again (a runner may retry it): shards already renamed are left as they are.
+    """
+    chosen: dict[str, str] = {}
+    for shard, path in sorted(attempts):
+        # The runner commits one attempt per shard; should it give two, both are complete and the same bytes.
+        chosen.setdefault(shard, path)
+    pending = [(path, shard) for shard, path in sorted(chosen.items()) if FileSystems.exists(path)]
+    if pending:
+        FileSystems.rename([path for path, _ in pending], [shard for _, shard in pending])
+    remove_exactly([staging_dir])
+    return sorted(chosen)
+
+
+class CompressWrite(beam.PTransform):
+    """Writes the corpus shards; outputs their final `paths`, report `tallies` and manifest `digests`.
+
+    Takes a dict of PCollections: `staged` ((unit, staging file) pairs
+    from `StageDocuments`, any number per unit), and HashDedup's `survivors` and `duplicates`;
+    with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
+    """
+
+    def __init__(self, output_dir: str, codec: str | None = None, level: int | None = None,
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
+                 near_dedup: bool = False, fields: tuple[str, ...] | None = None, file_format: str = DEFAULT_FORMAT):
+        super().__init__()
+        self._progress_dir = progress_dir
+        self._near_dedup = near_dedup
+        self._fields = resolve_fields(fields, near_dedup)
+        self._output_dir = output_dir
+        self._staging_dir = FileSystems.join(output_dir, STAGING_DIR)
+        self._format = file_format
+        self._codec, self._level = resolve_codec(file_format, codec, level)
+        self._sync_interval = sync_interval
+        self._sync_marker = sync_marker or sync_marker_for({"codec": self._codec, "level": self._level})
+
+    def expand(self, inputs):
+        staged = inputs[STAGED]
+        shard_order = (
+            staged
+            | "Units" >> beam.Keys()
+            | "AllUnits" >> beam.combiners.ToList()
+            | "Sorted" >> beam.Map(lambda units: sorted(set(units)))
+        )
+        parts = {
+            STAGED: staged,
+            "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note)),
+            "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset)),
+        }
+        if self._near_dedup:
+            # Within a unit, a capture is its offset.
+            parts["near_survivors"] = inputs["near_survivors"] | "NearSurvivorsByUnit" >> beam.Map(
+                lambda note: ((note.source_file, note.source_range), note))
+            parts["near_duplicates"] = inputs["near_duplicates"] | "NearDroppedByUnit" >> beam.Map(
+                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset))
+        grouped = parts | "ByUnit" >> beam.CoGroupByKey()
+        shards = grouped | "WriteShards" >> beam.ParDo(
+            WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
+                       self._sync_marker, self._progress_dir, self._fields, self._format),
+            shard_order=beam.pvalue.AsSingleton(shard_order),
+        ).with_outputs(TALLIES, DIGESTS, main="paths")
+        published = (
+            shards.paths
+            | "AllShards" >> beam.combiners.ToList()
+            | "Publish" >> beam.FlatMap(publish, self._staging_dir)
+        )
+        return {"paths": published, TALLIES: shards[TALLIES], DIGESTS: shards[DIGESTS]}
+
+
+class StageAndFingerprint(beam.PTransform):
+    """Stages documents for CompressWrite; outputs `fingerprints` (main) and `staged`.
+
+    With a `ledger` plan (`transforms.state.unit_ledger`), the staging files go to its
+    directory of units, where a later run of the same build finds them.
+    """
+
+    def __init__(self, output_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS, ledger: LedgerPlan | None = None):
+        super().__init__()
+        self._staging_dir = ledger.units_dir if ledger is not None else FileSystems.join(output_dir, STAGING_DIR)
+        self._fields = fields
+        self._ledger = ledger
+
+    def expand(self, docs):
+        return docs | beam.ParDo(StageDocuments(self._staging_dir, self._fields, self._ledger)).with_outputs(
+            STAGED, main=FINGERPRINTS)

@@ -1,0 +1,199 @@
+"""The content index in the pipeline (see `corpus_index`): its entries gathered from HashDedup and NearDedup,
+written in shards by hash (`WriteIndex`), and an earlier corpus's read back (`--extend`): the contents this build
+has too (`EarlierMatches`), and the signatures (`ReadEarlierSignatures`).
+
+Nothing here holds an index whole: a shard is written by one worker from its
+group (at most about `ENTRIES_PER_SHARD` entries), and an earlier index is
+read a shard at a time, a few thousand entries in memory. Of its contents,
+only those whose hash this build has go on, into HashDedup's combine; its
+signatures go on as elements keyed like the new build's own, by band into
+NearDedup's buckets.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.state.corpus_index import (ENTRIES_PER_SHARD, HASH_BYTES, index_file_name, index_header,
+                                           index_shard_count, index_shard_of, parse_entry, read_index_entries,
+                                           signature_part)
+from transforms.report.manifest import DigestingHandle, FileDigest
+from transforms.vocabulary import earlier_fingerprint
+
+ENTRIES = "entries"
+SIGNED = "signed"
+# Entries written to a shard's file at a time.
+ENTRIES_PER_WRITE = 4096
+
+
+class SurvivorsSigned(NamedTuple):
+    # The near-dedup candidates of the exact-dedup survivors.
+    candidates: beam.PCollection
+    # (identity, whole index entry) of every exact-dedup survivor: its content, and its signature if it has one.
+    entries: beam.PCollection
+
+
+def join_signatures(identity_and_parts, signature_values: int):
+    """A capture's content (if HashDedup kept it) and candidate (if it has words): the candidate, tagged, and the
+    capture's whole index entry."""
+    identity, parts = identity_and_parts
+    contents = list(parts["contents"])
+    if not contents:
+        return
+    candidates = list(parts["candidates"])
+    for candidate in candidates:
+        yield beam.pvalue.TaggedOutput(SIGNED, candidate)
+    yield identity, contents[0] + signature_part(candidates[0].signature if candidates else None, signature_values)
+
+
+def sign_survivors(contents, candidates, signature_values: int) -> SurvivorsSigned:
+    """The candidates of HashDedup's survivors (`contents`: by identity; a capture HashDedup dropped has none),
+    and each survivor's index entry with its signature: one join by capture."""
+    joined = (
+        {"contents": contents,
+         "candidates": candidates | "CandidateByCapture" >> beam.Map(lambda candidate: (candidate.identity, candidate))}
+        | "JoinSurvivors" >> beam.CoGroupByKey()
+        | "SurvivorEntries" >> beam.FlatMap(join_signatures, signature_values).with_outputs(SIGNED, main=ENTRIES)
+    )
+    return SurvivorsSigned(joined[SIGNED], joined[ENTRIES])
+
+
+def not_near_dropped(entries, near_duplicates):
+    """The entries (by identity) of the pages NearDedup kept."""
+    return (
+        {"entries": entries,
+         "dropped": near_duplicates | "NearDroppedByCapture" >> beam.Map(lambda dropped: (dropped.identity, None))}
+        | "JoinNearDropped" >> beam.CoGroupByKey()
+        | "NotNearDropped" >> beam.FlatMap(lambda joined: [] if joined[1]["dropped"] else joined[1]["entries"])
+    )
+
+
+def write_index_shard(shard_entries, output_dir: str, signature_values: int) -> FileDigest:
+    """Writes ((index, count), entries) to `output_dir/index-SSSSS-of-NNNNN.bin`, sorted, leaving out `None`s;
+    returns its digest, taken as it is written."""
+    (index, count), entries = shard_entries
+    path = FileSystems.join(output_dir, index_file_name(index, count))
+    ordered = sorted(entry for entry in entries if entry is not None)
+    with DigestingHandle(FileSystems.create(path)) as handle:
+        handle.write(index_header(signature_values))
+        for start in range(0, len(ordered), ENTRIES_PER_WRITE):
+            handle.write(b"".join(ordered[start:start + ENTRIES_PER_WRITE]))
+    return handle.digest(path)
+
+
+class WriteIndex(beam.PTransform):
+    """Index entries (bytes) in; writes the index shards `output_dir/index-SSSSS-of-NNNNN.bin` (their count
+    from the entries' number, every shard even if empty) and outputs their digests (`FileDigest`s)."""
+
+    def __init__(self, output_dir: str, signature_values: int):
+        super().__init__()
+        self._output_dir = output_dir
+        self._signature_values = signature_values
+
+    def expand(self, entries):
+        count = (entries
+                 | "Count" >> beam.combiners.Count.Globally()
+                 | "ShardCount" >> beam.Map(index_shard_count))
+        keyed = entries | "ByShard" >> beam.Map(
+            lambda entry, count: ((index_shard_of(entry[:HASH_BYTES], count), count), entry),
+            beam.pvalue.AsSingleton(count))
+        every_shard = count | "EveryShard" >> beam.FlatMap(lambda count: [((index, count), None)
+                                                                          for index in range(count)])
+        return (
+            (keyed, every_shard)
+            | "EntriesAndShards" >> beam.Flatten()
+            | "ByFile" >> beam.GroupByKey()
+            | "Write" >> beam.Map(write_index_shard, self._output_dir, self._signature_values)
+        )
+
+
+def earlier_signatures(corpus_and_file, signature_values: int):
+    """(corpus, content hash, signature) of each entry with a signature of an earlier corpus's index shard, as they
+    are read. The shard is read as the file its manifest lists (`ListedBytes`): other bytes fail the build at its
+    end."""
+    corpus, (path, size, sha256) = corpus_and_file
+    for raw in read_index_entries(path, signature_values, (size, sha256)):
+        entry = parse_entry(raw, signature_values)
+        if entry.signature is not None:
+            yield corpus, entry.content_hash, entry.signature
+
+
+class ReadEarlierSignatures(beam.PTransform):
+    """The earlier corpora's signatures (`index_files`: per corpus, in `--extend` order, its files as its manifest
+    lists them: (path, size, sha256)), read as elements for NearDedup's buckets, a shard per worker."""
+
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+        super().__init__()
+        self._files = [(corpus, listed) for corpus, files in enumerate(index_files) for listed in files]
+        self._signature_values = signature_values
+
+    def expand(self, pipeline):
+        return (
+            pipeline
+            | "IndexFiles" >> beam.Create(self._files)
+            # A shard per worker, not all of them on the one that created the list.
+            | "Spread" >> beam.Reshuffle()
+            | "Read" >> beam.FlatMap(earlier_signatures, self._signature_values)
+        )
+
+
+def parts_per_shard(new_contents: int, shards: int) -> int:
+    """Into how many groups the new contents that fall in one shard of an earlier index are split: each holds
+    about `ENTRIES_PER_SHARD` new hashes at most, however many more the new build has than the earlier corpus."""
+    return max(1, -(-new_contents // (shards * ENTRIES_PER_SHARD)))
+
+
+def groups_of_hash(content_hash: str, new_contents: int, shard_counts: tuple[int, ...]):
+    """((corpus, shard, part), hash) of a new content hash (hex) for each earlier corpus: the shard of its index
+    that may hold it, and the part of that shard's range of hashes (`parts_per_shard`) it falls in."""
+    digest = bytes.fromhex(content_hash)
+    prefix = int.from_bytes(digest[:8], "big")
+    for corpus, shards in enumerate(shard_counts):
+        parts = parts_per_shard(new_contents, shards)
+        place = (prefix * shards * parts) >> 64
+        yield (corpus, place // parts, place % parts), digest
+
+
+def earlier_matches(group, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+    """The fingerprint of each entry of an earlier index shard whose content hash is one of the group's new ones:
+    the shard is read whole, as the file its manifest lists (`ListedBytes`), a few thousand entries at a time."""
+    (corpus, shard, _), hashes = group
+    wanted = set(hashes)
+    path, size, sha256 = index_files[corpus][shard]
+    for raw in read_index_entries(path, signature_values, (size, sha256)):
+        if raw[:HASH_BYTES] in wanted:
+            entry = parse_entry(raw, signature_values)
+            yield earlier_fingerprint(corpus, entry.content_hash, entry.content_check)
+
+
+class EarlierMatches(beam.PTransform):
+    """Fingerprints of this build in; out, the fingerprint (`earlier_fingerprint`) of each content of the earlier
+    corpora (`index_files`, as `ReadEarlierSignatures` takes them) whose hash one of them has.
+
+    Only those can change what HashDedup does (an earlier content alone under its hash survives there and gives
+    nothing here), so the earlier indexes never cross a shuffle: this build's distinct hashes go, in groups of at
+    most about `ENTRIES_PER_SHARD`, to the index shard that may hold them, which is read once per group. What is
+    held grows with this build's contents, as HashDedup's own state does, never with the earlier corpora's."""
+
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+        super().__init__()
+        self._index_files = index_files
+        self._signature_values = signature_values
+
+    def expand(self, fingerprints):
+        shard_counts = tuple(len(files) for files in self._index_files)
+        hashes = (fingerprints
+                  | "Hashes" >> beam.Map(lambda fingerprint: fingerprint.content_hash)
+                  | "Distinct" >> beam.Distinct())
+        # (One number: how many distinct contents this build has, which sizes the groups.)
+        count = hashes | "Count" >> beam.combiners.Count.Globally()
+        return (
+            hashes
+            | "ByShardPart" >> beam.FlatMap(groups_of_hash, beam.pvalue.AsSingleton(count), shard_counts)
+            | "Group" >> beam.GroupByKey()
+            | "Read" >> beam.FlatMap(earlier_matches, self._index_files, self._signature_values)
+        )

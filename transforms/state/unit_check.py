@@ -1,0 +1,146 @@
+"""A unit's completion record is input too: before a rerun replays it, its reader checks it as the ledger
+checked the unit when it wrote it (`transforms.state.unit_ledger`), and that what it reads is what was written.
+
+A record is reused only if:
+
+- it and its staging files are regular files (never through a link), and the record is within
+  `MAX_RECORD_BYTES`, compressed and decompressed (a FIFO would hang the rerun, a link to `/dev/zero` or a
+  small gzip that inflates to gigabytes exhaust its memory);
+- its JSON is the bytes whose SHA-256 follows it (bit rot, a half-written file);
+- it names the unit its file name says, and only outcomes of that unit;
+- it balances: as many distinct outcomes that end a record (skips, dead letters, fingerprints) as records
+  read, and its staging files, named for the unit, hold as many records as it has fingerprints;
+- each staging file has the size and SHA-256 it was written with;
+- the input bytes the unit was read from (from its start to past its last record) have the SHA-256 they had
+  (a file changed in place with its size and modification time kept, as `cp -p` or a restore leave it).
+
+Otherwise the unit is read again, and a note says why (`units/NAME.not-reused`; the launcher says how many
+in one line, `pipeline.resumable.not_reused`). The digests resist damage, not an attacker: one who can write
+into DIR can write a record and digests that agree (docs/robustness.md says why no key is used).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zlib
+
+from apache_beam.io.filesystems import FileSystems
+
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.document import DeadLetter, Skip
+from transforms.report.manifest import READ_CHUNK
+from transforms.filesystems.regular_files import NotARegularFile, open_regular
+from transforms.stages.read_warc.snapshot import FileChanged, range_digest
+from transforms.state.unit_ledger import UNITS, decode, record_path, unit_name
+from transforms.vocabulary import Candidate, Fingerprint
+
+# A completion record's bound, compressed and as JSON: a 64 MiB unit of the smallest pages (about 100,000
+# records, each with its fingerprint and signature) is about 150 MB of JSON.
+MAX_RECORD_BYTES = 512 << 20
+NOT_REUSED_SUFFIX = ".not-reused"
+# What makes a unit's record not reusable, as a record's reader meets it.
+DAMAGE = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, zlib.error, FileChanged)
+
+
+class NotReusable(Exception):
+    """A unit whose completion record or staging files do not check out: it is read again."""
+
+
+def record_json(path: str) -> bytes:
+    """The JSON of the completion record at `path`, once its digest holds. Raises NotReusable."""
+    try:
+        with open_regular(path, follow_links=False) as handle:
+            compressed = handle.read(MAX_RECORD_BYTES + 1)
+        if len(compressed) > MAX_RECORD_BYTES:
+            raise NotReusable(f"its record is over {MAX_RECORD_BYTES:,} bytes")
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        content = inflater.decompress(compressed, MAX_RECORD_BYTES + 1)
+    except NotARegularFile as error:
+        raise NotReusable(f"its record is {error}") from error
+    except zlib.error as error:
+        raise NotReusable("its record is damaged (not gzip)") from error
+    if len(content) > MAX_RECORD_BYTES:
+        raise NotReusable(f"its record inflates past {MAX_RECORD_BYTES:,} bytes")
+    if not inflater.eof:
+        raise NotReusable("its record is cut short")
+    body, _, digest = content.rpartition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode("ascii") != digest:
+        raise NotReusable("its record is damaged (its SHA-256 differs)")
+    return body
+
+
+def imbalance(record: dict, source_file: str, start: int) -> str | None:
+    """Why a record's outcomes are not those the ledger wrote for the unit (`source_file`, `start`), or None:
+    the ledger's balance, as its record holds it."""
+    if record["unit"] != [source_file, start]:
+        return "its record names another unit"
+    outcomes = [decode(encoded) for encoded in record["outcomes"]] + [decode(note) for note in record["notes"]]
+    if any((tuple(outcome.identity[:2]) if isinstance(outcome, Candidate)
+            else (outcome.source_file, getattr(outcome, "source_range", start))) != (source_file, start)
+           for outcome in outcomes):
+        return "its record holds outcomes of another unit"
+    ends = [outcome for outcome in outcomes if isinstance(outcome, (Skip, DeadLetter, Fingerprint))]
+    if len(ends) != record["records"] or len(set(ends)) != len(ends):
+        return "its record's outcomes do not balance its records read"
+    staged = re.compile(rf"staged-{unit_name(source_file, start)}-[0-9a-f]{{32}}-\d{{5}}\.avro")
+    if not all(staged.fullmatch(name) for name, *_ in record["runs"]):
+        return "its record names staging files of another unit"
+    if sum(records for *_, records in record["runs"]) != sum(isinstance(end, Fingerprint) for end in ends):
+        return "its staging files do not hold its fingerprints"
+    return None
+
+
+def _file_digest(path: str, size: int) -> tuple[int, str]:
+    """(size, SHA-256) of a staging file, read no further than one byte past `size`."""
+    sha, read = hashlib.sha256(), 0
+    with open_regular(path, follow_links=False) as handle:
+        while read <= size and (chunk := handle.read(min(READ_CHUNK, size + 1 - read))):
+            sha.update(chunk)
+            read += len(chunk)
+    return read, sha.hexdigest()
+
+
+def checked_record(units_dir: str, path: str, file_size: int, source_file: str, start: int) -> dict:
+    """The completion record of the unit (`source_file`, `start`) of the input `path` (listed at `file_size`
+    bytes), once it checks out (module docstring). Raises NotReusable."""
+    try:
+        record = json.loads(record_json(record_path(units_dir, source_file, start)))
+        problem = imbalance(record, source_file, start)
+        if problem:
+            raise NotReusable(problem)
+        for name, size, sha256, _ in record["runs"]:
+            try:
+                written = _file_digest(FileSystems.join(units_dir, name), size)
+            except FileNotFoundError as error:
+                raise NotReusable("a staging file of it is missing") from error
+            except NotARegularFile as error:
+                raise NotReusable(f"a staging file of it is {error}") from error
+            if written != (size, sha256):
+                raise NotReusable("a staging file of it is damaged (its size or SHA-256 differs)")
+        read_to, read_sha256 = record["read"]
+        if not start < read_to <= file_size or range_digest(path, file_size, start, read_to) != read_sha256:
+            raise NotReusable("its input's bytes are not those it was read from (changed in place)")
+    except DAMAGE as error:
+        raise NotReusable(f"its record is damaged ({type(error).__name__})") from error
+    return record
+
+
+def note_not_reused(units_dir: str, source_file: str, start: int, why: str) -> None:
+    """Leaves a note (read by the launcher) of why the unit's record was not reused; written again by a retry."""
+    path = FileSystems.join(units_dir, UNITS, f"{unit_name(source_file, start)}{NOT_REUSED_SUFFIX}")
+    with FileSystems.create(path) as handle:
+        handle.write(why.encode("utf-8"))
+
+
+def reusable(units_dir: str, path: str, file_size: int, source_file: str, start: int) -> dict | None:
+    """The checked completion record of a unit, if it has one (`checked_record`); one that does not check out
+    is noted (`note_not_reused`) and None."""
+    if not FileSystems.exists(record_path(units_dir, source_file, start)):
+        return None
+    try:
+        return checked_record(units_dir, path, file_size, source_file, start)
+    except NotReusable as error:
+        note_not_reused(units_dir, source_file, start, str(error))
+        return None
