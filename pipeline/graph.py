@@ -166,9 +166,10 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
     screens = ((UrlBlocklist.load(settings.url_blocklists),) if settings.url_blocklists else ()) + (
         (headers_opt_out,) if settings.respect_opt_out else ())
+    fields = settings.written_fields()
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
                                              settings.max_page_bytes, settings.skip_truncated,
-                                             Screens(screens) if screens else None, units_dir)
+                                             Screens(screens) if screens else None, units_dir, fields)
     # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.state.unit_ledger`).
     tapped = [{"skipped": read.skipped, "dead": read[DEAD_LETTER], "units": read[UNITS_READ]}]
     decoded = read.documents | "Charset" >> DecodeCharset()
@@ -182,7 +183,6 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     cleaned = to_clean | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout, settings.page_memory,
                                                     settings.main_content)
     tapped.append({"dead": cleaned[DEAD_LETTER]})
-    fields = settings.written_fields()
     to_minimize, language_stages = cleaned.documents, []
     if settings.language:
         identified = cleaned.documents | "IdentifyLanguage" >> IdentifyLanguage(settings.languages)

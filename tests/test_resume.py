@@ -18,16 +18,21 @@ import time
 import zlib
 from pathlib import Path
 
+import fastavro
 import pytest
 
 from pipeline.publish import LOCK_NAME, OutputBusy, lock_holder, output_lock
 from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
 from tests.test_cli import REPO
+from tests.test_staging import doc as staged_doc
 from transforms.document import DeadLetter, Skip
 from transforms.report.manifest import FileDigest
 from transforms.stages.read_warc.snapshot import RangeDigest, open_listed, range_digest
-from transforms.state.unit_check import imbalance
+from transforms.stages.sink.avro_encoding import RecordLayout
+from transforms.stages.sink.schema import DEFAULT_FIELDS
+from transforms.stages.sink.staging import STAGED_LAYOUT
+from transforms.state.unit_check import NotReusable, check_staging_file, imbalance
 from transforms.state.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
                                           encode, unit_name)
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
@@ -289,13 +294,16 @@ def record_files(output: Path) -> list[Path]:
     return sorted(output.glob(f"{RESUME_PREFIX}*/{UNITS}/*{RECORD_SUFFIX}"))
 
 
-def edit_record(path: Path, edit) -> None:
+def edit_record(path: Path, edit, digest_anew: bool = False) -> None:
     """Rewrites a completion record's JSON with `edit` (given the record, changing it), leaving what follows the
-    JSON (its digest) as it was: what bit rot or a hand that does not know the digest leaves."""
+    JSON (its digest) as it was: what bit rot or a hand that does not know the digest leaves; or, `digest_anew`,
+    with the digest of the new JSON, as a hand that knows how records are written leaves it."""
     body, newline, rest = gzip.decompress(path.read_bytes()).partition(b"\n")
     record = json.loads(body)
     edit(record)
-    path.write_bytes(gzip.compress(json.dumps(record, sort_keys=True).encode() + newline + rest, mtime=0))
+    body = json.dumps(record, sort_keys=True).encode()
+    path.write_bytes(gzip.compress(body + newline + (hashlib.sha256(body).hexdigest().encode() if digest_anew
+                                                     else rest), mtime=0))
 
 
 def fingerprints_of(record: dict) -> list[dict]:
@@ -307,12 +315,20 @@ def drop_a_fingerprint(output: Path) -> None:
         ["Fingerprint", fingerprints_of(record)[0]]))
 
 
+def pointed_at_another_hash(record: dict) -> None:
+    """A record's first fingerprint given another of its documents' content (its hash and check)."""
+    first, other = fingerprints_of(record)[0], next(fields for fields in fingerprints_of(record)[1:] if
+                                                    fields["content_hash"] != fingerprints_of(record)[0]["content_hash"])
+    first.update(content_hash=other["content_hash"], content_check=other["content_check"])
+
+
 def point_a_fingerprint_at_another_hash(output: Path) -> None:
-    def edit(record):
-        first, other = fingerprints_of(record)[0], next(fields for fields in fingerprints_of(record)[1:] if
-                                                        fields["content_hash"] != fingerprints_of(record)[0]["content_hash"])
-        first.update(content_hash=other["content_hash"], content_check=other["content_check"])
-    edit_record(record_files(output)[0], edit)
+    edit_record(record_files(output)[0], pointed_at_another_hash)
+
+
+def point_a_fingerprint_at_another_hash_and_digest_the_record_anew(output: Path) -> None:
+    # Every digest holds (the staging files are untouched): only the staged page, hashed again, tells.
+    edit_record(record_files(output)[0], pointed_at_another_hash, digest_anew=True)
 
 
 def list_a_fingerprint_twice(output: Path) -> None:
@@ -366,7 +382,8 @@ def make_the_record_a_gzip_bomb(output: Path) -> None:
 
 
 DAMAGES = {damage.__name__: damage for damage in (
-    drop_a_fingerprint, point_a_fingerprint_at_another_hash, list_a_fingerprint_twice, name_another_unit,
+    drop_a_fingerprint, point_a_fingerprint_at_another_hash,
+    point_a_fingerprint_at_another_hash_and_digest_the_record_anew, list_a_fingerprint_twice, name_another_unit,
     change_a_staged_byte, make_the_record_a_fifo, make_a_staging_file_a_fifo, link_the_record_to_dev_zero,
     make_the_record_a_gzip_bomb)}
 
@@ -456,3 +473,44 @@ def test_the_bytes_a_unit_was_read_from_are_digested_as_read_whatever_the_reads(
         handle.read(500)  # reaching into the range: digested from 1000
     assert digest.finish(str(path), size, 2000) == (2000, hashlib.sha256(path.read_bytes()[1000:2000]).hexdigest())
     assert range_digest(str(path), size, 1000, 2000) == hashlib.sha256(path.read_bytes()[1000:2000]).hexdigest()
+
+
+# --- A staged page is the one its fingerprint names (transforms.state.unit_check.check_staging_file) ----------------------
+
+def staged_unit(tmp_path: Path, fields: tuple[str, ...]) -> tuple[str, int, str, RecordLayout, dict[int, dict]]:
+    """A staging file of three documents of one unit, as a build of `fields` stages them, and its unit's
+    fingerprints as its record holds them: (path, size, SHA-256, layout, fingerprints by offset)."""
+    layout, docs = RecordLayout(fields), [staged_doc("a.warc.gz", 0, k) for k in range(3)]
+    path = tmp_path / "staged.avro"
+    with path.open("wb") as handle:
+        fastavro.writer(handle, layout.staging_schema, [layout.staged(doc) for doc in docs], codec="null",
+                        metadata={STAGED_LAYOUT: layout.identity})
+    data = path.read_bytes()
+    fingerprints = {doc.source_offset: encode(Fingerprint.of(doc))[1] for doc in docs}
+    return str(path), len(data), hashlib.sha256(data).hexdigest(), layout, fingerprints
+
+
+WRITTEN_CONTENT = {"default fields": DEFAULT_FIELDS, "content_hash but no html": ("url", "text", "content_hash",
+                                                                                   "record_digest")}
+
+
+@pytest.mark.parametrize("fields", sorted(WRITTEN_CONTENT))
+def test_a_staged_page_is_hashed_again_and_checked_against_its_fingerprint(tmp_path, fields):
+    path, size, sha256, layout, fingerprints = staged_unit(tmp_path, WRITTEN_CONTENT[fields])
+    check_staging_file(path, size, sha256, layout, dict(fingerprints))
+    first, second, _ = sorted(fingerprints)
+    fingerprints[first] = dict(fingerprints[first], content_hash=fingerprints[second]["content_hash"],
+                               content_check=fingerprints[second]["content_check"])
+    with pytest.raises(NotReusable, match=r"^a staging file of it holds a document its fingerprint does not name "
+                                          r"\(its content hash differs\)$"):
+        check_staging_file(path, size, sha256, layout, fingerprints)
+
+
+def test_a_staged_page_that_no_fingerprint_names_or_of_other_fields_does_not_check_out(tmp_path):
+    path, size, sha256, layout, fingerprints = staged_unit(tmp_path, DEFAULT_FIELDS)
+    del fingerprints[max(fingerprints)]
+    with pytest.raises(NotReusable, match="^a staging file of it holds a document none of its fingerprints names$"):
+        check_staging_file(path, size, sha256, layout, fingerprints)
+    with pytest.raises(NotReusable, match="^a staging file of it was staged for records of other fields$"):
+        check_staging_file(path, size, sha256, RecordLayout(WRITTEN_CONTENT["content_hash but no html"]),
+                           fingerprints)

@@ -10,7 +10,11 @@ A record is reused only if:
 - it names the unit its file name says, and only outcomes of that unit;
 - it balances: as many distinct outcomes that end a record (skips, dead letters, fingerprints) as records
   read, and its staging files, named for the unit, hold as many records as it has fingerprints;
-- each staging file has the size and SHA-256 it was written with;
+- each staging file has the size and SHA-256 it was written with, and the build's record layout;
+- each staged document is the one the fingerprint of its offset names: its `html` hashed again (as the
+  build hashes it: `content_hash`, `content_check`) and its `content_hash`, those the build writes, are the
+  fingerprint's (a fingerprint pointed at another page's hash, digests and all, would drop the page as a
+  duplicate; a build that writes neither field stages nothing to check its fingerprints against);
 - the input bytes the unit was read from (from its start to past its last record) have the SHA-256 they had
   (a file changed in place with its size and modification time kept, as `cp -p` or a restore leave it).
 
@@ -26,15 +30,19 @@ import json
 import re
 import zlib
 
+import fastavro
 from apache_beam.io.filesystems import FileSystems
 
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.corpus.corpus_format import content_hash
 from transforms.document import DeadLetter, Skip
 from transforms.report.manifest import READ_CHUNK
 from transforms.filesystems.regular_files import NotARegularFile, open_regular
+from transforms.stages.sink.avro_encoding import RecordLayout
+from transforms.stages.sink.staging import STAGED_LAYOUT
 from transforms.stages.read_warc.snapshot import FileChanged, range_digest
 from transforms.state.unit_ledger import UNITS, decode, record_path, unit_name
-from transforms.vocabulary import Candidate, Fingerprint
+from transforms.vocabulary import Candidate, Fingerprint, content_check
 
 # A completion record's bound, compressed and as JSON: a 64 MiB unit of the smallest pages (about 100,000
 # records, each with its fingerprint and signature) is about 150 MB of JSON.
@@ -92,33 +100,91 @@ def imbalance(record: dict, source_file: str, start: int) -> str | None:
     return None
 
 
-def _file_digest(path: str, size: int) -> tuple[int, str]:
-    """(size, SHA-256) of a staging file, read no further than one byte past `size`."""
-    sha, read = hashlib.sha256(), 0
-    with open_regular(path, follow_links=False) as handle:
-        while read <= size and (chunk := handle.read(min(READ_CHUNK, size + 1 - read))):
-            sha.update(chunk)
-            read += len(chunk)
-    return read, sha.hexdigest()
+class _DigestedBytes:
+    """A file's bytes as a reader reads them, no further than one byte past `size`, digested as they pass."""
+
+    def __init__(self, handle, size: int):
+        self._handle = handle
+        self._size = size
+        self._sha = hashlib.sha256()
+        self.read_bytes = 0
+
+    def read(self, wanted: int = -1) -> bytes:
+        left = self._size + 1 - self.read_bytes
+        data = self._handle.read(left if wanted is None or wanted < 0 else min(wanted, left))
+        self._sha.update(data)
+        self.read_bytes += len(data)
+        return data
+
+    def digest(self) -> tuple[int, str]:
+        """(size, SHA-256) of the file: what the reader read, and what it left (read now)."""
+        while self.read(READ_CHUNK):
+            pass
+        return self.read_bytes, self._sha.hexdigest()
 
 
-def checked_record(units_dir: str, path: str, file_size: int, source_file: str, start: int) -> dict:
+def unnamed_content(staged_records, layout: RecordLayout, fingerprints: dict[int, dict]) -> str | None:
+    """Why a staging file's records are not the documents its unit's fingerprints name, or None: each record's
+    content (`RecordLayout.content_of`: its `html` hashed again, as `hash_document` and `Fingerprint.of` hash
+    it, and its `content_hash`) is that of the fingerprint of its offset, each fingerprint's once (taken from
+    `fingerprints`, by offset)."""
+    for staged in staged_records:
+        fingerprint = fingerprints.pop(staged["source_offset"], None)
+        if fingerprint is None:
+            return "holds a document none of its fingerprints names"
+        content = layout.content_of(staged)
+        html = content.get("html")
+        if (content.get("content_hash", fingerprint["content_hash"]) != fingerprint["content_hash"]
+                or html is not None and (content_hash(html), content_check(html))
+                != (fingerprint["content_hash"], fingerprint["content_check"])):
+            return "holds a document its fingerprint does not name (its content hash differs)"
+    return None
+
+
+def check_staging_file(path: str, size: int, sha256: str, layout: RecordLayout, fingerprints: dict[int, dict]) -> None:
+    """Reads a staging file once: it has the size and SHA-256 it was written with, the build's `layout`, and
+    holds the documents its fingerprints name (`unnamed_content`). Raises NotReusable."""
+    problem = failure = None
+    try:
+        with open_regular(path, follow_links=False) as handle:
+            read = _DigestedBytes(handle, size)
+            try:
+                staged = fastavro.reader(read)
+                if staged.metadata.get(STAGED_LAYOUT) != layout.identity:
+                    problem = "was staged for records of other fields"
+                else:
+                    problem = unnamed_content(staged, layout, fingerprints)
+            except Exception as error:  # what damaged bytes make of Avro; told apart by the digest, below
+                failure = error
+            written = read.digest()
+    except FileNotFoundError as error:
+        raise NotReusable("a staging file of it is missing") from error
+    except NotARegularFile as error:
+        raise NotReusable(f"a staging file of it is {error}") from error
+    if written != (size, sha256):
+        raise NotReusable("a staging file of it is damaged (its size or SHA-256 differs)")
+    if failure is not None:
+        if not isinstance(failure, DAMAGE):
+            raise failure
+        raise NotReusable(f"a staging file of it is damaged ({type(failure).__name__})") from failure
+    if problem:
+        raise NotReusable(f"a staging file of it {problem}")
+
+
+def checked_record(units_dir: str, path: str, file_size: int, source_file: str, start: int,
+                   layout: RecordLayout) -> dict:
     """The completion record of the unit (`source_file`, `start`) of the input `path` (listed at `file_size`
-    bytes), once it checks out (module docstring). Raises NotReusable."""
+    bytes), staged in `layout`, once it checks out (module docstring). Raises NotReusable."""
     try:
         record = json.loads(record_json(record_path(units_dir, source_file, start)))
         problem = imbalance(record, source_file, start)
         if problem:
             raise NotReusable(problem)
+        fingerprints = {fields["source_offset"]: fields for kind, fields in record["outcomes"] if kind == "Fingerprint"}
         for name, size, sha256, _ in record["runs"]:
-            try:
-                written = _file_digest(FileSystems.join(units_dir, name), size)
-            except FileNotFoundError as error:
-                raise NotReusable("a staging file of it is missing") from error
-            except NotARegularFile as error:
-                raise NotReusable(f"a staging file of it is {error}") from error
-            if written != (size, sha256):
-                raise NotReusable("a staging file of it is damaged (its size or SHA-256 differs)")
+            check_staging_file(FileSystems.join(units_dir, name), size, sha256, layout, fingerprints)
+        if fingerprints:
+            raise NotReusable("its staging files do not hold every document its fingerprints name")
         read_to, read_sha256 = record["read"]
         if not start < read_to <= file_size or range_digest(path, file_size, start, read_to) != read_sha256:
             raise NotReusable("its input's bytes are not those it was read from (changed in place)")
@@ -134,13 +200,14 @@ def note_not_reused(units_dir: str, source_file: str, start: int, why: str) -> N
         handle.write(why.encode("utf-8"))
 
 
-def reusable(units_dir: str, path: str, file_size: int, source_file: str, start: int) -> dict | None:
+def reusable(units_dir: str, path: str, file_size: int, source_file: str, start: int,
+             layout: RecordLayout) -> dict | None:
     """The checked completion record of a unit, if it has one (`checked_record`); one that does not check out
     is noted (`note_not_reused`) and None."""
     if not FileSystems.exists(record_path(units_dir, source_file, start)):
         return None
     try:
-        return checked_record(units_dir, path, file_size, source_file, start)
+        return checked_record(units_dir, path, file_size, source_file, start, layout)
     except NotReusable as error:
         note_not_reused(units_dir, source_file, start, str(error))
         return None

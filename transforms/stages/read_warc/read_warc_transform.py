@@ -24,6 +24,8 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.sink.avro_encoding import RecordLayout
+from transforms.stages.sink.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
 from transforms.state.unit_ledger import RECORDED
 from transforms.stages.read_warc.snapshot import RangeDigest, digest_listed, open_listed
@@ -134,20 +136,24 @@ class ReadWarcRange(beam.DoFn):
     With a `progress_dir` (local runs), it leaves notes of how far it got (of a unit replayed, one note).
     `skip_truncated`, `screen`: see `read_warc`. With `units_dir`
     (`transforms.state.unit_ledger`), a range that has a completion record there that
-    checks out (`transforms.state.unit_check`) is not read: the record goes to
+    checks out (`transforms.state.unit_check`, its staging files read as records of
+    `staged_fields`) is not read: the record goes to
     `recorded`; a range read gives its `UnitRead` on `units_read`, with the
     digest of the bytes it was read from.
     """
 
     def __init__(self, progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-                 skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None):
+                 skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
         self._progress_dir = progress_dir
         self._max_page_bytes = max_page_bytes
         self._skip_truncated = skip_truncated
         self._screen = screen
         self._units_dir = units_dir
+        self._staged_fields = staged_fields
 
     def setup(self):
+        self._layout = RecordLayout(self._staged_fields)
         self._records = counter(STAGE, "records")
         self._documents = counter(STAGE, "documents")
         self._skipped = counter(STAGE, "skipped")
@@ -166,8 +172,8 @@ class ReadWarcRange(beam.DoFn):
         source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
-        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start) if self._units_dir
-                  else None)
+        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start, self._layout)
+                  if self._units_dir else None)
         if record:
             claims.finish()
             if self._progress_dir:
@@ -253,12 +259,13 @@ class ReadAllWarc(beam.PTransform):
     theirs), and the ranges, not records, are spread over workers: no page
     crosses a shuffle here. Each range is read by a splittable DoFn that a
     runner may split again while it reads (`WarcRestrictions`). `screen`: see `read_warc`.
-    `units_dir`: see `ReadWarcRange` (outputs `recorded` and `units_read` too).
+    `units_dir`, `staged_fields`: see `ReadWarcRange` (outputs `recorded` and `units_read` too).
     """
 
     def __init__(self, range_bytes: int = DEFAULT_RANGE_BYTES, progress_dir: str | None = None,
                  max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, skip_truncated: bool = False,
-                 screen: Screen | None = None, units_dir: str | None = None):
+                 screen: Screen | None = None, units_dir: str | None = None,
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
         super().__init__()
         self._range_bytes = range_bytes
         self._progress_dir = progress_dir
@@ -266,6 +273,7 @@ class ReadAllWarc(beam.PTransform):
         self._skip_truncated = skip_truncated
         self._screen = screen
         self._units_dir = units_dir
+        self._staged_fields = staged_fields
 
     def expand(self, patterns):
         return (
@@ -277,7 +285,8 @@ class ReadAllWarc(beam.PTransform):
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
             | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
-                                                 self._skip_truncated, self._screen, self._units_dir)).with_outputs(
+                                                 self._skip_truncated, self._screen, self._units_dir,
+                                                 self._staged_fields)).with_outputs(
                 SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, UNITS_READ, RECORDED, main=DOCUMENTS)
         )
 
@@ -287,10 +296,12 @@ class ReadWarc(beam.PTransform):
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
-                 skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None):
+                 skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-        self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir)
+        self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir,
+                                     staged_fields)
 
     def expand(self, pbegin):
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all

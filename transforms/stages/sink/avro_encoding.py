@@ -86,6 +86,8 @@ TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "clea
                   "truncated")
 # ... and what it counts that is no corpus field (in the staging record only).
 TALLIED_DOCUMENT_FIELDS = ({"name": "boilerplate_bytes", "type": "long"},)
+# The fields that name a document's content: its `html`, and the SHA-256 of it.
+CONTENT_FIELDS = ("html", "content_hash")
 
 
 def _encoded(schema, values: dict) -> bytes:
@@ -125,6 +127,9 @@ class RecordLayout:
         self._near = NEAR_DUPLICATE_COUNT in fields
         self._near_schema, self._digest_schema = parsed_schema((NEAR_DUPLICATE_COUNT,)), parsed_schema((RECORD_DIGEST,))
         self._tallied = TALLIED_FIELDS + (("language",) if "language" in fields else ())
+        # What a staging record holds that names its document's content (`content_of`): in `after_meta`.
+        self._content = tuple(name for name in CONTENT_FIELDS if name in self._parts["after_meta"])
+        self._content_schema = parsed_schema(self._content)
         # The staging record: the document's offset (runs are merged by it), what the report tallies, the parts.
         self.staging_schema = fastavro.parse_schema({
             "type": "record", "name": "StagedDocument", "namespace": "webcorpus.staging",
@@ -151,6 +156,14 @@ class RecordLayout:
         if self._parts["meta"] and list(doc.meta) != sorted(doc.meta):
             record["sorted_meta"] = self._part("meta", {"meta": dict(sorted(doc.meta.items()))})
         return record
+
+    def content_of(self, staged: dict) -> dict:
+        """What a staging record holds of its document's content, decoded from its staged bytes: `html` and
+        `content_hash`, those of them the build writes (the other fields of their part are skipped)."""
+        if not self._content:
+            return {}
+        return fastavro.schemaless_reader(io.BytesIO(staged["after_meta"]), self._schemas["after_meta"],
+                                          self._content_schema)
 
     def duplicates_of(self, duplicate_count: int, duplicate_urls, duplicate_record_ids) -> bytes:
         """The duplicate lists part of a survivor."""
