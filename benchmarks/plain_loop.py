@@ -29,9 +29,9 @@ import_beam()
 
 from transforms.stages.charset import decode_document  # noqa: E402
 from transforms.corpus.corpus_format import FILE_PREFIX  # noqa: E402
-from transforms.stages.sink.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL, EncodedWriter,  # noqa: E402
-                                                  RecordLayout, resolve_level)
-from transforms.stages.sink.schema import PARSED_SCHEMA  # noqa: E402
+from transforms.stages.compress_write.avro_encoding import (DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL,  # noqa: E402
+                                                            EncodedWriter, RecordLayout, resolve_level)
+from transforms.stages.compress_write.schema import PARSED_SCHEMA  # noqa: E402
 from transforms.document import Document  # noqa: E402
 from transforms.stages.hash_dedup import has_text, hash_document  # noqa: E402
 from transforms.stages.clean_html.clean_html import HtmlCleaner  # noqa: E402

@@ -548,8 +548,8 @@ def composition(output: Path) -> dict:
     import fastavro
 
     from benchmarks.plain_loop import DEFAULT_CODEC
-    from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, resolve_level
-    from transforms.stages.sink.schema import PARSED_SCHEMA
+    from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, resolve_level
+    from transforms.stages.compress_write.schema import PARSED_SCHEMA
 
     records = []
     for path in sorted(output.glob("corpus-*.avro")):

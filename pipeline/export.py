@@ -3,7 +3,7 @@ without building it again.
 
 Each shard `corpus-SSSSS-of-NNNNN.avro` becomes `corpus-SSSSS-of-NNNNN.parquet` (or `.jsonl.zst`, `.jsonl.gz`,
 `.jsonl`), with the same records in the same order and the same fields, written as a build of that format
-writes them (`transforms.stages.sink.formats`): so the export is the same bytes as a build with `--format`, and keeps
+writes them (`transforms.stages.compress_write.formats`): so the export is the same bytes as a build with `--format`, and keeps
 every `record_digest`. The corpus is verified on the way: its manifest's checksums first (when it has one), then
 every block and every record's digests as it is read; on any damage nothing is left of DIR. DIR gets the
 corpus's `report.json` and content index (`index-*.bin`) and a manifest of its own (inputs: the Avro shards;
@@ -33,7 +33,7 @@ from transforms.report.manifest import MANIFEST_NAME, FileDigest, build_manifest
 from transforms.corpus.read_corpus import Problem, corpus_files, scan_avro
 from transforms.filesystems.regular_files import file_contents, open_regular
 from transforms.report.report import REPORT_NAME
-from transforms.stages.sink.formats import CODECS, resolve_codec, row_writer, shard_extension
+from transforms.stages.compress_write.formats import CODECS, resolve_codec, row_writer, shard_extension
 
 EXPORT_FORMATS = ("parquet", "jsonl")
 

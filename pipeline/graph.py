@@ -54,8 +54,9 @@ from transforms.report.report_page_transform import WriteReportPage
 from transforms.report.report_transform import WriteReport
 from transforms.state.unit_ledger_transform import Replay, tap
 from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan
-from transforms.stages.sink.schema import CLEAN_TEXT
-from transforms.stages.sink.write import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint, sync_marker_for
+from transforms.stages.compress_write.schema import CLEAN_TEXT
+from transforms.stages.compress_write.compress_write import sync_marker_for
+from transforms.stages.compress_write.compress_write_transform import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint
 from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS,
                                    NON_RESPONSE, NOTES, RECORDS_READ, SKIPPED, UNITS_READ)
 

@@ -34,9 +34,9 @@ from transforms.stages.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_S
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
-from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
-from transforms.stages.sink.formats import ALL_CODECS, CODECS, DEFAULT_CODECS, DEFAULT_FORMAT
-from transforms.stages.sink.schema import CLEAN_TEXT, FIELD_NAMES
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.stages.compress_write.formats import ALL_CODECS, CODECS, DEFAULT_CODECS, DEFAULT_FORMAT
+from transforms.stages.compress_write.schema import CLEAN_TEXT, FIELD_NAMES
 
 SAMPLE_WARC = Path(__file__).parent / "data" / "sample.warc.gz"
 DEFAULT_OUTPUT = "webcorpus-out"

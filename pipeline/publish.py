@@ -59,7 +59,7 @@ from pipeline.signing import sign, signature_problem
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus.corpus_format import FILE_PREFIX, SHARD_EXTENSIONS, SHARD_NAME
 from transforms.state.corpus_index import INDEX_NAME, index_file_name
-from transforms.stages.sink.staging import STAGING_DIR
+from transforms.stages.compress_write.staging import STAGING_DIR
 from transforms.filesystems.exact_paths import is_local, names_in, remove_exactly
 from transforms.report.manifest import MANIFEST_NAME, write_manifest
 from transforms.filesystems.regular_files import kind_of, open_regular

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from transforms.stages.sink.schema import CLEAN_TEXT
+from transforms.stages.compress_write.schema import CLEAN_TEXT
 
 # The readable text once, in Parquet's columns, beside what a reader of a language-model corpus filters on.
 LLM_FIELDS = "--fields=url,warc_date,title,clean_text"

@@ -21,9 +21,9 @@ from transforms.stages.near_dedup import MinHashParameters
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
-from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
-from transforms.stages.sink.formats import DEFAULT_FORMAT, resolve_codec
-from transforms.stages.sink.schema import LANGUAGE_FIELDS, resolve_fields
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec
+from transforms.stages.compress_write.schema import LANGUAGE_FIELDS, resolve_fields
 
 # The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
 MIN_RANGE_BYTES = 1 << 20
@@ -71,7 +71,7 @@ class CorpusSettings:
     extend: tuple[str, ...] = ()
     # Of those, the ones taken though no build of this user signed their manifest (`--trust-corpus`).
     trust_corpora: tuple[str, ...] = field(default=(), compare=False)
-    # The fields written (`--fields`); None: the default ones (`transforms.stages.sink.schema.resolve_fields`).
+    # The fields written (`--fields`); None: the default ones (`transforms.stages.compress_write.schema.resolve_fields`).
     fields: tuple[str, ...] | None = None
     # Write `clean_text` too (`--clean-text`).
     clean_text: bool = False

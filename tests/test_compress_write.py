@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms.corpus.corpus_format import RECORD_DIGEST
-from transforms.stages.sink.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout, avro_record,
-                                                  record_digest, resolve_level)
-from transforms.stages.sink.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
-                                           corpus_schema, resolve_fields)
-from transforms.stages.sink.staging import STAGING_DIR, _Run, staged_records
-from transforms.stages.sink.write import CompressWrite, StageAndFingerprint
+from transforms.stages.compress_write.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout,
+                                                            avro_record, record_digest, resolve_level)
+from transforms.stages.compress_write.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
+                                                     corpus_schema, resolve_fields)
+from transforms.stages.compress_write.staging import STAGING_DIR, StagingRun, staged_records
+from transforms.stages.compress_write.compress_write_transform import CompressWrite, StageAndFingerprint
 from transforms.document import Document
 from transforms.stages.hash_dedup import HashDedup, content_hash, hash_document
 
@@ -336,7 +336,7 @@ def test_a_staging_file_of_other_fields_is_refused(tmp_path):
     [doc] = SMALL[:1]
     path = str(tmp_path / "staged.avro")
     layout = RecordLayout(resolve_fields(("url", "html")))
-    run = _Run(path, layout)
+    run = StagingRun(path, layout)
     run.write(layout.staged(doc))
     run.close()
     assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [doc.source_offset]
@@ -349,7 +349,7 @@ def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same
     (zstd releases the GIL) overlaps the next shard's reading; the files are the ones written in line."""
     import threading
 
-    from transforms.stages.sink import write
+    from transforms.stages.compress_write import compress_write_transform as write
 
     flushed_on = []
     flush = EncodedWriter.flush

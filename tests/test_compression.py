@@ -20,7 +20,7 @@ from benchmarks.compression_study.formats import FORMAT_SETTINGS, FormatSetting,
 from benchmarks.compression_study.records import load_records
 from benchmarks.compression_study.report import pareto_front
 from pipeline.sample import sample_captures
-from transforms.stages.sink.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
+from transforms.stages.compress_write.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, resolve_level
 
 REPO = Path(__file__).resolve().parent.parent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -184,7 +184,7 @@ def test_every_file_the_docs_cite_is_in_the_repository_or_the_developer_data():
 
 def test_the_compression_doc_says_the_block_size_the_study_charts():
     from benchmarks.compression_study.report import size_label
-    from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+    from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
 
     charted = re.search(r"one point per codec and level at (?:the pipeline's default block size, )?(\d+ [KM]iB)",
                         re.sub(r"\s+", " ", (REPO / "docs" / "compression.md").read_text()))
@@ -256,7 +256,7 @@ def markdown_table(markdown: str, header: str) -> list[list[str]]:
 
 def test_the_schema_table_of_the_docs_is_the_schema_the_code_writes():
     """A row per field a record can have, in the schema's order, with its name and type."""
-    from transforms.stages.sink.schema import FIELD_NAMES, corpus_schema
+    from transforms.stages.compress_write.schema import FIELD_NAMES, corpus_schema
 
     schema = corpus_schema(FIELD_NAMES)
     heading = f"## The Avro schema (`{schema['namespace']}.{schema['name']}`)"

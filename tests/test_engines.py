@@ -45,7 +45,7 @@ from pipeline.graph import SIDE_OUTPUTS
 from pipeline.sample import SAMPLE_PATH, sample_captures, warc_bytes
 from tests import test_staging
 from transforms.corpus.corpus_format import FILE_PREFIX
-from transforms.stages.sink.staging import STAGING_DIR
+from transforms.stages.compress_write.staging import STAGING_DIR
 from transforms.report.manifest import MANIFEST_NAME
 
 REPO = Path(__file__).resolve().parents[1]

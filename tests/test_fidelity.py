@@ -21,7 +21,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from pipeline.options import parse_settings
 from pipeline.settings import CorpusSettings, settings_from_manifest
 from transforms.corpus.blocks import blocks_to_html
-from transforms.stages.sink.schema import CORPUS_SCHEMA, SCHEMA_FIELDS
+from transforms.stages.compress_write.schema import CORPUS_SCHEMA, SCHEMA_FIELDS
 from transforms.document import Document
 from transforms.stages.clean_html.rules import NOSCRIPT_MIN_CHARACTERS
 from transforms.stages.clean_html.text import decode_leftover_entities

@@ -14,8 +14,8 @@ from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, run_main
 from transforms.corpus.corpus_format import RECORD_DIGEST
-from transforms.stages.sink.avro_encoding import record_digest
-from transforms.stages.sink.schema import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, resolve_fields
+from transforms.stages.compress_write.avro_encoding import record_digest
+from transforms.stages.compress_write.schema import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, resolve_fields
 from transforms.document import Document
 from transforms.stages.minimize_text import minimize_document
 from transforms.corpus.read_corpus import iter_corpus, record_problem

@@ -17,10 +17,10 @@ from tests.helpers import page
 from tests.test_cli import run_main
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.corpus.read_corpus import CorruptCorpus, iter_corpus, scan_jsonl, scan_parquet
-from transforms.stages.sink.avro_encoding import record_digest
-from transforms.stages.sink.formats import resolve_codec
-from transforms.stages.sink.jsonl_encoding import JsonLines
-from transforms.stages.sink.parquet_encoding import ParquetRows
+from transforms.stages.compress_write.avro_encoding import record_digest
+from transforms.stages.compress_write.formats import resolve_codec
+from transforms.stages.compress_write.jsonl_encoding import JsonLines
+from transforms.stages.compress_write.parquet_encoding import ParquetRows
 
 CAPTURES = [Capture(f"https://example.org/{name}", page(f"<p>{text}</p>", title=name).encode("utf-8"))
             for name, text in (("first", "The first page, with its own words."),

@@ -29,9 +29,9 @@ from tests.test_staging import doc as staged_doc
 from transforms.document import DeadLetter, Skip
 from transforms.report.manifest import FileDigest
 from transforms.stages.read_warc.snapshot import RangeDigest, open_listed, range_digest
-from transforms.stages.sink.avro_encoding import RecordLayout
-from transforms.stages.sink.schema import DEFAULT_FIELDS
-from transforms.stages.sink.staging import STAGED_LAYOUT
+from transforms.stages.compress_write.avro_encoding import RecordLayout
+from transforms.stages.compress_write.schema import DEFAULT_FIELDS
+from transforms.stages.compress_write.staging import STAGED_LAYOUT
 from transforms.state.unit_check import NotReusable, check_staging_file, imbalance
 from transforms.state.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
                                           encode, unit_name)

@@ -11,10 +11,11 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 
-from transforms.stages.sink import staging as sink_staging, write as sink_write
-from transforms.stages.sink.staging import STAGED, StageDocuments
-from transforms.stages.sink.write import (CompressWrite, ShardAttempt, StageAndFingerprint, WriteShard, publish,
-                                          sync_marker_for)
+from transforms.stages.compress_write import compress_write_transform as sink_write, staging as sink_staging
+from transforms.stages.compress_write.compress_write import ShardAttempt, publish, sync_marker_for
+from transforms.stages.compress_write.compress_write_transform import (CompressWrite, StageAndFingerprint, StageDocuments,
+                                                                       WriteShard)
+from transforms.stages.compress_write.staging import STAGED
 from transforms.document import Document
 from transforms.stages.hash_dedup import HashDedup, hash_document
 

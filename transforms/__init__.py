@@ -4,7 +4,7 @@
   `vocabulary` (stage, output and skip-kind names; `Capture` and the records stages hand on) and `stage`
   (dead-letter routing and counters);
 - `stages/`: the pipeline's stages, in the order they run: `read_warc/`, `charset`, `clean_html/`, `language`,
-  `minimize_text`, `filters/`, `hash_dedup`, `near_dedup`, `sink/` (CompressWrite);
+  `minimize_text`, `filters/`, `hash_dedup`, `near_dedup`, `compress_write/`;
 - `filesystems/`: the https:// and http:// file system and its session, exact paths, regular files,
   locations without credentials;
 - `report/`: the run report, the report page, the manifest and the progress notes;

@@ -9,7 +9,7 @@ content hash by HashDedup's rule) to get the same records (`records`).
 
 Every setting writes the records into memory with the pipeline's own Avro
 writer (schema, record conversion, file metadata and block writers of
-`transforms.stages.sink.avro_encoding`) and reads them back with `fastavro.reader`,
+`transforms.stages.compress_write.avro_encoding`) and reads them back with `fastavro.reader`,
 checking that they come back equal. For each setting it records the
 written size and, for writing and for reading, the median wall and CPU
 seconds over `--repeats` runs (one run when the first takes over

@@ -17,7 +17,7 @@ from benchmarks.compression_study.measure import (BLOCK_SIZES, DEFAULT_REPEATS, 
                                                   unwritable_codecs)
 from benchmarks.compression_study.records import UsageError, load_records
 from benchmarks.compression_study.report import build_report, format_tables, size_label
-from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
 
 REPORT_JSON = "compression.json"
 REPORT_CHART = "compression.png"

@@ -1,6 +1,6 @@
 """The other formats of `--format` beside Avro: Parquet and JSON Lines, each with its codecs, on the same records.
 
-Each setting writes the records with the pipeline's own writer of that format (`transforms.stages.sink.formats.row_writer`:
+Each setting writes the records with the pipeline's own writer of that format (`transforms.stages.compress_write.formats.row_writer`:
 pyarrow's ParquetWriter in row groups of 4096 rows, or JSON Lines through zstd or gzip) into memory, and reads them
 back as `read_corpus` does (`scan_parquet`, `scan_jsonl`, without checking digests: the Avro readings do not
 either), checking that they come back equal; sizes and costs are measured as the Avro settings' are (`measure`).
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from benchmarks.compression_study.measure import Measurement, RoundTripError, _ResidentPeak, _run_repeatedly
 from transforms.corpus.read_corpus import Problem, scan_shard
-from transforms.stages.sink.formats import resolve_codec, row_writer, shard_extension
-from transforms.stages.sink.schema import DEFAULT_FIELDS
+from transforms.stages.compress_write.formats import resolve_codec, row_writer, shard_extension
+from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 
 # (format, codec, level): each codec of the issue at its default level, and zstd 3 beside zstd 9 for both formats.
 FORMAT_SETTINGS = (("parquet", "zstd", 3), ("parquet", "zstd", 9), ("parquet", "snappy", None),

@@ -15,8 +15,8 @@ from typing import Callable, Iterable
 
 import fastavro
 
-from transforms.stages.sink.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, avro_record
-from transforms.stages.sink.schema import PARSED_SCHEMA
+from transforms.stages.compress_write.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, avro_record
+from transforms.stages.compress_write.schema import PARSED_SCHEMA
 from transforms.document import Document
 
 KIB = 1024

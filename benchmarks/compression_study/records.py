@@ -8,7 +8,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from benchmarks.plain_loop import stage_documents
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.stages.sink.avro_encoding import avro_record
+from transforms.stages.compress_write.avro_encoding import avro_record
 from transforms.document import Document
 from transforms.stages.hash_dedup import deduplicate
 from transforms.corpus.read_corpus import corpus_files, iter_corpus

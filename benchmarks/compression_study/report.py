@@ -8,7 +8,7 @@ from typing import Callable
 
 from benchmarks.compression_study.measure import (KIB, MB, MIB, Measurement, OperationCost, default_level,
                                                   uncompressed_size)
-from transforms.stages.sink.avro_encoding import DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL
+from transforms.stages.compress_write.avro_encoding import DEFAULT_CODEC, DEFAULT_SYNC_INTERVAL
 
 # Versions that decide the sizes and speeds, for the report.
 LIBRARIES = ("fastavro", "backports.zstd", "cramjam", "pyarrow")

@@ -1,7 +1,7 @@
 """What a reader of a finished corpus needs to check it, without Beam: the shards' names and the two digests.
 
 `transforms.corpus.read_corpus` and `pipeline.verify` read corpora with fastavro alone (importing Beam takes
-seconds and logs warnings a reader never asked for); `transforms.stages.sink` and `hash_dedup`, which write
+seconds and logs warnings a reader never asked for); `transforms.stages.compress_write` and `hash_dedup`, which write
 them, take these definitions from here.
 """
 

@@ -112,7 +112,7 @@ def record_problem(record: dict, digest: Callable[[dict], str] | None = None) ->
     """Why a record does not match its digests (or its text its html), or None.
 
     `digest` computes a record's `record_digest` (from the schema of the shard it was read from); by
-    default, the pipeline's own `sink.avro_encoding.record_digest`. Records of corpora
+    default, the pipeline's own `stages.compress_write.avro_encoding.record_digest`. Records of corpora
     written before `record_digest` was added have none: only their `html` and `text` are checked.
     """
     if "html" in record and "content_hash" in record and content_hash(record["html"]) != record["content_hash"]:
@@ -120,7 +120,7 @@ def record_problem(record: dict, digest: Callable[[dict], str] | None = None) ->
     if "html" in record and "text" in record and "\n".join(html_to_blocks(record["html"])) != record["text"]:
         return f"text differs from html (url {record.get('url', '')!r})"
     if digest is None:
-        from transforms.stages.sink.avro_encoding import record_digest as digest
+        from transforms.stages.compress_write.avro_encoding import record_digest as digest
     if RECORD_DIGEST in record and digest(record) != record[RECORD_DIGEST]:
         return f"record_digest mismatch: a field of the record changed (url {record.get('url', '')!r})"
     return None
@@ -197,7 +197,7 @@ def _parquet_records(pq, source, name: str, verify: bool) -> Iterator[dict | Pro
 
     try:
         parquet = pq.ParquetFile(source, page_checksum_verification=True)
-        # A map (`meta`) is a list of {key, value} entries (transforms/stages/sink/parquet_encoding.py).
+        # A map (`meta`) is a list of {key, value} entries (transforms/stages/compress_write/parquet_encoding.py).
         maps = [field.name for field in parquet.schema_arrow if pa.types.is_list(field.type)
                 and pa.types.is_struct(field.type.value_type) and field.type.value_type.names == ["key", "value"]]
     except Exception as error:  # noqa: BLE001 - any failure here means the footer is damaged

@@ -34,7 +34,7 @@ from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.filesystems.locations import redacted
 from transforms.report.manifest import DigestingHandle, FileDigest
-from transforms.stages.sink.schema import CLEAN_TEXT, resolve_fields
+from transforms.stages.compress_write.schema import CLEAN_TEXT, resolve_fields
 from transforms.stages.read_warc.snapshot import InputDigest
 from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
                                    EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,

@@ -11,7 +11,7 @@ are all in scripts not kept) is not a duplicate of every other such page:
 `HashDocuments` skips it as `no-text` instead of giving it a hash.
 
 Documents themselves never cross the shuffle: each is staged by the worker
-that read it (see `sink.staging.StageDocuments`), and only its small
+that read it (see `compress_write_transform.StageDocuments`), and only its small
 `Fingerprint` goes on. A fingerprint carries a second, unrelated digest of
 the content (BLAKE2b-128) and its length, and only fingerprints that agree on
 all three are merged, so a SHA-256 collision alone can never drop a document.

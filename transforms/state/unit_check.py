@@ -38,8 +38,8 @@ from transforms.corpus.corpus_format import content_hash
 from transforms.document import DeadLetter, Skip
 from transforms.report.manifest import READ_CHUNK
 from transforms.filesystems.regular_files import NotARegularFile, open_regular
-from transforms.stages.sink.avro_encoding import RecordLayout
-from transforms.stages.sink.staging import STAGED_LAYOUT
+from transforms.stages.compress_write.avro_encoding import RecordLayout
+from transforms.stages.compress_write.staging import STAGED_LAYOUT
 from transforms.stages.read_warc.snapshot import FileChanged, range_digest
 from transforms.state.unit_ledger import UNITS, decode, record_path, unit_name
 from transforms.vocabulary import Candidate, Fingerprint, content_check

@@ -24,8 +24,8 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
-from transforms.stages.sink.avro_encoding import RecordLayout
-from transforms.stages.sink.schema import DEFAULT_FIELDS
+from transforms.stages.compress_write.avro_encoding import RecordLayout
+from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
 from transforms.state.unit_ledger import RECORDED
 from transforms.stages.read_warc.snapshot import RangeDigest, digest_listed, open_listed

@@ -1,33 +1,35 @@
-"""CompressWrite: each unit's surviving records written to its corpus shard, and the shards published."""
+"""CompressWrite, the stage: documents staged where they are read (`StageDocuments`), and each unit's surviving
+records written to its corpus shard and the shards published (`WriteShard`); its pure part is `compress_write`."""
 
 from __future__ import annotations
 
 import bisect
 import collections
 import dataclasses
-import hashlib
-import json
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus.corpus_format import FILE_PREFIX
-from transforms.filesystems.exact_paths import remove_exactly
 from transforms.report.manifest import DigestingHandle
 from transforms.report.progress import note_shard_written
 from transforms.report.report import tally_record
-from transforms.state.unit_ledger import LedgerPlan
-from transforms.stages.sink.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
-from transforms.stages.sink.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
-from transforms.stages.sink.schema import DEFAULT_FIELDS, resolve_fields
-from transforms.stages.sink.staging import FINGERPRINTS, STAGED, STAGING_DIR, StageDocuments, staged_records
+from transforms.document import Document
+from transforms.state.unit_ledger import LedgerPlan, ledger_for
+from transforms.vocabulary import Fingerprint
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
+from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
+from transforms.stages.compress_write.schema import DEFAULT_FIELDS, resolve_fields
+from transforms.stages.compress_write.compress_write import (ShardAttempt, attempt_path, finish_shard, publish, shard_name,
+                                                            sync_marker_for)
+from transforms.stages.compress_write.staging import (FINGERPRINTS, STAGED, STAGING_DIR, StagingRun, staged_records,
+                                                     staging_path)
 from transforms.stage import counter
 
 TALLIES = "tallies"
@@ -36,27 +38,6 @@ DIGESTS = "digests"
 # the next shard's records are read and joined: a default build's shard is one Avro block, and compressing it is
 # nearly all of WriteShard's time. At most this many are held (each holds its uncompressed last block).
 SHARDS_FINISHED_TOGETHER = 2
-
-
-def shard_name(index: int, count: int, extension: str = ".avro") -> str:
-    return f"{FILE_PREFIX}-{index:05d}-of-{count:05d}{extension}"
-
-
-def sync_marker_for(build: dict) -> bytes:
-    """A sync marker derived from what defines a build, instead of a random one."""
-    return hashlib.sha256(json.dumps(build, sort_keys=True).encode("utf-8")).digest()[:16]
-
-
-class ShardAttempt(NamedTuple):
-    """A corpus shard as one attempt wrote it: the shard's final path, and the attempt's own file."""
-
-    shard: str
-    path: str
-
-
-def attempt_path(staging_dir: str, shard: str) -> str:
-    """A file of its own for one attempt at writing `shard`."""
-    return FileSystems.join(staging_dir, f"attempt-{uuid.uuid4().hex}-{shard.rsplit('/', 1)[-1]}")
 
 
 class WriteShard(beam.DoFn):
@@ -139,29 +120,51 @@ class WriteShard(beam.DoFn):
         yield beam.pvalue.TaggedOutput(DIGESTS, element.with_value(dataclasses.replace(digest, path=shard)))
 
 
-def finish_shard(handle: DigestingHandle, writer, path: str, records: int):
-    """A shard's last block written (compressed: zstd and the other codecs release the GIL) and the file digested
-    (as it was written)."""
-    with handle:
-        writer.flush()
-    return handle.digest(path, records)
+class StageDocuments(beam.DoFn):
+    """Appends each document to a staging file of its unit of reading; emits its fingerprint, and (unit, path)
+    of each staging file.
 
+    A unit is a byte range of an input file (`source_file`, `source_range`).
+    Nothing here relies on how a runner fuses or splits the work: a staging
+    file is named for its bundle attempt (a uuid), so a retry never shares a
+    file with the attempt it replaces (a zombie's files are left unread: the
+    runner commits no output of a failed attempt); and it holds a run of
+    documents in rising offset, a new run beginning where the offsets of a
+    unit fall, so WriteShard merges any number of them. Fused with reading,
+    a unit's documents come in file order in one bundle: one file per unit.
 
-def publish(attempts: list[ShardAttempt], staging_dir: str) -> list[str]:
-    """Renames one committed attempt of each shard to the shard's final path, then removes the staging directory
-    (with every other attempt's file: a failed attempt's, a zombie's).
-
-    Safe to run again (a runner may retry it): shards already renamed are left as they are.
+    With a `ledger` plan (`transforms.state.unit_ledger`), each staging file is handed
+    to the worker's `UnitLedger`, which closes it when its unit is complete.
     """
-    chosen: dict[str, str] = {}
-    for shard, path in sorted(attempts):
-        # The runner commits one attempt per shard; should it give two, both are complete and the same bytes.
-        chosen.setdefault(shard, path)
-    pending = [(path, shard) for shard, path in sorted(chosen.items()) if FileSystems.exists(path)]
-    if pending:
-        FileSystems.rename([path for path, _ in pending], [shard for _, shard in pending])
-    remove_exactly([staging_dir])
-    return sorted(chosen)
+
+    def __init__(self, staging_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS, ledger: LedgerPlan | None = None):
+        self._staging_dir = staging_dir
+        self._layout = RecordLayout(fields)
+        self._plan = ledger
+
+    def start_bundle(self):
+        self._attempt = uuid.uuid4().hex
+        self._runs = 0
+        self._open: dict[tuple[str, int], StagingRun] = {}
+
+    def process(self, doc: Document):
+        unit = (doc.source_file, doc.source_range)
+        run = self._open.get(unit)
+        if run is None or doc.source_offset <= run.last_offset:
+            if run is not None:
+                yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
+            run = self._open[unit] = StagingRun(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout,
+                                          self._attempt)
+            self._runs += 1
+            if self._plan is not None:
+                ledger_for(self._plan).add_run(unit, run)
+        run.write(self._layout.staged(doc))
+        yield Fingerprint.of(doc)
+
+    def finish_bundle(self):
+        for unit, run in self._open.items():
+            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((unit, run.close())))
+        self._open = {}
 
 
 class CompressWrite(beam.PTransform):

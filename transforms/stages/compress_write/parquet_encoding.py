@@ -13,7 +13,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.stages.sink.schema import FIELDS_BY_NAME
+from transforms.stages.compress_write.schema import FIELDS_BY_NAME
 
 # codec -> (lowest level, highest level, default level); None: no levels.
 CODECS = {

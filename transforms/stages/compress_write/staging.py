@@ -7,17 +7,12 @@ import contextlib
 import heapq
 import uuid
 
-import apache_beam as beam
 import fastavro
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.transforms.window import GlobalWindows
 
-from transforms.document import Document
 from transforms.report.manifest import DigestingHandle, FileDigest
-from transforms.state.unit_ledger import LedgerPlan, ledger_for, unit_name
-from transforms.vocabulary import Fingerprint
-from transforms.stages.sink.avro_encoding import RecordLayout
-from transforms.stages.sink.schema import DEFAULT_FIELDS
+from transforms.state.unit_ledger import unit_name
+from transforms.stages.compress_write.avro_encoding import RecordLayout
 
 STAGING_DIR = ".webcorpus-staging"
 STAGED = "staged"
@@ -36,7 +31,7 @@ def staging_path(staging_dir: str, unit: tuple[str, int], attempt: str, run: int
 STAGED_LAYOUT = "webcorpus.staged_layout"
 
 
-class _Run:
+class StagingRun:
     """A staging file being written: the staging records (`RecordLayout.staged`) of one unit in rising
     offset, by one bundle attempt (`attempt`); digested as it is written (`digest`, once closed), for the unit's
     completion record."""
@@ -69,53 +64,6 @@ class _Run:
         return self._handle.digest(self.path, self.records)
 
 
-class StageDocuments(beam.DoFn):
-    """Appends each document to a staging file of its unit of reading; emits its fingerprint, and (unit, path)
-    of each staging file.
-
-    A unit is a byte range of an input file (`source_file`, `source_range`).
-    Nothing here relies on how a runner fuses or splits the work: a staging
-    file is named for its bundle attempt (a uuid), so a retry never shares a
-    file with the attempt it replaces (a zombie's files are left unread: the
-    runner commits no output of a failed attempt); and it holds a run of
-    documents in rising offset, a new run beginning where the offsets of a
-    unit fall, so WriteShard merges any number of them. Fused with reading,
-    a unit's documents come in file order in one bundle: one file per unit.
-
-    With a `ledger` plan (`transforms.state.unit_ledger`), each staging file is handed
-    to the worker's `UnitLedger`, which closes it when its unit is complete.
-    """
-
-    def __init__(self, staging_dir: str, fields: tuple[str, ...] = DEFAULT_FIELDS, ledger: LedgerPlan | None = None):
-        self._staging_dir = staging_dir
-        self._layout = RecordLayout(fields)
-        self._plan = ledger
-
-    def start_bundle(self):
-        self._attempt = uuid.uuid4().hex
-        self._runs = 0
-        self._open: dict[tuple[str, int], _Run] = {}
-
-    def process(self, doc: Document):
-        unit = (doc.source_file, doc.source_range)
-        run = self._open.get(unit)
-        if run is None or doc.source_offset <= run.last_offset:
-            if run is not None:
-                yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
-            run = self._open[unit] = _Run(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout,
-                                          self._attempt)
-            self._runs += 1
-            if self._plan is not None:
-                ledger_for(self._plan).add_run(unit, run)
-        run.write(self._layout.staged(doc))
-        yield Fingerprint.of(doc)
-
-    def finish_bundle(self):
-        for unit, run in self._open.items():
-            yield beam.pvalue.TaggedOutput(STAGED, GlobalWindows.windowed_value((unit, run.close())))
-        self._open = {}
-
-
 def _merged(paths: list[str], layout: RecordLayout):
     """The records of staging files in offset order, each offset once (a record read twice is the same record)."""
     paths = sorted(paths)
@@ -141,7 +89,7 @@ def staged_records(paths: list[str], staging_dir: str, layout: RecordLayout):
     while len(paths) > MAX_OPEN_RUNS:
         merged = []
         for start in range(0, len(paths), MAX_OPEN_RUNS):
-            run = _Run(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"), layout)
+            run = StagingRun(FileSystems.join(staging_dir, f"merged-{uuid.uuid4().hex}.avro"), layout)
             for record in _merged(paths[start:start + MAX_OPEN_RUNS], layout):
                 run.write(record)
             merged.append(run.close())

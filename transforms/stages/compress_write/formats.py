@@ -13,8 +13,8 @@ import io
 import fastavro
 
 from transforms.corpus.corpus_format import SHARD_EXTENSIONS
-from transforms.stages.sink import avro_encoding, jsonl_encoding, parquet_encoding
-from transforms.stages.sink.schema import parsed_schema
+from transforms.stages.compress_write import avro_encoding, jsonl_encoding, parquet_encoding
+from transforms.stages.compress_write.schema import parsed_schema
 
 DEFAULT_FORMAT = "avro"
 # format -> {codec: (lowest level, highest level, default level), or None: no levels}

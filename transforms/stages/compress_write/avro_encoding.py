@@ -21,8 +21,8 @@ import fastavro
 from transforms.compat import fastavro_compat
 from transforms.corpus.corpus_format import DIGEST_HEX_DIGITS, HASH_ALGORITHM, RECORD_DIGEST, digest_in
 from transforms.document import Document
-from transforms.stages.sink.schema import (DEFAULT_FIELDS, DUPLICATE_FIELDS, FIELD_NAMES, FIELDS_BY_NAME,
-                                           NEAR_DUPLICATE_COUNT, parsed_schema)
+from transforms.stages.compress_write.schema import (DEFAULT_FIELDS, DUPLICATE_FIELDS, FIELD_NAMES, FIELDS_BY_NAME,
+                                                     NEAR_DUPLICATE_COUNT, parsed_schema)
 
 # codec -> (lowest level, highest level, default level); None: no levels.
 CODECS = {

@@ -1,4 +1,4 @@
-"""The sink: the corpus as sharded Avro files, the same bytes on every build.
+"""CompressWrite: the corpus as sharded Avro files, the same bytes on every build.
 
 Files are `DIR/corpus-SSSSS-of-NNNNN.avro`, one Avro record per document with
 the schema `schema.CORPUS_SCHEMA` (documented field by field in docs/output.md);
@@ -11,9 +11,10 @@ same records, written from the same Avro bytes decoded (`formats`).
 - `parquet_encoding`, `jsonl_encoding`: the records as Parquet (pyarrow, fixed
   row groups) and JSON Lines; `formats`: each format's codecs, extension and
   shard writer.
-- `staging`: `StageDocuments` and the staging files it writes and merges.
-- `write`: `WriteShard` and the `CompressWrite` and `StageAndFingerprint`
-  transforms the pipeline uses.
+- `staging`: the staging files, written and merged back by offset.
+- `compress_write`: the shards' names, the sync marker, a shard finished and the shards published;
+  `compress_write_transform`: `StageDocuments`, `WriteShard` and the `CompressWrite` and
+  `StageAndFingerprint` transforms the pipeline uses.
 
 Writing has two halves around HashDedup, so that no document crosses a
 shuffle and nothing holds all documents:
