@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.resumable import RESUME_PREFIX
 from tests.helpers import corpus_records
+from tests.test_cli import run_main
 from tests.test_extend import (B_OWN, B_PAGES, article, build, capture, earlier, refusal, reseal,  # noqa: F401
                                tampered_copy, write_inputs)
+from tests.test_hostile_http import hostile_server, server  # noqa: F401 - fixtures
 from transforms.corpus_index import CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries
 from transforms.corpus_index_transform import earlier_matches
 from transforms.manifest import MANIFEST_NAME
@@ -89,6 +92,27 @@ def test_an_index_file_is_read_as_the_bytes_its_manifest_lists(tmp_path):
         list(read_index_entries(str(path), 0, digest))
     path.write_bytes(listed)
     assert len(list(earlier_matches(group, (((str(path), *digest),),), 0))) == 4
+
+
+@pytest.mark.slow
+def test_an_index_a_server_swaps_after_it_was_checked_fails_the_build(earlier, server, write_warc, tmp_path):
+    # The server sends the index its manifest lists until it was read to its end (the check before the build),
+    # then one of the same size that lists every page of the new build: read unchecked, it would drop them all.
+    source = write_inputs(write_warc, "new", [capture(f"n{n}", article(200 + n), "2026-02-01T00:00:00Z")
+                                              for n in range(2)])
+    assert build(tmp_path / "own", "--input", str(source))[0] == 0
+    swapped = (tmp_path / "own" / INDEX).read_bytes()
+    assert len(swapped) == (earlier / INDEX).stat().st_size
+    server.files = {f"earlier/{path.name}": path.read_bytes() for path in earlier.iterdir()}
+    server.later = {f"earlier/{INDEX}": swapped}
+    code, stdout, stderr = run_main(["--input", str(source), "--extend", server.base + "earlier",
+                                     "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 1, (stdout, stderr)
+    (line,) = stderr.strip().splitlines()
+    assert f"{INDEX} is not the file its manifest lists (sha256 differs)" in line and "nothing was published" in line
+    # Nothing but the work done, kept to resume.
+    assert [path.name for path in (tmp_path / "out").iterdir() if not path.name.startswith(RESUME_PREFIX)] == []
+    assert not server.later  # the swapped index was served
 
 
 @pytest.mark.parametrize("damage, said", [
