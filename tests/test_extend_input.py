@@ -9,7 +9,10 @@ import json
 import os
 from pathlib import Path
 
+import apache_beam as beam
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.resumable import RESUME_PREFIX
 from tests.helpers import corpus_records
@@ -17,9 +20,13 @@ from tests.test_cli import run_main
 from tests.test_extend import (B_OWN, B_PAGES, article, build, capture, earlier, refusal, reseal,  # noqa: F401
                                tampered_copy, write_inputs)
 from tests.test_hostile_http import hostile_server, server  # noqa: F401 - fixtures
-from transforms.corpus_index import CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries
-from transforms.corpus_index_transform import earlier_matches
+from transforms import corpus_index_transform
+from transforms.corpus_index import (CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries,
+                                     signature_part)
+from transforms.corpus_index_transform import EarlierBucketMates, earlier_bucket_mates, earlier_matches
 from transforms.manifest import MANIFEST_NAME
+from transforms.near_dedup import MinHashParameters
+from transforms.vocabulary import Candidate, band_keys
 
 INDEX = "index-00000-of-00001.bin"
 
@@ -139,3 +146,31 @@ def test_an_index_damaged_under_its_own_signed_manifest_is_refused_before_the_bu
 def test_extend_refuses_a_corpus_of_other_text_shaping_options(earlier, write_warc, tmp_path, option, said):
     stderr = refusal(write_warc, tmp_path, earlier, *option)
     assert said in stderr and "their content hashes are of other text, not comparable" in stderr
+
+
+def values(*numbers: int) -> bytes:
+    return b"".join(number.to_bytes(4, "little") for number in numbers)
+
+
+def test_only_earlier_signatures_that_share_a_bucket_with_this_build_are_read_for_near_dedup(tmp_path, monkeypatch):
+    # Two bands of two values. The new page shares band 0 with the first earlier document, band 1 with the
+    # second, both with the third; the fourth shares no band, the fifth has no signature.
+    parameters = MinHashParameters(bands=2, rows=2)
+    new = Candidate(("2026-02-01", "https://n.example/", "", "n.warc.gz", 0, 0), values(1, 2, 3, 4))
+    signatures = [values(1, 2, 9, 9), values(8, 8, 3, 4), values(1, 2, 3, 4), values(1, 9, 9, 4), None]
+    hashes = [hashlib.sha256(str(n).encode()).digest() for n in range(5)]
+    data = index_header(4) + b"".join(sorted(digest + bytes(CONTENT_BYTES - 32) + signature_part(signature, 4)
+                                             for digest, signature in zip(hashes, signatures)))
+    path = tmp_path / INDEX
+    path.write_bytes(data)
+    files = (((str(path), len(data), hashlib.sha256(data).hexdigest()),),)
+    expected = [(0, digest.hex(), signature) for digest, signature in zip(hashes[:3], signatures[:3])]
+    found = earlier_bucket_mates((0, 0, band_keys(new.signature, 2, 2)), files, 4, 2, 2)
+    assert sorted(found) == sorted(expected)
+    # The new build's keys in parts of one (a read each; its two keys are in two parts): the third earlier
+    # document, found by both reads, still given once.
+    monkeypatch.setattr(corpus_index_transform, "BAND_KEYS_PER_READ", 1)
+    assert len({corpus_index_transform.part_of_key(key, 2) for key in band_keys(new.signature, 2, 2)}) == 2
+    with TestPipeline() as pipeline:
+        mates = pipeline | beam.Create([new]) | EarlierBucketMates(files, parameters)
+        assert_that(mates, equal_to(expected))

@@ -1,12 +1,12 @@
 """The content index in the pipeline (see `corpus_index`): its entries gathered from HashDedup and NearDedup,
 written in shards by hash (`WriteIndex`), and an earlier corpus's read back (`--extend`): the contents this build
-has too (`EarlierMatches`), and the signatures (`ReadEarlierSignatures`).
+has too (`EarlierMatches`), and the signatures that share a bucket with this build's (`EarlierBucketMates`).
 
 Nothing here holds an index whole: a shard is written by one worker from its
 group (at most about `ENTRIES_PER_SHARD` entries), and an earlier index is
 read a shard at a time, a few thousand entries in memory. Of its contents,
-only those whose hash this build has go on, into HashDedup's combine; its
-signatures go on as elements keyed like the new build's own, by band into
+only those whose hash this build has go on, into HashDedup's combine; of its
+signatures, only those with a band key this build has, by band into
 NearDedup's buckets.
 """
 
@@ -18,15 +18,19 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.corpus_index import (ENTRIES_PER_SHARD, HASH_BYTES, index_file_name, index_header, index_shard_count,
-                                     index_shard_of, parse_entry, read_index_entries, signature_part)
+from transforms.corpus_index import (CONTENT_BYTES, ENTRIES_PER_SHARD, HASH_BYTES, index_file_name, index_header,
+                                     index_shard_count, index_shard_of, parse_entry, read_index_entries,
+                                     signature_part)
 from transforms.manifest import DigestingHandle, FileDigest
-from transforms.vocabulary import earlier_fingerprint
+from transforms.vocabulary import band_keys, earlier_fingerprint
 
 ENTRIES = "entries"
 SIGNED = "signed"
 # Entries written to a shard's file at a time.
 ENTRIES_PER_WRITE = 4096
+# This build's band keys that one read of an earlier index shard looks for, at most about (as a set of bytes of
+# 14, about 100 MB).
+BAND_KEYS_PER_READ = 1_000_000
 
 
 class SurvivorsSigned(NamedTuple):
@@ -110,33 +114,71 @@ class WriteIndex(beam.PTransform):
         )
 
 
-def earlier_signatures(corpus_and_file, signature_values: int):
-    """(corpus, content hash, signature) of each entry with a signature of an earlier corpus's index shard, as they
-    are read. The shard is read as the file its manifest lists (`ListedBytes`): other bytes fail the build at its
-    end."""
-    corpus, (path, size, sha256) = corpus_and_file
+def key_parts(new_keys: int) -> int:
+    """Into how many parts this build's distinct band keys are split, each read against every earlier index shard:
+    each part holds about `BAND_KEYS_PER_READ` keys at most."""
+    return max(1, -(-new_keys // BAND_KEYS_PER_READ))
+
+
+def part_of_key(key: bytes, parts: int) -> int:
+    # (A key is a band's index, then a digest: its digest's first 64 bits place it.)
+    return (int.from_bytes(key[2:10], "big") * parts) >> 64
+
+
+def to_every_shard(part, shards: list[tuple[int, int]]):
+    """(corpus, shard, keys) of a part of this build's band keys for each earlier index shard."""
+    keys = tuple(part[1])
+    for corpus, shard in shards:
+        yield corpus, shard, keys
+
+
+def earlier_bucket_mates(read, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int,
+                         bands: int, rows: int):
+    """(corpus, content hash, signature) of each entry of an earlier index shard with a signature that has one of
+    the read's band keys: the shard is read whole, as the file its manifest lists (`ListedBytes`), a few thousand
+    entries at a time; other bytes fail the build at its end."""
+    corpus, shard, keys = read
+    wanted = set(keys)
+    path, size, sha256 = index_files[corpus][shard]
     for raw in read_index_entries(path, signature_values, (size, sha256)):
-        entry = parse_entry(raw, signature_values)
-        if entry.signature is not None:
+        if raw[CONTENT_BYTES] == 1 and not wanted.isdisjoint(band_keys(raw[CONTENT_BYTES + 1:], bands, rows)):
+            entry = parse_entry(raw, signature_values)
             yield corpus, entry.content_hash, entry.signature
 
 
-class ReadEarlierSignatures(beam.PTransform):
-    """The earlier corpora's signatures (`index_files`: per corpus, in `--extend` order, its files as its manifest
-    lists them: (path, size, sha256)), read as elements for NearDedup's buckets, a shard per worker."""
+class EarlierBucketMates(beam.PTransform):
+    """This build's candidates in; out, as (corpus, content hash, signature) for NearDedup, the signature of each
+    document of the earlier corpora (`index_files`, as `EarlierMatches` takes them) that shares a bucket with one
+    of them.
 
-    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+    An earlier document in no bucket of this build's is never compared with one of its pages, so its signature
+    stays in its index: this build's distinct band keys go, in parts of at most about `BAND_KEYS_PER_READ`, to
+    every earlier index shard, which is read once per part (with more parts, an earlier document may be found by
+    several: kept once). What is held grows with this build's pages, never with the earlier corpora's."""
+
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], parameters):
         super().__init__()
-        self._files = [(corpus, listed) for corpus, files in enumerate(index_files) for listed in files]
-        self._signature_values = signature_values
+        self._index_files = index_files
+        self._parameters = parameters
 
-    def expand(self, pipeline):
+    def expand(self, candidates):
+        bands, rows = self._parameters.bands, self._parameters.rows
+        keys = (candidates
+                | "BandKeys" >> beam.FlatMap(lambda candidate: band_keys(candidate.signature, bands, rows))
+                | "DistinctKeys" >> beam.Distinct())
+        count = keys | "Count" >> beam.combiners.Count.Globally()
+        shards = [(corpus, shard) for corpus, files in enumerate(self._index_files) for shard in range(len(files))]
         return (
-            pipeline
-            | "IndexFiles" >> beam.Create(self._files)
-            # A shard per worker, not all of them on the one that created the list.
+            keys
+            | "ByPart" >> beam.Map(lambda key, count: (part_of_key(key, key_parts(count)), key),
+                                   beam.pvalue.AsSingleton(count))
+            | "Part" >> beam.GroupByKey()
+            | "EveryShard" >> beam.FlatMap(to_every_shard, shards)
+            # A read per worker, not all of them on the one that grouped the part.
             | "Spread" >> beam.Reshuffle()
-            | "Read" >> beam.FlatMap(earlier_signatures, self._signature_values)
+            | "Read" >> beam.FlatMap(earlier_bucket_mates, self._index_files, self._parameters.permutations,
+                                     bands, rows)
+            | "Once" >> beam.Distinct()
         )
 
 
@@ -171,7 +213,8 @@ def earlier_matches(group, index_files: tuple[tuple[tuple[str, int, str], ...], 
 
 class EarlierMatches(beam.PTransform):
     """Fingerprints of this build in; out, the fingerprint (`earlier_fingerprint`) of each content of the earlier
-    corpora (`index_files`, as `ReadEarlierSignatures` takes them) whose hash one of them has.
+    corpora (`index_files`: per corpus, in `--extend` order, its files as its manifest lists them: (path, size,
+    sha256)) whose hash one of them has.
 
     Only those can change what HashDedup does (an earlier content alone under its hash survives there and gives
     nothing here), so the earlier indexes never cross a shuffle: this build's distinct hashes go, in groups of at
