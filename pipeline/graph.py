@@ -35,7 +35,7 @@ from pipeline.settings import CorpusSettings
 from transforms import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.charset_transform import DecodeCharset
 from transforms.clean_html import CleanHtml
-from transforms.corpus_index_transform import (EarlierBucketMates, EarlierMatches, WriteIndex, not_near_dropped,
+from transforms.corpus_index_transform import (EarlierMatches, EarlierSignatures, WriteIndex, not_near_dropped,
                                               sign_survivors)
 from transforms.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
 from transforms.filters.opt_out import headers_opt_out
@@ -237,8 +237,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
         near_candidates = signed.candidates if not earlier_files else {
             "candidates": signed.candidates,
-            "earlier": signed.candidates | "EarlierBucketMates" >> EarlierBucketMates(earlier_files,
-                                                                                    settings.near_dedup)}
+            "earlier": signed.candidates | "EarlierSignatures" >> EarlierSignatures(earlier_files,
+                                                                                  settings.near_dedup)}
         near = near_candidates | "NearDedup" >> NearDedup(settings.near_dedup, settings.extend)
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
         index_entries = not_near_dropped(signed.entries, near.near_duplicates)

@@ -23,7 +23,7 @@ from tests.test_hostile_http import hostile_server, server  # noqa: F401 - fixtu
 from transforms import corpus_index_transform
 from transforms.corpus_index import (CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries,
                                      signature_part)
-from transforms.corpus_index_transform import EarlierBucketMates, earlier_bucket_mates, earlier_matches
+from transforms.corpus_index_transform import EarlierSignatures, earlier_bucket_mates, earlier_matches
 from transforms.manifest import MANIFEST_NAME
 from transforms.near_dedup import MinHashParameters
 from transforms.vocabulary import Candidate, band_keys
@@ -152,25 +152,40 @@ def values(*numbers: int) -> bytes:
     return b"".join(number.to_bytes(4, "little") for number in numbers)
 
 
-def test_only_earlier_signatures_that_share_a_bucket_with_this_build_are_read_for_near_dedup(tmp_path, monkeypatch):
-    # Two bands of two values. The new page shares band 0 with the first earlier document, band 1 with the
-    # second, both with the third; the fourth shares no band, the fifth has no signature.
-    parameters = MinHashParameters(bands=2, rows=2)
-    new = Candidate(("2026-02-01", "https://n.example/", "", "n.warc.gz", 0, 0), values(1, 2, 3, 4))
-    signatures = [values(1, 2, 9, 9), values(8, 8, 3, 4), values(1, 2, 3, 4), values(1, 9, 9, 4), None]
-    hashes = [hashlib.sha256(str(n).encode()).digest() for n in range(5)]
+# Two bands of two values. A new page shares band 0 with the first earlier document, band 1 with the second, both
+# with the third; the fourth shares no band, the fifth has no signature.
+TWO_BANDS = MinHashParameters(bands=2, rows=2)
+NEW_PAGE = Candidate(("2026-02-01", "https://n.example/", "", "n.warc.gz", 0, 0), values(1, 2, 3, 4))
+EARLIER_SIGNATURES = [values(1, 2, 9, 9), values(8, 8, 3, 4), values(1, 2, 3, 4), values(1, 9, 9, 4), None]
+
+
+def earlier_signed_index(directory: Path) -> tuple[tuple, list[tuple[int, str, bytes]]]:
+    """An index of one shard of `EARLIER_SIGNATURES`, as `EarlierSignatures` takes it, and the (corpus, content
+    hash, signature) of each of its documents with a signature."""
+    hashes = [hashlib.sha256(str(n).encode()).digest() for n in range(len(EARLIER_SIGNATURES))]
     data = index_header(4) + b"".join(sorted(digest + bytes(CONTENT_BYTES - 32) + signature_part(signature, 4)
-                                             for digest, signature in zip(hashes, signatures)))
-    path = tmp_path / INDEX
+                                             for digest, signature in zip(hashes, EARLIER_SIGNATURES)))
+    path = directory / INDEX
     path.write_bytes(data)
-    files = (((str(path), len(data), hashlib.sha256(data).hexdigest()),),)
-    expected = [(0, digest.hex(), signature) for digest, signature in zip(hashes[:3], signatures[:3])]
-    found = earlier_bucket_mates((0, 0, band_keys(new.signature, 2, 2)), files, 4, 2, 2)
-    assert sorted(found) == sorted(expected)
-    # The new build's keys in parts of one (a read each; its two keys are in two parts): the third earlier
-    # document, found by both reads, still given once.
-    monkeypatch.setattr(corpus_index_transform, "BAND_KEYS_PER_READ", 1)
-    assert len({corpus_index_transform.part_of_key(key, 2) for key in band_keys(new.signature, 2, 2)}) == 2
+    return ((((str(path), len(data), hashlib.sha256(data).hexdigest()),),),
+            [(0, digest.hex(), signature) for digest, signature in zip(hashes, EARLIER_SIGNATURES) if signature])
+
+
+def test_only_earlier_signatures_that_share_a_bucket_with_this_build_are_read_for_near_dedup(tmp_path):
+    files, signed = earlier_signed_index(tmp_path)
+    found = earlier_bucket_mates((0, 0, band_keys(NEW_PAGE.signature, 2, 2)), files, 4, 2, 2)
+    assert sorted(found) == sorted(signed[:3])
     with TestPipeline() as pipeline:
-        mates = pipeline | beam.Create([new]) | EarlierBucketMates(files, parameters)
-        assert_that(mates, equal_to(expected))
+        mates = pipeline | beam.Create([NEW_PAGE]) | EarlierSignatures(files, TWO_BANDS)
+        assert_that(mates, equal_to(signed[:3]))
+
+
+def test_a_build_of_more_band_keys_than_one_read_takes_every_earlier_signature_into_near_dedup(tmp_path,
+                                                                                                monkeypatch):
+    # The new page's two band keys, more than one read looks for: the shard is read once, and every signature goes
+    # on, as NearDedup's buckets take them (the one that shares no band too).
+    files, signed = earlier_signed_index(tmp_path)
+    monkeypatch.setattr(corpus_index_transform, "BAND_KEYS_PER_READ", 1)
+    with TestPipeline() as pipeline:
+        every = pipeline | beam.Create([NEW_PAGE]) | EarlierSignatures(files, TWO_BANDS)
+        assert_that(every, equal_to(signed))
