@@ -1,7 +1,7 @@
 """Extend: a build of new inputs with `--extend` an earlier corpus, against one build of both.
 
     python -m benchmarks.extend [--megabytes 200] [--reps 2] [--near-dedup]
-    python -m benchmarks.extend --index-entries 2000000 [--near-dedup]
+    python -m benchmarks.extend --index-entries 2000000 [--near-dedup [--every-signature]]
 
 
 Generates two crawls, A and B, of `--megabytes` of WARC files each (gzipped
@@ -22,7 +22,11 @@ the sample WARC file with `--extend` it, and prints the wall and CPU time and
 the peak RSS of the build's process tree. With `--near-dedup`, both builds
 use it, and each made-up entry has a made-up signature (a SHAKE-128 stream of
 its hash: it shares no bucket with the sample's pages, as most of a large
-earlier corpus shares none with a new crawl's).
+earlier corpus shares none with a new crawl's). The sample has few band keys,
+so only the earlier signatures that share one go on (`EarlierSignatures`);
+with `--every-signature`, the build takes every earlier signature into
+NearDedup's shuffle instead, as a build of more band keys than
+`BAND_KEYS_PER_READ` does (set to 0 in the build's process).
 Nothing in it is a test; benchmarks/README.md has the figures.
 """
 
@@ -131,12 +135,20 @@ def made_up_earlier_corpus(entries: int, directory: Path, options: tuple[str, ..
     return directory
 
 
-def measure_index(entries: int, work: Path, options: tuple[str, ...]) -> int:
+# The build's command with BAND_KEYS_PER_READ 0: every earlier signature goes into NearDedup's shuffle.
+EVERY_SIGNATURE = ("import sys; from transforms import corpus_index_transform; "
+                   "corpus_index_transform.BAND_KEYS_PER_READ = 0; from pipeline.launch import main; sys.exit(main())")
+
+
+def measure_index(entries: int, work: Path, options: tuple[str, ...], every_signature: bool) -> int:
     earlier = made_up_earlier_corpus(entries, work / f"earlier-{entries}", options)
     shutil.rmtree(work / "extended", ignore_errors=True)
-    run = checked(run_measured(pipeline_command([], work / "extended", (*options, "--extend", str(earlier)))),
-                  "the build that extends it")
-    print(json.dumps({"index_entries": entries, "near_dedup": bool(options), "seconds": round(run["seconds"], 1),
+    command = pipeline_command([], work / "extended", (*options, "--extend", str(earlier)))
+    if every_signature:
+        command[1:3] = ["-c", EVERY_SIGNATURE]
+    run = checked(run_measured(command), "the build that extends it")
+    print(json.dumps({"index_entries": entries, "near_dedup": bool(options), "every_signature": every_signature,
+                      "seconds": round(run["seconds"], 1),
                       "cpu_seconds": round(run["cpu_seconds"], 1), "peak_rss_mib": round(run["peak_rss_mib"]),
                       "runner_peak_rss_mib": round(run["peak_root_rss_mib"]),
                       "worker_peak_rss_mib": round(run["peak_child_rss_mib"])}, indent=2))
@@ -153,10 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the generated files and outputs go (default: %(default)s)")
     parser.add_argument("--index-entries", type=int, default=None, metavar="N",
                         help="measure a build that extends an earlier corpus of N made-up index entries instead")
+    parser.add_argument("--every-signature", action="store_true",
+                        help="with --index-entries and --near-dedup: every earlier signature into NearDedup's shuffle")
     args = parser.parse_args(argv)
+    if args.every_signature and not (args.index_entries is not None and args.near_dedup):
+        parser.error("--every-signature needs --index-entries and --near-dedup")
     options = ("--near-dedup",) if args.near_dedup else ()
     if args.index_entries is not None:
-        return measure_index(args.index_entries, args.work, options)
+        return measure_index(args.index_entries, args.work, options, args.every_signature)
     first = generate("a", args.megabytes, args.work / f"a-{args.megabytes}")
     second = generate("b", args.megabytes, args.work / f"b-{args.megabytes}")
     earlier, extended, both = (args.work / name for name in ("out-a", "out-b", "out-both"))

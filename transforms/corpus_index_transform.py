@@ -184,6 +184,7 @@ class EarlierSignatures(beam.PTransform):
         super().__init__()
         self._index_files = index_files
         self._parameters = parameters
+        # (Taken when the graph is made, and given to the steps: a worker's own import may hold another.)
         self._band_keys_per_read = BAND_KEYS_PER_READ
 
     def expand(self, candidates):
