@@ -1,7 +1,7 @@
 """Extend: a build of new inputs with `--extend` an earlier corpus, against one build of both.
 
     python -m benchmarks.extend [--megabytes 200] [--reps 2] [--near-dedup]
-    python -m benchmarks.extend --index-entries 2000000
+    python -m benchmarks.extend --index-entries 2000000 [--near-dedup [--every-signature]]
 
 
 Generates two crawls, A and B, of `--megabytes` of WARC files each (gzipped
@@ -19,7 +19,14 @@ costs a build that extends it: it writes an earlier corpus whose index holds N
 made-up entries (the manifest of a build of the sample WARC file, its index
 replaced and its records counted as N, signed with this user's key), builds
 the sample WARC file with `--extend` it, and prints the wall and CPU time and
-the peak RSS of the build's process tree.
+the peak RSS of the build's process tree. With `--near-dedup`, both builds
+use it, and each made-up entry has a made-up signature (a SHAKE-128 stream of
+its hash: it shares no bucket with the sample's pages, as most of a large
+earlier corpus shares none with a new crawl's). The sample has few band keys,
+so only the earlier signatures that share one go on (`EarlierSignatures`);
+with `--every-signature`, the build takes every earlier signature into
+NearDedup's shuffle instead, as a build of more band keys than
+`BAND_KEYS_PER_READ` does (set to 0 in the build's process).
 Nothing in it is a test; benchmarks/README.md has the figures.
 """
 
@@ -40,8 +47,9 @@ from benchmarks.throughput import alternate, checked, pipeline_command, run_meas
 from pipeline.sample import Capture, warc_bytes
 from pipeline.signing import sign, signing_key
 from transforms.state.corpus_index import (CONTENT_BYTES, INDEX_NAME, index_file_name, index_header, index_shard_count,
-                                           index_shard_of)
+                                           index_shard_of, signature_part)
 from transforms.report.manifest import MANIFEST_NAME, seal
+from transforms.stages.near_dedup import MinHashParameters
 
 VOCABULARY = [f"{first}{second}" for first in ("ka", "lo", "mi", "ne", "su", "ta", "ve", "ri", "po", "du")
               for second in range(500)]
@@ -94,11 +102,13 @@ def content_hashes(output: Path) -> set[str]:
     return hashes
 
 
-def made_up_earlier_corpus(entries: int, directory: Path) -> Path:
-    """An earlier corpus whose index holds `entries` made-up contents: the build of the sample WARC file with its
-    index replaced, its manifest listing the new index and `entries` records, sealed and signed again."""
+def made_up_earlier_corpus(entries: int, directory: Path, options: tuple[str, ...]) -> Path:
+    """An earlier corpus whose index holds `entries` made-up contents: the build of the sample WARC file (with
+    `options`) with its index replaced, its manifest listing the new index and `entries` records, sealed and
+    signed again."""
     shutil.rmtree(directory, ignore_errors=True)
-    checked(run_measured(pipeline_command([], directory)), "the build of the sample")
+    checked(run_measured(pipeline_command([], directory, options)), "the build of the sample")
+    values = MinHashParameters().permutations if "--near-dedup" in options else 0
     for path in directory.glob("index-*.bin"):
         path.unlink()
     count = index_shard_count(entries)
@@ -108,7 +118,9 @@ def made_up_earlier_corpus(entries: int, directory: Path) -> Path:
         shards[index_shard_of(digest, count)].append(digest + bytes(CONTENT_BYTES - len(digest)))
     listed = []
     for number, shard in enumerate(shards):
-        data = index_header(0) + b"".join(sorted(shard))
+        data = index_header(values) + b"".join(
+            content + (signature_part(hashlib.shake_128(content).digest(4 * values), values) if values else b"")
+            for content in sorted(shard))
         (directory / index_file_name(number, count)).write_bytes(data)
         listed.append({"path": index_file_name(number, count), "size": len(data),
                        "sha256": hashlib.sha256(data).hexdigest()})
@@ -123,11 +135,20 @@ def made_up_earlier_corpus(entries: int, directory: Path) -> Path:
     return directory
 
 
-def measure_index(entries: int, work: Path) -> int:
-    earlier = made_up_earlier_corpus(entries, work / f"earlier-{entries}")
-    run = checked(run_measured(pipeline_command([], work / "extended", ("--extend", str(earlier)))),
-                  "the build that extends it")
-    print(json.dumps({"index_entries": entries, "seconds": round(run["seconds"], 1),
+# The build's command with BAND_KEYS_PER_READ 0: every earlier signature goes into NearDedup's shuffle.
+EVERY_SIGNATURE = ("import sys; from transforms.state import corpus_index_transform; "
+                   "corpus_index_transform.BAND_KEYS_PER_READ = 0; from pipeline.launch import main; sys.exit(main())")
+
+
+def measure_index(entries: int, work: Path, options: tuple[str, ...], every_signature: bool) -> int:
+    earlier = made_up_earlier_corpus(entries, work / f"earlier-{entries}", options)
+    shutil.rmtree(work / "extended", ignore_errors=True)
+    command = pipeline_command([], work / "extended", (*options, "--extend", str(earlier)))
+    if every_signature:
+        command[1:3] = ["-c", EVERY_SIGNATURE]
+    run = checked(run_measured(command), "the build that extends it")
+    print(json.dumps({"index_entries": entries, "near_dedup": bool(options), "every_signature": every_signature,
+                      "seconds": round(run["seconds"], 1),
                       "cpu_seconds": round(run["cpu_seconds"], 1), "peak_rss_mib": round(run["peak_rss_mib"]),
                       "runner_peak_rss_mib": round(run["peak_root_rss_mib"]),
                       "worker_peak_rss_mib": round(run["peak_child_rss_mib"])}, indent=2))
@@ -144,10 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the generated files and outputs go (default: %(default)s)")
     parser.add_argument("--index-entries", type=int, default=None, metavar="N",
                         help="measure a build that extends an earlier corpus of N made-up index entries instead")
+    parser.add_argument("--every-signature", action="store_true",
+                        help="with --index-entries and --near-dedup: every earlier signature into NearDedup's shuffle")
     args = parser.parse_args(argv)
-    if args.index_entries is not None:
-        return measure_index(args.index_entries, args.work)
+    if args.every_signature and not (args.index_entries is not None and args.near_dedup):
+        parser.error("--every-signature needs --index-entries and --near-dedup")
     options = ("--near-dedup",) if args.near_dedup else ()
+    if args.index_entries is not None:
+        return measure_index(args.index_entries, args.work, options, args.every_signature)
     first = generate("a", args.megabytes, args.work / f"a-{args.megabytes}")
     second = generate("b", args.megabytes, args.work / f"b-{args.megabytes}")
     earlier, extended, both = (args.work / name for name in ("out-a", "out-b", "out-both"))

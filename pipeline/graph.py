@@ -35,8 +35,8 @@ from pipeline.settings import CorpusSettings
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.stages.charset_transform import DecodeCharset
 from transforms.stages.clean_html.clean_html_transform import CleanHtml
-from transforms.state.corpus_index_transform import (EarlierMatches, ReadEarlierSignatures, WriteIndex,
-                                                     not_near_dropped, sign_survivors)
+from transforms.state.corpus_index_transform import (EarlierMatches, EarlierSignatures, WriteIndex, not_near_dropped,
+                                                     sign_survivors)
 from transforms.stages.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
 from transforms.stages.filters.opt_out import headers_opt_out
 from transforms.stages.filters.screens import Screens
@@ -238,7 +238,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
         near_candidates = signed.candidates if not earlier_files else {
             "candidates": signed.candidates,
-            "earlier": pipeline | "ReadEarlierSignatures" >> ReadEarlierSignatures(earlier_files, signature_values)}
+            "earlier": signed.candidates | "EarlierSignatures" >> EarlierSignatures(earlier_files,
+                                                                                  settings.near_dedup)}
         near = near_candidates | "NearDedup" >> NearDedup(settings.near_dedup, settings.extend)
         to_write.update(near_duplicates=near.near_duplicates, near_survivors=near[NEAR_SURVIVORS])
         index_entries = not_near_dropped(signed.entries, near.near_duplicates)

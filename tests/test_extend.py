@@ -17,7 +17,7 @@ from pipeline import verify
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import corpus_records, input_dir, page
 from tests.test_cli import json_lines, run_main
-from transforms.state import corpus_index
+from transforms.state import corpus_index, corpus_index_transform
 from transforms.state.corpus_index import (CONTENT_BYTES, HEADER, INDEX_NAME, index_shard_of, parse_entry,
                                            read_index_entries)
 from transforms.state.corpus_index_transform import WriteIndex
@@ -284,6 +284,29 @@ def test_with_near_dedup_the_extension_leaves_out_near_duplicates_of_the_earlier
     values = 20 * 5
     assert len(index_hashes(tmp_path / "b", values)) == 1
     assert verify.main([str(tmp_path / "b")]) == 0
+
+
+@pytest.mark.slow
+def test_with_near_dedup_a_build_of_more_band_keys_than_one_read_keeps_the_same_pages(write_warc, tmp_path,
+                                                                                      monkeypatch):
+    """A build whose band keys are more than one read of the earlier index looks for takes every earlier signature
+    into NearDedup's buckets instead of only those that share one: the same corpus, index and lists (NEAR_A's
+    pages share no bucket with a new page but the first)."""
+    first = input_dir(tmp_path) / "a.warc.gz"
+    first.write_bytes(warc_bytes(NEAR_A, filename="a.warc.gz"))
+    second = write_inputs(write_warc, "b", NEAR_B)
+    assert build(tmp_path / "a", "--near-dedup", "--input", str(first))[0] == 0
+    extend = ("--near-dedup", "--input", str(second), "--extend", str(tmp_path / "a"))
+    assert build(tmp_path / "by-band-key", *extend)[0] == 0
+    monkeypatch.setattr(corpus_index_transform, "BAND_KEYS_PER_READ", 0)
+    code, _, stderr = build(tmp_path / "every", *extend)
+    assert code == 0, stderr
+    by_band_key, every = tmp_path / "by-band-key", tmp_path / "every"
+    assert corpus_records(every) == corpus_records(by_band_key) and len(corpus_records(every)) == 1
+    for listed in ("duplicates", "near-duplicates"):
+        assert json_lines(every, listed) == json_lines(by_band_key, listed)
+    assert [path.read_bytes() for path in sorted(every.glob("index-*.bin"))] == [
+        path.read_bytes() for path in sorted(by_band_key.glob("index-*.bin"))]
 
 
 def test_an_export_keeps_the_index_and_can_be_extended(earlier, write_warc, tmp_path, capsys):

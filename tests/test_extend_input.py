@@ -9,14 +9,23 @@ import json
 import os
 from pathlib import Path
 
+import apache_beam as beam
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
 
+from pipeline.resumable import RESUME_PREFIX
 from tests.helpers import corpus_records
+from tests.test_cli import run_main
 from tests.test_extend import (B_OWN, B_PAGES, article, build, capture, earlier, refusal, reseal,  # noqa: F401
                                tampered_copy, write_inputs)
-from transforms.state.corpus_index import CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries
-from transforms.state.corpus_index_transform import earlier_matches
-from transforms.report.manifest import MANIFEST_NAME
+from tests.test_hostile_http import hostile_server, server  # noqa: F401 - fixtures
+from transforms.state import corpus_index_transform
+from transforms.state.corpus_index import (CONTENT_BYTES, HEADER, IndexDamaged, index_header, read_index_entries,
+                                           signature_part)
+from transforms.state.corpus_index_transform import EarlierSignatures, earlier_bucket_mates, earlier_matches
+from transforms.stages.near_dedup import MinHashParameters
+from transforms.vocabulary import Candidate, band_keys
 
 INDEX = "index-00000-of-00001.bin"
 
@@ -91,6 +100,27 @@ def test_an_index_file_is_read_as_the_bytes_its_manifest_lists(tmp_path):
     assert len(list(earlier_matches(group, (((str(path), *digest),),), 0))) == 4
 
 
+@pytest.mark.slow
+def test_an_index_a_server_swaps_after_it_was_checked_fails_the_build(earlier, server, write_warc, tmp_path):
+    # The server sends the index its manifest lists until it was read to its end (the check before the build),
+    # then one of the same size that lists every page of the new build: read unchecked, it would drop them all.
+    source = write_inputs(write_warc, "new", [capture(f"n{n}", article(200 + n), "2026-02-01T00:00:00Z")
+                                              for n in range(2)])
+    assert build(tmp_path / "own", "--input", str(source))[0] == 0
+    swapped = (tmp_path / "own" / INDEX).read_bytes()
+    assert len(swapped) == (earlier / INDEX).stat().st_size
+    server.files = {f"earlier/{path.name}": path.read_bytes() for path in earlier.iterdir()}
+    server.later = {f"earlier/{INDEX}": swapped}
+    code, stdout, stderr = run_main(["--input", str(source), "--extend", server.base + "earlier",
+                                     "--output", str(tmp_path / "out"), "--quiet"])
+    assert code == 1, (stdout, stderr)
+    (line,) = stderr.strip().splitlines()
+    assert f"{INDEX} is not the file its manifest lists (sha256 differs)" in line and "nothing was published" in line
+    # Nothing but the work done, kept to resume.
+    assert [path.name for path in (tmp_path / "out").iterdir() if not path.name.startswith(RESUME_PREFIX)] == []
+    assert not server.later  # the swapped index was served
+
+
 @pytest.mark.parametrize("damage, said", [
     # Another signature size in the header.
     (lambda data: index_header(100) + data[HEADER.size:], "has no WCINDEX1 header for signatures of 0 values"),
@@ -115,3 +145,46 @@ def test_an_index_damaged_under_its_own_signed_manifest_is_refused_before_the_bu
 def test_extend_refuses_a_corpus_of_other_text_shaping_options(earlier, write_warc, tmp_path, option, said):
     stderr = refusal(write_warc, tmp_path, earlier, *option)
     assert said in stderr and "their content hashes are of other text, not comparable" in stderr
+
+
+def values(*numbers: int) -> bytes:
+    return b"".join(number.to_bytes(4, "little") for number in numbers)
+
+
+# Two bands of two values. A new page shares band 0 with the first earlier document, band 1 with the second, both
+# with the third; the fourth shares no band, the fifth has no signature.
+TWO_BANDS = MinHashParameters(bands=2, rows=2)
+NEW_PAGE = Candidate(("2026-02-01", "https://n.example/", "", "n.warc.gz", 0, 0), values(1, 2, 3, 4))
+EARLIER_SIGNATURES = [values(1, 2, 9, 9), values(8, 8, 3, 4), values(1, 2, 3, 4), values(1, 9, 9, 4), None]
+
+
+def earlier_signed_index(directory: Path) -> tuple[tuple, list[tuple[int, str, bytes]]]:
+    """An index of one shard of `EARLIER_SIGNATURES`, as `EarlierSignatures` takes it, and the (corpus, content
+    hash, signature) of each of its documents with a signature."""
+    hashes = [hashlib.sha256(str(n).encode()).digest() for n in range(len(EARLIER_SIGNATURES))]
+    data = index_header(4) + b"".join(sorted(digest + bytes(CONTENT_BYTES - 32) + signature_part(signature, 4)
+                                             for digest, signature in zip(hashes, EARLIER_SIGNATURES)))
+    path = directory / INDEX
+    path.write_bytes(data)
+    return ((((str(path), len(data), hashlib.sha256(data).hexdigest()),),),
+            [(0, digest.hex(), signature) for digest, signature in zip(hashes, EARLIER_SIGNATURES) if signature])
+
+
+def test_only_earlier_signatures_that_share_a_bucket_with_this_build_are_read_for_near_dedup(tmp_path):
+    files, signed = earlier_signed_index(tmp_path)
+    found = earlier_bucket_mates((0, 0, band_keys(NEW_PAGE.signature, 2, 2)), files, 4, 2, 2)
+    assert sorted(found) == sorted(signed[:3])
+    with TestPipeline() as pipeline:
+        mates = pipeline | beam.Create([NEW_PAGE]) | EarlierSignatures(files, TWO_BANDS)
+        assert_that(mates, equal_to(signed[:3]))
+
+
+def test_a_build_of_more_band_keys_than_one_read_takes_every_earlier_signature_into_near_dedup(tmp_path,
+                                                                                                monkeypatch):
+    # The new page's two band keys, more than one read looks for: the shard is read once, and every signature goes
+    # on, as NearDedup's buckets take them (the one that shares no band too).
+    files, signed = earlier_signed_index(tmp_path)
+    monkeypatch.setattr(corpus_index_transform, "BAND_KEYS_PER_READ", 1)
+    with TestPipeline() as pipeline:
+        every = pipeline | beam.Create([NEW_PAGE]) | EarlierSignatures(files, TWO_BANDS)
+        assert_that(every, equal_to(signed))

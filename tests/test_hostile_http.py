@@ -3,7 +3,8 @@
 A server on 127.0.0.1 serves a few WARC files and listings; `behaviour`
 says how it misbehaves (a Content-Range total that shrinks, a 503 with
 `retry_after`, a hang-up without an answer, a body at a trickle, a HEAD that claims 90 TB, a compressed answer,
-a body cut on every attempt, basic auth). Every answer it sends is bounded
+a body cut on every attempt, basic auth; `later`: a file that becomes other bytes once it was read to its
+end). Every answer it sends is bounded
 in time, and the server stops with the test module.
 """
 
@@ -62,6 +63,8 @@ class HostileServer(ThreadingHTTPServer):
         self.behaviour: set[str] = set()
         self.seen: set[str] = set()
         self.retry_after = "100000"
+        # A file's bytes from the first time an answer gave its last byte on (a file swapped once it was checked).
+        self.later: dict[str, bytes] = {}
         # Each request, as "METHOD path".
         self.requests: list[str] = []
         self.lock = threading.Lock()
@@ -138,6 +141,9 @@ class HostileHandler(BaseHTTPRequestHandler):
             self.close_connection = True
         else:
             self.wfile.write(body)
+            if last == len(data) - 1 and path in server.later:
+                with server.lock:
+                    server.files[path] = server.later.pop(path)
 
     def _trickle(self, body: bytes) -> None:
         give_up = time.monotonic() + ANSWER_SECONDS
@@ -172,6 +178,7 @@ def hostile_server():
 def server(hostile_server):
     hostile_server.behaviour, hostile_server.seen = set(), set()
     hostile_server.files, hostile_server.retry_after, hostile_server.requests = dict(FILES), "100000", []
+    hostile_server.later = {}
     yield hostile_server
     hostile_server.behaviour, hostile_server.seen = set(), set()
 

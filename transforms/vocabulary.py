@@ -323,3 +323,12 @@ class Candidate:
         """Where the capture was read (`Capture.identity`)."""
         source_file, source_offset, source_range = self.rank[3:6]
         return source_file, source_range, source_offset
+
+
+def band_keys(signature: bytes, bands: int, rows: int) -> list[bytes]:
+    """NearDedup's bucket keys of a signature, one per band: the band's index (2 bytes) and a digest of its
+    values (12 bytes). Here because an earlier corpus's signatures are picked by them (`corpus_index_transform`)."""
+    width = rows * 4
+    return [band.to_bytes(2, "big") + hashlib.blake2b(signature[band * width:(band + 1) * width],
+                                                      digest_size=12).digest()
+            for band in range(bands)]

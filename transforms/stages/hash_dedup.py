@@ -50,11 +50,12 @@ and record ids (in survivor order), and `duplicate_count` says how many there
 were in all.
 
 Each content this build keeps gives its entry of the corpus's index
-(`contents`: `transforms.state.corpus_index`). With `--extend`, the contents of the
-earlier corpora (`earlier_fingerprint`, from their indexes) join the combine
-by hash as one more capture each, ranked before every capture: a capture of
-such a content is dropped as an `EarlierDuplicate`, and the content gets no
-note and no entry here.
+(`contents`: `transforms.state.corpus_index`). With `--extend`, the earlier
+corpora's contents whose hash this build has (`earlier_fingerprint`, picked
+from their indexes by `corpus_index_transform.EarlierMatches`: one alone under
+its hash would change nothing) join the combine by hash as one more capture
+each, ranked before every capture: a capture of such a content is dropped as
+an `EarlierDuplicate`, and the content gets no note and no entry here.
 """
 
 from __future__ import annotations
@@ -326,9 +327,9 @@ class Deduplicated(NamedTuple):
 class HashDedup(beam.PTransform):
     """Fingerprints in; outputs `survivors` (notes of those that have duplicates), `duplicates` and `contents`.
 
-    With `earlier_corpora` (`--extend`), the fingerprints of their contents (`earlier_fingerprint`, read from
-    their indexes) are given as `earlier`, and join the combine by hash beside the new captures: sharded by hash
-    like them, never held whole by a worker. They survive before any capture, so a capture of their content is
+    With `earlier_corpora` (`--extend`), the fingerprints (`earlier_fingerprint`) of their contents whose hash
+    this build has (`EarlierMatches`) are given as `earlier`, and join the combine by hash beside the new
+    captures: sharded by hash like them, never held whole by a worker. They survive before any capture, so a capture of their content is
     an `EarlierDuplicate` naming its corpus."""
 
     def __init__(self, earlier_corpora: tuple[str, ...] = ()):

@@ -45,7 +45,7 @@ import numpy as np
 from transforms.document import Document
 from transforms.stage import counter
 from transforms.vocabulary import (EARLIER_OFFSET, NEAR_DEDUP, NEAR_DUPLICATES, NEAR_SURVIVORS, Candidate,
-                                   EarlierNearDuplicate, NearDuplicate, NearSurvivor, Rank)
+                                   EarlierNearDuplicate, NearDuplicate, NearSurvivor, Rank, band_keys)
 
 # Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
 # (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
@@ -127,16 +127,6 @@ def similarity(first: bytes, second: bytes) -> float:
     a = np.frombuffer(first, dtype=np.uint32)
     b = np.frombuffer(second, dtype=np.uint32)
     return float(np.count_nonzero(a == b)) / len(a)
-
-
-def band_keys(signature: bytes, bands: int, rows: int) -> list[bytes]:
-    """One bucket key per band: the band's index and a digest of its values."""
-    width = rows * 4
-    return [band.to_bytes(2, "big") + hashlib.blake2b(signature[band * width:(band + 1) * width],
-                                                      digest_size=12).digest()
-            for band in range(bands)]
-
-
 
 
 def earlier_rank(corpus: int, content_hash: str) -> Rank:

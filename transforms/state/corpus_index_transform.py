@@ -1,13 +1,14 @@
 """The content index in the pipeline (see `corpus_index`): its entries gathered from HashDedup and NearDedup,
 written in shards by hash (`WriteIndex`), and an earlier corpus's read back (`--extend`): the contents this build
-has too (`EarlierMatches`), and the signatures (`ReadEarlierSignatures`).
+has too (`EarlierMatches`), and the signatures NearDedup needs (`EarlierSignatures`).
 
 Nothing here holds an index whole: a shard is written by one worker from its
 group (at most about `ENTRIES_PER_SHARD` entries), and an earlier index is
 read a shard at a time, a few thousand entries in memory. Of its contents,
-only those whose hash this build has go on, into HashDedup's combine; its
-signatures go on as elements keyed like the new build's own, by band into
-NearDedup's buckets.
+only those whose hash this build has go on, into HashDedup's combine; of its
+signatures, only those with a band key this build has (or, for a build of
+more band keys than one read looks for, all), by band into NearDedup's
+buckets.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.state.corpus_index import (ENTRIES_PER_SHARD, HASH_BYTES, index_file_name, index_header,
+from transforms.state.corpus_index import (CONTENT_BYTES, ENTRIES_PER_SHARD, HASH_BYTES, index_file_name, index_header,
                                            index_shard_count, index_shard_of, parse_entry, read_index_entries,
                                            signature_part)
 from transforms.report.manifest import DigestingHandle, FileDigest
-from transforms.vocabulary import earlier_fingerprint
+from transforms.vocabulary import band_keys, earlier_fingerprint
 
 ENTRIES = "entries"
 SIGNED = "signed"
 # Entries written to a shard's file at a time.
 ENTRIES_PER_WRITE = 4096
+# This build's band keys that one read of the earlier indexes looks for, at most (as a set of bytes of 14, about
+# 100 MB): with more, every earlier signature goes to NearDedup's buckets instead (`EarlierSignatures`).
+BAND_KEYS_PER_READ = 1_000_000
 
 
 class SurvivorsSigned(NamedTuple):
@@ -111,34 +115,103 @@ class WriteIndex(beam.PTransform):
         )
 
 
-def earlier_signatures(corpus_and_file, signature_values: int):
-    """(corpus, content hash, signature) of each entry with a signature of an earlier corpus's index shard, as they
-    are read. The shard is read as the file its manifest lists (`ListedBytes`): other bytes fail the build at its
-    end."""
-    corpus, (path, size, sha256) = corpus_and_file
+def reads_by_band_key(new_keys: int, band_keys_per_read: int) -> bool:
+    """Whether the earlier indexes are read against this build's `new_keys` distinct band keys (they fit in one
+    read), rather than every earlier signature going to NearDedup's buckets."""
+    return new_keys <= band_keys_per_read
+
+
+def to_every_shard(group, shards: list[tuple[int, int]]):
+    """(corpus, shard, keys) of this build's band keys for each earlier index shard."""
+    keys = tuple(group[1])
+    for corpus, shard in shards:
+        yield corpus, shard, keys
+
+
+def signed_entries(corpus: int, shard: int, index_files: tuple[tuple[tuple[str, int, str], ...], ...],
+                   signature_values: int):
+    """(corpus, raw entry) of each entry with a signature of an earlier index shard: the shard is read whole, as
+    the file its manifest lists (`ListedBytes`), a few thousand entries at a time; other bytes fail the build at
+    its end."""
+    path, size, sha256 = index_files[corpus][shard]
     for raw in read_index_entries(path, signature_values, (size, sha256)):
-        entry = parse_entry(raw, signature_values)
-        if entry.signature is not None:
-            yield corpus, entry.content_hash, entry.signature
+        if raw[CONTENT_BYTES] == 1:
+            yield corpus, raw
 
 
-class ReadEarlierSignatures(beam.PTransform):
-    """The earlier corpora's signatures (`index_files`: per corpus, in `--extend` order, its files as its manifest
-    lists them: (path, size, sha256)), read as elements for NearDedup's buckets, a shard per worker."""
+def signature_element(corpus_and_entry, signature_values: int) -> tuple[int, str, bytes]:
+    """(corpus, content hash, signature) of an earlier corpus's index entry, as NearDedup takes it."""
+    corpus, raw = corpus_and_entry
+    entry = parse_entry(raw, signature_values)
+    return corpus, entry.content_hash, entry.signature
 
-    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
+
+def earlier_bucket_mates(read, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int,
+                         bands: int, rows: int):
+    """The signature element of each entry of an earlier index shard (`signed_entries`) with a signature that has
+    one of the read's band keys."""
+    corpus, shard, keys = read
+    wanted = set(keys)
+    for signed in signed_entries(corpus, shard, index_files, signature_values):
+        if not wanted.isdisjoint(band_keys(signed[1][CONTENT_BYTES + 1:], bands, rows)):
+            yield signature_element(signed, signature_values)
+
+
+def earlier_signatures(corpus_and_shard, index_files: tuple[tuple[tuple[str, int, str], ...], ...],
+                       signature_values: int, new_keys: int, band_keys_per_read: int):
+    """The signature element of each entry of an earlier index shard (`signed_entries`), when this build's
+    `new_keys` band keys are too many for one read (`reads_by_band_key`; otherwise nothing)."""
+    if reads_by_band_key(new_keys, band_keys_per_read):
+        return
+    for signed in signed_entries(*corpus_and_shard, index_files, signature_values):
+        yield signature_element(signed, signature_values)
+
+
+class EarlierSignatures(beam.PTransform):
+    """This build's candidates in; out, as (corpus, content hash, signature) for NearDedup, the signatures of the
+    earlier corpora's documents (`index_files`, as `EarlierMatches` takes them) that it needs: at least each one
+    that shares a bucket with one of this build's pages (one in no bucket of theirs is never compared with one).
+
+    Which way is chosen when the graph runs, from the count of this build's distinct band keys (a side input of
+    one number; both ways are in the graph, and the one not chosen does nothing):
+    - at most `BAND_KEYS_PER_READ` (about 50,000 pages): they go, all together, to every earlier index shard, read
+      once, and only the signatures with one of them go on; what is held grows with this build's pages (to that
+      bound), never with the earlier corpora's;
+    - more: every earlier signature goes on, each shard read once, into NearDedup's shuffle (20 elements a
+      document): reading the index once per million keys would cost more, read after read, than that shuffle."""
+
+    def __init__(self, index_files: tuple[tuple[tuple[str, int, str], ...], ...], parameters):
         super().__init__()
-        self._files = [(corpus, listed) for corpus, files in enumerate(index_files) for listed in files]
-        self._signature_values = signature_values
+        self._index_files = index_files
+        self._parameters = parameters
+        # (Taken when the graph is made, and given to the steps: a worker's own import may hold another.)
+        self._band_keys_per_read = BAND_KEYS_PER_READ
 
-    def expand(self, pipeline):
-        return (
-            pipeline
-            | "IndexFiles" >> beam.Create(self._files)
-            # A shard per worker, not all of them on the one that created the list.
+    def expand(self, candidates):
+        bands, rows = self._parameters.bands, self._parameters.rows
+        values, limit = self._parameters.permutations, self._band_keys_per_read
+        keys = (candidates
+                | "BandKeys" >> beam.FlatMap(lambda candidate: band_keys(candidate.signature, bands, rows))
+                | "DistinctKeys" >> beam.Distinct())
+        count = beam.pvalue.AsSingleton(keys | "Count" >> beam.combiners.Count.Globally())
+        shards = [(corpus, shard) for corpus, files in enumerate(self._index_files) for shard in range(len(files))]
+        mates = (
+            keys
+            | "IfOneRead" >> beam.FlatMap(lambda key, count: [(0, key)] if reads_by_band_key(count, limit) else [],
+                                          count)
+            | "AllKeys" >> beam.GroupByKey()
+            | "EveryShard" >> beam.FlatMap(to_every_shard, shards)
+            # A read per worker, not all of them on the one that grouped the keys.
             | "Spread" >> beam.Reshuffle()
-            | "Read" >> beam.FlatMap(earlier_signatures, self._signature_values)
+            | "ReadMates" >> beam.FlatMap(earlier_bucket_mates, self._index_files, values, bands, rows)
         )
+        every = (
+            candidates.pipeline
+            | "IndexShards" >> beam.Create(shards)
+            | "SpreadShards" >> beam.Reshuffle()
+            | "ReadEvery" >> beam.FlatMap(earlier_signatures, self._index_files, values, count, limit)
+        )
+        return (mates, every) | "Either" >> beam.Flatten()
 
 
 def parts_per_shard(new_contents: int, shards: int) -> int:
@@ -172,7 +245,8 @@ def earlier_matches(group, index_files: tuple[tuple[tuple[str, int, str], ...], 
 
 class EarlierMatches(beam.PTransform):
     """Fingerprints of this build in; out, the fingerprint (`earlier_fingerprint`) of each content of the earlier
-    corpora (`index_files`, as `ReadEarlierSignatures` takes them) whose hash one of them has.
+    corpora (`index_files`: per corpus, in `--extend` order, its files as its manifest lists them: (path, size,
+    sha256)) whose hash one of them has.
 
     Only those can change what HashDedup does (an earlier content alone under its hash survives there and gives
     nothing here), so the earlier indexes never cross a shuffle: this build's distinct hashes go, in groups of at
