@@ -80,7 +80,7 @@ def test_the_estimate_follows_the_jaccard_similarity_of_known_edits(edit):
 
 @pytest.mark.slow
 def test_signatures_do_not_depend_on_the_process():
-    code = ("from transforms.near_dedup import *; p = MinHashParameters(); "
+    code = ("from transforms.stages.near_dedup import *; p = MinHashParameters(); "
             "grams = shingles(open(0).read(), p.shingle_size); "
             "print(minhash(grams, permutation_family(p.permutations)).tobytes().hex())")
     text = article(3)

@@ -32,7 +32,7 @@ def bind_walk():
     try:
         differing = [name for value, name in enumerate(KIND_NAMES) if getattr(walk, name, None) != value]
         if differing:
-            raise ImportError(f"its {', '.join(differing)} differ from transforms.cleaning.rules'")
+            raise ImportError(f"its {', '.join(differing)} differ from transforms.stages.clean_html.rules'")
         if not hasattr(walk, "SELECTOLAX_VERSION"):
             raise ImportError("it was built without lexbor's headers, by an older webcorpus; rebuild webcorpus")
         mismatch = lexbor_mismatch(walk.SELECTOLAX_VERSION, walk.LEXBOR_VERSION)
