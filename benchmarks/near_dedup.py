@@ -136,7 +136,8 @@ def run_webcorpus(pages_path: str, output: str, threshold: float, shingle_size: 
     import apache_beam as beam
 
     from transforms.document import Document
-    from transforms.stages.near_dedup import MinHashParameters, NearDedup, SignDocuments
+    from transforms.stages.near_dedup import MinHashParameters
+    from transforms.stages.near_dedup_transform import NearDedup, SignDocuments
 
     parameters = MinHashParameters(shingle_size, bands, rows, threshold)
     docs = []

@@ -41,14 +41,14 @@ from transforms.stages.filters.filters_transform import QualityFilter, RespectOp
 from transforms.stages.filters.opt_out import headers_opt_out
 from transforms.stages.filters.screens import Screens
 from transforms.stages.filters.url_blocklist import UrlBlocklist
-from transforms.stages.hash_dedup import HashDedup, HashDocuments
+from transforms.stages.hash_dedup_transform import HashDedup, HashDocuments
 from transforms.stages.language_transform import IdentifyLanguage
 from transforms.filesystems.locations import readable_by_name
 from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.report.manifest_transform import WriteManifest
 from transforms.stages.minimize_text import minimize_document
 from transforms.stages.minimize_text_transform import MinimizeText
-from transforms.stages.near_dedup import UNSIGNED, NearDedup, SignDocuments
+from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.report.report_page_transform import WriteReportPage
 from transforms.report.report_transform import WriteReport

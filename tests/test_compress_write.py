@@ -26,7 +26,8 @@ from transforms.stages.compress_write.schema import (CORPUS_SCHEMA, FIELD_NAMES,
 from transforms.stages.compress_write.staging import STAGING_DIR, StagingRun, staged_records
 from transforms.stages.compress_write.compress_write_transform import CompressWrite, StageAndFingerprint
 from transforms.document import Document
-from transforms.stages.hash_dedup import HashDedup, content_hash, hash_document
+from transforms.stages.hash_dedup import content_hash, hash_document
+from transforms.stages.hash_dedup_transform import HashDedup
 
 SHARD_NAME = re.compile(r"^corpus-(\d{5})-of-(\d{5})\.avro$")
 # (codec, level) of every variant written by the module's one pipeline.

@@ -23,9 +23,9 @@ from pipeline import cli
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import applied_transforms, page
 from transforms.document import Document, Skip
-from transforms.stages.hash_dedup import (CAPTURE_BUCKETS, CapturesOfHash, DuplicatesOfBucket, HashDedup, HashDocuments,
-                                          bucket_of, captures_by_content, content_hash, deduplicate, duplicate_of,
-                                          hash_document, outcomes_of_hash, survivor_note)
+from transforms.stages.hash_dedup import (CAPTURE_BUCKETS, bucket_of, captures_by_content, content_hash, deduplicate,
+                                          duplicate_of, hash_document, outcomes_of_hash, survivor_note)
+from transforms.stages.hash_dedup_transform import CapturesOfHash, DuplicatesOfBucket, HashDedup, HashDocuments
 from transforms.vocabulary import DUPLICATE_LIST_CAP, NO_TEXT, SKIP_KINDS, Duplicate, Fingerprint, Survivor
 
 

@@ -25,10 +25,10 @@ from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.stages import near_dedup
 from transforms.document import Document
-from transforms.stages.near_dedup import (CHAIN_ROUNDS, MinHashParameters, NearDedup, Pointer, SignDocuments, band_keys,
-                                          candidate_of, link_to_minimum, minhash, permutation_family, rank_of, resolve,
-                                          shingles, similarity)
-from transforms.vocabulary import NEAR_SURVIVORS, Candidate, NearDuplicate, NearSurvivor
+from transforms.stages.near_dedup import (CHAIN_ROUNDS, MinHashParameters, Pointer, candidate_of, link_to_minimum, minhash,
+                                          permutation_family, rank_of, resolve, shingles, similarity)
+from transforms.stages.near_dedup_transform import NearDedup, SignDocuments
+from transforms.vocabulary import NEAR_SURVIVORS, Candidate, NearDuplicate, NearSurvivor, band_keys
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMETERS = MinHashParameters()

@@ -17,7 +17,8 @@ from transforms.stages.compress_write.compress_write_transform import (CompressW
                                                                        WriteShard)
 from transforms.stages.compress_write.staging import STAGED
 from transforms.document import Document
-from transforms.stages.hash_dedup import HashDedup, hash_document
+from transforms.stages.hash_dedup import hash_document
+from transforms.stages.hash_dedup_transform import HashDedup
 
 PER_UNIT = 30
 UNITS = (("a.warc.gz", 0), ("a.warc.gz", 1000), ("b.warc.gz", 0))

@@ -75,7 +75,7 @@ SKIP_KINDS = {
     TRUNCATED: "the crawler cut the payload (WARC-Truncated), with --skip-truncated (kept otherwise)",
     EMPTY: "an HTML response (or one with no Content-Type) with no payload",
     TOO_LARGE: "an HTML response whose payload decodes to more than the bound (--max-page-bytes)",
-    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup.HashDocuments`).
+    # Given after MinimizeText, by HashDedup's hashing step (`hash_dedup_transform.HashDocuments`).
     NO_TEXT: "an HTML page with no visible text (JavaScript only, a frameset, letters only in scripts not kept)",
     # Given by IdentifyLanguage, with --languages.
     OTHER_LANGUAGE: "a page whose identified language is not one of --languages",
