@@ -6,12 +6,14 @@ import io
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
-from transforms.filters.url_blocklist import UrlBlocklist
+from transforms.filters import url_blocklist
+from transforms.filters.url_blocklist import BlocklistError, UrlBlocklist
 from transforms.read_warc import read_warc
 
 LIST = """# a comment, then a domain, a hosts-file host, a UT1 url and a URL with its scheme
@@ -24,10 +26,16 @@ https://example.com/secret
 
 
 def blocklist() -> UrlBlocklist:
-    rules = UrlBlocklist()
+    rules = UrlBlocklist(("list.txt",), 16)
     for line in LIST.splitlines():
-        rules.add_line(line, "list.txt")
+        rules.add_line(line, 0)
     return rules
+
+
+def load(tmp_path, data: bytes) -> UrlBlocklist:
+    listing = tmp_path / "list.txt"
+    listing.write_bytes(data)
+    return UrlBlocklist.load([str(listing)])
 
 
 def test_domains_match_their_subdomains_hosts_only_themselves_urls_as_prefixes():
@@ -41,6 +49,90 @@ def test_domains_match_their_subdomains_hosts_only_themselves_urls_as_prefixes()
     assert rules.match("https://example.net/public") is None
     assert rules.match("http://example.com/secret?x=1").startswith("URL example.com/secret")
     assert rules.match("not a url") is None
+
+
+@pytest.mark.parametrize("encoded", [LIST.encode("utf-8-sig"), LIST.encode("utf-16"),
+                                     b"\xfe\xff" + LIST.encode("utf-16-be"), LIST.replace("\n", "\r\n").encode()])
+def test_a_list_is_decoded_by_its_byte_order_mark(tmp_path, encoded):
+    # A UTF-16 list read as UTF-8 matched nothing, without a word.
+    rules = load(tmp_path, encoded)
+    assert rules.match("https://www.blocked.example/").startswith("domain blocked.example")
+    assert rules.match("https://ads.example.org/").startswith("host ads.example.org")
+    assert rules.match("https://example.com/secret/x").startswith("URL example.com/secret")
+
+
+@pytest.mark.parametrize("data, line, says", [
+    ("blocked.example\n".encode("utf-16-le"), 1, "a NUL character"),
+    (b"ok.example\ncaf\xe9.example\n", 2, "not UTF-8"),
+    (b"ok.example\n\nbad host.example\n", 3, "cannot be a host or URL"),
+    (b"# fine\n*.example.com\n", 2, "cannot be a host or URL"),
+    (b"https://exa mple.com/x\n", 1, "cannot be a host or URL"),
+])
+def test_a_line_that_cannot_be_an_entry_is_refused_with_its_file_and_line(tmp_path, data, line, says):
+    with pytest.raises(BlocklistError) as refused:
+        load(tmp_path, data)
+    message = str(refused.value)
+    assert "\n" not in message and f"{tmp_path / 'list.txt'} line {line}: " in message and says in message
+
+
+def test_too_many_lines_are_refused_before_any_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(url_blocklist, "MAX_LINES", 3)
+    # The fourth line could not be read: the count refuses first.
+    with pytest.raises(BlocklistError, match="more than the 3 a build may hold"):
+        load(tmp_path, b"a.example\nb.example\nc.example\n\xff\n")
+
+
+def test_entries_take_a_few_bytes_each_whatever_their_length(tmp_path):
+    # Dicts of strings took about 400 bytes an entry: 10 million, 4 GB.
+    rules = load(tmp_path, "".join(f"host{n}.{'long-label-' * 8}example\n" for n in range(20_000)).encode())
+    table_bytes = sum(len(part) * part.itemsize for part in (rules._keys, rules._files))
+    assert table_bytes <= 20_000 * 3 * 10 and rules.match(f"http://host7.{'long-label-' * 8}example/")
+
+
+SPELLINGS = [
+    ("https://example.com/a", "https://example.com:443/a"),
+    ("http://example.com/a", "http://example.com:80/a"),
+    ("https://example.com/a/b", "https://example.com//a///b"),
+    ("https://example.com/abc", "https://example.com/%61%62c"),
+    ("https://example.com/~x", "https://example.com/%7ex"),
+    ("https://example.com/a%2Fb", "https://example.com/a%2fb"),
+    ("https://bücher.example/", "https://xn--bcher-kva.example/"),
+    ("https://xn--bcher-kva.example/", "https://BÜCHER.example./"),
+    ("https://example.com/", "https://EXAMPLE.Com"),
+    ("https://example.com/a", "https://user@example.com/a#part"),
+]
+
+
+@pytest.mark.parametrize("entry, url", SPELLINGS + [(after, before) for before, after in SPELLINGS])
+def test_a_url_entry_matches_every_spelling_of_its_url(entry, url):
+    rules = UrlBlocklist(("list.txt",), 4)
+    rules.add_line(entry, 0)
+    assert rules.match(url), (entry, url)
+
+
+_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=10)
+_SEGMENT = st.text("abcxyzAZ09-._~", min_size=1, max_size=8)
+
+
+def _respelled(draw, host: str, segments: list[str], scheme: str) -> str:
+    """A spelling of https or http://host/segments a browser reads as the same URL."""
+    host = "".join(letter.upper() if draw(st.booleans()) else letter for letter in host)
+    port = draw(st.sampled_from(["", {"https": ":443", "http": ":80"}[scheme]]))
+    path = "".join(draw(st.sampled_from(["/", "//", "///"])) + "".join(
+        f"%{ord(letter):02x}" if draw(st.booleans()) else letter for letter in segment) for segment in segments)
+    return f"{scheme}://{host}{draw(st.sampled_from(['', '.']))}{port}{path}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.lists(_LABEL, min_size=1, max_size=3), st.sampled_from(["", "ü", "é"]),
+       st.lists(_SEGMENT, min_size=1, max_size=3), st.sampled_from(["https", "http"]))
+def test_equivalent_spellings_match_each_other(data, labels, accent, segments, scheme):
+    host = ".".join([labels[0] + accent] + labels[1:] + ["example"])
+    entry = _respelled(data.draw, host, segments, scheme)
+    url = _respelled(data.draw, host, segments, scheme)
+    rules = UrlBlocklist(("list.txt",), 4)
+    rules.add_line(entry, 0)
+    assert rules.match(url), (entry, url)
 
 
 def test_the_reader_skips_a_blocked_capture_without_reading_its_payload():
@@ -73,3 +165,9 @@ def test_url_blocklist_build_counts_lists_and_records_the_list(write_warc, tmp_p
     assert recorded["path"] == str(listing) and len(recorded["sha256"]) == 64
     code, _, stderr = run_main(["--output", str(tmp_path / "never"), "--url-blocklist", str(tmp_path / "nope.txt")])
     assert code == 2 and "no such file" in stderr
+    # A UTF-16 list without its byte-order mark: refused in one line, before any input is read.
+    listing.write_bytes(LIST.encode("utf-16-le"))
+    code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "never"), "--quiet",
+                                "--url-blocklist", str(listing)])
+    assert code == 2 and f"--url-blocklist {listing} line 1: a NUL character" in stderr
+    assert len(stderr.strip().splitlines()) == 1 and not (tmp_path / "never").exists()
