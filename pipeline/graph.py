@@ -199,11 +199,11 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
         reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
         filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
-                                                                          reminimize)
+                                                                          reminimize, settings.page_timeout)
         to_hash, quality_stages = filtered.documents, [filtered]
         tapped.append({"dead": filtered[DEAD_LETTER], "skipped": filtered.skipped, "counts": filtered[FILTER_COUNTS]})
     if settings.pii:
-        scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData()
+        scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData(settings.page_timeout)
         to_hash, pii_stages = scrubbed.documents, [scrubbed]
         tapped.append({"dead": scrubbed[DEAD_LETTER], "counts": scrubbed[FILTER_COUNTS]})
     filter_stages = quality_stages + pii_stages
