@@ -12,8 +12,8 @@ from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
-from transforms.filters import url_blocklist
-from transforms.filters.url_blocklist import BlocklistError, UrlBlocklist
+from transforms.filters import url_blocklist, url_forms
+from transforms.filters.url_blocklist import BlocklistError, UrlBlocklist, plain_hosts
 from transforms.read_warc import read_warc
 
 LIST = """# a comment, then a domain, a hosts-file host, a UT1 url and a URL with its scheme
@@ -171,3 +171,54 @@ def test_url_blocklist_build_counts_lists_and_records_the_list(write_warc, tmp_p
                                 "--url-blocklist", str(listing)])
     assert code == 2 and f"--url-blocklist {listing} line 1: a NUL character" in stderr
     assert len(stderr.strip().splitlines()) == 1 and not (tmp_path / "never").exists()
+
+
+def _table(rules: UrlBlocklist) -> list[tuple[int, int]]:
+    return sorted((key, file) for key, file in zip(rules._keys, rules._files) if key)
+
+
+_PLAIN_HOSTS = st.lists(st.sampled_from(["a", "b0", "_", "x-y"]), min_size=1, max_size=3).map(".".join)
+_PLAIN_PATHS = st.lists(st.sampled_from(["", "p", "A~", "-", "."]), max_size=3).map(
+    lambda segments: "".join(f"/{segment}" for segment in segments))
+# Where the fast path's rules change: dots and hyphens at labels' ends, `/`, case, a non-ASCII letter, `//`,
+# escapes, a port, a query, white space, a comment, a scheme, a hosts-file address.
+_NUDGES = ("", ".", "-", "/", "Z", "ü", "//", "%61", "%2f", "?q", ":80", ":443", " ", "#", "https://", "0.0.0.0 ")
+
+
+@st.composite
+def _nudged(draw) -> list[str]:
+    """A host, or a URL without its scheme, as compared, with each nudge at its start, at its end and inside."""
+    line = draw(_PLAIN_HOSTS) + draw(_PLAIN_PATHS)
+    inside = draw(st.integers(0, len(line)))
+    return [line[:at] + nudge + line[at:] for at in (0, inside, len(line)) for nudge in _NUDGES]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_nudged(), min_size=1, max_size=3).map(lambda nudged: sum(nudged, [])))
+def test_lines_read_in_blocks_give_the_entries_they_give_one_by_one(lines):
+    # A block's plain hosts and URLs are hashed as they are, without url_forms: each must give the keys that
+    # line_entries gives it, and be refused where it is refused; so must the lines together.
+    accepted = []
+    for line in lines:
+        one_by_one, in_block = UrlBlocklist(("list.txt",), 16), UrlBlocklist(("list.txt",), 16)
+        try:
+            one_by_one.add_line(line, 0)
+        except BlocklistError:
+            with pytest.raises(BlocklistError, match="^line 1: "):
+                in_block.add_lines(f"{line}\n", 0)
+            continue
+        in_block.add_lines(f"{line}\n", 0)
+        assert (_table(in_block), in_block._prefix_lengths) == (_table(one_by_one), one_by_one._prefix_lengths)
+        accepted.append(line)
+    one_by_one, in_block = UrlBlocklist(("list.txt",), 4 * len(accepted)), UrlBlocklist(("list.txt",), 16)
+    for line in accepted:
+        one_by_one.add_line(line, 0)
+    in_block.add_lines("".join(f"{line}\n" for line in accepted), 0)
+    assert (_table(in_block), in_block._prefix_lengths) == (_table(one_by_one), one_by_one._prefix_lengths)
+
+
+@pytest.mark.parametrize("line, plain", [("example.com", True), ("a-b.c_d.0", True), ("Example.com", False),
+                                         ("example.com.", False), (".example.com", False), ("a-.com", False),
+                                         ("-a.com", False), ("a..com", False), ("a.com/x", False), ("", False)])
+def test_plain_hosts_are_told_by_their_bytes(line, plain):
+    assert plain_hosts(f"x.example\n{line}\n".encode()).tolist() == [True, plain]

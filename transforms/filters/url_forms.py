@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 import idna
 
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
-# An ASCII host: DNS labels (letters, digits, `-`, and `_`, which real hosts use), or an IP literal.
-_ASCII_HOST = re.compile(r"(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
-                         r"|\[[0-9a-f:.]+\]")
+# A host name as compared: DNS labels (letters, digits, `-`, and `_`, which real hosts use) in lower case.
+HOST_NAME = r"(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
+# An ASCII host: a host name or an IP literal.
+_ASCII_HOST = re.compile(HOST_NAME + r"|\[[0-9a-f:.]+\]")
 _PORT = re.compile(r"[0-9]{1,5}")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
