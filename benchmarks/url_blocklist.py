@@ -1,12 +1,12 @@
 """`--url-blocklist` with many entries: the time `UrlBlocklist.load` takes and the peak memory of the process,
 alone or against the loader of another revision, alternately.
 
-    python -m benchmarks.url_blocklist [--entries 10000000] [--work DIR] [--against REV] [--rounds 3]
+    python -m benchmarks.url_blocklist [--entries 10000000] [--work DIR] [--against REV ...] [--rounds 3]
 
 The list (cached in `--work`, default `$TMPDIR/webcorpus-bench`) holds `--entries` distinct domains, as UT1's
 `domains` files write them, a tenth of them as URLs (`domain/path/`, as its `urls` files). Printed: the file's
 size, then per load the time, the peak RSS of its process (`ru_maxrss`: each load in a process of its own,
-after the list was written) and one lookup's answer; with `--against REV` (e.g. `main`), REV's
+after the list was written) and one lookup's answer; with `--against REV` (e.g. `main`; repeatable), REV's
 `transforms/filters/url_blocklist.py` and this checkout's load in turn, `--rounds` times each, and the medians.
 """
 
@@ -63,7 +63,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=10_000_000)
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "webcorpus-bench"))
-    parser.add_argument("--against", metavar="REV", help="a git revision whose loader is measured too, in turn")
+    parser.add_argument("--against", metavar="REV", action="append", default=[],
+                        help="a git revision whose loader is measured too, in turn (repeatable)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--module", help=argparse.SUPPRESS)
@@ -80,13 +81,16 @@ def main(argv=None) -> None:
         run_load(listing, "this checkout", None)
         return
     with tempfile.TemporaryDirectory() as scratch:
-        against = Path(scratch) / "url_blocklist.py"
-        against.write_bytes(subprocess.run(["git", "show", f"{args.against}:transforms/filters/url_blocklist.py"],
-                                           check=True, capture_output=True).stdout)
-        loads = {args.against: [], "this checkout": []}
+        modules = {"this checkout": None}
+        for number, revision in enumerate(args.against):
+            modules[revision] = str(Path(scratch) / f"url_blocklist_{number}.py")
+            Path(modules[revision]).write_bytes(subprocess.run(
+                ["git", "show", f"{revision}:transforms/filters/url_blocklist.py"], check=True,
+                capture_output=True).stdout)
+        loads = {label: [] for label in modules}
         for _ in range(args.rounds):
-            loads[args.against].append(run_load(listing, args.against, str(against)))
-            loads["this checkout"].append(run_load(listing, "this checkout", None))
+            for label, module in modules.items():
+                loads[label].append(run_load(listing, label, module))
     for label, measured in loads.items():
         print(f"{label}: median {statistics.median(s for s, _ in measured):.1f} s, "
               f"peak RSS {statistics.median(mb for _, mb in measured):.0f} MB (of {args.rounds})")

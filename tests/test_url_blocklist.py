@@ -12,7 +12,7 @@ from pipeline.sample import Capture, warc_bytes
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
-from transforms.filters import url_blocklist, url_forms
+from transforms.filters import url_blocklist
 from transforms.filters.url_blocklist import BlocklistError, UrlBlocklist, plain_hosts
 from transforms.read_warc import read_warc
 

@@ -47,8 +47,8 @@ _DOMAIN, _HOST, _URL, _URL_HOST = 1, 2, 3, 4
 # A byte-order mark, the encoding it names, and a line end in it.
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig", b"\n"), (codecs.BOM_UTF16_LE, "utf-16", b"\n\x00"),
          (codecs.BOM_UTF16_BE, "utf-16", b"\x00\n"))
-# Characters a block is read in: its arrays take a few MB.
-_BLOCK = 1 << 20
+# Characters a block is read in: its arrays take about a MB (1 << 20: 17 MB more peak RSS, no faster).
+_BLOCK = 1 << 18
 # What a byte is in a host as compared (`url_forms.HOST_NAME`): 0 none of its, a label's, `-`, `.`; a line end.
 _LABEL, _HYPHEN, _DOT, _LINE_END = 1, 2, 3, 4
 _HOST_BYTES = np.zeros(256, np.uint8)
