@@ -37,6 +37,7 @@ from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_pr
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.filesystems.exact_paths import escape_glob, is_local, remove_exactly
+from transforms.stages.filters.url_blocklist import BlocklistError, UrlBlocklist
 from transforms.filesystems.http_filesystem import RemoteReadError
 from transforms.filesystems.locations import redacted
 from transforms.report.manifest import digest_file
@@ -193,6 +194,17 @@ def check_output_is_no_input(output: str, input_files: list[str]) -> None:
             raise UsageError(f"--output {output} is the input file {redacted(path)}; give a directory for the corpus")
 
 
+def load_url_blocklist(settings: CorpusSettings) -> UrlBlocklist | None:
+    """The entries of the `--url-blocklist` files, read once, before any input: a file over the limits or with a
+    line that cannot be an entry is a usage error."""
+    if not settings.url_blocklists:
+        return None
+    try:
+        return UrlBlocklist.load(settings.url_blocklists)
+    except (BlocklistError, OSError) as error:
+        raise UsageError(str(error)) from error
+
+
 class BuildFailed(Exception):
     """The pipeline failed, or its accounting does not balance: nothing was published."""
 
@@ -317,12 +329,14 @@ def runner_output_to(log_path: str):
         os.close(saved)
 
 
-def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None) -> dict:
+def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None,
+          url_blocklist: UrlBlocklist | None = None) -> dict:
     """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
     with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
-    named when the build fails and removed when it succeeds. `units_dir`: see `pipeline.graph.build_corpus`.
+    named when the build fails and removed when it succeeds. `units_dir`, `url_blocklist`: see
+    `pipeline.graph.build_corpus`.
     """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
@@ -337,7 +351,7 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
                         if notes else contextlib.nullcontext(), remembered_dofn_specs(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes, units_dir=units_dir)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir, url_blocklist=url_blocklist)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:
@@ -387,17 +401,20 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
     check_output_is_no_input(settings.output, [meta.path for meta in input_files])
     check_earlier_corpora(settings)
+    url_blocklist = load_url_blocklist(settings)
     made = prepare_output(settings.output)
     try:
-        return publish_build(settings, total_bytes, input_files)
+        return publish_build(settings, total_bytes, input_files, url_blocklist)
     except BaseException:
         remove_made(made)
         raise
 
 
-def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list) -> tuple[dict, list[str]]:
+def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
+                  url_blocklist: UrlBlocklist | None = None) -> tuple[dict, list[str]]:
     """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
-    the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`')."""
+    the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`';
+    `url_blocklist`: `load_url_blocklist`'s)."""
     try:
         key = signing_key(create=True)
     except SigningKeyUnavailable as error:
@@ -415,7 +432,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list)
             staging = new_staging_dir(settings.output)
             try:
                 try:
-                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir)
+                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, url_blocklist)
                 finally:
                     checked_out = resumable.not_reused(units_dir)
                     if checked_out:

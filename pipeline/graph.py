@@ -153,19 +153,23 @@ def _and(collection, replayed, name: str):
 
 
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
-                 side_file_lines: int = LINES_PER_SHARD, units_dir: str | None = None):
+                 side_file_lines: int = LINES_PER_SHARD, units_dir: str | None = None,
+                 url_blocklist: UrlBlocklist | None = None):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`). With `units_dir`, the build can
     resume (`transforms.state.unit_ledger`): its staging files and the completion records of its units go there, and the
-    units recorded there by an earlier run of the same build are replayed, not read.
+    units recorded there by an earlier run of the same build are replayed, not read. `url_blocklist`: the
+    `--url-blocklist` files' entries, if the caller read them already (`pipeline.cli.load_url_blocklist`).
     """
     # Read once: with --extend it reads and checks the earlier corpora's manifests, and the shards' sync marker, the
     # report and the manifest must name the same.
     identity = settings.build_identity()
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
-    screens = ((UrlBlocklist.load(settings.url_blocklists),) if settings.url_blocklists else ()) + (
+    if url_blocklist is None and settings.url_blocklists:
+        url_blocklist = UrlBlocklist.load(settings.url_blocklists)
+    screens = ((url_blocklist,) if url_blocklist is not None else ()) + (
         (headers_opt_out,) if settings.respect_opt_out else ())
     fields = settings.written_fields()
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
@@ -198,11 +202,11 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
         reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
         filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
-                                                                          reminimize)
+                                                                          reminimize, settings.page_timeout)
         to_hash, quality_stages = filtered.documents, [filtered]
         tapped.append({"dead": filtered[DEAD_LETTER], "skipped": filtered.skipped, "counts": filtered[FILTER_COUNTS]})
     if settings.pii:
-        scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData()
+        scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData(settings.page_timeout)
         to_hash, pii_stages = scrubbed.documents, [scrubbed]
         tapped.append({"dead": scrubbed[DEAD_LETTER], "counts": scrubbed[FILTER_COUNTS]})
     filter_stages = quality_stages + pii_stages

@@ -12,6 +12,7 @@ from pipeline.options import parse_settings
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, run_main
+from transforms.stages.filters import pii
 from transforms.stages.filters.pii import EMAIL_PLACEHOLDER, IPV4_PLACEHOLDER, IPV6_PLACEHOLDER, scrub
 
 
@@ -41,6 +42,36 @@ def test_every_ipv4_address_is_replaced_exactly_when_it_is_public(address):
 def test_every_global_unicast_ipv6_address_is_replaced_exactly_when_it_is_public(address):
     text, _ = scrub(f"host {address.compressed} answered")
     assert (text == f"host {IPV6_PLACEHOLDER} answered") == address.is_global
+
+
+class CountingSearch:
+    """A compiled pattern that adds up the characters each `search` is given to read."""
+
+    def __init__(self, pattern):
+        self.pattern, self.read = pattern, 0
+
+    def search(self, string, pos=0, endpos=None):
+        self.read += (len(string) if endpos is None else endpos) - pos
+        return self.pattern.search(string, pos, len(string) if endpos is None else endpos)
+
+
+def test_the_version_word_check_reads_text_in_proportion_to_the_addresses(monkeypatch):
+    # Searching the whole text before each address for a version word made a page of 16,000 addresses take
+    # minutes: the characters read must grow as the addresses do, not as their square.
+    def characters_read(addresses: int) -> int:
+        counting = CountingSearch(pii._VERSION_BEFORE)
+        monkeypatch.setattr(pii, "_VERSION_BEFORE", counting)
+        text, counts = scrub(" ".join(f"8.8.{n // 250}.{n % 250 + 1}" for n in range(addresses)))
+        monkeypatch.undo()
+        assert counts == {"ipv4": addresses}
+        return counting.read
+
+    assert characters_read(4_000) <= 2.2 * characters_read(2_000)
+
+
+def test_a_version_word_before_white_space_still_keeps_the_number():
+    text = "release\n\t  8.8.8.8, Version  1.1.1.1 and xv 8.8.4.4"
+    assert scrub(text) == (f"release\n\t  8.8.8.8, Version  1.1.1.1 and xv {IPV4_PLACEHOLDER}", {"ipv4": 1})
 
 
 def test_placeholders_are_fixed_points():

@@ -27,6 +27,7 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])[23][0-9A-Fa-f]{0,3}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
 _VERSION_BEFORE = re.compile(r"(?i)(?:\bversion|\bver\.?|\brelease|\bbuild|\brev\.?|\bv)\s*$")
+_LONGEST_VERSION_WORD = len("version")
 
 
 def _is_public(candidate: str) -> bool:
@@ -34,6 +35,16 @@ def _is_public(candidate: str) -> bool:
         return ipaddress.ip_address(candidate).is_global
     except ValueError:
         return False
+
+
+def _after_version_word(text: str, start: int) -> bool:
+    """Whether a version word (`_VERSION_BEFORE`), then perhaps white space, ends at `start`. Searched from the
+    word's earliest start, not the text's: from the text's, every address cost a pass over all the text before
+    it, quadratic in the addresses of a page (16,000 took minutes)."""
+    word_end = start
+    while word_end and text[word_end - 1].isspace():
+        word_end -= 1
+    return _VERSION_BEFORE.search(text, max(0, word_end - _LONGEST_VERSION_WORD), start) is not None
 
 
 def scrub(text: str) -> tuple[str, Counter]:
@@ -45,7 +56,7 @@ def scrub(text: str) -> tuple[str, Counter]:
 
     def ipv4(match: re.Match) -> str:
         found = match.group()
-        if _VERSION_BEFORE.search(match.string, 0, match.start()) or not _is_public(found):
+        if _after_version_word(match.string, match.start()) or not _is_public(found):
             return found
         counts[IPV4] += 1
         return IPV4_PLACEHOLDER
