@@ -27,6 +27,7 @@ import functools
 import hashlib
 import json
 import math
+from typing import Callable
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -57,8 +58,8 @@ from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STA
 from transforms.stages.compress_write.schema import CLEAN_TEXT
 from transforms.stages.compress_write.compress_write import sync_marker_for
 from transforms.stages.compress_write.compress_write_transform import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint
-from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, INPUT_FILES, MOSTLY_DROPPED, NEAR_SURVIVORS,
-                                   NON_RESPONSE, NOTES, RECORDS_READ, SKIPPED, UNITS_READ)
+from transforms.vocabulary import (COUNTS, DEAD_LETTER, DOCUMENTS, INPUT_FILES, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
+                                   RECORDS_READ, SKIPPED, UNITS_READ)
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
@@ -147,6 +148,43 @@ class WriteJsonLines(beam.PTransform):
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class DocumentStage:
+    """A stage on documents as a build applies it: its step's label, its transform for the build's settings,
+    and whether the build asks for it. What the transform gives beside `documents` it declares itself
+    (`OUTPUTS`: dead letters, skips, counts), and the graph takes them by name into the side files, the report
+    and the resume ledger: adding a stage is one entry of `DOCUMENT_STAGES`."""
+
+    label: str
+    make: Callable[[CorpusSettings], beam.PTransform]
+    wanted: Callable[[CorpusSettings], bool] = lambda settings: True
+
+
+def quality_filter(settings: CorpusSettings) -> QualityFilter:
+    # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
+    reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout)
+
+
+# Every stage between reading and staging, in the order documents go through them.
+DOCUMENT_STAGES = (
+    DocumentStage("Charset", lambda settings: DecodeCharset()),
+    # The meta tags, from the decoded page, before it is cleaned.
+    DocumentStage("RespectOptOut", lambda settings: RespectOptOut(), lambda settings: settings.respect_opt_out),
+    DocumentStage("CleanHtml", lambda settings: CleanHtml(settings.drop_selectors, settings.page_timeout,
+                                                          settings.page_memory, settings.main_content)),
+    DocumentStage("IdentifyLanguage", lambda settings: IdentifyLanguage(settings.languages),
+                  lambda settings: settings.language),
+    # The quality rules read the readable text (`clean_text`), with case and punctuation.
+    DocumentStage("MinimizeText", lambda settings: MinimizeText(
+        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality))),
+    DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
+    DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout),
+                  lambda settings: settings.pii),
+    DocumentStage("Hash", lambda settings: HashDocuments()),
+)
+
+
 def _and(collection, replayed, name: str):
     """`collection` and, when a build resumes, the same outcomes `replayed` from completion records."""
     return collection if replayed is None else (collection, replayed) | name >> beam.Flatten()
@@ -175,48 +213,22 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
                                              settings.max_page_bytes, settings.skip_truncated,
                                              Screens(screens) if screens else None, units_dir, fields)
-    # Each stage's outcomes that end a record or count its unit's documents, in stage order (`transforms.state.unit_ledger`).
-    tapped = [{"skipped": read.skipped, "dead": read[DEAD_LETTER], "units": read[UNITS_READ]}]
-    decoded = read.documents | "Charset" >> DecodeCharset()
-    tapped.append({"dead": decoded[DEAD_LETTER]})
-    to_clean, opt_out_stages = decoded.documents, []
-    if settings.respect_opt_out:
-        # The meta tags, from the decoded page, before it is cleaned.
-        opted = decoded.documents | "RespectOptOut" >> RespectOptOut()
-        to_clean, opt_out_stages = opted.documents, [opted]
-        tapped.append({"dead": opted[DEAD_LETTER], "skipped": opted.skipped})
-    cleaned = to_clean | "CleanHtml" >> CleanHtml(settings.drop_selectors, settings.page_timeout, settings.page_memory,
-                                                    settings.main_content)
-    tapped.append({"dead": cleaned[DEAD_LETTER]})
-    to_minimize, language_stages = cleaned.documents, []
-    if settings.language:
-        identified = cleaned.documents | "IdentifyLanguage" >> IdentifyLanguage(settings.languages)
-        to_minimize, language_stages = identified.documents, [identified]
-        tapped.append({"dead": identified[DEAD_LETTER], "skipped": identified.skipped})
-    # The quality rules read the readable text (`clean_text`), with case and punctuation.
-    minimized = to_minimize | "MinimizeText" >> MinimizeText(settings.scripts,
-                                                             CLEAN_TEXT in fields or bool(settings.quality))
-    tapped.append({"dead": minimized[DEAD_LETTER], "counts": minimized[MOSTLY_DROPPED]})
-    to_hash, quality_stages, pii_stages = minimized.documents, [], []
-    if settings.quality:
-        # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
-        reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
-        filtered = minimized.documents | "QualityFilter" >> QualityFilter(settings.quality, settings.thresholds(),
-                                                                          reminimize, settings.page_timeout)
-        to_hash, quality_stages = filtered.documents, [filtered]
-        tapped.append({"dead": filtered[DEAD_LETTER], "skipped": filtered.skipped, "counts": filtered[FILTER_COUNTS]})
-    if settings.pii:
-        scrubbed = to_hash | "ScrubPersonalData" >> ScrubPersonalData(settings.page_timeout)
-        to_hash, pii_stages = scrubbed.documents, [scrubbed]
-        tapped.append({"dead": scrubbed[DEAD_LETTER], "counts": scrubbed[FILTER_COUNTS]})
-    filter_stages = quality_stages + pii_stages
-    hashed = to_hash | "Hash" >> HashDocuments()
-    tapped.append({"skipped": hashed.skipped})
+    # Each stage's outcomes that end a record or count its unit's documents, in stage order
+    # (`transforms.state.unit_ledger`): the reader's, then each document stage's declared outputs.
+    tapped = [{SKIPPED: read.skipped, DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]
+    documents = read.documents
+    for stage in DOCUMENT_STAGES:
+        if stage.wanted(settings):
+            transform = stage.make(settings)
+            applied = documents | stage.label >> transform
+            tapped.append({tag: applied[tag] for tag in transform.OUTPUTS})
+            documents = applied[DOCUMENTS]
+    stage_outputs = tapped[1:]
     # The stages that count their units' documents, by position.
-    counting = tuple(position for position, outcomes in enumerate(tapped) if "counts" in outcomes)
+    counting = tuple(position for position, outcomes in enumerate(tapped) if set(COUNTS) & set(outcomes))
     plan = None if units_dir is None else LedgerPlan(units_dir, counting, len(tapped),
                                                      settings.near_dedup is not None)
-    staged = hashed.documents | "Stage" >> StageAndFingerprint(settings.output, fields, plan)
+    staged = documents | "Stage" >> StageAndFingerprint(settings.output, fields, plan)
     tapped.append({"fingerprints": staged.fingerprints})
     replayed = None if plan is None else read[RECORDED] | "Replay" >> Replay(units_dir)
     fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
@@ -236,7 +248,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     near = None
     if settings.near_dedup is not None:
         # Signed where the documents are, before any shuffle, like the fingerprints.
-        signed_pages = hashed.documents | "NearSign" >> SignDocuments(settings.near_dedup, with_unsigned=True)
+        signed_pages = documents | "NearSign" >> SignDocuments(settings.near_dedup, with_unsigned=True)
         tapped.append({"candidates": signed_pages.candidates, "unsigned": signed_pages[UNSIGNED]})
         candidates = _and(signed_pages.candidates, replayed and replayed[CANDIDATES], "AllCandidates")
         signed = sign_survivors(deduplicated.contents, candidates, signature_values)
@@ -258,7 +270,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         sync_marker_for(identity), progress_dir, near_dedup=near is not None,
         fields=fields, file_format=settings.format)
 
-    dead_letters = [outcomes["dead"] for outcomes in tapped if "dead" in outcomes]
+    dead_letters = [outcomes[DEAD_LETTER] for outcomes in tapped if DEAD_LETTER in outcomes]
     read_skips = [read.skipped]
     if replayed is not None:
         dead_letters.append(replayed[DEAD_LETTER])
@@ -268,8 +280,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = (_and(read.skipped, replayed and replayed[SKIPPED], "ReadAndReplayedSkips")
                          | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE))
-    document_skips = [hashed.skipped] + [stage.skipped
-                                         for stage in (*opt_out_stages, *language_stages, *quality_stages)]
+    document_skips = [outcomes[SKIPPED] for outcomes in stage_outputs if SKIPPED in outcomes]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
     if near is not None:
@@ -278,19 +289,20 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
     # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
+    counts = [outcomes[tag] for outcomes in stage_outputs for tag in COUNTS if tag in outcomes]
     outcomes = [read[INPUT_FILES], read[RECORDS_READ], *read_skips, *document_skips, read[NOTES], *dead_letters,
-                minimized[MOSTLY_DROPPED], written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
+                *counts, written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
         outcomes.append(near.near_duplicates)
-    outcomes.extend(stage[FILTER_COUNTS] for stage in filter_stages)
     if replayed is not None:
-        outcomes.extend(replayed[tag] for tag in (RECORDS_READ, NOTES, MOSTLY_DROPPED, FILTER_COUNTS))
+        outcomes.extend(replayed[tag] for tag in (RECORDS_READ, NOTES, *COUNTS))
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
     report = tuple(outcomes) | "Report" >> WriteReport(settings.output, identity)
     report_page = {
         "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
     } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
-                                        settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs))
+                                        settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs),
+                                        settings.main_content)
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())

@@ -42,3 +42,32 @@ def test_a_page_over_the_time_limit_in_a_filter_is_a_dead_letter_and_the_rest_go
         stage.teardown()
     assert isinstance(dead.value, DeadLetter) and "took longer than 1 s" in dead.value.reason
     assert dead.value.stage == "QualityFilter" and kept.url == ordinary.url
+
+
+def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_child(monkeypatch):
+    """Ordinary pages pay nothing for the bound: no child process is started for them; the first page over the
+    bound starts the one child, which then takes every such page."""
+    from transforms.stages.filters import filters_transform
+
+    started = []
+
+    class CountedChild:
+        def __init__(self, function, page_timeout):
+            started.append(page_timeout)
+
+        def __call__(self, doc):
+            return doc, Counter({"in the child": 1})
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(filters_transform, "ChildProcess", CountedChild)
+    small, large, larger = documents("A short page.", "word " * 200, "word " * 300)
+    stage = FilterDocuments("QualityFilter", lambda doc: (doc, Counter({"in place": 1})), page_timeout=7,
+                            isolate_above_chars=500)
+    stage.setup()
+    stage.start_bundle()
+    outputs = [output for doc in (small, large, larger) for output in stage.process(doc)]
+    assert [doc.url for doc in outputs] == [small.url, large.url, larger.url] and started == [7]
+    [counts] = [part.value.value for part in stage.finish_bundle()]
+    assert dict(counts.counts) == {"in place": 1, "in the child": 2}

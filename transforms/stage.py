@@ -3,6 +3,11 @@
 A stage is a pure function `Document -> Document`. `DocumentStage` applies it
 in Beam; an exception sends the record to the `dead_letter` output with the
 stage's name and the reason, and the run goes on.
+
+A stage's PTransform declares, in `OUTPUTS`, the outputs it gives beside `documents`: dead letters
+(`DEAD_LETTER`), skips (`SKIPPED`), counts per unit of reading (`COUNTS`: `MOSTLY_DROPPED`,
+`FILTER_COUNTS`). The graph (`pipeline.graph.DOCUMENT_STAGES`) takes them by name: dead letters and
+skips into their side files, counts into the report, and all of them into the resume ledger.
 """
 
 from __future__ import annotations
@@ -44,9 +49,13 @@ class DocumentStage(beam.DoFn):
         yield result
 
 
+# The outputs of a stage applied by `apply_stage`, beside `documents`.
+APPLIED_OUTPUTS = (DEAD_LETTER,)
+
+
 def apply_stage(docs, stage: str, function: Callable[[Document], Document]):
     """Returns the outputs `documents` and `dead_letter` of `function` applied to `docs`."""
-    return docs | beam.ParDo(DocumentStage(stage, function)).with_outputs(DEAD_LETTER, main=DOCUMENTS)
+    return docs | beam.ParDo(DocumentStage(stage, function)).with_outputs(*APPLIED_OUTPUTS, main=DOCUMENTS)
 
 
 class CountsPerUnit:

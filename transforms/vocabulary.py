@@ -47,6 +47,8 @@ NEAR_DUPLICATES = "near_duplicates"
 NEAR_SURVIVORS = "near_survivors"
 FILTER_COUNTS = "filter_counts"
 UNITS_READ = "units_read"
+# A stage's outputs of counts per unit of reading: what the report sums and a unit's completion record awaits.
+COUNTS = (MOSTLY_DROPPED, FILTER_COUNTS)
 
 # --- Skip kinds --------------------------------------------------------------
 

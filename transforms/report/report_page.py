@@ -432,8 +432,9 @@ def _side_records(title: str, anchor: str, records: list[dict], columns: tuple[s
 
 
 def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str, list[dict]],
-                       dead_letters: list[dict]) -> str:
-    """The whole `report.html`, from the report and what was chosen to show."""
+                       dead_letters: list[dict], main_content: bool = False) -> str:
+    """The whole `report.html`, from the report and what was chosen to show (`main_content`: the build kept only
+    each page's main content, and the inspector tells its boilerplate apart)."""
     records = report.get("records", {})
     status = report.get("status", "")
     total_dead = records.get("dead_letter", 0)
@@ -442,9 +443,7 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
     skip_rows = [record for kind in sorted(skips) for record in skips[kind]]
     skip_note = (f'<p class="legend">Up to {SKIPS_PER_KIND} of each kind (the first by file and offset); all are '
                  "counted above and listed in skipped-*.jsonl, but for non-response records.</p>")
-    options = report.get("options", {})
-    main_content = bool(options.get("main_content"))
-    inputs = ", ".join(options.get("inputs", []))
+    inputs = ", ".join(report.get("options", {}).get("inputs", []))
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
@@ -467,17 +466,17 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
 
 def write_report_page(report_written: FileDigest, samples: list, skips: list, dead_letters: list, output_dir: str,
                       drop_selectors: tuple[str, ...], scripts, max_page_bytes: int,
-                      sources: dict[str, str] | None = None) -> FileDigest:
+                      sources: dict[str, str] | None = None, main_content: bool = False) -> FileDigest:
     """Writes `output_dir/report.html` from the report written (`report_written`: report.json's digest); returns
-    its digest, taken as it is written."""
+    its digest, taken as it is written. The page's samples are cleaned again as the build cleaned them
+    (`drop_selectors`, `scripts`, `main_content`)."""
     with FileSystems.open(report_written.path) as handle:
         report = json.loads(handle.read())
-    main_content = bool(report.get("options", {}).get("main_content"))
     pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources, main_content)
              for fingerprint in samples]
     by_kind = {kind: [json.loads(record) for *_, record in sorted(chosen)] for kind, chosen in skips}
     dead = [json.loads(record) for *_, record in sorted(dead_letters)]
     path = FileSystems.join(output_dir, REPORT_PAGE_NAME)
     with DigestingHandle(FileSystems.create(path)) as handle:
-        handle.write(render_report_page(report, pages, by_kind, dead).encode("utf-8"))
+        handle.write(render_report_page(report, pages, by_kind, dead, main_content).encode("utf-8"))
     return handle.digest(path)

@@ -65,12 +65,15 @@ class WriteReportPage(beam.PTransform):
     Takes a dict of PCollections: `report` (report.json's digest, as `WriteReport` outputs it),
     `fingerprints` (of every document, for the sample), `skipped` and
     `dead_letter`. `sources`: the paths of input files whose names
-    written differ (URLs with credentials), by those names, to read pages again.
+    written differ (URLs with credentials), by those names, to read pages again. `drop_selectors`, `scripts`,
+    `main_content`: how the build cleaned its pages, for the inspector to clean its samples alike.
     """
 
     def __init__(self, output_dir: str, sample_size: int = DEFAULT_SAMPLE_SIZE, drop_selectors: tuple[str, ...] = (),
-                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None):
+                 scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None,
+                 main_content: bool = False):
         super().__init__()
+        self._main_content = main_content
         self._sources = dict(sources or {})
         self._max_page_bytes = max_page_bytes
         self._output_dir = output_dir
@@ -93,4 +96,4 @@ class WriteReportPage(beam.PTransform):
         return inputs["report"] | "Write" >> beam.Map(
             write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
             beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes,
-            self._sources)
+            self._sources, self._main_content)

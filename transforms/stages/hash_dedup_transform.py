@@ -34,8 +34,10 @@ class HashOrSkip(beam.DoFn):
 class HashDocuments(beam.PTransform):
     """Gives documents their `content_hash`; outputs `documents` and `skipped` (`no-text` skips)."""
 
+    OUTPUTS = (SKIPPED,)
+
     def expand(self, docs):
-        return docs | beam.ParDo(HashOrSkip()).with_outputs(SKIPPED, main=DOCUMENTS)
+        return docs | beam.ParDo(HashOrSkip()).with_outputs(*self.OUTPUTS, main=DOCUMENTS)
 
 
 class CapturesOfHash(beam.CombineFn):

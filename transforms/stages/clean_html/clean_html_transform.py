@@ -9,12 +9,14 @@ import apache_beam as beam
 
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, GuardedCleaner
 from transforms.stages.clean_html.clean_html import HtmlCleaner
-from transforms.stage import apply_stage
+from transforms.stage import APPLIED_OUTPUTS, apply_stage
 from transforms.vocabulary import CLEAN_HTML
 
 
 class CleanHtml(beam.PTransform):
     """Applies `HtmlCleaner` to every document; failures go to `dead_letter`."""
+
+    OUTPUTS = APPLIED_OUTPUTS
 
     def __init__(self, drop_selectors: tuple[str, ...] | list[str] = (),
                  page_timeout: float = DEFAULT_PAGE_TIMEOUT, page_memory_mib: int = DEFAULT_PAGE_MEMORY_MIB,

@@ -88,6 +88,8 @@ class QualityFilter(beam.PTransform):
     document (from its `cleaned_html`), for pages whose lines a rule removed.
     """
 
+    OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
+
     def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document],
                  page_timeout: float = DEFAULT_PAGE_TIMEOUT):
         super().__init__()
@@ -100,12 +102,14 @@ class QualityFilter(beam.PTransform):
         apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
                                   reminimize=self._reminimize)
         return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply, self._page_timeout)).with_outputs(
-            SKIPPED, FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
+            *self.OUTPUTS, main=DOCUMENTS)
 
 
 class ScrubPersonalData(beam.PTransform):
     """Replaces e-mail and public IP addresses in every document's `html`, `text` and `clean_text`
     (`pii.scrub`); outputs `documents`, `filter_counts` (`replaced:KIND`) and dead letters."""
+
+    OUTPUTS = (FILTER_COUNTS, DEAD_LETTER)
 
     def __init__(self, page_timeout: float = DEFAULT_PAGE_TIMEOUT):
         super().__init__()
@@ -113,13 +117,14 @@ class ScrubPersonalData(beam.PTransform):
 
     def expand(self, docs):
         return docs | beam.ParDo(FilterDocuments(PII_SCRUB, scrub_document, self._page_timeout)).with_outputs(
-            FILTER_COUNTS, DEAD_LETTER, main=DOCUMENTS)
+            *self.OUTPUTS, main=DOCUMENTS)
 
 
 class RespectOptOut(beam.PTransform):
     """Skips every document (as Charset left it) whose `<meta>` tags reserve text and data mining
     (`opt_out.meta_opt_out`); outputs `documents`, `skipped` (`opted-out`) and dead letters."""
 
+    OUTPUTS = (SKIPPED, DEAD_LETTER)
+
     def expand(self, docs):
-        return docs | beam.ParDo(FilterDocuments(OPT_OUT, opt_out_document)).with_outputs(
-            SKIPPED, DEAD_LETTER, main=DOCUMENTS)
+        return docs | beam.ParDo(FilterDocuments(OPT_OUT, opt_out_document)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)
