@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline import resumable
+from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
@@ -37,7 +38,7 @@ from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_pr
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
 from transforms.filesystems.exact_paths import escape_glob, is_local, remove_exactly
-from transforms.stages.filters.url_blocklist import BlocklistError, UrlBlocklist
+from transforms.stages.filters.url_blocklist import BlocklistError
 from transforms.filesystems.http_filesystem import RemoteReadError
 from transforms.filesystems.locations import redacted
 from transforms.report.manifest import digest_file
@@ -174,17 +175,12 @@ def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> No
                              "WARC files, or an --output it does not match")
 
 
-def check_earlier_corpora(settings: CorpusSettings) -> None:
-    """Each `--extend` corpus can be extended (`pipeline.extend`: its index checked against its manifest), and
-    is not the output directory, whose build this one replaces."""
+def check_extend_is_no_output(settings: CorpusSettings) -> None:
+    """No `--extend` corpus is the output directory, whose build this one replaces."""
     for path in settings.extend:
         if _resolved(path) == _resolved(settings.output):
             raise UsageError(f"--extend {path} is --output: a build replaces the corpus in its output directory; "
                              "give the extended corpus another --output")
-    try:
-        settings.earlier_corpora()
-    except ValueError as error:
-        raise UsageError(str(error)) from error
 
 
 def check_output_is_no_input(output: str, input_files: list[str]) -> None:
@@ -194,14 +190,12 @@ def check_output_is_no_input(output: str, input_files: list[str]) -> None:
             raise UsageError(f"--output {output} is the input file {redacted(path)}; give a directory for the corpus")
 
 
-def load_url_blocklist(settings: CorpusSettings) -> UrlBlocklist | None:
-    """The entries of the `--url-blocklist` files, read once, before any input: a file over the limits or with a
-    line that cannot be an entry is a usage error."""
-    if not settings.url_blocklists:
-        return None
+def found_inputs(settings: CorpusSettings) -> BuildInputs:
+    """The earlier corpora of `--extend` (each checked against its manifest) and the `--url-blocklist` files, read
+    once before anything is written (`pipeline.build_inputs`): what cannot be read or extended is a usage error."""
     try:
-        return UrlBlocklist.load(settings.url_blocklists)
-    except (BlocklistError, OSError) as error:
+        return read_build_inputs(settings)
+    except (ValueError, BlocklistError, OSError) as error:
         raise UsageError(str(error)) from error
 
 
@@ -330,12 +324,12 @@ def runner_output_to(log_path: str):
 
 
 def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None,
-          url_blocklist: UrlBlocklist | None = None) -> dict:
+          found: BuildInputs | None = None) -> dict:
     """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
     with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
-    named when the build fails and removed when it succeeds. `units_dir`, `url_blocklist`: see
+    named when the build fails and removed when it succeeds. `units_dir`, `found`: see
     `pipeline.graph.build_corpus`.
     """
     options = ViewedOnceOptions(list(settings.beam_args))
@@ -351,7 +345,7 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
                         if notes else contextlib.nullcontext(), remembered_dofn_specs(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes, units_dir=units_dir, url_blocklist=url_blocklist)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:
@@ -400,21 +394,22 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     check_inputs_apart_from_output(settings.inputs, settings.output)
     total_bytes, input_files = check_inputs(settings.inputs, each_an_archive=bool(settings.rebuild_of))
     check_output_is_no_input(settings.output, [meta.path for meta in input_files])
-    check_earlier_corpora(settings)
-    url_blocklist = load_url_blocklist(settings)
+    check_extend_is_no_output(settings)
+    found = found_inputs(settings)
     made = prepare_output(settings.output)
     try:
-        return publish_build(settings, total_bytes, input_files, url_blocklist)
+        return publish_build(settings, total_bytes, input_files, found)
     except BaseException:
         remove_made(made)
         raise
 
 
 def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
-                  url_blocklist: UrlBlocklist | None = None) -> tuple[dict, list[str]]:
+                  found: BuildInputs | None = None) -> tuple[dict, list[str]]:
     """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
     the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`';
-    `url_blocklist`: `load_url_blocklist`'s)."""
+    `found`: `found_inputs`')."""
+    found = found if found is not None else found_inputs(settings)
     try:
         key = signing_key(create=True)
     except SigningKeyUnavailable as error:
@@ -424,7 +419,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
         with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
-            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings, input_files),
+            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings, found, input_files),
                                                        settings.resume)
             # Said now: whether this run reuses earlier work matters while it runs.
             for note in taken_over + resumed:
@@ -432,7 +427,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
             staging = new_staging_dir(settings.output)
             try:
                 try:
-                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, url_blocklist)
+                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, found)
                 finally:
                     checked_out = resumable.not_reused(units_dir)
                     if checked_out:

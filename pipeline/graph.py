@@ -32,6 +32,7 @@ from typing import Callable
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.settings import CorpusSettings
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.stages.charset_transform import DecodeCharset
@@ -41,7 +42,6 @@ from transforms.state.corpus_index_transform import (EarlierMatches, EarlierSign
 from transforms.stages.filters.filters_transform import QualityFilter, RespectOptOut, ScrubPersonalData
 from transforms.stages.filters.opt_out import headers_opt_out
 from transforms.stages.filters.screens import Screens
-from transforms.stages.filters.url_blocklist import UrlBlocklist
 from transforms.stages.hash_dedup_transform import HashDedup, HashDocuments
 from transforms.stages.language_transform import IdentifyLanguage
 from transforms.filesystems.locations import readable_by_name
@@ -192,22 +192,22 @@ def _and(collection, replayed, name: str):
 
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
                  side_file_lines: int = LINES_PER_SHARD, units_dir: str | None = None,
-                 url_blocklist: UrlBlocklist | None = None):
+                 found: BuildInputs | None = None):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
     `side_file_lines`: the lines per side-file shard (`LINES_PER_SHARD`). With `units_dir`, the build can
     resume (`transforms.state.unit_ledger`): its staging files and the completion records of its units go there, and the
-    units recorded there by an earlier run of the same build are replayed, not read. `url_blocklist`: the
-    `--url-blocklist` files' entries, if the caller read them already (`pipeline.cli.load_url_blocklist`).
+    units recorded there by an earlier run of the same build are replayed, not read. `found`: the earlier corpora
+    and URL blocklists `settings` name, as the launcher read and checked them (`pipeline.build_inputs`); read here
+    where the caller did not.
     """
-    # Read once: with --extend it reads and checks the earlier corpora's manifests, and the shards' sync marker, the
-    # report and the manifest must name the same.
-    identity = settings.build_identity()
+    if found is None:
+        found = read_build_inputs(settings, check_files=False)
+    # The shards' sync marker, the report and the manifest name the same identity.
+    identity = settings.build_identity(found)
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
-    if url_blocklist is None and settings.url_blocklists:
-        url_blocklist = UrlBlocklist.load(settings.url_blocklists)
-    screens = ((url_blocklist,) if url_blocklist is not None else ()) + (
+    screens = ((found.url_blocklist,) if found.url_blocklist is not None else ()) + (
         (headers_opt_out,) if settings.respect_opt_out else ())
     fields = settings.written_fields()
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
@@ -233,7 +233,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     replayed = None if plan is None else read[RECORDED] | "Replay" >> Replay(units_dir)
     fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
-    earlier_files = tuple(corpus.index_files for corpus in settings.earlier_corpora(check_files=False))
+    earlier_files = tuple(corpus.index_files for corpus in found.earlier_corpora)
     to_deduplicate = fingerprints
     if earlier_files:
         # The earlier corpora's contents that this build has too, as elements keyed like its own fingerprints.

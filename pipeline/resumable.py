@@ -18,6 +18,7 @@ from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline.build_inputs import BuildInputs
 from pipeline.settings import CorpusSettings
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems.exact_paths import names_in, remove_exactly
@@ -47,12 +48,12 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def build_identity(settings: CorpusSettings, input_files: list) -> dict:
-    """What a build's work may be reused under: its options (those that shape its bytes), each input file (Beam's
-    `FileMetadata`, as matched) with its size and modification time (its digest is known only once it is read),
-    the software and the code."""
+def build_identity(settings: CorpusSettings, found: BuildInputs, input_files: list) -> dict:
+    """What a build's work may be reused under: its options (those that shape its bytes, with what it `found` of
+    the files they name), each input file (Beam's `FileMetadata`, as matched) with its size and modification time
+    (its digest is known only once it is read), the software and the code."""
     inputs = {redacted(meta.path): [meta.size_in_bytes, meta.last_updated_in_seconds] for meta in input_files}
-    return {"options": settings.build_identity(), "inputs": dict(sorted(inputs.items())),
+    return {"options": settings.build_identity(found), "inputs": dict(sorted(inputs.items())),
             "software": software_versions(settings.format), "code": code_digest()}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
 from pipeline.recipes import RECIPES
@@ -13,7 +14,6 @@ from pipeline.recipes import RECIPES
 from transforms.stages.clean_html.css_selectors import validate_selectors
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
 from transforms.stages.filters.rule_sets import parse_quality, parse_thresholds
-from transforms.stages.filters.url_blocklist import file_digest
 from transforms.stages.language import parse_languages
 from transforms.filesystems.locations import redacted
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, parse_scripts
@@ -24,6 +24,9 @@ from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
 from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec
 from transforms.stages.compress_write.schema import LANGUAGE_FIELDS, resolve_fields
+
+if TYPE_CHECKING:
+    from pipeline.build_inputs import BuildInputs
 
 # The smallest --range-size: a range is a work item and a shard; smaller ones only multiply them.
 MIN_RANGE_BYTES = 1 << 20
@@ -154,8 +157,16 @@ class CorpusSettings:
         if self.page_memory <= 0:
             raise ValueError(f"--page-memory must be positive, not {self.page_memory}")
 
-    def build_identity(self) -> dict:
-        """The settings that shape the output's bytes (not where it is written, nor the runner)."""
+    def build_identity(self, found: BuildInputs | None = None) -> dict:
+        """The settings that shape the output's bytes (not where it is written, nor the runner); what a build
+        found of the files they name (`--extend`, `--url-blocklist`: `pipeline.build_inputs`) goes in by digest."""
+        if found is None:
+            from pipeline.build_inputs import BuildInputs
+
+            found = BuildInputs()
+        if not found.matches(self):
+            raise ValueError("the identity of a build that names earlier corpora or URL blocklists needs them read: "
+                             "pipeline.build_inputs.read_build_inputs")
         described = asdict(self)
         for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest",
                      "trust_corpora", "quiet",
@@ -173,7 +184,7 @@ class CorpusSettings:
         if self.extend:
             # What the build left out is what those corpora held: the manifest records each by its manifest's digest.
             described["extend"] = [{"corpus": redacted(path), "manifest_sha256": corpus.manifest_sha256}
-                                   for path, corpus in zip(self.extend, self.earlier_corpora(check_files=False))]
+                                   for path, corpus in zip(self.extend, found.earlier_corpora)]
         if self.format == DEFAULT_FORMAT:
             del described["format"]
         if self.fields is None:
@@ -188,19 +199,13 @@ class CorpusSettings:
         del described["quality"], described["quality_thresholds"], described["url_blocklists"]
         if self.url_blocklists:
             # A list's content shapes the corpus: the manifest records it by digest.
-            described["url_blocklists"] = [{"path": path, "sha256": file_digest(path)} for path in self.url_blocklists]
+            described["url_blocklists"] = [{"path": path, "sha256": digest}
+                                           for path, digest in zip(self.url_blocklists, found.url_blocklist_digests)]
         if self.quality:
             # Every threshold, changed or not: the manifest says what each rule measured against.
             described["quality"] = list(self.quality)
             described["quality_thresholds"] = self.thresholds()
         return described
-
-    def earlier_corpora(self, check_files: bool = True) -> list:
-        """The `--extend` corpora (`pipeline.extend.EarlierCorpus`), checked (`check_files`: their index files too);
-        ValueError in one line if one cannot be extended."""
-        from pipeline.extend import earlier_corpus
-
-        return [earlier_corpus(path, self, check_files) for path in self.extend]
 
     def thresholds(self) -> dict:
         """Every quality threshold, by name (`transforms.stages.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
