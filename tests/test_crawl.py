@@ -409,12 +409,12 @@ def test_every_module_that_uses_beams_file_systems_registers_https():
     # The `transforms` package imports nothing, so that CleanHtml's rules load without Beam in the parser's
     # child: each module that reaches FileSystems registers https:// itself, in every worker that imports it.
     checked = []
-    for path in sorted(REPO.glob("pipeline/*.py")) + sorted(REPO.glob("transforms/*.py")):
+    for path in sorted((REPO / "pipeline").rglob("*.py")) + sorted((REPO / "transforms").rglob("*.py")):
         names = {(node.module, alias.name) for node in ast.walk(ast.parse(path.read_text()))
                  if isinstance(node, ast.ImportFrom) for alias in node.names}
         if ("apache_beam.io.filesystems", "FileSystems") in names and path.name != "http_filesystem.py":
             checked.append(path.name)
-            assert ("transforms", "http_filesystem") in names or any(
+            assert ("transforms.filesystems", "http_filesystem") in names or any(
                 module == "transforms.filesystems.http_filesystem" for module, _ in names), path
     assert "manifest.py" in checked and "verify.py" in checked
     code = ("import sys, transforms.report.manifest\n"

@@ -147,7 +147,7 @@ def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
     child = subprocess.run([sys.executable, "setup.py", "build_ext", "--build-lib", "lib", "--build-temp", "temp"],
                            cwd=source, env=env, capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
-    built = sorted(path.name.split(".")[0] for path in (source / "lib" / "transforms").glob("*.so"))
+    built = sorted(path.name.split(".")[0] for path in (source / "lib" / "transforms" / "native").glob("*.so"))
     assert built == ["_code_page", "_links"]
     warnings = [line for line in child.stderr.splitlines() if "_lexbor_walk" in line]
     assert len(warnings) == 1 and "no lexbor headers" in warnings[0] and "sha256" in warnings[0], child.stderr[-3000:]
@@ -156,7 +156,7 @@ def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
 @pytest.mark.slow
 def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_result):
     # A module that is not built imports as this does (sys.modules[name] = None raises ImportError).
-    prelude = "import sys\nfor name in ('_lexbor_walk', '_links', '_code_page'):\n    sys.modules['transforms.' + name] = None\n"
+    prelude = "import sys\nfor name in ('_lexbor_walk', '_links', '_code_page'):\n    sys.modules['transforms.native.' + name] = None\n"
     result, warnings = probe(prelude)
     assert result[0] == "python"
     assert len(warnings) == 1 and all(name in warnings[0] for name in native.ACCELERATORS)

@@ -32,7 +32,7 @@ from transforms.stages.read_warc.snapshot import RangeDigest, open_listed, range
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.stages.compress_write.staging import STAGED_LAYOUT
-from transforms.state.unit_check import NotReusable, check_staging_file, imbalance
+from transforms.state.unit_check import NotReusable, check_staging_file, imbalance, record_json
 from transforms.state.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
                                           encode, unit_name)
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
@@ -343,7 +343,9 @@ def name_another_unit(output: Path) -> None:
 
 
 def staging_file(output: Path) -> Path:
-    return sorted(output.glob(f"{RESUME_PREFIX}*/staged-*.avro"))[0]
+    """A staging file that a completion record names (a killed run's other staging files are never read)."""
+    return next(record.parent.parent / run[0] for record in record_files(output)
+                for run in json.loads(record_json(str(record)))["runs"])
 
 
 def change_a_staged_byte(output: Path) -> None:

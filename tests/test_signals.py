@@ -17,14 +17,17 @@ from pipeline import verify
 from tests.test_cli import REPO, run_main
 from tests.test_publish import build_argv, error_lines, other_inputs, snapshot  # noqa: F401 (a fixture)
 from tests.test_signing import inputs, reference  # noqa: F401 (fixtures)
+from transforms.state.unit_ledger import HOLD_AFTER_UNITS
 
 
 @pytest.mark.parametrize("delay", [0.5, 1.5])  # once Python runs (~50 ms), while it imports Beam, and after
 def test_sigterm_while_the_command_starts_is_one_line(tmp_path, delay):
     output = tmp_path / "out"
+    # The build holds once its one unit is recorded, so that a signal after the imports still finds it running,
+    # however fast the machine.
     process = subprocess.Popen([sys.executable, "-m", "pipeline", "--output", str(output), "--quiet"], cwd=tmp_path,
-                               env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               env=dict(os.environ, PYTHONPATH=str(REPO), **{HOLD_AFTER_UNITS: "1"}),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)

@@ -11,6 +11,7 @@ from typing import NamedTuple
 from apache_beam.io.filesystems import FileSystems
 
 from transforms.corpus.corpus_format import FILE_PREFIX
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems.exact_paths import remove_exactly
 from transforms.report.manifest import DigestingHandle
 

@@ -13,6 +13,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.state.unit_ledger import unit_name
 from transforms.stages.compress_write.avro_encoding import RecordLayout
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 
 STAGING_DIR = ".webcorpus-staging"
 STAGED = "staged"
