@@ -1,6 +1,5 @@
 """Benchmarks of webcorpus: `python -m benchmarks.throughput --help`, `python -m benchmarks.fidelity --help`."""
 
-import os
 import statistics
 from pathlib import Path
 from typing import Callable
@@ -34,16 +33,15 @@ def medians(runs: list[dict], keys: tuple[str, ...] = ("seconds", "cpu_seconds")
     return {key: statistics.median(run[key] for run in runs) for key in keys}
 
 
-def default_corpus() -> Path:
-    """The developer corpus: `$WEBCORPUS_CORPUS`, else `shared/corpus` beside the repository, whatever the current
-    directory; from a git worktree, beside the main checkout the worktree belongs to."""
-    if os.environ.get("WEBCORPUS_CORPUS"):
-        return Path(os.environ["WEBCORPUS_CORPUS"])
-    checkout = REPO
-    git = REPO / ".git"
-    if git.is_file():  # a worktree: `gitdir: MAIN/.git/worktrees/NAME`, whose `commondir` leads to MAIN/.git
-        gitdir = Path(git.read_text().split(":", 1)[1].strip())
-        commondir = gitdir / "commondir"
-        if commondir.is_file():
-            checkout = (gitdir / commondir.read_text().strip()).resolve().parent
-    return checkout.parent / "shared" / "corpus"
+# What the fidelity and main-content benchmarks' peers need.
+FIDELITY_REQUIREMENTS = "benchmarks/requirements-fidelity.txt"
+
+
+def why_not_imported(module: str, error: ImportError) -> str:
+    """Why a tool's module did not import: not installed, or installed without something it imports (trafilatura
+    with an lxml from 5.2 on and no lxml_html_clean), which only the error's own words explain."""
+    import importlib.util
+
+    installed = importlib.util.find_spec(module) is not None
+    return (f"installed but cannot be imported ({type(error).__name__}: {error})" if installed
+            else f"not installed ({error})") + f"; python -m pip install -r {FIDELITY_REQUIREMENTS}"

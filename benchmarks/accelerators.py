@@ -3,7 +3,7 @@
 `python -m benchmarks.accelerators [--corpus DIR] [--rounds 3]` times, in one
 child process per path (`WEBCORPUS_PURE_PYTHON=1` for the pure one), CleanHtml
 and MinimizeText on every page of the developer corpus
-(`benchmarks.throughput.load_pages`), each page `--rounds` times (the median
+(`devcorpus.pages.load_pages`), each page `--rounds` times (the median
 of its CPU times counts), and prints per path the mean time per page of each
 stage and both together, and the median page. See transforms/native/.
 """
@@ -19,12 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import default_corpus
+from devcorpus import default_corpus
 
 
 def measure(corpus: Path, rounds: int) -> dict:
     """This process's path, timed on the corpus's pages."""
-    from benchmarks.throughput import load_pages
+    from devcorpus.pages import load_pages
     from transforms import native
     from transforms.stages.clean_html.clean_html import HtmlCleaner
     from transforms.document import Document

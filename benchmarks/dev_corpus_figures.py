@@ -28,7 +28,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import REPO, default_corpus
+from benchmarks import REPO
+from devcorpus import default_corpus
 
 # The pages that quote figures of the developer corpus: the terminal table, the `--fields` table and verify's
 # example (output), the gold pages whose charset is right (stages), the pages sent to the child (robustness).
@@ -128,7 +129,7 @@ def written_share(written: int, default_written: int) -> int:
 
 def isolated_pages(corpus: Path) -> tuple[int, int]:
     """(pages CleanHtml sends to its child process, pages it cleans) of the developer corpus."""
-    from benchmarks.throughput import load_pages
+    from devcorpus.pages import load_pages
     from transforms.stages.clean_html.guard import isolation_reason
 
     pages = load_pages(corpus)
@@ -137,9 +138,10 @@ def isolated_pages(corpus: Path) -> tuple[int, int]:
 
 def right_charsets(corpus: Path) -> tuple[int, int]:
     """(gold pages whose charset Charset gets right, gold pages with a true charset) of the developer corpus."""
-    from benchmarks import fidelity
+    from devcorpus.gold import load_gold_pages
+    from devcorpus.measures import charset_agreement
 
-    charsets = fidelity.run_charset(fidelity.load_pages(corpus)[0])
+    charsets = charset_agreement(load_gold_pages(corpus)[0])
     return charsets["right"], charsets["pages"]
 
 

@@ -37,9 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import alternated_runs, default_corpus, medians, parse_sections
-from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, run_measured,
+from benchmarks import alternated_runs, medians, parse_sections
+from benchmarks.throughput import (REPO, checked, generate_corpus, pipeline_command, run_measured,
                                    worker_processes)
+from devcorpus import default_corpus
+from devcorpus.pages import load_pages
 
 ENGINES = ("local-1", "local-2", "dask-2")
 START_TIMEOUT = 120

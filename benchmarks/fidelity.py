@@ -24,7 +24,7 @@ A tool that cannot be imported (not installed, or installed without what it
 imports) is left out with a warning on stderr; one named in `--tools` is an
 error, exit status 2.
 
-What is measured, per page, with gold text and tool output both normalized
+What is measured (`devcorpus.measures`), per page, with gold text and tool output both normalized
 by MinimizeText's `minimize_block` (line by line) and cut into words at
 spaces and at the kept symbols (`& - ' . , : % + @ # $ /`):
 
@@ -54,21 +54,18 @@ main-content extractors: `benchmarks/main_content.py`).
 from __future__ import annotations
 
 import argparse
-import bisect
-import codecs
-import glob
 import json
-import os
 import re
 import statistics
 import sys
 import time
-import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import default_corpus, parse_sections
+from benchmarks import parse_sections, why_not_imported
+from devcorpus import default_corpus
+from devcorpus.gold import GoldPage, gold_lines, load_gold_pages
+from devcorpus.measures import KEEP_CASE, charset_agreement, measure, normalized_lines, snippet_found, words_of
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = default_corpus()
@@ -79,157 +76,9 @@ TARGETS = {
     "recall_min": 0.95,  # unless visible_recall < 0.95
 }
 
-# `scripts` for the measures of `clean_text`: both sides normalized to NFC with whitespace
-# collapsed, case and punctuation kept, words cut at spaces only (`"Yes,"` is no `yes`).
-KEEP_CASE = "keep-case"
-# Words: runs between spaces and the symbols MinimizeText keeps.
-WORD = re.compile(r"[^\s&\-'.,:%+@#$/]+")
-# Leftover markup and entities in a tool's text.
-LEAK = re.compile(
-    r"<\s*/?\s*[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>|<!--|-->"
-    r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
-)
-MIN_SPLIT_LETTERS = 4
-# The HTML standard's phrasing elements that render no box of their own: in the page's
-# "inline-joined" view (see `SourceViews`) they join the text around them.
-PHRASING_TAGS = (
-    "a abbr acronym b bdi bdo big blink cite code data del dfn em font i ins kbd label mark nobr q rb rp rt rtc "
-    "ruby s samp small span strike strong sub sup time tt u var wbr"
-).split()
-_INVISIBLE_SOURCE = re.compile(r"<(script|style|textarea|template|title)\b.*?</\1\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>",
-                               re.IGNORECASE | re.DOTALL)
-_LINK_AFTER_LINK = re.compile(r"</a\s*>\s*<a\b", re.IGNORECASE)
-# Where one phrasing element ends and the next starts, with nothing between: CleanHtml's rule 4
-# separates them when the text before ends with a lowercase letter and the text after starts with
-# an uppercase one (`<span>Политика</span><span>Экономика</span>`).
-_PHRASING_SEAM = re.compile(r"(?:</(?:%s)\s*>)+(?:<(?:%s)\b[^>]*>)+" % ("|".join(PHRASING_TAGS), "|".join(PHRASING_TAGS)),
-                            re.IGNORECASE)
-_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)[^>]*>")
-_PHRASING = frozenset(PHRASING_TAGS)
-_ENTITY_NAMES = frozenset(name if name.endswith(";") else name + ";" for name in __import__("html.entities").entities.html5)
-
-
-@dataclass
-class Page:
-    id: str
-    dataset: str
-    lang: str
-    url: str
-    content_type: str
-    raw: bytes  # the payload as ReadWarc gives it
-    utf8: bytes  # as transforms.stages.charset decodes it
-    charset: str
-    true_charset: str
-    gold: str = ""  # full gold text ("" for snippet pages)
-    snippets: list[str] = field(default_factory=list)
-    visible_recall: float | None = None
-
-
-class SourceViews:
-    """Regex views of a page's source text, independent of any tool, to tell real split and glued words.
-
-    Script, style, textarea, template, title and comments are removed first.
-    `inline_joined`: phrasing tags removed, every other tag a space: the words
-    a reader sees whole (`tripl<!-- -->e`, `<span>H</span>ong`), but for a
-    space where one phrasing element ending lowercase meets one starting
-    uppercase (`<span>Credit</span><span>Chang</span>`: CleanHtml's rule 4). `one_word`:
-    the words the page writes as one word whatever its markup does (every
-    tag a space: `us` of `U.S.`), or across phrasing markup but between two
-    links that follow each other (`25<sup>th</sup>`; not `<a>Home</a><a>News</a>`). `counts`: how often each word occurs in the text with
-    every tag a space (hidden text included), a cap on what any tool can
-    find. `text`: that text, entities decoded, whitespace collapsed.
-    """
-
-    def __init__(self, page: Page, scripts=None):
-        import html
-
-        source = _INVISIBLE_SOURCE.sub(" ", page.utf8.decode("utf-8", "replace"))
-        source = _PHRASING_SEAM.sub(_case_seam, source)
-        joined = _TAG.sub(lambda match: "" if match.group(1).lower() in _PHRASING else " ", source)
-        joined_but_menus = _TAG.sub(lambda match: "" if match.group(1).lower() in _PHRASING else " ",
-                                    _LINK_AFTER_LINK.sub(" ", source))
-        text = _TAG.sub(" ", source)
-        # Entities decoded as often as they were escaped (`&amp;amp;` -> `&`), as CleanHtml does.
-        for _ in range(4):
-            decoded = html.unescape(text)
-            if decoded == text:
-                break
-            text = decoded
-        self.text = " ".join(text.split())
-        spaced = words_of(normalized_lines([self.text], scripts), scripts)
-        self.counts = Counter(spaced)
-        self.inline_joined = set(words_of(normalized_lines([html.unescape(joined)], scripts), scripts))
-        menus_apart = words_of(normalized_lines([html.unescape(joined_but_menus)], scripts), scripts)
-        self.one_word = set(spaced) | set(menus_apart)
-
-
-def _case_seam(match) -> str:
-    """A phrasing seam with a space after it where the text changes from lowercase to uppercase across it."""
-    source, start, end = match.string, match.start(), match.end()
-    if source[start - 1:start].islower() and source[end:end + 1].isupper():
-        return match.group() + " "
-    return match.group()
-
-
-def gold_lines(text: str) -> list[str]:
-    """The gold's lines, each line once: some gold (L3S-GN1) repeats a headline many times."""
-    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
-
-
-def load_pages(corpus: Path) -> tuple[list[Page], dict]:
-    """The gold pages found in the WARC files, and counts of those left out."""
-    from transforms.stages.charset import to_utf8
-    from transforms.document import Document, Skip
-    from transforms.stages.read_warc.read_warc import read_warc
-
-    rows = {}
-    for name in ("gold.jsonl", "snippets.jsonl"):
-        path = corpus / "gold" / name
-        if not path.exists():
-            continue
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            rows[(row["warc_file"], row["record_id"])] = row
-    if not rows:
-        raise SystemExit(f"no gold in {corpus / 'gold'}; set --corpus or WEBCORPUS_CORPUS")
-    pages, missing = [], Counter()
-    found = set()
-    for path in sorted(glob.glob(str(corpus / "warc" / "*.warc.gz"))):
-        name = os.path.basename(path)
-        for outcome in read_warc(lambda: open(path, "rb"), path, skip_truncated=True):
-            key = (name, outcome.warc_record_id)
-            row = rows.get(key)
-            if row is None:
-                continue
-            found.add(key)
-            if not isinstance(outcome, Document):
-                missing[f"not kept by ReadWarc ({outcome.kind if isinstance(outcome, Skip) else 'dead letter'})"] += 1
-                continue
-            utf8, charset, _ = to_utf8(outcome.payload, outcome.content_type)
-            pages.append(Page(
-                id=row["id"], dataset=row["source_dataset"], lang=row.get("lang") or "?", url=outcome.url,
-                content_type=outcome.content_type, raw=outcome.payload, utf8=utf8, charset=charset,
-                true_charset=row.get("true_charset") or "", gold=row.get("text") or "",
-                snippets=list(row.get("must_contain") or ()), visible_recall=row.get("visible_recall")))
-    missing["not found in the WARC files"] += len(set(rows) - found)
-    return pages, {key: value for key, value in missing.items() if value}
-
 
 # --------------------------------------------------------------------------
 # The tools: page -> list of text lines (before normalization).
-
-
-REQUIREMENTS = "benchmarks/requirements-fidelity.txt"
-
-
-def why_not_imported(module: str, error: ImportError) -> str:
-    """Why a tool's module did not import: not installed, or installed without something it imports (trafilatura
-    with an lxml from 5.2 on and no lxml_html_clean), which only the error's own words explain."""
-    import importlib.util
-
-    installed = importlib.util.find_spec(module) is not None
-    return (f"installed but cannot be imported ({type(error).__name__}: {error})" if installed
-            else f"not installed ({error})") + f"; python -m pip install -r {REQUIREMENTS}"
 
 
 def warn_left_out(left_out: dict) -> None:
@@ -248,12 +97,12 @@ def tools(scripts=None) -> tuple[dict, dict]:
     cleaner = HtmlCleaner()
     minimize_options = {} if scripts is None else {"scripts": scripts}
 
-    def webcorpus(page: Page):
+    def webcorpus(page: GoldPage):
         payload, _, _ = to_utf8(page.raw, page.content_type)
         cleaned = cleaner.clean(payload, page.url).blocks
         return minimize_blocks(cleaned, **minimize_options), cleaned
 
-    def recipe(page: Page):
+    def recipe(page: GoldPage):
         tree = LexborHTMLParser(page.utf8)
         if tree.body is None:
             return []
@@ -268,7 +117,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
     try:
         from bs4 import BeautifulSoup
 
-        def bs4(page: Page):
+        def bs4(page: GoldPage):
             tree = BeautifulSoup(page.utf8, "lxml", from_encoding="utf-8")
             body = tree.body
             if body is None:
@@ -284,7 +133,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
 
-        def resiliparse(page: Page):
+        def resiliparse(page: GoldPage):
             return extract_plain_text(HTMLTree.parse_from_bytes(page.utf8, "utf-8")).split("\n")
 
         methods["resiliparse"] = resiliparse
@@ -297,7 +146,7 @@ def tools(scripts=None) -> tuple[dict, dict]:
 
         logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
 
-        def trafilatura_extract(page: Page):
+        def trafilatura_extract(page: GoldPage):
             return (trafilatura.extract(page.utf8.decode("utf-8", "replace"), url=page.url or None) or "").split("\n")
 
         methods["trafilatura"] = trafilatura_extract
@@ -316,146 +165,22 @@ def clean_text_tool():
 
     cleaner = HtmlCleaner()
 
-    def clean_text(page: Page):
+    def clean_text(page: GoldPage):
         payload, _, _ = to_utf8(page.raw, page.content_type)
         return cleaner.clean(payload, page.url).blocks
 
     return clean_text
 
 
-# --------------------------------------------------------------------------
-# Measures
-
-
-def normalized_lines(lines, scripts=None) -> list[str]:
-    from transforms.stages.minimize_text import minimize_block
-
-    if scripts == KEEP_CASE:
-        return [line for line in (" ".join(unicodedata.normalize("NFC", line).split()) for line in lines) if line]
-    if scripts is None:
-        return [line for line in map(minimize_block, lines) if line]
-    return [line for line in (minimize_block(line, scripts) for line in lines) if line]
-
-
-def words_of(lines: list[str], scripts=None) -> list[str]:
-    if scripts == KEEP_CASE:
-        return [word for line in lines for word in line.split()]
-    return [word for line in lines for word in WORD.findall(line)]
-
-
-def lcs_length(first: list[str], second: list[str]) -> int:
-    """Length of the longest common subsequence (Hunt-Szymanski: matches, then a longest increasing run)."""
-    positions = defaultdict(list)
-    for index, word in enumerate(second):
-        positions[word].append(index)
-    tails: list[int] = []
-    for word in first:
-        for index in reversed(positions.get(word, ())):
-            place = bisect.bisect_left(tails, index)
-            if place == len(tails):
-                tails.append(index)
-            else:
-                tails[place] = index
-    return len(tails)
-
-
-def split_words(gold_counts: Counter, output: list[str], output_counts: Counter, views: SourceViews) -> list[str]:
-    """Gold words (4+ characters) missing from the output whose pieces are adjacent output words.
-
-    Only words that the page shows whole (`views.inline_joined`): a gold
-    word that the page itself writes as two (gold made by hand glues some)
-    is no split.
-    """
-    missing = {word for word, count in gold_counts.items()
-               if len(word) >= MIN_SPLIT_LETTERS and output_counts.get(word, 0) < count
-               and word in views.inline_joined}
-    if not missing:
-        return []
-    found = set()
-    for size in (2, 3, 4):
-        for start in range(len(output) - size + 1):
-            joined = "".join(output[start:start + size])
-            if joined in missing:
-                found.add(joined)
-    return sorted(found)
-
-
-def glued_words(gold: list[str], gold_counts: Counter, output_counts: Counter, views: SourceViews) -> list[str]:
-    """Output words that are no gold word but two adjacent gold words run together.
-
-    Not a word that the page's text writes as one word anywhere
-    (`views.one_word`: `us` of `U.S.`, `25th` of `25<sup>th</sup>`).
-    """
-    pairs = {first + second for first, second in zip(gold, gold[1:])}
-    return sorted(word for word in output_counts
-                  if word not in gold_counts and word in pairs and word not in views.one_word)
-
-
-def leaks(raw_lines: list[str], page: Page, views: SourceViews) -> list[str]:
-    """Markup and entities left in the text.
-
-    A tag or comment counts unless the page shows it as text (written
-    `&lt;b&gt;`: it is then in `views.text`) or the gold holds it; an entity
-    (a name of the HTML standard's list, or a number) always counts: one
-    that the page escaped (`&amp;nbsp;`) is a publishing mistake, not text.
-    """
-    import html
-
-    found = set()
-    for line in raw_lines:
-        for match in LEAK.finditer(line):
-            text = match.group()
-            if text in found:
-                continue
-            if text[0] == "&":
-                if text[1] == "#" or text[1:] in _ENTITY_NAMES:
-                    found.add(text)
-            elif text not in page.gold and " ".join(html.unescape(text).split()) not in views.text:
-                found.add(text)
-    return sorted(found)
-
-
-def measure(page: Page, lines: list[str], raw_lines: list[str], scripts=None) -> dict:
-    gold = words_of(normalized_lines(gold_lines(page.gold), scripts), scripts)
-    output = words_of(normalized_lines(lines, scripts), scripts)
-    views = page_views(page, scripts)
-    # A gold word counts at most as often as the page's text has it: some gold (L3S-GN1) repeats
-    # whole paragraphs that the page has once.
-    gold_counts = Counter({word: min(count, views.counts.get(word) or count) for word, count in Counter(gold).items()})
-    output_counts = Counter(output)
-    matched = sum((gold_counts & output_counts).values())
-    return {
-        "recall": matched / sum(gold_counts.values()) if gold else 1.0,
-        "gold_words": sum(gold_counts.values()),
-        "split": split_words(gold_counts, output, output_counts, views),
-        "glued": glued_words(gold, gold_counts, output_counts, views),
-        "order": lcs_length(gold, output) / len(gold) if gold else 1.0,
-        "leaks": leaks(raw_lines, page, views),
-    }
-
-
-_VIEWS: dict = {}
 # The attributes that hide an element (for the diagnosis of pages of low recall).
 _UNHIDE = re.compile(r"""\s(?:hidden|aria-hidden|style)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?(?=[\s/>])""", re.IGNORECASE)
-
-
-def page_views(page: Page, scripts=None) -> SourceViews:
-    key = (page.id, page.url, scripts)
-    if key not in _VIEWS:
-        _VIEWS[key] = SourceViews(page, scripts)
-    return _VIEWS[key]
-
-
-def snippet_found(snippet: str, haystack: str, scripts=None) -> bool:
-    needle = " ".join(words_of(normalized_lines([snippet], scripts), scripts))
-    return not needle or needle in haystack
 
 
 # --------------------------------------------------------------------------
 # Runs
 
 
-def run_tools(pages: list[Page], methods: dict, reps: int, scripts=None) -> dict:
+def run_tools(pages: list[GoldPage], methods: dict, reps: int, scripts=None) -> dict:
     """name -> list of per-page results (None where the tool failed)."""
     results = {name: [] for name in methods}
     names = list(methods)
@@ -485,7 +210,7 @@ def run_tools(pages: list[Page], methods: dict, reps: int, scripts=None) -> dict
             if name == "webcorpus" and (result.get("recall", 1.0) < TARGETS["recall_min"]
                                         or result.get("snippets_missing")):
                 # Is the gold inside elements hidden by attribute or inline style?
-                unhidden = Page(**{**page.__dict__, "raw": _UNHIDE.sub(" ", page.utf8.decode("utf-8", "replace")).encode(),
+                unhidden = GoldPage(**{**page.__dict__, "raw": _UNHIDE.sub(" ", page.utf8.decode("utf-8", "replace")).encode(),
                                    "content_type": "text/html; charset=utf-8"})
                 lines, _ = methods[name](unhidden)
                 if "recall" in result:
@@ -639,36 +364,10 @@ def print_worst(results: dict, count: int) -> None:
 
 
 # --------------------------------------------------------------------------
-# Charset
-
-
-def run_charset(pages: list[Page]) -> dict:
-    def canonical(name: str) -> str | None:
-        from transforms.stages.charset import codec_for_label
-
-        codec = codec_for_label(name) if name else None
-        return codecs.lookup(codec).name if codec else None
-
-    right, wrong = 0, []
-    for page in pages:
-        truth = canonical(page.true_charset)
-        chosen = canonical(page.charset)
-        if truth is None:
-            continue
-        # Bytes decode the same in both (an ASCII page in "utf-8" or "windows-1252") count as right.
-        same = chosen == truth or page.raw.decode(truth, "replace") == page.raw.decode(chosen or "utf-8", "replace")
-        if same:
-            right += 1
-        else:
-            wrong.append((page.id, page.true_charset, page.charset))
-    return {"pages": right + len(wrong), "right": right, "wrong": wrong}
-
-
-# --------------------------------------------------------------------------
 # Noscript
 
 
-def run_noscript(pages: list[Page], scripts=None) -> dict:
+def run_noscript(pages: list[GoldPage], scripts=None) -> dict:
     """What the `<noscript>` elements of the pages hold, split by CleanHtml's rule (kept: long text, no markup).
 
     For the dropped ones: the gold words they hold that the output lacks
@@ -765,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         warn_left_out(skipped)
     start = time.perf_counter()
-    pages, missing = load_pages(args.corpus)
+    pages, missing = load_gold_pages(args.corpus)
     gold_pages = sum(1 for page in pages if page.gold)
     snippet_pages = sum(1 for page in pages if page.snippets)
     print(f"{len(pages)} pages ({gold_pages} with full gold, {snippet_pages} with snippets) "
@@ -798,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_worst(results, args.show_worst)
 
     if "charset" in sections:
-        charset = run_charset(pages)
+        charset = charset_agreement(pages)
         print(f"\nCharset: right on {charset['right']} of {charset['pages']} pages with a true_charset")
         for item in charset["wrong"]:
             print(f"  wrong: {item}")
@@ -831,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.json:
         def default(value):
-            if isinstance(value, Page):
+            if isinstance(value, GoldPage):
                 return value.id
             raise TypeError(type(value))
 

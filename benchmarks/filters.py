@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import default_corpus
+from devcorpus import default_corpus
 from benchmarks.throughput import _permutation_table, remix
 from transforms.stages.charset import decode_document
 from transforms.document import Document

@@ -4,7 +4,7 @@
     python -m benchmarks.formats --captures 500 --reps 3
 
 The captures are the HTML pages of the developer corpus (`$WEBCORPUS_CORPUS`,
-default `benchmarks.default_corpus()`), taken round after round under new URLs until
+default `devcorpus.default_corpus()`), taken round after round under new URLs until
 there are `--captures` of them, written with `pipeline.sample` in each
 format (the zstd dictionary trained on the first 200 records, as a crawler
 would on its first records; ARC gzipped per record and as one stream).
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import zstandard
 
-from benchmarks import default_corpus
+from devcorpus import default_corpus
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from transforms.document import Document
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc

@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import default_corpus
-from benchmarks.fidelity import load_pages
+from devcorpus import default_corpus
+from devcorpus.gold import load_gold_pages
 
 
 def candidates() -> dict:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from transforms.stages.minimize_text import minimize_blocks
 
-    pages, _ = load_pages(Path(args.corpus))
+    pages, _ = load_gold_pages(Path(args.corpus))
     cleaner = HtmlCleaner()
     texts, golds, declared = [], [], []
     start = time.perf_counter()

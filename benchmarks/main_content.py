@@ -27,14 +27,14 @@ that cannot be imported is left out with a warning.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from benchmarks.fidelity import (KEEP_CASE, Page, gold_lines, measure, normalized_lines, snippet_found,
-                                 why_not_imported, words_of)
+from benchmarks import why_not_imported
+from devcorpus.gold import GoldPage, boilerplate_snippets, gold_lines
+from devcorpus.measures import KEEP_CASE, measure, normalized_lines, snippet_found, words_of
 
 TARGETS = {"precision": 0.90, "recall": 0.95, "cost_ratio": 1.2}
 WITHOUT, WITH = "webcorpus", "webcorpus --main-content"
@@ -53,7 +53,7 @@ def tools() -> tuple[dict, dict]:
     from transforms.stages.minimize_text import minimize_blocks
 
     def webcorpus(cleaner):
-        def run(page: Page):
+        def run(page: GoldPage):
             start = time.perf_counter()
             payload, _, _ = to_utf8(page.raw, page.content_type)
             blocks = cleaner.clean(payload, page.url).blocks
@@ -65,7 +65,7 @@ def tools() -> tuple[dict, dict]:
     skipped = {}
 
     def timed(function):
-        def run(page: Page):
+        def run(page: GoldPage):
             start = time.perf_counter()
             text = function(page)
             return (text or "").split("\n"), time.perf_counter() - start
@@ -78,7 +78,7 @@ def tools() -> tuple[dict, dict]:
 
         logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
 
-        def html(page: Page) -> str:
+        def html(page: GoldPage) -> str:
             return page.utf8.decode("utf-8", "replace")
 
         methods["trafilatura"] = timed(lambda page: trafilatura.extract(html(page), url=page.url or None))
@@ -102,7 +102,7 @@ def tools() -> tuple[dict, dict]:
 
         stoplists = {}
 
-        def jus_text(page: Page) -> str:
+        def jus_text(page: GoldPage) -> str:
             language = JUSTEXT_LANGUAGES.get(page.lang, "English")
             if language not in stoplists:
                 stoplists[language] = justext.get_stoplist(language)
@@ -115,16 +115,9 @@ def tools() -> tuple[dict, dict]:
     return methods, skipped
 
 
-def boilerplate_snippets(corpus: Path) -> dict[str, list[str]]:
-    """Page id -> its `must_not_contain` snippets (boilerplate a main-content extractor drops)."""
-    path = corpus / "gold" / "snippets.jsonl"
-    if not path.exists():
-        return {}
-    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
-    return {row["id"]: list(row.get("must_not_contain") or ()) for row in rows}
 
 
-def run(pages: list[Page], methods: dict, reps: int, boilerplate: dict[str, list[str]]) -> dict:
+def run(pages: list[GoldPage], methods: dict, reps: int, boilerplate: dict[str, list[str]]) -> dict:
     """name -> gold set -> counts, over the pages; a failing tool scores an empty output on the page."""
     totals = {name: defaultdict(Counter) for name in methods}
     recalls = {name: defaultdict(list) for name in methods}
@@ -234,7 +227,7 @@ def check_targets(summaries: dict) -> list[tuple[str, str, bool]]:
     return [(what, _fmt(value), met) for what, value, met in checks]
 
 
-def main_content_section(pages: list[Page], corpus: Path, reps: int, warn) -> dict:
+def main_content_section(pages: list[GoldPage], corpus: Path, reps: int, warn) -> dict:
     """The section of `benchmarks.fidelity`: runs, prints, and returns the summaries."""
     methods, skipped = tools()
     warn(skipped)

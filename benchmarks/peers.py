@@ -40,9 +40,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import alternated_runs, default_corpus, medians, parse_sections
-from benchmarks.throughput import (REPO, checked, generate_corpus, load_pages, pipeline_command, plain_loop_command,
+from benchmarks import alternated_runs, medians, parse_sections
+from benchmarks.throughput import (REPO, checked, generate_corpus, pipeline_command, plain_loop_command,
                                    run_measured, worker_processes)
+from devcorpus import default_corpus
+from devcorpus.pages import load_pages
 from transforms.corpus.read_corpus import iter_corpus
 
 SECTIONS = ("generated", "dev", "language", "near-dedup")

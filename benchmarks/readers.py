@@ -2,7 +2,7 @@
 
     python -m benchmarks.readers [--input GLOB] [--reps 5]
 
-`--input` defaults to the developer corpus's files (`benchmarks.default_corpus()`: `warc/*.warc.gz`).
+`--input` defaults to the developer corpus's files (`devcorpus.default_corpus()`: `warc/*.warc.gz`).
 Each way of reading reads every file, in one process, `--reps` times, the
 order turned round each time; the figure is the median CPU time of a pass:
 
@@ -33,7 +33,8 @@ from typing import Callable
 from warcio.archiveiterator import ArchiveIterator
 from zlib_ng import zlib_ng
 
-from benchmarks import alternated_runs, default_corpus, medians
+from benchmarks import alternated_runs, medians
+from devcorpus import default_corpus
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
 
 INFLATE_READ = 1 << 16

@@ -25,7 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import alternated_runs, default_corpus, medians
+from benchmarks import alternated_runs, medians
+from devcorpus import default_corpus
 from benchmarks.throughput import checked, run_measured, worker_processes
 
 # What undoes each repair in the build's own process, before the command runs.

@@ -52,10 +52,12 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 
-from benchmarks import alternated_runs, default_corpus, medians, parse_sections
 from pathlib import Path
+
+from benchmarks import alternated_runs, medians, parse_sections
+from devcorpus import default_corpus
+from devcorpus.pages import Page, load_pages
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = default_corpus()
@@ -76,35 +78,6 @@ TARGETS = {
 
 def verdict(met: bool) -> str:
     return "met" if met else "NOT met"
-
-
-# --------------------------------------------------------------------------
-# The developer corpus's pages
-
-
-@dataclass(frozen=True)
-class Page:
-    url: str
-    payload: bytes  # UTF-8, as DecodeCharset hands it to CleanHtml
-    content_type: str
-
-
-def load_pages(corpus: Path) -> list[Page]:
-    """Every HTML document of the corpus's WARC files, decoded to UTF-8 as the pipeline does."""
-    from transforms.stages.charset import decode_document
-    from transforms.document import Document
-    from transforms.stages.read_warc.read_warc import read_warc
-
-    pages = []
-    paths = sorted(glob.glob(str(corpus / "warc" / "*.warc.gz")))
-    if not paths:
-        raise SystemExit(f"no WARC files in {corpus / 'warc'}; set --corpus or WEBCORPUS_CORPUS")
-    for path in paths:
-        for outcome in read_warc(lambda: open(path, "rb"), path):
-            if isinstance(outcome, Document):
-                doc = decode_document(outcome)
-                pages.append(Page(doc.url, doc.utf8_payload, doc.content_type))
-    return pages
 
 
 # --------------------------------------------------------------------------

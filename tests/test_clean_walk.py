@@ -163,7 +163,7 @@ def test_tricky_pages(page):
 
 @pytest.mark.slow
 def test_the_developer_corpus(corpus_dir):
-    from benchmarks.throughput import load_pages
+    from devcorpus.pages import load_pages
 
     pages = list(load_pages(corpus_dir))
     for page in pages:

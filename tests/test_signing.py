@@ -242,6 +242,7 @@ def test_a_rebuild_refuses_an_edited_manifest(reference, tmp_path):
     assert not (tmp_path / "again").exists()
 
 
+@pytest.mark.slow
 def test_a_rebuild_refuses_a_manifest_no_build_of_this_user_signed_and_says_how_to_take_it(reference, tmp_path):
     unsigned = {key: value for key, value in manifest_of(reference).items() if key != HMAC_FIELD}
     refused = rebuild(unsigned, tmp_path)

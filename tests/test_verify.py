@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import shutil
 from pathlib import Path
 
 import fastavro
@@ -16,7 +17,8 @@ from hypothesis import strategies as st
 from pipeline import verify
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import page
-from tests.test_integrity import build, first_block, flip_byte, problems, sample_inputs  # noqa: F401 (a fixture)
+from tests.test_integrity import (build, first_block, flip_byte, problems, sample_inputs,  # noqa: F401 (a fixture)
+                                  write_sample_inputs)
 from transforms.report.manifest import MANIFEST_NAME, digest_file, seal
 
 SHARD = "corpus-00000-of-00002.avro"
@@ -47,11 +49,23 @@ def exit_status(output: Path, capsys) -> tuple[int, str]:
     return code, captured.out + captured.err
 
 
+@pytest.fixture(scope="module")
+def two_file_build(tmp_path_factory) -> Path:
+    """The build of `sample_inputs`, once for the module."""
+    return build(write_sample_inputs(tmp_path_factory.mktemp("in")), tmp_path_factory.mktemp("two-files") / "out")
+
+
+@pytest.fixture
+def built(two_file_build, tmp_path) -> Path:
+    """A copy of `two_file_build` in `tmp_path / "out"`, for a test to damage."""
+    return Path(shutil.copytree(two_file_build, tmp_path / "out"))
+
+
 # --- the manifest is input --------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_a_null_output_entry_is_named_not_a_traceback(sample_inputs, tmp_path, capsys):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_null_output_entry_is_named_not_a_traceback(built, capsys):
+    output = built
     manifest = manifest_of(output)
     manifest["outputs"].append(None)
     write_manifest(output, manifest)
@@ -63,8 +77,8 @@ def test_a_null_output_entry_is_named_not_a_traceback(sample_inputs, tmp_path, c
 @pytest.mark.parametrize("path", ["../elsewhere/secret.txt", "{elsewhere}/secret.txt", "sub/secret.txt",
                                   "..\\secret.txt", "..", ""])
 @pytest.mark.slow
-def test_a_listed_path_never_leads_out_of_the_corpus(sample_inputs, tmp_path, capsys, path):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_listed_path_never_leads_out_of_the_corpus(built, tmp_path, capsys, path):
+    output = built
     for place in (tmp_path / "elsewhere", output / "sub"):
         place.mkdir()
         (place / "secret.txt").write_text("not part of the corpus")
@@ -80,8 +94,8 @@ def test_a_listed_path_never_leads_out_of_the_corpus(sample_inputs, tmp_path, ca
 
 
 @pytest.mark.slow
-def test_a_listed_directory_is_named(sample_inputs, tmp_path, capsys):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_listed_directory_is_named(built, capsys):
+    output = built
     (output / "notes").mkdir()
     manifest = manifest_of(output)
     manifest["outputs"].append({"path": "notes", "size": 0, "sha256": "0" * 64})
@@ -187,8 +201,8 @@ def test_random_json_in_any_field_of_the_manifest_or_report_is_named(built_once,
 # --- the report's accounting ------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_a_shard_left_out_of_a_resealed_manifest_is_caught_by_the_accounting(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_shard_left_out_of_a_resealed_manifest_is_caught_by_the_accounting(built):
+    output = built
     report = json.loads((output / "report.json").read_text())
     b_file = next(name for name in report["files"] if name.endswith("b.warc.gz"))
     (output / SURVIVOR_SHARD).unlink()
@@ -206,8 +220,8 @@ def test_a_shard_left_out_of_a_resealed_manifest_is_caught_by_the_accounting(sam
 
 
 @pytest.mark.slow
-def test_a_report_that_does_not_add_up_is_named_with_its_numbers(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_report_that_does_not_add_up_is_named_with_its_numbers(built):
+    output = built
     report = json.loads((output / "report.json").read_text())
     a_file = next(name for name in report["files"] if name.endswith("a.warc.gz"))
     counts = report["files"][a_file]
@@ -226,8 +240,8 @@ def test_a_report_that_does_not_add_up_is_named_with_its_numbers(sample_inputs, 
 
 
 @pytest.mark.slow
-def test_a_report_that_says_it_does_not_balance_is_a_problem(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_report_that_says_it_does_not_balance_is_a_problem(built):
+    output = built
     report = json.loads((output / "report.json").read_text())
     report["records"]["balanced"] = False
     (output / "report.json").write_text(json.dumps(report))
@@ -237,8 +251,8 @@ def test_a_report_that_says_it_does_not_balance_is_a_problem(sample_inputs, tmp_
 
 
 @pytest.mark.slow
-def test_a_report_left_out_of_the_manifest_is_a_problem(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
+def test_a_report_left_out_of_the_manifest_is_a_problem(built):
+    output = built
     manifest = manifest_of(output)
     manifest["outputs"] = [entry for entry in manifest["outputs"] if entry["path"] != "report.json"]
     write_manifest(output, manifest)
@@ -338,10 +352,11 @@ def verify_in_a_child(output: Path) -> "subprocess.CompletedProcess":
 
 @pytest.mark.parametrize("name", [SHARD, "report.json", MANIFEST_NAME])
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
-def test_a_file_that_is_no_regular_file_is_one_line_not_read(sample_inputs, tmp_path, name, kind):
+@pytest.mark.slow
+def test_a_file_that_is_no_regular_file_is_one_line_not_read(built, name, kind):
     import os
 
-    output = build(sample_inputs, tmp_path / "out")
+    output = built
     (output / name).unlink()
     if kind == "fifo":
         os.mkfifo(output / name)
