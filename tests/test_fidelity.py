@@ -17,6 +17,8 @@ import fastavro
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.options import parse_settings
 from pipeline.settings import CorpusSettings, settings_from_manifest
@@ -314,6 +316,23 @@ def test_a_manifest_without_scripts_rebuilds_with_the_default():
     assert settings.scripts == DEFAULT_SCRIPTS
     options["scripts"] = ["latin", "han"]
     assert settings_from_manifest({"options": options}, "again", (), "m.json", True).scripts == ("latin", "han")
+
+
+def table_lcs_length(first: list[str], second: list[str]) -> int:
+    """The longest common subsequence's length by the textbook table, a row at a time."""
+    row = [0] * (len(second) + 1)
+    for word in first:
+        above, row = row, [0]
+        for index, other in enumerate(second):
+            row.append(above[index] + 1 if word == other else max(above[index + 1], row[index]))
+    return row[-1]
+
+
+@given(st.lists(st.sampled_from("abcd"), max_size=40), st.lists(st.sampled_from("abcd"), max_size=40))
+def test_the_order_measure_counts_the_longest_common_subsequence_as_the_textbook_table(first, second):
+    from devcorpus.measures import lcs_length
+
+    assert lcs_length(first, second) == table_lcs_length(first, second)
 
 
 # --- the dev corpus --------------------------------------------------------------------------
