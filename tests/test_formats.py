@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import gzip
 import io
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.options import parse_settings
-from pipeline.sample import Capture
+from pipeline.sample import Capture, warc_bytes
 from pipeline.verify import main as verify_main
 from tests.helpers import page
 from tests.test_cli import run_main
@@ -107,20 +108,30 @@ def middle_of_the_records(shard) -> int:
     return column.data_page_offset + column.total_compressed_size // 2
 
 
+@pytest.fixture(scope="module")
+def avro_build(tmp_path_factory) -> tuple[Path, Path]:
+    """A WARC file of CAPTURES and its build in the default format, Avro, which the tests read and never change."""
+    directory = tmp_path_factory.mktemp("formats")
+    source = directory / "in" / "test.warc.gz"
+    source.parent.mkdir()
+    source.write_bytes(warc_bytes(CAPTURES, filename=source.name))
+    code, _, stderr = run_main(["--input", str(source), "--output", str(directory / "avro"), "--quiet"])
+    assert code == 0, stderr
+    return source, directory / "avro"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("argv, extension", [(["--format", "parquet"], ".parquet"),
                                              (["--format", "parquet", "--codec", "snappy"], ".parquet"),
                                              (["--format", "jsonl"], ".jsonl.zst"),
                                              (["--format", "jsonl", "--codec", "gzip"], ".jsonl.gz"),
                                              (["--format", "jsonl", "--codec", "none"], ".jsonl")])
-def test_each_format_holds_the_avro_records_rebuilds_identical_and_catches_damage(argv, extension, write_warc,
+def test_each_format_holds_the_avro_records_rebuilds_identical_and_catches_damage(argv, extension, avro_build,
                                                                                     tmp_path, capsys):
-    source = write_warc(CAPTURES)
-    builds = {}
-    for name, options in (("avro", []), ("other", argv)):
-        builds[name] = tmp_path / name
-        code, _, stderr = run_main(["--input", str(source), "--output", str(builds[name]), "--quiet", *options])
-        assert code == 0, stderr
+    source, avro = avro_build
+    builds = {"avro": avro, "other": tmp_path / "other"}
+    code, _, stderr = run_main(["--input", str(source), "--output", str(builds["other"]), "--quiet", *argv])
+    assert code == 0, stderr
     (shard,) = builds["other"].glob("corpus-*")
     assert shard.name == f"corpus-00000-of-00001{extension}"
     assert list(iter_corpus(str(builds["other"]))) == list(iter_corpus(str(builds["avro"])))
