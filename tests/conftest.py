@@ -76,6 +76,14 @@ def corpus_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def gold_pages(corpus_dir) -> list:
+    """The dev corpus's gold pages (devcorpus/gold.py), read from its WARC files once: the tests only read them."""
+    from devcorpus.gold import load_gold_pages
+
+    return load_gold_pages(corpus_dir)[0]
+
+
 # Beam's TestPipeline is a class named Test*: tell pytest it holds no tests.
 from apache_beam.testing.test_pipeline import TestPipeline  # noqa: E402
 

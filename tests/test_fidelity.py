@@ -338,12 +338,11 @@ def test_the_order_measure_counts_the_longest_common_subsequence_as_the_textbook
 # --- the dev corpus --------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_fidelity_targets_on_the_dev_corpus(corpus_dir):
+def test_fidelity_targets_on_the_dev_corpus(gold_pages):
     from benchmarks import fidelity
-    from devcorpus.gold import load_gold_pages
     from devcorpus.measures import charset_agreement
 
-    pages, _ = load_gold_pages(corpus_dir)
+    pages = gold_pages
     methods, _ = fidelity.tools()
     results = fidelity.run_tools(pages, {"webcorpus": methods["webcorpus"]}, reps=1)
     summary = fidelity.summarize(results["webcorpus"], fidelity.excused_pages(results))

@@ -220,13 +220,12 @@ def test_main_content_build_changes_text_fields_and_hash_not_title_or_links(writ
 
 @needs_c_walk
 @pytest.mark.slow
-def test_main_content_targets_on_the_dev_corpus(corpus_dir):
+def test_main_content_targets_on_the_dev_corpus(corpus_dir, gold_pages):
     from benchmarks import main_content
-    from devcorpus.gold import boilerplate_snippets, load_gold_pages
+    from devcorpus.gold import boilerplate_snippets
 
-    pages, _ = load_gold_pages(corpus_dir)
     methods, _ = main_content.tools()
-    summary = main_content.run(pages, {main_content.WITH: methods[main_content.WITH]}, 1,
+    summary = main_content.run(gold_pages, {main_content.WITH: methods[main_content.WITH]}, 1,
                                boilerplate_snippets(corpus_dir))[main_content.WITH]["pooled"]
     assert summary["precision"] >= main_content.TARGETS["precision"], summary
     assert summary["recall"] >= main_content.TARGETS["recall"], summary
@@ -234,13 +233,10 @@ def test_main_content_targets_on_the_dev_corpus(corpus_dir):
 
 @needs_c_walk
 @pytest.mark.slow
-def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_same_text(corpus_dir):
+def test_on_every_dev_corpus_page_the_walk_gives_one_feature_a_block_and_the_same_text(gold_pages):
     from selectolax.lexbor import LexborHTMLParser
 
-    from devcorpus.gold import load_gold_pages
-
-    pages, _ = load_gold_pages(corpus_dir)
-    for gold_page in pages:
+    for gold_page in gold_pages:
         tree = LexborHTMLParser(gold_page.utf8)
         if tree.body is None:
             continue
