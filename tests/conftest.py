@@ -77,6 +77,23 @@ def corpus_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def dev_corpus_build(corpus_dir, tmp_path_factory) -> tuple[Path, str]:
+    """One build of every WARC file of the dev corpus with the default options, and what it printed; the tests
+    that use it only read it (a test that damages a build damages a copy)."""
+    import contextlib
+    import io
+
+    from pipeline import cli
+
+    output = tmp_path_factory.mktemp("dev-corpus-build")
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = cli.main(["--input", str(corpus_dir / "warc" / "*.warc.gz"), "--output", str(output)])
+    assert code == 0, stderr.getvalue()
+    return output, stdout.getvalue()
+
+
+@pytest.fixture(scope="session")
 def gold_pages(corpus_dir) -> list:
     """The dev corpus's gold pages (devcorpus/gold.py), read from its WARC files once: the tests only read them."""
     from devcorpus.gold import load_gold_pages

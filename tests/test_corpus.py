@@ -5,8 +5,6 @@ Skipped unless WEBCORPUS_CORPUS points at the corpus directory (manifest.jsonl, 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from collections import Counter
@@ -16,7 +14,6 @@ import fastavro
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline import cli
 from transforms.stages.charset import decode_document
 from transforms.document import Document
 from transforms.stages.hash_dedup import hash_document
@@ -37,13 +34,9 @@ def json_lines(output: Path, prefix: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def build(corpus_dir, tmp_path_factory) -> dict:
+def build(dev_corpus_build) -> dict:
     """One run of the CLI over every WARC file of the corpus, and what it wrote."""
-    output = tmp_path_factory.mktemp("corpus-build")
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = cli.main(["--input", str(corpus_dir / "warc" / "*.warc.gz"), "--output", str(output)])
-    assert code == 0, stderr.getvalue()
+    output, terminal = dev_corpus_build
     records = []
     for shard in sorted(output.glob("corpus-*.avro")):
         with shard.open("rb") as handle:
@@ -58,7 +51,7 @@ def build(corpus_dir, tmp_path_factory) -> dict:
                     if s["kind"] != "non-response"},
         "dead": json_lines(output, "dead-letter"),
         "report": json.loads((output / "report.json").read_text()),
-        "terminal": stdout.getvalue(),
+        "terminal": terminal,
     }
 
 
