@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from pipeline.extend import EarlierCorpus, earlier_corpus
 from pipeline.settings import CorpusSettings
-from transforms.stages.filters.url_blocklist import UrlBlocklist, file_digest
+from transforms.report.manifest import digest_file
+from transforms.stages.filters.url_blocklist import UrlBlocklist
 
 
 @dataclass(frozen=True)
@@ -38,4 +39,4 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
     if not settings.url_blocklists:
         return BuildInputs(earlier)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),
-                       tuple(file_digest(path) for path in settings.url_blocklists))
+                       tuple(digest_file(path).sha256 for path in settings.url_blocklists))

@@ -10,7 +10,7 @@ are comparable only then), and each index file is, before the build starts, a
 regular file and no link, of the size and SHA-256 the manifest lists, with
 the header and whole entries that this build reads, and together as many
 entries as the corpus has records. The build reads each index file again,
-checked as it reads (`corpus_index.ListedBytes`). Each refusal is one line.
+checked as it reads (`corpus_index.listed_bytes`). Each refusal is one line.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipeline.signing import checksum_holds, signature_problem
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.state.corpus_index import (HEADER, INDEX_NAME, MAGIC, READ_ENTRIES, IndexDamaged, ListedBytes,
+from transforms.state.corpus_index import (HEADER, INDEX_NAME, MAGIC, READ_ENTRIES, IndexDamaged, listed_bytes,
                                            entry_width, listed_size_holds)
 from transforms.report.manifest import MANIFEST_NAME
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS
@@ -79,7 +79,7 @@ def check_index_file(path: str, size: int, sha256: str, signature_values: int) -
         raise IndexDamaged(f"its manifest lists {name} as {size} bytes: no header and whole entries of "
                            f"{entry_width(signature_values)} bytes")
     with open_regular(path, follow_links=False) as opened:
-        handle = ListedBytes(opened, name, size, sha256)
+        handle = listed_bytes(opened, name, size, sha256)
         magic, values = HEADER.unpack(handle.read(HEADER.size))
         if (magic, values) != (MAGIC, signature_values):
             raise IndexDamaged(f"{name} has no {MAGIC.decode()} header for signatures of {signature_values} values")

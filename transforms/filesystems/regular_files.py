@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import mmap
 import os
 import re
 import stat
+from typing import Callable
 
 # A path on another file system, as Beam's FileSystems.get_scheme tells one.
 SCHEME = re.compile(r"[a-z]+://")
@@ -69,3 +71,32 @@ def file_contents(path: str, follow_links: bool = True):
             return
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             yield mapped
+
+
+class ListedRead:
+    """A file read as its listing names it (`size` and `sha256`: a manifest's, a completion record's), never past
+    that size and digested as it passes, so that what is read is what was checked. Other bytes raise
+    `damaged(how)`, `how` one of "longer", "shorter" or "sha256": at the file's end, or in `check_rest`, which
+    reads what its reader left."""
+
+    def __init__(self, handle, size: int, sha256: str, damaged: Callable[[str], Exception]):
+        self._handle, self._size, self._sha256, self._damaged = handle, size, sha256, damaged
+        self._left, self._digest = size, hashlib.sha256()
+
+    def read(self, count: int = -1) -> bytes:
+        wanted = self._left + 1 if count is None or count < 0 else min(count, self._left + 1)
+        chunk = self._handle.read(wanted)
+        if len(chunk) > self._left:
+            raise self._damaged("longer")
+        self._left -= len(chunk)
+        self._digest.update(chunk)
+        if not chunk and wanted:
+            if self._left:
+                raise self._damaged("shorter")
+            if self._digest.hexdigest() != self._sha256:
+                raise self._damaged("sha256")
+        return chunk
+
+    def check_rest(self, chunk: int = 1 << 20) -> None:
+        while self.read(chunk):
+            pass

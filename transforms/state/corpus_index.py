@@ -25,13 +25,12 @@ This module imports no Beam (pipeline.verify reads indexes with it).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
 from dataclasses import dataclass
 from typing import Iterator
 
-from transforms.filesystems.regular_files import open_regular
+from transforms.filesystems.regular_files import ListedRead, open_regular
 
 INDEX_PREFIX = "index"
 INDEX_NAME = re.compile(rf"{INDEX_PREFIX}-\d{{5}}-of-\d{{5}}\.bin\Z")
@@ -101,28 +100,14 @@ class IndexDamaged(ValueError):
     """An index file that is not what a build writes."""
 
 
-class ListedBytes:
-    """A file read as the one its manifest lists (`size`, `sha256`): never past that size, and digested as it is
-    read, so what is read is what was checked. At its end, IndexDamaged if it is not those bytes (changed since it
-    was checked, or a server that sent other bytes this time)."""
-
-    def __init__(self, handle, name: str, size: int, sha256: str):
-        self._handle, self._name, self._size, self._sha256 = handle, name, size, sha256
-        self._left, self._digest = size, hashlib.sha256()
-
-    def read(self, count: int) -> bytes:
-        chunk = self._handle.read(min(count, self._left + 1))
-        if len(chunk) > self._left:
-            raise IndexDamaged(f"{self._name} is longer than the {self._size} bytes its manifest lists")
-        self._left -= len(chunk)
-        self._digest.update(chunk)
-        if not chunk and count:
-            if self._left:
-                raise IndexDamaged(f"{self._name} is shorter than the {self._size} bytes its manifest lists")
-            if self._digest.hexdigest() != self._sha256:
-                raise IndexDamaged(f"{self._name} is not the file its manifest lists (sha256 differs): changed "
-                                   "since its build wrote it, or since this build checked it")
-        return chunk
+def listed_bytes(handle, name: str, size: int, sha256: str) -> ListedRead:
+    """An index file read as the one its manifest lists (`size`, `sha256`): IndexDamaged at its end if it is not
+    those bytes (changed since it was checked, or a server that sent other bytes this time)."""
+    why = {"longer": f"{name} is longer than the {size} bytes its manifest lists",
+           "shorter": f"{name} is shorter than the {size} bytes its manifest lists",
+           "sha256": f"{name} is not the file its manifest lists (sha256 differs): changed since its build wrote it, "
+                     "or since this build checked it"}
+    return ListedRead(handle, size, sha256, lambda how: IndexDamaged(why[how]))
 
 
 def listed_size_holds(size: int, signature_values: int) -> bool:
@@ -134,10 +119,10 @@ def read_index_entries(path: str, signature_values: int, listed: tuple[int, str]
     """The raw entries of an index file, in order, a few thousand at a time in memory; IndexDamaged for a file
     without the header or of another signature size, with a partial entry or out of order. With `listed`, the
     (size, sha256) its manifest lists: read only if it is a regular file and no link, and as those bytes only
-    (`ListedBytes`)."""
+    (`listed_bytes`)."""
     name = path.rsplit("/", 1)[-1]
     with open_regular(path, follow_links=listed is None) as opened:
-        handle = opened if listed is None else ListedBytes(opened, name, *listed)
+        handle = opened if listed is None else listed_bytes(opened, name, *listed)
         header = handle.read(HEADER.size)
         if len(header) != HEADER.size or HEADER.unpack(header)[0] != MAGIC:
             raise IndexDamaged(f"{name} is not a webcorpus index (no {MAGIC.decode()} header)")

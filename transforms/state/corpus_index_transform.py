@@ -131,7 +131,7 @@ def to_every_shard(group, shards: list[tuple[int, int]]):
 def signed_entries(corpus: int, shard: int, index_files: tuple[tuple[tuple[str, int, str], ...], ...],
                    signature_values: int):
     """(corpus, raw entry) of each entry with a signature of an earlier index shard: the shard is read whole, as
-    the file its manifest lists (`ListedBytes`), a few thousand entries at a time; other bytes fail the build at
+    the file its manifest lists (`corpus_index.listed_bytes`), a few thousand entries at a time; other bytes fail the build at
     its end."""
     path, size, sha256 = index_files[corpus][shard]
     for raw in read_index_entries(path, signature_values, (size, sha256)):
@@ -233,7 +233,7 @@ def groups_of_hash(content_hash: str, new_contents: int, shard_counts: tuple[int
 
 def earlier_matches(group, index_files: tuple[tuple[tuple[str, int, str], ...], ...], signature_values: int):
     """The fingerprint of each entry of an earlier index shard whose content hash is one of the group's new ones:
-    the shard is read whole, as the file its manifest lists (`ListedBytes`), a few thousand entries at a time."""
+    the shard is read whole, as the file its manifest lists (`corpus_index.listed_bytes`), a few thousand entries at a time."""
     (corpus, shard, _), hashes = group
     wanted = set(hashes)
     path, size, sha256 = index_files[corpus][shard]

@@ -36,8 +36,7 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.corpus.corpus_format import content_hash
 from transforms.document import DeadLetter, Skip
-from transforms.report.manifest import READ_CHUNK
-from transforms.filesystems.regular_files import NotARegularFile, open_regular
+from transforms.filesystems.regular_files import ListedRead, NotARegularFile, open_regular
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.staging import STAGED_LAYOUT
 from transforms.stages.read_warc.snapshot import FileChanged, range_digest
@@ -100,29 +99,6 @@ def imbalance(record: dict, source_file: str, start: int) -> str | None:
     return None
 
 
-class _DigestedBytes:
-    """A file's bytes as a reader reads them, no further than one byte past `size`, digested as they pass."""
-
-    def __init__(self, handle, size: int):
-        self._handle = handle
-        self._size = size
-        self._sha = hashlib.sha256()
-        self.read_bytes = 0
-
-    def read(self, wanted: int = -1) -> bytes:
-        left = self._size + 1 - self.read_bytes
-        data = self._handle.read(left if wanted is None or wanted < 0 else min(wanted, left))
-        self._sha.update(data)
-        self.read_bytes += len(data)
-        return data
-
-    def digest(self) -> tuple[int, str]:
-        """(size, SHA-256) of the file: what the reader read, and what it left (read now)."""
-        while self.read(READ_CHUNK):
-            pass
-        return self.read_bytes, self._sha.hexdigest()
-
-
 def unnamed_content(staged_records, layout: RecordLayout, fingerprints: dict[int, dict]) -> str | None:
     """Why a staging file's records are not the documents its unit's fingerprints name, or None: each record's
     content (`RecordLayout.content_of`: its `html` hashed again, as `hash_document` and `Fingerprint.of` hash
@@ -147,7 +123,8 @@ def check_staging_file(path: str, size: int, sha256: str, layout: RecordLayout, 
     problem = failure = None
     try:
         with open_regular(path, follow_links=False) as handle:
-            read = _DigestedBytes(handle, size)
+            read = ListedRead(handle, size, sha256, lambda how: NotReusable(
+                "a staging file of it is damaged (its size or SHA-256 differs)"))
             try:
                 staged = fastavro.reader(read)
                 if staged.metadata.get(STAGED_LAYOUT) != layout.identity:
@@ -156,13 +133,11 @@ def check_staging_file(path: str, size: int, sha256: str, layout: RecordLayout, 
                     problem = unnamed_content(staged, layout, fingerprints)
             except Exception as error:  # what damaged bytes make of Avro; told apart by the digest, below
                 failure = error
-            written = read.digest()
+            read.check_rest()
     except FileNotFoundError as error:
         raise NotReusable("a staging file of it is missing") from error
     except NotARegularFile as error:
         raise NotReusable(f"a staging file of it is {error}") from error
-    if written != (size, sha256):
-        raise NotReusable("a staging file of it is damaged (its size or SHA-256 differs)")
     if failure is not None:
         if not isinstance(failure, DAMAGE):
             raise failure

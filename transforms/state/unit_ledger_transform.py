@@ -10,8 +10,8 @@ from apache_beam.io.filesystems import FileSystems
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import DeadLetter, Skip
 from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, STAGED, LedgerPlan, decode, ledger_for
-from transforms.vocabulary import (DEAD_LETTER, FILTER_COUNTS, MOSTLY_DROPPED, NOTES, RECORDS_READ, SKIPPED,
-                                   Candidate, FilterCounts, Fingerprint, MostlyDropped, RecordsRead)
+from transforms.vocabulary import (COUNTS, DEAD_LETTER, FILTER_COUNTS, MOSTLY_DROPPED, NOTES, RECORDS_READ,
+                                   SKIPPED, Candidate, FilterCounts, Fingerprint, MostlyDropped, RecordsRead)
 
 
 class Tap(beam.DoFn):
@@ -40,7 +40,7 @@ def tap(collections: dict, plan: LedgerPlan, position: int) -> None:
 # Where each kind of recorded outcome goes.
 TAG_OF_KIND = {Skip: SKIPPED, DeadLetter: DEAD_LETTER, Fingerprint: FINGERPRINTS, MostlyDropped: MOSTLY_DROPPED,
                FilterCounts: FILTER_COUNTS, Candidate: CANDIDATES}
-REPLAYED = (SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, MOSTLY_DROPPED, FILTER_COUNTS, CANDIDATES, STAGED)
+REPLAYED = (SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, *COUNTS, CANDIDATES, STAGED)
 
 
 class ReplayUnit(beam.DoFn):

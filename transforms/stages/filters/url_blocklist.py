@@ -26,7 +26,6 @@ entries for such a line (the property test in `tests/test_url_blocklist.py`).
 from __future__ import annotations
 
 import codecs
-import hashlib
 import ipaddress
 import re
 from array import array
@@ -305,9 +304,3 @@ class UrlBlocklist:
     def __call__(self, url: str, http_header) -> tuple[str, str] | None:
         matched = self.match(url)
         return (URL_BLOCKED, matched) if matched else None
-
-
-def file_digest(path: str) -> str:
-    """The SHA-256 of a blocklist file: what the manifest records of it."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
