@@ -28,9 +28,11 @@ def measure(corpus: Path, rounds: int) -> dict:
     from transforms import native
     from transforms.stages.clean_html.clean_html import HtmlCleaner
     from transforms.document import Document
+    from transforms.vocabulary import Capture
     from transforms.stages.minimize_text import minimize_document
 
-    pages = [Document(page.url, "", "", "", 0, 200, page.content_type, utf8_payload=page.payload) for page in load_pages(corpus)]
+    pages = [Document(Capture("", page.url, "", "", 0, 0), 200, page.content_type, utf8_payload=page.payload)
+             for page in load_pages(corpus)]
     cleaner = HtmlCleaner()
     clean_times, minimize_times = [], []
     # CPU time of this process, which other work on a shared machine disturbs less than the wall clock.

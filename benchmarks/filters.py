@@ -49,7 +49,7 @@ def corpus_texts(corpus: Path, limit: int | None) -> list[dict]:
                 doc = minimize_document(cleaner(decode_document(outcome)), clean_text=True)
                 if doc.clean_text.strip():
                     language = identify(doc.clean_text)[0]
-                    texts.append({"id": f"dev-{len(texts)}", "url": doc.url, "text": doc.clean_text,
+                    texts.append({"id": f"dev-{len(texts)}", "url": doc.capture.url, "text": doc.clean_text,
                                   "language": language})
     return texts[:limit] if limit else texts
 

@@ -136,6 +136,7 @@ def run_webcorpus(pages_path: str, output: str, threshold: float, shingle_size: 
     import apache_beam as beam
 
     from transforms.document import Document
+    from transforms.vocabulary import Capture
     from transforms.stages.near_dedup import MinHashParameters
     from transforms.stages.near_dedup_transform import NearDedup, SignDocuments
 
@@ -143,9 +144,8 @@ def run_webcorpus(pages_path: str, output: str, threshold: float, shingle_size: 
     docs = []
     for index, line in enumerate(Path(pages_path).read_text(encoding="utf-8").splitlines()):
         page = json.loads(line)
-        docs.append(Document(url=f"https://example.com/{page['id']}", warc_record_id=page["id"],
-                             warc_date=f"2024-05-18T00:00:{index % 60:02d}Z", source_file="generated",
-                             source_offset=index, http_status=200, content_type="text/html", text=page["text"]))
+        docs.append(Document(Capture(f"2024-05-18T00:00:{index % 60:02d}Z", f"https://example.com/{page['id']}",
+                                     page["id"], "generated", index, 0), http_status=200, content_type="text/html", text=page["text"]))
     with tempfile.TemporaryDirectory() as work:
         with beam.Pipeline() as pipeline:
             near = pipeline | beam.Create(docs) | SignDocuments(parameters) | NearDedup(parameters)

@@ -38,9 +38,9 @@ from transforms.stages.clean_html.clean_html import HtmlCleaner  # noqa: E402
 from transforms.stages.minimize_text import minimize_document  # noqa: E402
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc  # noqa: E402
 
-def survivor_order(doc: Document) -> tuple[str, str, str]:
-    # HashDedup's rule: the earliest capture, then the smallest URL and record id.
-    return (doc.warc_date, doc.url, doc.warc_record_id)
+def survivor_order(doc: Document):
+    # HashDedup's rule (`Capture`'s order).
+    return doc.capture
 
 
 def stage_documents(paths: Iterable[str], counts: Counter | None = None) -> Iterator[Document]:
@@ -88,8 +88,8 @@ def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int 
         for survivor, dropped in survivors.values():
             dropped.sort(key=survivor_order)
             if dropped:
-                survivor = survivor.replace(duplicate_count=len(dropped), duplicate_urls=[doc.url for doc in dropped],
-                                            duplicate_record_ids=[doc.warc_record_id for doc in dropped])
+                survivor = survivor.replace(duplicate_count=len(dropped), duplicate_urls=[doc.capture.url for doc in dropped],
+                                            duplicate_record_ids=[doc.capture.warc_record_id for doc in dropped])
             writer.write(layout.encoded(survivor))
             raw_bytes += survivor.raw_bytes
             counts["kept"] += 1

@@ -60,7 +60,7 @@ def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
     for path in sorted(glob.glob(str(corpus / "warc" / "*.warc.gz"))):
         name = os.path.basename(path)
         for outcome in read_warc(lambda: open(path, "rb"), path, skip_truncated=True):
-            key = (name, outcome.warc_record_id)
+            key = (name, outcome.capture.warc_record_id if isinstance(outcome, Document) else outcome.warc_record_id)
             row = rows.get(key)
             if row is None:
                 continue
@@ -70,7 +70,7 @@ def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
                 continue
             utf8, charset, _ = to_utf8(outcome.payload, outcome.content_type)
             pages.append(GoldPage(
-                id=row["id"], dataset=row["source_dataset"], lang=row.get("lang") or "?", url=outcome.url,
+                id=row["id"], dataset=row["source_dataset"], lang=row.get("lang") or "?", url=outcome.capture.url,
                 content_type=outcome.content_type, raw=outcome.payload, utf8=utf8, charset=charset,
                 true_charset=row.get("true_charset") or "", gold=row.get("text") or "",
                 snippets=list(row.get("must_contain") or ()), visible_recall=row.get("visible_recall")))

@@ -28,5 +28,5 @@ def load_pages(corpus: Path) -> list[Page]:
         for outcome in read_warc(lambda: open(path, "rb"), path):
             if isinstance(outcome, Document):
                 doc = decode_document(outcome)
-                pages.append(Page(doc.url, doc.utf8_payload, doc.content_type))
+                pages.append(Page(doc.capture.url, doc.utf8_payload, doc.content_type))
     return pages

@@ -10,6 +10,7 @@ import apache_beam as beam
 import fastavro
 
 from pipeline.sample import Capture
+from transforms import vocabulary
 from transforms.document import DeadLetter, Document, Skip
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.read_warc_transform import ReadWarcRange, WarcRestrictions
@@ -28,6 +29,19 @@ def applied_transforms(pipeline: beam.Pipeline) -> tuple[list, list]:
 
     pipeline.visit(Visitor())
     return composites, leaves
+
+
+def document(url: str = "https://example.org/", warc_record_id: str = "<urn:uuid:1>",
+             warc_date: str = "2026-01-15T10:00:00Z", source_file: str = "test.warc.gz", source_offset: int = 0,
+             source_range: int = 0, http_status: int = 200, content_type: str = "text/html", **fields) -> Document:
+    """A `Document` as a stage receives it: its capture from these keywords, the rest of its fields as given."""
+    return Document(vocabulary.Capture(warc_date, url, warc_record_id, source_file, source_offset, source_range),
+                    http_status, content_type, **fields)
+
+
+def about(outcome):
+    """What an outcome of reading is about: a document's capture, or the record itself (a skip, a dead letter)."""
+    return outcome.capture if isinstance(outcome, Document) else outcome
 
 
 def page(body: str, title: str = "Test page", lang: str = "en", head: str = "") -> str:

@@ -15,6 +15,7 @@ from pipeline.sample import CP1251_ARTICLE, KOI8R_ARTICLE
 from transforms.stages.charset import choose_charset, codec_for_label, to_utf8
 from transforms.stages.charset_transform import DecodeCharset
 from transforms.document import Document
+from tests import helpers
 
 RUSSIAN = (
     "<html><head><title>Новости</title></head><body><p>Завтра в столице ожидается снег и до минус "
@@ -29,7 +30,7 @@ def decoded(payload: bytes, content_type: str = "text/html") -> tuple[str, str, 
 
 
 def document(payload, content_type="text/html", url="https://example.org/") -> Document:
-    return Document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z",
+    return helpers.document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=0, http_status=200, content_type=content_type,
                     payload=payload, raw_bytes=len(payload) if isinstance(payload, bytes) else 0)
 
@@ -227,7 +228,7 @@ def test_decode_charset_transform():
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create(docs) | DecodeCharset()
         assert_that(result.documents | "Docs" >> beam.Map(
-            lambda d: (d.url, d.utf8_payload.decode("utf-8"), d.charset, d.charset_source, d.raw_bytes)),
+            lambda d: (d.capture.url, d.utf8_payload.decode("utf-8"), d.charset, d.charset_source, d.raw_bytes)),
             equal_to([("https://a.example.org/", CP1251_ARTICLE, "windows-1251", "meta", docs[0].raw_bytes),
                       ("https://b.example.org/", RUSSIAN, "koi8-r", "http-header", docs[1].raw_bytes),
                       ("https://c.example.org/", "<p>\u201chi\u201d</p>", "windows-1252", "http-header",

@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.sample import ENGLISH_ARTICLE, RUSSIAN_ARTICLE
+from tests import helpers
 from tests.helpers import page
 from urllib.parse import urljoin, urlsplit
 
@@ -33,7 +34,7 @@ def text(html: str, *selectors: str) -> str:
 
 
 def document(utf8_payload, url="https://example.org/page") -> Document:
-    return Document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z",
+    return helpers.document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=0, http_status=200, content_type="text/html",
                     utf8_payload=utf8_payload, raw_bytes=0)
 
@@ -347,7 +348,7 @@ def test_clean_html_transform_and_dead_letter():
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create([good, broken]) | CleanHtml(("div.ad",))
         assert_that(result.documents | "Docs" >> beam.Map(
-            lambda d: (d.url, d.cleaned_html, d.title, d.links, d.utf8_payload, d.cleaned_bytes)),
+            lambda d: (d.capture.url, d.cleaned_html, d.title, d.links, d.utf8_payload, d.cleaned_bytes)),
             equal_to([("https://a.example.org/p", "<div>Hello world</div><div>x</div>", "T",
                        ["https://a.example.org/x"], b"", len("<div>Hello world</div><div>x</div>"))]),
             label="documents")

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms.corpus.corpus_format import RECORD_DIGEST
+from transforms.vocabulary import Capture
 from transforms.stages.compress_write.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout,
                                                             avro_record, record_digest, resolve_level)
 from transforms.stages.compress_write.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
@@ -28,6 +29,7 @@ from transforms.stages.compress_write.compress_write_transform import CompressWr
 from transforms.document import Document
 from transforms.stages.hash_dedup import content_hash, hash_document
 from transforms.stages.hash_dedup_transform import HashDedup
+from tests.helpers import document
 
 SHARD_NAME = re.compile(r"^corpus-(\d{5})-of-(\d{5})\.avro$")
 # (codec, level) of every variant written by the module's one pipeline.
@@ -36,7 +38,7 @@ VARIANTS = [("deflate", 0), ("deflate", 9), ("snappy", None), ("zstandard", None
 
 
 def doc(html: str, url: str, source_file: str, date: str = "2026-01-15T10:00:00Z", offset: int = 0) -> Document:
-    return Document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date=date, source_file=source_file,
+    return document(url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date=date, source_file=source_file,
                     source_offset=offset, http_status=200, content_type="text/html; charset=utf-8",
                     charset="utf-8", charset_source="http-header", title=f"Title of {url}",
                     links=[url + "/next"], lang="en", meta={"description": "d"}, html=html,
@@ -125,19 +127,19 @@ def test_every_codec_writes_files_fastavro_reads_with_the_schema(written, codec,
     # The duplicate (captured a day later) is dropped; its survivor lists it.
     by_url = {record["url"]: record for record in records}
     assert sorted(by_url) == sorted(["https://a.example.org/1", "https://a.example.org/2", "https://b.example.org/3"]
-                                    + [repetitive(k).url for k in range(BIG_COUNT)])
+                                    + [repetitive(k).capture.url for k in range(BIG_COUNT)])
     survivor = by_url["https://a.example.org/1"]
     assert survivor["duplicate_count"] == 1
     assert survivor["duplicate_urls"] == ["https://b.example.org/copy"]
     assert survivor["duplicate_record_ids"] == ["<urn:uuid:https://b.example.org/copy>"]
     for original in SMALL[:2] + SMALL[3:] + [repetitive(k) for k in range(BIG_COUNT)]:
         expected = avro_record(hash_document(original))
-        if original.url == survivor["url"]:
+        if original.capture.url == survivor["url"]:
             expected.update(duplicate_count=1, duplicate_urls=["https://b.example.org/copy"],
                             duplicate_record_ids=["<urn:uuid:https://b.example.org/copy>"])
             expected[RECORD_DIGEST] = record_digest(expected)
-        assert by_url[original.url] == expected
-        assert by_url[original.url]["content_hash"] == content_hash(original.html)
+        assert by_url[original.capture.url] == expected
+        assert by_url[original.capture.url]["content_hash"] == content_hash(original.html)
 
 
 @pytest.mark.parametrize("codec,low,high", [("deflate", 0, 9), ("xz", 0, 9), ("bzip2", 1, 9)])
@@ -192,7 +194,7 @@ def test_compress_write_rejects_a_bad_level_when_built():
 
 def test_schema_fields_are_document_fields():
     assert set(CODECS) == {"deflate", "snappy", "zstandard", "xz", "bzip2", "null"}
-    assert set(SCHEMA_FIELDS) - {RECORD_DIGEST} <= set(Document.__dataclass_fields__)
+    assert set(SCHEMA_FIELDS) - {RECORD_DIGEST} <= set(Document.__dataclass_fields__) | set(Capture.__dataclass_fields__)
     assert [field["name"] for field in CORPUS_SCHEMA["fields"]] == list(SCHEMA_FIELDS)
     assert SCHEMA_FIELDS[-1] == RECORD_DIGEST
 
@@ -267,7 +269,7 @@ CHOSEN_FIELDS = st.one_of(st.none(), st.lists(st.sampled_from(FIELD_NAMES[:-1]),
 
 @st.composite
 def corpus_documents(draw) -> Document:
-    return Document(
+    return document(
         url=draw(TEXT), warc_record_id=draw(TEXT), warc_date=draw(TEXT), source_file="f.warc.gz",
         source_offset=draw(st.integers(0, 2**40)), http_status=200, content_type=draw(TEXT),
         charset=draw(TEXT), charset_source=draw(TEXT), title=draw(TEXT), links=draw(st.lists(TEXT, max_size=3)),
@@ -320,7 +322,7 @@ def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, nea
     for doc, duplicates, near_count in records:
         written = doc if duplicates is None else doc.replace(
             duplicate_count=duplicates[0], duplicate_urls=duplicates[1], duplicate_record_ids=duplicates[2])
-        record = {name: getattr(written, name) for name in fields[:-1] if name != NEAR_DUPLICATE_COUNT}
+        record = {name: written.fields()[name] for name in fields[:-1] if name != NEAR_DUPLICATE_COUNT}
         if NEAR_DUPLICATE_COUNT in fields:
             record[NEAR_DUPLICATE_COUNT] = near_count
         record[RECORD_DIGEST] = record_digest(record)
@@ -340,7 +342,7 @@ def test_a_staging_file_of_other_fields_is_refused(tmp_path):
     run = StagingRun(path, layout)
     run.write(layout.staged(doc))
     run.close()
-    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [doc.source_offset]
+    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [doc.capture.source_offset]
     with pytest.raises(ValueError, match="staged for records of other fields"):
         list(staged_records([path], str(tmp_path), RecordLayout()))
 

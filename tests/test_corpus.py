@@ -15,10 +15,10 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from transforms.stages.charset import decode_document
-from transforms.document import Document
 from transforms.stages.hash_dedup import hash_document
 from transforms.stages.clean_html.clean_html import HtmlCleaner
 from transforms.stages.minimize_text import minimize_document
+from tests.helpers import document
 
 MAX_EXTRA_MERGES = 25
 CYRILLIC_WORD = re.compile(r"[а-яё]{4,}")
@@ -138,7 +138,7 @@ def _pure_content_hash(corpus_dir: Path, warc_file: str, offset: int) -> str:
     with (corpus_dir / "warc" / warc_file).open("rb") as handle:
         handle.seek(offset)
         record = next(iter(ArchiveIterator(handle)))
-        doc = Document(url=record.rec_headers.get_header("WARC-Target-URI"), warc_record_id="", warc_date="",
+        doc = document(url=record.rec_headers.get_header("WARC-Target-URI"), warc_record_id="", warc_date="",
                        source_file=warc_file, source_offset=offset, http_status=200,
                        content_type=record.http_headers.get_header("Content-Type", "") or "",
                        payload=record.content_stream().read())

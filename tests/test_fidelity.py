@@ -34,6 +34,7 @@ from transforms.stages.minimize_text import (DEFAULT_SCRIPTS, MOSTLY_DROPPED_SHA
 from transforms.stages.minimize_text_transform import MinimizeText
 from transforms.report.report import build_report, format_report, tally_of
 from transforms.vocabulary import MOSTLY_DROPPED, MostlyDropped
+from tests import helpers
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,7 +49,7 @@ def words(html: str, *selectors: str, scripts=None) -> list[str]:
 
 
 def document(blocks_: list[str]) -> Document:
-    return Document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
+    return helpers.document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=0, http_status=200, content_type="text/html",
                     cleaned_html=blocks_to_html(blocks_))
 

@@ -16,7 +16,7 @@ from tests.test_cli import corpus_records, run_main
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.stages.compress_write.avro_encoding import record_digest
 from transforms.stages.compress_write.schema import CORPUS_SCHEMA, DEFAULT_FIELDS, DIGESTED_FIELDS, resolve_fields
-from transforms.document import Document
+from tests.helpers import document
 from transforms.stages.minimize_text import minimize_document
 from transforms.corpus.read_corpus import iter_corpus, record_problem
 
@@ -27,7 +27,7 @@ READABLE = "Why “Quotes” (and Brackets)?\nЧитатель спросил: �
 
 
 def test_clean_text_keeps_case_punctuation_and_every_script():
-    doc = Document("u", "id", "d", "f", 0, 200, "text/html",
+    doc = document("u", "id", "d", "f", 0,
                    cleaned_html="<div>Why “Quotes” (and Brackets)?</div><div>A &amp; B &lt;c&gt;</div>")
     minimized = minimize_document(doc, clean_text=True)
     assert minimized.clean_text == "Why “Quotes” (and Brackets)?\nA & B <c>"

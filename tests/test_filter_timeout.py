@@ -68,6 +68,6 @@ def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_ch
     stage.setup()
     stage.start_bundle()
     outputs = [output for doc in (small, large, larger) for output in stage.process(doc)]
-    assert [doc.url for doc in outputs] == [small.url, large.url, larger.url] and started == [7]
+    assert [doc.capture.url for doc in outputs] == [small.capture.url, large.capture.url, larger.capture.url] and started == [7]
     [counts] = [part.value.value for part in stage.finish_bundle()]
     assert dict(counts.counts) == {"in place": 1, "in the child": 2}

@@ -28,8 +28,7 @@ class FlagMarked(beam.DoFn):
         if FAIL_MARK in doc.html:
             yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(MARKED, doc, ValueError(FAIL_MARK)))
         elif SKIP_MARK in doc.html:
-            yield beam.pvalue.TaggedOutput(SKIPPED, Skip(FILTERED, doc.source_file, doc.source_offset, "response",
-                                                         doc.warc_record_id, doc.url, f"it says {SKIP_MARK}"))
+            yield beam.pvalue.TaggedOutput(SKIPPED, Skip.for_document(FILTERED, doc, f"it says {SKIP_MARK}"))
         else:
             yield doc
 

@@ -6,7 +6,6 @@ import collections
 import contextlib
 import hashlib
 import io
-import itertools
 import json
 import pickle
 import tracemalloc
@@ -21,11 +20,12 @@ from hypothesis import strategies as st
 
 from pipeline import cli
 from pipeline.sample import Capture, warc_bytes
-from tests.helpers import applied_transforms, page
+from tests.helpers import applied_transforms, document, page
 from transforms.document import Document, Skip
 from transforms.stages.hash_dedup import (CAPTURE_BUCKETS, bucket_of, captures_by_content, content_hash, deduplicate,
                                           duplicate_of, hash_document, outcomes_of_hash, survivor_note)
 from transforms.stages.hash_dedup_transform import CapturesOfHash, DuplicatesOfBucket, HashDedup, HashDocuments
+from transforms import vocabulary
 from transforms.vocabulary import DUPLICATE_LIST_CAP, NO_TEXT, SKIP_KINDS, Duplicate, Fingerprint, Survivor
 
 
@@ -36,7 +36,7 @@ def place(url: str, date: str) -> int:
 
 def doc(html: str, url: str, date: str = "2026-01-15T10:00:00Z", record_id: str | None = None,
         source_file: str = "test.warc.gz", offset: int | None = None) -> Document:
-    return Document(url=url, warc_record_id=record_id or f"<urn:uuid:{url}|{date}>", warc_date=date,
+    return document(url=url, warc_record_id=record_id or f"<urn:uuid:{url}|{date}>", warc_date=date,
                     source_file=source_file, source_offset=place(url, date) if offset is None else offset,
                     http_status=200, content_type="text/html", html=html, text=html)
 
@@ -57,9 +57,8 @@ def test_content_hash_is_sha256_hex_of_the_utf8_html():
 def test_fingerprint_carries_what_dedup_needs():
     d = hash_document(doc("<div>x</div>", "https://a.example.org/", "2026-01-01T00:00:00Z", "<urn:uuid:1>"))
     f = Fingerprint.of(d)
-    assert (f.url, f.warc_record_id, f.warc_date, f.source_file, f.source_offset, f.content_hash) == \
-        (d.url, d.warc_record_id, d.warc_date, d.source_file, d.source_offset, content_hash("<div>x</div>"))
-    assert f.identity == (d.source_file, d.source_range, d.source_offset)
+    assert (f.capture, f.content_hash) == (d.capture, content_hash("<div>x</div>"))
+    assert f.identity == (d.capture.source_file, d.capture.source_range, d.capture.source_offset)
     assert Fingerprint.of(hash_document(doc("<div>x</div>", "https://b.example.org/"))).content_check == \
         f.content_check
     assert Fingerprint.of(hash_document(doc("<div>y</div>", "https://a.example.org/"))).content_check != \
@@ -67,8 +66,7 @@ def test_fingerprint_carries_what_dedup_needs():
 
 
 def duplicate_fields(d: Duplicate) -> tuple:
-    return (d.url, d.warc_record_id, d.warc_date, d.source_file, d.source_offset, d.content_hash, d.survivor_url,
-            d.survivor_record_id, d.survivor_source_file, d.survivor_source_offset)
+    return tuple(vars(d).values())
 
 
 def combine(items) -> list:
@@ -94,7 +92,7 @@ def test_survivor_is_the_same_whatever_the_order(captures, data):
     assert sorted(group.first[0].content_check for group in groups) == sorted(expected)
     for group in groups:
         want = sorted(expected[group.first[0].content_check],
-                      key=lambda f: (f.warc_date, f.url, f.warc_record_id, f.identity))
+                      key=lambda f: f.capture)
         assert group.first == want and group.count == len(want)
 
 
@@ -139,12 +137,13 @@ def test_survivor_note_and_duplicates_name_the_survivor_by_where_it_was_read():
     third = fingerprint(html, "https://c.example.org/", "2026-01-03T00:00:00Z", source_file="one.warc.gz")
     [group] = combine([third, first, second])
     note = survivor_note(group)
-    assert note == Survivor("one.warc.gz", 0, 10, first.warc_record_id, 2, (second.url, third.url),
-                            (second.warc_record_id, third.warc_record_id))
+    assert note == Survivor("one.warc.gz", 0, 10, first.capture.warc_record_id, 2,
+                            (second.capture.url, third.capture.url),
+                            (second.capture.warc_record_id, third.capture.warc_record_id))
     assert duplicate_of(first, first) is None
     assert [duplicate_fields(duplicate_of(f, first)) for f in (second, third)] == [
-        (f.url, f.warc_record_id, f.warc_date, f.source_file, f.source_offset, content_hash(html), first.url,
-         first.warc_record_id, "one.warc.gz", 10) for f in (second, third)]
+        (*vars(f.capture).values(), content_hash(html), first.capture.url,
+         first.capture.warc_record_id, "one.warc.gz", 10) for f in (second, third)]
 
 
 def test_a_capture_that_shares_its_record_id_with_its_survivor_is_still_its_duplicate():
@@ -173,10 +172,10 @@ def test_a_hash_collision_never_drops_a_document():
     copy = colliding("<div>two</div>", "https://c.example.org/", "2026-01-03T00:00:00Z")
     for items in ([one, two, copy], [copy, two, one], [two, one, copy]):
         groups = combine(items)
-        assert sorted([f.url for f in group.first] for group in groups) == [[one.url], [two.url, copy.url]]
+        assert sorted([f.capture.url for f in group.first] for group in groups) == [[one.capture.url], [two.capture.url, copy.capture.url]]
     notes, duplicates = deduplicate([one, two, copy])
-    assert [(n.warc_record_id, n.duplicate_urls) for n in notes] == [(two.warc_record_id, (copy.url,))]
-    assert [(d.url, d.survivor_url) for d in duplicates] == [(copy.url, two.url)]
+    assert [(n.warc_record_id, n.duplicate_urls) for n in notes] == [(two.capture.warc_record_id, (copy.capture.url,))]
+    assert [(d.url, d.survivor_url) for d in duplicates] == [(copy.capture.url, two.capture.url)]
 
 
 def test_hash_dedup_transform():
@@ -192,11 +191,12 @@ def test_hash_dedup_transform():
         result = pipeline | beam.Create(items) | HashDedup()
         # Only survivors that stand for others get a note.
         assert_that(result.survivors, equal_to([
-            Survivor("test.warc.gz", 0, origin.source_offset, origin.warc_record_id, 2, (items[0].url, items[2].url),
-                     (items[0].warc_record_id, items[2].warc_record_id))]), label="survivors")
+            Survivor("test.warc.gz", 0, origin.capture.source_offset, origin.capture.warc_record_id, 2,
+                     (items[0].capture.url, items[2].capture.url),
+                     (items[0].capture.warc_record_id, items[2].capture.warc_record_id))]), label="survivors")
         assert_that(result.duplicates | "Dups" >> beam.Map(duplicate_fields), equal_to([
-            (items[i].url, items[i].warc_record_id, items[i].warc_date, "test.warc.gz", items[i].source_offset, x_hash,
-             origin.url, origin.warc_record_id, "test.warc.gz", origin.source_offset) for i in (0, 2)]),
+            (*vars(items[i].capture).values(), x_hash, origin.capture.url, origin.capture.warc_record_id,
+             "test.warc.gz", origin.capture.source_offset) for i in (0, 2)]),
             label="duplicates")
 
 
@@ -263,7 +263,7 @@ def test_a_hash_gives_the_same_survivors_and_duplicates_whatever_the_order_of_it
     assert sorted(map(duplicate_fields, [o for o in found if isinstance(o, Duplicate)])) == \
         sorted(map(duplicate_fields, expected))
     assert sorted((n.source_offset, n.duplicate_count) for n in found if isinstance(n, Survivor)) == sorted(
-        (survivors[check].source_offset, len(group) - 1) for check, group in by_content.items() if len(group) > 1)
+        (survivors[check].capture.source_offset, len(group) - 1) for check, group in by_content.items() if len(group) > 1)
 
 
 # Pages without text -----------------------------------------------------------------------------
@@ -275,11 +275,11 @@ def test_a_document_without_text_is_skipped_not_hashed():
     assert NO_TEXT in SKIP_KINDS
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create([empty, foreign, text]) | HashDocuments()
-        assert_that(result.documents | beam.Map(lambda d: (d.url, d.content_hash)),
-                    equal_to([(text.url, content_hash(text.html))]), label="documents")
+        assert_that(result.documents | beam.Map(lambda d: (d.capture.url, d.content_hash)),
+                    equal_to([(text.capture.url, content_hash(text.html))]), label="documents")
         assert_that(result.skipped, equal_to([
-            Skip(NO_TEXT, "test.warc.gz", 7, "response", empty.warc_record_id, empty.url, ""),
-            Skip(NO_TEXT, "test.warc.gz", 9, "response", foreign.warc_record_id, foreign.url,
+            Skip(NO_TEXT, "test.warc.gz", 7, "response", empty.capture.warc_record_id, empty.capture.url, ""),
+            Skip(NO_TEXT, "test.warc.gz", 9, "response", foreign.capture.warc_record_id, foreign.capture.url,
                  "its letters are all in scripts not kept (--scripts)")]), label="skipped")
 
 
@@ -290,8 +290,8 @@ def many_captures(count: int, html: str = "<div>boilerplate</div>"):
     check = fingerprint(html, "https://x.example.org/")
     for index in range(count):
         # Every seventh capture is earlier than all before it: the kept ones keep changing.
-        yield Fingerprint("2026-01-01T00:00:00Z" if index % 7 == 0 else "2026-01-15T00:00:00Z",
-                          f"https://example.org/{count - index:07d}", "<urn:uuid:0>", "crawl.warc.gz", index, 0,
+        yield Fingerprint(vocabulary.Capture("2026-01-01T00:00:00Z" if index % 7 == 0 else "2026-01-15T00:00:00Z",
+                                  f"https://example.org/{count - index:07d}", "<urn:uuid:0>", "crawl.warc.gz", index, 0),
                           check.content_hash, check.content_check)
 
 
@@ -337,16 +337,16 @@ def test_a_hot_key_keeps_the_first_in_survivor_order_and_counts_all():
 def test_a_survivor_lists_the_first_duplicates_and_the_duplicates_output_maps_them_all():
     items = list(many_captures(DUPLICATE_LIST_CAP + 150))
     ordered = sorted(items)
-    survivor = ordered[0]
+    survivor = ordered[0].capture
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create(items) | HashDedup()
         assert_that(result.survivors, equal_to([
             Survivor(survivor.source_file, 0, survivor.source_offset, survivor.warc_record_id, len(items) - 1,
-                     tuple(f.url for f in ordered[1:DUPLICATE_LIST_CAP + 1]),
-                     tuple(f.warc_record_id for f in ordered[1:DUPLICATE_LIST_CAP + 1]))]), label="survivors")
+                     tuple(f.capture.url for f in ordered[1:DUPLICATE_LIST_CAP + 1]),
+                     tuple(f.capture.warc_record_id for f in ordered[1:DUPLICATE_LIST_CAP + 1]))]), label="survivors")
         assert_that(result.duplicates | "Dups" >> beam.Map(
             lambda d: (d.source_file, d.source_offset, d.survivor_source_file, d.survivor_source_offset)),
-            equal_to([(f.source_file, f.source_offset, survivor.source_file, survivor.source_offset)
+            equal_to([(f.capture.source_file, f.capture.source_offset, survivor.source_file, survivor.source_offset)
                       for f in ordered[1:]]), label="duplicates")
 
 
@@ -485,5 +485,5 @@ def test_a_long_duplicate_list_is_capped_in_the_record(built):
     [kept] = built["records"]["many.warc.gz"]
     assert kept["url"] == MANY_ORIGIN.url
     assert kept["duplicate_count"] == len(MANY_COPIES) == len(built["duplicates"]["many.warc.gz"])
-    assert kept["duplicate_urls"] == [copy.url for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]
+    assert kept["duplicate_urls"] == [copy.capture.url for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]
     assert kept["duplicate_record_ids"] == [copy.record_id for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]

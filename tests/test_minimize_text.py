@@ -17,6 +17,7 @@ from transforms.document import Document
 from transforms.stages.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, codepage_is_exact, dropped_letter_share,
                                              minimize_block, minimize_blocks, minimize_document, parse_scripts)
 from transforms.stages.minimize_text_transform import MinimizeText
+from tests.helpers import document
 
 # Written out from the documented rule, independently of the module's ranges.
 KEPT = re.compile(r"^[a-z0-9\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u2c60-\u2c7f\ua720-\ua7ff\uab30-\uab6f"
@@ -88,7 +89,7 @@ def test_minimize_blocks_is_minimize_block_without_empties(block_list):
 
 
 def _document(html: str, url: str = "https://example.org/") -> Document:
-    return Document(url=url, warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
+    return document(url=url, warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
                     source_file="t.warc.gz", source_offset=0, http_status=200, content_type="text/html",
                     cleaned_html=html)
 
@@ -106,7 +107,7 @@ def test_minimize_text_transform():
             _document(12345, "https://broken.example.org/")]  # the stage fails on it
     with TestPipeline() as pipeline:
         result = pipeline | beam.Create(docs) | MinimizeText()
-        assert_that(result.documents | "Docs" >> beam.Map(lambda d: (d.url, d.html, d.text, d.minimized_bytes)),
+        assert_that(result.documents | "Docs" >> beam.Map(lambda d: (d.capture.url, d.html, d.text, d.minimized_bytes)),
                     equal_to([("https://a.example.org/", "<div>новый мост</div><div>через неву</div>",
                                "новый мост\nчерез неву", len("<div>новый мост</div><div>через неву</div>".encode())),
                               ("https://b.example.org/", "", "", 0)]), label="documents")

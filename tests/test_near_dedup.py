@@ -21,14 +21,15 @@ from apache_beam.testing.util import assert_that, equal_to
 from pipeline.options import parse_settings
 from pipeline.settings import settings_from_manifest
 from pipeline.sample import Capture
-from tests.helpers import page
+from tests.helpers import document, page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.stages import near_dedup
 from transforms.document import Document
 from transforms.stages.near_dedup import (CHAIN_ROUNDS, MinHashParameters, Pointer, candidate_of, link_to_minimum, minhash,
-                                          permutation_family, rank_of, resolve, shingles, similarity)
+                                          permutation_family, resolve, shingles, similarity)
 from transforms.stages.near_dedup_transform import NearDedup, SignDocuments
 from transforms.vocabulary import NEAR_SURVIVORS, Candidate, NearDuplicate, NearSurvivor, band_keys
+from transforms import vocabulary
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMETERS = MinHashParameters()
@@ -157,7 +158,7 @@ def test_a_hot_root_resolves_its_100000_members_in_one_pass_and_constant_memory(
 
 
 def doc_of(text: str, index: int, date: str) -> Document:
-    return Document(url=f"https://site.example.org/{index}", warc_record_id=f"<urn:uuid:{index:04d}>", warc_date=date,
+    return document(url=f"https://site.example.org/{index}", warc_record_id=f"<urn:uuid:{index:04d}>", warc_date=date,
                     source_file="families.warc.gz", source_offset=1000 * index, http_status=200,
                     content_type="text/html", text=text)
 
@@ -174,12 +175,12 @@ def families() -> tuple[list[Document], list[NearDuplicate], list[NearSurvivor]]
             docs.append(doc_of(" ".join(edited), len(docs), f"2026-01-{10 + (member + family) % 4:02d}T00:00:00Z"))
     duplicates, survivors = [], []
     for family in range(6):
-        members = sorted(docs[4 * family:4 * family + 4], key=rank_of)
-        root = members[0]
+        members = sorted(docs[4 * family:4 * family + 4], key=lambda doc: doc.capture)
+        root = members[0].capture
         for member in members[1:]:
-            duplicates.append(NearDuplicate(member.url, member.warc_record_id, member.warc_date, member.source_file,
-                                            member.source_offset, member.source_range, root.url, root.warc_record_id,
-                                            similarity(signature(member.text), signature(root.text))))
+            duplicates.append(NearDuplicate(**vars(member.capture), survivor_url=root.url,
+                                            survivor_record_id=root.warc_record_id,
+                                            similarity=similarity(signature(member.text), signature(members[0].text))))
         survivors.append(NearSurvivor(root.source_file, root.source_offset, root.source_range, 3))
     return docs, duplicates, survivors
 
@@ -201,8 +202,8 @@ def crafted(index: int, values: tuple[int, ...]) -> Candidate:
 
 
 def near_duplicate(member: Candidate, root: Candidate) -> NearDuplicate:
-    return NearDuplicate(member.rank[1], member.rank[2], member.rank[0], *member.rank[3:6], root.rank[1], root.rank[2],
-                         similarity(member.signature, root.signature))
+    return NearDuplicate(**vars(vocabulary.Capture.of_rank(member.rank)), survivor_url=root.rank[1], survivor_record_id=root.rank[2],
+                         similarity=similarity(member.signature, root.signature))
 
 
 def assert_near_dedup(candidates: list[Candidate], parameters: MinHashParameters, dropped: list, notes: list):

@@ -47,7 +47,7 @@ def test_the_reader_skips_a_response_whose_headers_opt_out():
     outcomes = list(read_warc(lambda: io.BytesIO(data), "t.warc.gz", screen=headers_opt_out))
     assert [(o.url, o.kind) for o in outcomes if isinstance(o, Skip) and o.kind == "opted-out"] == [
         (reserved.url, "opted-out")]
-    assert [o.url for o in outcomes if isinstance(o, Document)] == [open_page.url]
+    assert [o.capture.url for o in outcomes if isinstance(o, Document)] == [open_page.url]
 
 
 def test_without_the_option_the_build_identity_is_as_it_was():

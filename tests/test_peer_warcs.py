@@ -60,8 +60,8 @@ def accounted_for(response: tuple[int, str, str], outcomes: list) -> bool:
     offset, record_id, url = response
     for outcome in outcomes:
         # (A record without an id, as ARC's, is its offset: ReadWarc's URL has spaces escaped, warcio's raw `uri` not.)
-        if (isinstance(outcome, Document) and outcome.warc_record_id == record_id
-                and (outcome.url == url if record_id else outcome.source_offset == offset)):
+        if (isinstance(outcome, Document) and outcome.capture.warc_record_id == record_id
+                and (outcome.capture.url == url if record_id else outcome.capture.source_offset == offset)):
             return True
         if isinstance(outcome, DeadLetter):
             if (outcome.warc_record_id or outcome.source_offset == offset) and (

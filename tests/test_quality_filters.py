@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from pipeline.options import parse_settings
 from pipeline.sample import Capture
-from tests.helpers import page
+from tests.helpers import document, page
 from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.document import Document, Skip
 from transforms.stages.filters import c4, fineweb, gopher
@@ -106,8 +106,8 @@ def test_rule_sets_decide_every_text_and_only_remove_whole_lines(text):
 
 
 def _document(clean_text: str) -> Document:
-    doc = Document("https://example.org/a", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10, 200,
-                   "text/html", raw_bytes=1234, cleaned_html=blocks_to_html(clean_text.split("\n")))
+    doc = document("https://example.org/a", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10,
+                   raw_bytes=1234, cleaned_html=blocks_to_html(clean_text.split("\n")))
     return minimize_document(doc, clean_text=True)
 
 

@@ -42,7 +42,7 @@ def test_a_header_line_over_the_bound_is_a_dead_letter_that_says_so(line_end):
     long_line = b"X-Long: " + b"a" * 10_000_000 + line_end
     data = with_header_line(response(PAGES[0]), long_line) + response(PAGES[1])
     docs, _, dead = outcomes_by_kind(read_all(data))
-    assert [doc.url for doc in docs] == [PAGES[1].url]
+    assert [doc.capture.url for doc in docs] == [PAGES[1].url]
     [letter] = dead
     assert f"WARC header line over {warcio_compat.HEADER_LINE_LIMIT:,} bytes" in letter.reason, letter.reason
     assert "AttributeError" not in letter.reason and letter.source_offset == 0
@@ -51,7 +51,7 @@ def test_a_header_line_over_the_bound_is_a_dead_letter_that_says_so(line_end):
 def test_a_response_without_a_target_uri_is_a_dead_letter_that_says_so():
     data = without_header(response(PAGES[0]), b"WARC-Target-URI") + response(PAGES[1])
     docs, _, dead = outcomes_by_kind(read_all(data))
-    assert [doc.url for doc in docs] == [PAGES[1].url]
+    assert [doc.capture.url for doc in docs] == [PAGES[1].url]
     assert [letter.source_offset for letter in dead] == [0]
     assert "without WARC-Target-URI" in dead[0].reason and "AttributeError" not in dead[0].reason, dead[0].reason
 
@@ -87,7 +87,7 @@ def test_a_whole_file_gzip_cut_inside_a_records_http_headers_names_the_record():
     http_headers = plain.index(b"HTTP/1.1", second) + 20  # inside the second record's HTTP headers
     outcomes = read_all(_gzip_cut(plain, http_headers))
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [PAGES[0].url]
+    assert [doc.capture.url for doc in docs] == [PAGES[0].url]
     [letter] = dead
     assert "truncated" in letter.reason
     assert (letter.url, letter.warc_record_id) == (PAGES[1].url, PAGES[1].record_id), letter

@@ -22,7 +22,7 @@ from pipeline import settings as options
 from pipeline.sample import Capture, arc_bytes, capture_records, warc_bytes
 from tests.helpers import compressed_frames, html_capture, input_dir, outcomes_by_kind
 from tests.test_cli import run_main
-from transforms.document import DeadLetter
+from transforms.document import DeadLetter, read_at
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.formats import LZ4_FRAMING, detect_format, zstd_framing
 
@@ -82,7 +82,7 @@ WARC_VARIANTS = {
 def check_captures(outcomes: list, expected_docs: list[Capture]) -> None:
     docs, skips, dead = outcomes_by_kind(outcomes)
     assert dead == []
-    assert [doc.url for doc in docs] == [capture.url for capture in expected_docs]
+    assert [doc.capture.url for doc in docs] == [capture.url for capture in expected_docs]
     assert [doc.payload for doc in docs] == [capture.body for capture in expected_docs]
 
 
@@ -94,13 +94,13 @@ def test_an_arc_file_is_read_with_the_version_block_a_non_response_skip(compress
     docs, skips, _ = outcomes_by_kind(outcomes)
     assert [(skip.kind, skip.record_type) for skip in skips] == [
         ("non-response", "warcinfo"), ("redirect", "response"), ("non-html", "response")]
-    assert [doc.warc_record_id for doc in docs] == ["", ""]  # an ARC record has none (warcio would invent one)
-    assert docs[0].warc_date == "2026-01-15T10:01:00Z"
+    assert [doc.capture.warc_record_id for doc in docs] == ["", ""]  # an ARC record has none (warcio would invent one)
+    assert docs[0].capture.warc_date == "2026-01-15T10:01:00Z"
     if compression == "record":
         starts = frame_offsets(data, "record")
-        assert [doc.source_offset for doc in docs] == starts[1:3]
+        assert [doc.capture.source_offset for doc in docs] == starts[1:3]
     else:
-        assert docs[0].source_offset == data.index(b"https://en.example.org/harbour 192.0.2.1")
+        assert docs[0].capture.source_offset == data.index(b"https://en.example.org/harbour 192.0.2.1")
     # Read twice, the same: nothing random.
     assert read_all(data, "collection.warc.gz") == outcomes
 
@@ -117,7 +117,7 @@ def test_a_damaged_arc_record_costs_only_itself(compression):
         data = whole[:start + 20] + bytes(30) + whole[start + 50:]
     outcomes = read_all(data)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [MORE[0].url, MORE[2].url, MORE[3].url]
+    assert [doc.capture.url for doc in docs] == [MORE[0].url, MORE[2].url, MORE[3].url]
     [letter] = dead
     assert letter.reason.startswith("corrupt data") and "2 records recovered" in letter.reason
 
@@ -129,12 +129,12 @@ def test_a_compressed_warc_is_read_with_frame_offsets(variant):
     check_captures(outcomes, [LATIN, CYRILLIC])
     docs, skips, _ = outcomes_by_kind(outcomes)
     assert len(outcomes) == 1 + 3 * len(CAPTURES)
-    assert [doc.warc_record_id for doc in docs] == [LATIN.record_id, CYRILLIC.record_id]
+    assert [doc.capture.warc_record_id for doc in docs] == [LATIN.record_id, CYRILLIC.record_id]
     # warcinfo, then request, response, metadata per capture: the responses are frames 2 and 5.
     starts = frame_offsets(data, WARC_VARIANTS[variant]["compression"])
     assert len(starts) == len(outcomes)
-    assert [doc.source_offset for doc in docs] == [starts[2], starts[5]]
-    assert [outcome.source_offset for outcome in outcomes] == starts
+    assert [doc.capture.source_offset for doc in docs] == [starts[2], starts[5]]
+    assert [read_at(outcome) for outcome in outcomes] == starts
 
 
 @pytest.mark.parametrize("variant", WARC_VARIANTS)
@@ -146,10 +146,10 @@ def test_a_corrupt_frame_costs_only_its_record(variant):
     damaged = data[:start + 6] + bytes(b ^ 0x5A for b in data[start + 6:end - 4]) + data[end - 4:]
     outcomes = read_all(damaged)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [MORE[0].url, MORE[2].url, MORE[3].url]
+    assert [doc.capture.url for doc in docs] == [MORE[0].url, MORE[2].url, MORE[3].url]
     assert dead and all(letter.source_offset >= start for letter in dead)
     assert any("recovered" in letter.reason for letter in dead)
-    assert max(outcome.source_offset for outcome in docs) == starts[-2]
+    assert max(outcome.capture.source_offset for outcome in docs) == starts[-2]
 
 
 @pytest.mark.parametrize("variant", WARC_VARIANTS)
@@ -159,7 +159,7 @@ def test_a_compressed_warc_cut_inside_its_last_frame_says_so(variant):
     for cut in (data[:-10], data[:last + 3]):  # inside its data, inside its frame header
         outcomes = read_all(cut)
         docs, _, dead = outcomes_by_kind(outcomes)
-        assert [doc.url for doc in docs] == [MORE[0].url, MORE[1].url]
+        assert [doc.capture.url for doc in docs] == [MORE[0].url, MORE[1].url]
         assert dead and all("truncated" in letter.reason for letter in dead)
         assert len(outcomes) == 1 + 3 * 2
 
@@ -205,7 +205,7 @@ def test_a_frame_that_ends_where_a_read_ends_does_not_end_the_file(compression):
     outcomes = read_all(data)
     docs, _, dead = outcomes_by_kind(outcomes)
     assert dead == [] and len(outcomes) == 1 + 3 * len(captures)
-    assert [doc.url for doc in docs] == [capture.url for capture in MORE[:3]]
+    assert [doc.capture.url for doc in docs] == [capture.url for capture in MORE[:3]]
 
 
 def whole_stream(kind: str, captures: list[Capture]) -> tuple[bytes, bytes]:
@@ -241,7 +241,7 @@ def test_an_arc_file_gzipped_as_one_stream_builds_as_one_range(monkeypatch, tmp_
 def test_a_file_gzipped_as_one_stream_cut_anywhere_keeps_every_whole_record_before_the_cut(kind):
     data, plain = whole_stream(kind, MORE[:6])
     whole = read_all(plain)
-    starts = [outcome.source_offset for outcome in whole]
+    starts = [read_at(outcome) for outcome in whole]
     separator = len(b"\n" if kind == "arc" else b"\r\n\r\n")
     block_ends = [start - separator for start in starts[1:]] + [len(plain) - separator]
     for cut in range(20, len(data) - 8, 3):  # (the last 8 bytes are the gzip trailer)
@@ -257,7 +257,7 @@ def test_a_file_gzipped_as_one_stream_cut_anywhere_keeps_every_whole_record_befo
         default = read_all(data[:cut])
         assert default[:-1] == outcomes[:-1] and (default[-1] == letter or (
             default[-1].truncated.startswith("end-of-file: ")
-            and default[-1].source_offset == letter.source_offset)), cut
+            and default[-1].capture.source_offset == letter.source_offset)), cut
         assert isinstance(letter, DeadLetter) and letter.reason.startswith("truncated: the file ends"), (cut, letter)
         if kept < len(starts) and starts[kept] <= readable:  # the cut is inside a record: the letter is at its start
             assert letter.source_offset == starts[kept], (cut, letter)

@@ -9,7 +9,7 @@ from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.restriction_trackers import OffsetRange
 
 from pipeline.sample import arc_bytes, sample_captures, warc_bytes
-from tests.helpers import process_unit
+from tests.helpers import about, process_unit
 from transforms.document import DeadLetter
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.formats import detect_format
@@ -47,7 +47,7 @@ def counted(outputs) -> list:
 def identity(output) -> tuple:
     tag = output.tag if isinstance(output, beam.pvalue.TaggedOutput) else "documents"
     value = output.value if isinstance(output, beam.pvalue.TaggedOutput) else output
-    return tag, type(value).__name__, value.source_offset, getattr(value, "warc_record_id", "")
+    return tag, type(value).__name__, about(value).source_offset, getattr(about(value), "warc_record_id", "")
 
 
 def the_unit(tmp_path, name: str, data: bytes) -> WarcRange:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.sample import Capture, capture_records, http_response, warc_bytes
-from tests.helpers import compressed_frames, corpus_records, html_capture, input_dir, page
+from tests.helpers import about, compressed_frames, corpus_records, html_capture, input_dir, page
 from tests.test_cli import run_main
 from transforms.document import DeadLetter, Document, Skip
 from transforms.stages.read_warc.read_warc import read_warc
@@ -34,7 +34,7 @@ def read_all(data: bytes, skip_truncated: bool = False) -> list:
 def only(outcomes: list, url: str):
     """The outcome of the response record of `url` (not of its request or metadata record)."""
     [outcome] = [outcome for outcome in outcomes
-                 if outcome.url == url and not (isinstance(outcome, Skip) and outcome.kind == "non-response")]
+                 if about(outcome).url == url and not (isinstance(outcome, Skip) and outcome.kind == "non-response")]
     return outcome
 
 
@@ -85,7 +85,7 @@ def test_a_page_the_end_of_the_file_cuts_keeps_what_was_received(compression):
     got = len(doc.payload)
     assert received <= got < body and doc.payload == LONG_BODY[:got]
     assert doc.truncated == f"end-of-file: {got} of {body} bytes received"
-    assert (doc.warc_record_id, doc.http_status) == (LONG.record_id, 200)
+    assert (doc.capture.warc_record_id, doc.http_status) == (LONG.record_id, 200)
     assert not [outcome for outcome in outcomes if isinstance(outcome, DeadLetter)], outcomes
 
 
@@ -129,7 +129,7 @@ def test_a_peer_readers_clipped_file_keeps_its_page(peer_warcs):
     path = peer_warcs / "warcio__example-space-in-url.arc"
     outcomes = list(read_warc(lambda: open(path, "rb"), str(path), on_note=lambda note: None))
     [doc] = [outcome for outcome in outcomes if isinstance(outcome, Document)]
-    assert doc.url.startswith("http://example.com/index.cfm") and doc.truncated.startswith("end-of-file: ")
+    assert doc.capture.url.startswith("http://example.com/index.cfm") and doc.truncated.startswith("end-of-file: ")
     assert not [outcome for outcome in outcomes if isinstance(outcome, DeadLetter)]
 
 

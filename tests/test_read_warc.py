@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.sample import COMPRESSIONS, WARC_VERSIONS, Capture, warc_bytes
-from transforms.document import DeadLetter, Document, Skip
+from transforms.document import DeadLetter, Document, Skip, read_at
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.vocabulary import RECORDS_READ, SKIP_KINDS
-from tests.helpers import compressed_frames, html_capture, outcomes_by_kind, page, read_bytes
+from tests.helpers import about, compressed_frames, html_capture, outcomes_by_kind, page, read_bytes
 
 LATIN = html_capture("https://en.example.org/a", "<p>Harbour cranes &amp; the old port.</p>",
                      date="2026-01-15T10:00:00Z")
@@ -41,7 +41,8 @@ def summary(outcomes):
     result = []
     for outcome in outcomes:
         if isinstance(outcome, Document):
-            result.append(("doc", outcome.url, outcome.warc_record_id, outcome.warc_date, outcome.http_status,
+            result.append(("doc", outcome.capture.url, outcome.capture.warc_record_id, outcome.capture.warc_date,
+                           outcome.http_status,
                            outcome.content_type, outcome.payload, outcome.raw_bytes))
         elif isinstance(outcome, Skip):
             result.append(("skip", outcome.kind, outcome.record_type, outcome.warc_record_id, outcome.url))
@@ -73,11 +74,11 @@ def test_every_compression_and_version_gives_the_same_outcomes(compression, vers
     assert summary(outcomes) == reference
     docs, skips, dead = outcomes_by_kind(outcomes)
     assert dead == []
-    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url, ENCODED.url]
+    assert [doc.capture.url for doc in docs] == [LATIN.url, CYRILLIC.url, ENCODED.url]
     assert [doc.payload for doc in docs] == [LATIN.body, CYRILLIC.body, ENCODED.body]
-    assert [doc.warc_record_id for doc in docs] == [LATIN.record_id, CYRILLIC.record_id, ENCODED.record_id]
+    assert [doc.capture.warc_record_id for doc in docs] == [LATIN.record_id, CYRILLIC.record_id, ENCODED.record_id]
     # Offsets are distinct and increase through the file.
-    offsets = [outcome.source_offset for outcome in outcomes]
+    offsets = [read_at(outcome) for outcome in outcomes]
     assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
 
 
@@ -85,21 +86,21 @@ def test_per_record_gzip_offsets_point_at_the_record():
     data = warc_bytes(CAPTURES)
     starts = [start for start, _ in compressed_frames(data)]
     outcomes = read_bytes(data)
-    assert [outcome.source_offset for outcome in outcomes] == starts
+    assert [read_at(outcome) for outcome in outcomes] == starts
     for doc in outcomes_by_kind(outcomes)[0]:
-        record = next(iter(ArchiveIterator(io.BytesIO(data[doc.source_offset:]))))
-        assert record.rec_headers.get_header("WARC-Record-ID") == doc.warc_record_id
+        record = next(iter(ArchiveIterator(io.BytesIO(data[doc.capture.source_offset:]))))
+        assert record.rec_headers.get_header("WARC-Record-ID") == doc.capture.warc_record_id
 
 
 def test_document_fields_come_from_the_record():
     [doc] = outcomes_by_kind(read_bytes(warc_bytes([LATIN])))[0]
-    assert doc.url == LATIN.url
-    assert doc.warc_date == LATIN.date
+    assert doc.capture.url == LATIN.url
+    assert doc.capture.warc_date == LATIN.date
     assert doc.http_status == 200
     assert doc.content_type == LATIN.content_type
     assert doc.payload == LATIN.body
     assert doc.raw_bytes == len(LATIN.body)
-    assert doc.source_file == "test.warc.gz"
+    assert doc.capture.source_file == "test.warc.gz"
 
 
 # --- skips by kind ---------------------------------------------------------------------------
@@ -215,10 +216,10 @@ def test_a_record_cut_short_is_kept_cut_or_with_skip_truncated_a_dead_letter_and
     assert len(outcomes) == 1 + 3 * 3
     docs, _, dead = outcomes_by_kind(outcomes)
     if not skip_truncated:
-        assert [doc.url for doc in docs] == [LATIN.url, cut.url, CYRILLIC.url] and not dead
+        assert [doc.capture.url for doc in docs] == [LATIN.url, cut.url, CYRILLIC.url] and not dead
         assert docs[1].truncated.startswith("end-of-member: ") and outcomes[5] is docs[1]
         return
-    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url]
+    assert [doc.capture.url for doc in docs] == [LATIN.url, CYRILLIC.url]
     [letter] = dead
     assert "truncated" in letter.reason
     assert letter.stage == "read_warc"
@@ -243,7 +244,7 @@ def test_a_file_cut_inside_its_last_gzip_member_keeps_the_records_before(where):
                               skip_truncated=True))
     assert len(outcomes) == len(members) - 1  # every record that starts in the file
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url]
+    assert [doc.capture.url for doc in docs] == [LATIN.url, CYRILLIC.url]
     assert len(dead) == 1 and outcomes[-1] is dead[0]
     assert "truncated" in dead[0].reason
     assert dead[0].source_offset == start
@@ -255,7 +256,7 @@ def test_a_record_cut_inside_its_payload_is_kept_cut_or_with_skip_truncated_a_de
     cut = data[:(start + end) // 2]
     kept = read_bytes(cut)[-1]
     assert isinstance(kept, Document) and kept.truncated.startswith("end-of-file: "), kept
-    assert (kept.url, kept.warc_record_id) == (BIG.url, BIG.record_id) and kept.payload
+    assert (kept.capture.url, kept.capture.warc_record_id) == (BIG.url, BIG.record_id) and kept.payload
     letter = list(read_warc(lambda: io.BytesIO(cut), "test.warc.gz", skip_truncated=True))[-1]
     assert isinstance(letter, DeadLetter)
     assert (letter.url, letter.warc_record_id) == (BIG.url, BIG.record_id)
@@ -266,7 +267,7 @@ def test_an_uncompressed_file_cut_inside_its_last_record_keeps_the_records_befor
     cut = data[:len(data) - len(data) // 10]  # inside BIG's response
     outcomes = read_bytes(cut)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url, BIG.url] and not dead
+    assert [doc.capture.url for doc in docs] == [LATIN.url, CYRILLIC.url, BIG.url] and not dead
     assert outcomes[-1] is docs[-1] and docs[-1].truncated.startswith("end-of-file: ")
 
 
@@ -280,12 +281,12 @@ def test_a_whole_file_gzip_cut_short_keeps_the_records_before(size):
         cut = data[:-30]  # inside the last capture's metadata record
     outcomes = list(read_warc(lambda: io.BytesIO(cut), "test.warc.gz", skip_truncated=True))
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs][:2] == [LATIN.url, CYRILLIC.url]
+    assert [doc.capture.url for doc in docs][:2] == [LATIN.url, CYRILLIC.url]
     assert len(dead) == 1 and outcomes[-1] is dead[0]
     assert "truncated" in dead[0].reason
     if size == "big":  # (the cut is inside BIG's page: without --skip-truncated, what the file holds of it is kept)
         kept = read_bytes(cut)
-        assert kept[:-1] == outcomes[:-1] and kept[-1].url == BIG.url and kept[-1].truncated.startswith("end-of-file")
+        assert kept[:-1] == outcomes[:-1] and kept[-1].capture.url == BIG.url and kept[-1].truncated.startswith("end-of-file")
 
 
 THIRD = html_capture("https://en.example.org/third", "<p>A third page.</p>", date="2026-01-15T10:09:00Z")
@@ -301,7 +302,7 @@ def test_a_corrupt_gzip_member_costs_only_its_record():
     outcomes = read_bytes(bytes(damaged))
     assert len(outcomes) == len(members)  # the damaged record is replaced by one dead letter
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [LATIN.url, THIRD.url]
+    assert [doc.capture.url for doc in docs] == [LATIN.url, THIRD.url]
     [letter] = dead
     assert "corrupt" in letter.reason
     assert letter.source_offset == start
@@ -314,7 +315,7 @@ def test_garbage_between_records_is_skipped_and_reported():
     garbage = b"GARBAGE that is not a record\r\n\r\n" * 3
     outcomes = read_bytes(data[:where] + garbage + data[where:])
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [LATIN.url, CYRILLIC.url, THIRD.url]
+    assert [doc.capture.url for doc in docs] == [LATIN.url, CYRILLIC.url, THIRD.url]
     assert len(outcomes) == len(read_bytes(data)) + 1
     [letter] = dead
     assert letter.skipped_bytes == len(garbage)
@@ -345,7 +346,7 @@ def test_a_valid_file_followed_by_garbage_keeps_its_records():
     data = warc_bytes([LATIN]) + b"this is garbage after the last record\r\n\r\n"
     outcomes = read_bytes(data)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [LATIN.url]
+    assert [doc.capture.url for doc in docs] == [LATIN.url]
     assert len(dead) == 1 and outcomes[-1] is dead[0]
 
 
@@ -388,7 +389,7 @@ def test_every_record_yields_exactly_one_outcome(kinds, version, compression):
     assert sum(bool(doc.truncated) for doc in docs) == kinds.count("truncated") + kinds.count("cut")
     assert not dead
     # Each response and revisit comes out once, under its own record id.
-    ids = [o.warc_record_id for o in outcomes if not (isinstance(o, Skip) and o.kind == "non-response")]
+    ids = [about(o).warc_record_id for o in outcomes if not (isinstance(o, Skip) and o.kind == "non-response")]
     assert sorted(ids) == sorted(capture.record_id for capture in captures)
 
 
@@ -403,7 +404,7 @@ def test_read_warc_counts_every_record_it_reads_once_per_range(write_warc, tmp_p
         # Ranges of 2,000 bytes: each file's records are counted over several ranges.
         read = pipeline | ReadWarc([str(tmp_path / "in" / "*")], range_bytes=2000)
         outcomes = ((read.documents, read.skipped, read.dead_letter) | beam.Flatten()
-                    | "OutcomeFile" >> beam.Map(lambda outcome: outcome.source_file)
+                    | "OutcomeFile" >> beam.Map(lambda outcome: about(outcome).source_file)
                     | beam.combiners.Count.PerElement())
         counted = (read[RECORDS_READ] | "ReadFile" >> beam.Map(lambda counted: (counted.source_file, counted.records))
                    | beam.CombinePerKey(sum))
@@ -425,7 +426,7 @@ def test_read_warc_transform_reads_every_matched_file(write_warc, tmp_path):
     (tmp_path / "in" / "bogus.warc.gz").write_bytes(NOT_WARC["json"])
     with TestPipeline() as pipeline:
         read = pipeline | ReadWarc([str(tmp_path / "in" / "*.warc.gz"), str(tmp_path / "in" / "two.warc")])
-        assert_that(read.documents | "Docs" >> beam.Map(lambda d: (d.source_file.rsplit("/", 1)[-1], d.url, d.payload)),
+        assert_that(read.documents | "Docs" >> beam.Map(lambda d: (d.capture.source_file.rsplit("/", 1)[-1], d.capture.url, d.payload)),
                     equal_to([("one.warc.gz", LATIN.url, LATIN.body), ("two.warc", CYRILLIC.url, CYRILLIC.body),
                               ("three.warc.gz", ENCODED.url, ENCODED.body)]), label="documents")
         assert_that(read.skipped | "Skips" >> beam.Map(lambda s: s.kind),

@@ -49,7 +49,7 @@ def test_a_record_that_starts_where_the_search_resumes_is_found():
                      response(PAGES[2]), response(PAGES[3])])
     outcomes, _ = read_all(data)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == URLS
+    assert [doc.capture.url for doc in docs] == URLS
     [damage] = dead
     assert damage.skipped_bytes == len(b"ml>\r\n\r\n")
     assert "2 records recovered" in damage.reason
@@ -64,11 +64,11 @@ def test_one_damaged_record_in_a_whole_file_gzip_costs_only_itself(damage):
     outcomes, _ = read_all(data, "test.warc.gz")
     docs, _, dead = outcomes_by_kind(outcomes)
     kept = URLS if damage == "short-content-length" else [URLS[0], URLS[2], URLS[3]]
-    assert [doc.url for doc in docs] == kept
+    assert [doc.capture.url for doc in docs] == kept
     [letter] = dead
     assert letter.reason.startswith("corrupt data") and "2 records recovered" in letter.reason
     # Offsets in a whole-file gzip count decompressed bytes.
-    assert docs[-1].source_offset == sum(len(response(page)) for page in PAGES[:3])
+    assert docs[-1].capture.source_offset == sum(len(response(page)) for page in PAGES[:3])
 
 
 def test_a_record_split_across_gzip_members_says_so():
@@ -77,7 +77,7 @@ def test_a_record_split_across_gzip_members_says_so():
     members += [gzip_member(split[:-60]), gzip_member(split[-60:]), gzip_member(response(PAGES[2]))]
     outcomes, _ = read_all(b"".join(members), "test.warc.gz")
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [URLS[0], URLS[2]]
+    assert [doc.capture.url for doc in docs] == [URLS[0], URLS[2]]
     letter, rest = dead
     assert letter.url == URLS[1] and "split across gzip members" in letter.reason
     assert "the file ends" not in letter.reason
@@ -90,10 +90,10 @@ def test_a_content_length_too_big_does_not_swallow_the_next_record():
                      response(PAGES[2]), response(PAGES[3])])
     outcomes, _ = read_all(data)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [URLS[0], URLS[2], URLS[3]]
+    assert [doc.capture.url for doc in docs] == [URLS[0], URLS[2], URLS[3]]
     [letter] = dead
     assert letter.url == URLS[1] and "runs past the end of this record" in letter.reason
-    assert f"at offset {docs[1].source_offset}" in letter.reason
+    assert f"at offset {docs[1].capture.source_offset}" in letter.reason
 
 
 def test_a_record_whose_lines_end_in_lf_only_does_not_swallow_the_next_record():
@@ -101,7 +101,7 @@ def test_a_record_whose_lines_end_in_lf_only_does_not_swallow_the_next_record():
     data = b"".join([response(PAGES[0]).replace(b"\r\n", b"\n"), response(PAGES[1]), response(PAGES[2])])
     outcomes, _ = read_all(data)
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [URLS[1], URLS[2]]
+    assert [doc.capture.url for doc in docs] == [URLS[1], URLS[2]]
     [letter] = dead
     assert letter.url == URLS[0] and "runs past the end of this record" in letter.reason
 
@@ -178,7 +178,7 @@ def test_a_long_run_of_blank_lines_after_a_record_is_a_dead_letter_with_its_byte
             else b"".join(records))
     outcomes, _ = read_all(data, f"test.{compression}")
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == URLS[:3]
+    assert [doc.capture.url for doc in docs] == URLS[:3]
     [letter] = dead
     # The record's own end of block (CRLF CRLF) is blank lines too.
     assert letter.skipped_bytes == blank + 4 and "blank lines" in letter.reason

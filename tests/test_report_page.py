@@ -25,6 +25,8 @@ from transforms.report.manifest import MANIFEST_NAME
 from transforms.report.report_page import (DROPPED_ATTRIBUTE, FETCHING_ATTRIBUTES, REPORT_PAGE_NAME, inspect_page,
                                            marked_original)
 from transforms.report.report_page_transform import SmallestDistinctHashes
+from transforms import vocabulary
+from transforms.document import read_at
 from transforms.vocabulary import Fingerprint
 
 # Where the browser test leaves its screenshot (CI keeps it as an artifact).
@@ -49,7 +51,7 @@ FETCHING_PAGE = page(
 
 
 def fingerprint(content_hash: str, url: str, date: str = "2026-01-01T00:00:00Z") -> Fingerprint:
-    return Fingerprint(date, url, f"<urn:{url}>", "a.warc.gz", 0, 0, content_hash, "0:x")
+    return Fingerprint(vocabulary.Capture(date, url, f"<urn:{url}>", "a.warc.gz", 0, 0), content_hash, "0:x")
 
 
 def test_the_original_fetches_and_runs_nothing():
@@ -104,21 +106,21 @@ def test_the_sample_in_a_pipeline_is_each_contents_survivor():
                     fingerprint("a", "https://a.example/")]
     with TestPipeline() as pipeline:
         chosen = (pipeline | beam.Create(fingerprints)
-                  | beam.CombineGlobally(SmallestDistinctHashes(2)) | beam.Map(lambda sample: [f.url for f in sample]))
+                  | beam.CombineGlobally(SmallestDistinctHashes(2)) | beam.Map(lambda sample: [f.capture.url for f in sample]))
         assert_that(chosen, equal_to([["https://a.example/", "https://b.example/early"]]))
 
 
 def test_a_sampled_page_is_read_again_and_cleaned_with_the_builds_settings(write_warc):
     path = write_warc([Capture("https://example.org/p", FETCHING_PAGE.encode("utf-8"))])
-    offset = next(outcome.source_offset for outcome in read_bytes(path.read_bytes())
+    offset = next(read_at(outcome) for outcome in read_bytes(path.read_bytes())
                   if getattr(outcome, "http_status", None) == 200)
-    sampled = Fingerprint("", "https://example.org/p", "", str(path), offset, 0, "", "")
+    sampled = Fingerprint(vocabulary.Capture("", "https://example.org/p", "", str(path), offset, 0), "", "")
     inspected = inspect_page(sampled, ("div.ad",), None)
     assert inspected.note == ""
     assert "visible text here" in inspected.kept_blocks
     assert "an advert" not in " ".join(inspected.kept_blocks)
     assert DROPPED_ATTRIBUTE in inspected.original
-    missing = inspect_page(Fingerprint("", "u", "", str(path), offset + 1, 0, "", ""), (), None)
+    missing = inspect_page(Fingerprint(vocabulary.Capture("", "u", "", str(path), offset + 1, 0), "", ""), (), None)
     assert missing.note and missing.kept_blocks == ()
 
 

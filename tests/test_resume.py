@@ -35,6 +35,7 @@ from transforms.stages.compress_write.staging import STAGED_LAYOUT
 from transforms.state.unit_check import NotReusable, check_staging_file, imbalance, record_json
 from transforms.state.unit_ledger import (HOLD_AFTER_UNITS, RECORD_SUFFIX, UNITS, LedgerPlan, UnitLedger, decode,
                                           encode, unit_name)
+from transforms import vocabulary
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 FILES = 6
@@ -244,8 +245,9 @@ class Staged:
         return FileDigest(self.path, 0, hashlib.sha256(b"").hexdigest(), self.records)
 
 
-def fingerprint(offset: int) -> Fingerprint:
-    return Fingerprint("2024", f"https://example.org/{offset}", f"<id-{offset}>", "/in/a.warc.gz", offset, 0, "h", "c")
+def fingerprint(offset: int, source_range: int = 0) -> Fingerprint:
+    return Fingerprint(vocabulary.Capture("2024", f"https://example.org/{offset}", f"<id-{offset}>", "/in/a.warc.gz",
+                                          offset, source_range), "h", "c")
 
 
 def ledger_with_two_documents(tmp_path, whole=True, seen=2, runs=(("s1", 2, "a"),)) -> UnitLedger:
@@ -283,8 +285,12 @@ def test_each_kind_of_outcome_is_recorded_as_its_fields_and_read_back_equal():
                 FilterCounts((("dropped:gopher", 1), ("bytes:gopher", 120)), "/in/a.warc.gz", 0, 10, 2)]
     for outcome in outcomes:
         encoded = encode(outcome)
-        # A record holds what dataclasses.asdict gives, in JSON, and reads back as the outcome.
-        assert json.dumps(encoded) == json.dumps([type(outcome).__name__, dataclasses.asdict(outcome)])
+        # A record holds what dataclasses.asdict gives, in JSON (a fingerprint's capture flat, as every kind's
+        # fields are: records written before it was one value read back), and reads back as the outcome.
+        fields = dataclasses.asdict(outcome)
+        if isinstance(outcome, Fingerprint):
+            fields = {**fields.pop("capture"), **fields}
+        assert json.dumps(encoded) == json.dumps([type(outcome).__name__, fields])
         assert decode(json.loads(json.dumps(encoded))) == outcome
 
 
@@ -449,7 +455,7 @@ def balanced_record() -> dict:
     (lambda record: record["outcomes"].__setitem__(1, record["outcomes"][0]),
      "its record's outcomes do not balance its records read"),
     (lambda record: record.update(unit=["/in/b.warc.gz", 0]), "its record names another unit"),
-    (lambda record: record["outcomes"].__setitem__(1, encode(dataclasses.replace(fingerprint(20), source_range=64))),
+    (lambda record: record["outcomes"].__setitem__(1, encode(fingerprint(20, 64))),
      "its record holds outcomes of another unit"),
     (lambda record: record["runs"][0].__setitem__(0, "../elsewhere.avro"),
      "its record names staging files of another unit"),
@@ -488,7 +494,7 @@ def staged_unit(tmp_path: Path, fields: tuple[str, ...]) -> tuple[str, int, str,
         fastavro.writer(handle, layout.staging_schema, [layout.staged(doc) for doc in docs], codec="null",
                         metadata={STAGED_LAYOUT: layout.identity})
     data = path.read_bytes()
-    fingerprints = {doc.source_offset: encode(Fingerprint.of(doc))[1] for doc in docs}
+    fingerprints = {doc.capture.source_offset: encode(Fingerprint.of(doc))[1] for doc in docs}
     return str(path), len(data), hashlib.sha256(data).hexdigest(), layout, fingerprints
 
 

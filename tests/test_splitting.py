@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pipeline import cli
 from pipeline import settings as options
 from pipeline.sample import sample_captures, warc_bytes
+from tests.helpers import about
 from transforms.corpus.read_corpus import iter_corpus
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.ranges import WarcRange, split_warc
@@ -20,7 +21,7 @@ SAMPLE = warc_bytes(sample_captures())
 
 
 def identity(outcome) -> tuple:
-    return type(outcome).__name__, outcome.source_offset, outcome.warc_record_id
+    return type(outcome).__name__, about(outcome).source_offset, about(outcome).warc_record_id
 
 
 def read_ranges(data: bytes, cuts: list[int]) -> list:

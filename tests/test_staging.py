@@ -19,6 +19,7 @@ from transforms.stages.compress_write.staging import STAGED
 from transforms.document import Document
 from transforms.stages.hash_dedup import hash_document
 from transforms.stages.hash_dedup_transform import HashDedup
+from tests.helpers import document
 
 PER_UNIT = 30
 UNITS = (("a.warc.gz", 0), ("a.warc.gz", 1000), ("b.warc.gz", 0))
@@ -27,7 +28,7 @@ UNITS = (("a.warc.gz", 0), ("a.warc.gz", 1000), ("b.warc.gz", 0))
 def doc(source_file: str, source_range: int, k: int) -> Document:
     html = f"<div>page {k} of {source_file} from {source_range}</div>"
     url = f"https://example.org/{source_file}/{source_range}/{k}"
-    return hash_document(Document(
+    return hash_document(document(
         url=url, warc_record_id=f"<urn:uuid:{url}>", warc_date="2026-01-15T10:00:00Z", source_file=source_file,
         source_offset=source_range + k, source_range=source_range, http_status=200,
         content_type="text/html; charset=utf-8", charset="utf-8", charset_source="http-header", title=url, links=[],
@@ -56,7 +57,7 @@ def build(output: Path, reshuffled: bool, pipeline: beam.Pipeline | None = None,
         docs = pipeline | beam.Create(DOCS)
         if reshuffled:
             # Beam's in-process runner keeps the order through a Reshuffle: this shuffle also reorders.
-            docs = (docs | beam.Reshuffle() | beam.Map(lambda one: (one.source_offset % 7, one)) | beam.GroupByKey()
+            docs = (docs | beam.Reshuffle() | beam.Map(lambda one: (one.capture.source_offset % 7, one)) | beam.GroupByKey()
                     | beam.FlatMap(lambda grouped: reversed(list(grouped[1]))))
         staged = docs | StageAndFingerprint(str(output))
         if staged_notes is not None:
@@ -146,7 +147,7 @@ def test_a_unit_in_more_runs_than_may_be_open_is_merged_in_groups(tmp_path, monk
 def test_a_zombie_shard_writer_that_fails_beside_its_retry_leaves_one_complete_shard(tmp_path, monkeypatch):
     # Pages of text that does not compress, in a block each: the writers' bytes reach the file while they write.
     def incompressible(one: Document) -> Document:
-        text = "".join(hashlib.sha256(f"{one.url} {part}".encode()).hexdigest() for part in range(200))
+        text = "".join(hashlib.sha256(f"{one.capture.url} {part}".encode()).hexdigest() for part in range(200))
         return one.replace(html=f"<div>{text}</div>", text=text)
 
     docs = [incompressible(one) for one in DOCS[:PER_UNIT]]

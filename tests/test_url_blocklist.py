@@ -143,7 +143,7 @@ def test_the_reader_skips_a_blocked_capture_without_reading_its_payload():
     outcomes = list(read_warc(lambda: io.BytesIO(data), "t.warc.gz", screen=blocklist()))
     skips = [outcome for outcome in outcomes if isinstance(outcome, Skip) and outcome.kind == "url-blocked"]
     assert [(skip.url, skip.detail) for skip in skips] == [(blocked.url, "domain blocked.example (list.txt)")]
-    assert [outcome.url for outcome in outcomes if isinstance(outcome, Document)] == [kept.url]
+    assert [outcome.capture.url for outcome in outcomes if isinstance(outcome, Document)] == [kept.url]
 
 
 @pytest.mark.slow

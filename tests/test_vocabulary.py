@@ -15,6 +15,7 @@ from transforms.document import Document
 from transforms.stages.clean_html.clean_html import HtmlCleaner
 from transforms.stages.minimize_text import minimize_document
 from transforms.vocabulary import Capture, Duplicate, Fingerprint, NearDuplicate
+from tests.helpers import document
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,7 +56,7 @@ def test_the_vocabulary_and_the_plain_stage_functions_load_without_beam():
 
 
 def _document(payload: bytes, content_type: str) -> Document:
-    return Document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
+    return document(url="https://example.org/", warc_record_id="<urn:uuid:1>", warc_date="2026-01-15T10:00:00Z",
                     source_file="t.warc.gz", source_offset=7, http_status=200, content_type=content_type,
                     source_range=3, payload=payload, raw_bytes=len(payload))
 
@@ -80,18 +81,25 @@ def test_each_form_of_the_page_has_its_own_field_emptied_once_the_next_is_made()
     assert minimized.clean_text == "Привет, Мир!\nSecond BLOCK"
 
 
-def test_one_capture_identity_and_the_records_about_a_capture_keep_their_written_keys():
+def test_one_capture_value_is_composed_into_documents_and_fingerprints_and_orders_them_by_the_survivor_rule():
     doc = _document(b"<p>x</p>", "text/html")
     capture = doc.capture
-    assert capture == Capture("https://example.org/", "<urn:uuid:1>", "2026-01-15T10:00:00Z", "t.warc.gz", 7, 3)
-    assert capture.identity == ("t.warc.gz", 3, 7)
+    assert capture == Capture("2026-01-15T10:00:00Z", "https://example.org/", "<urn:uuid:1>", "t.warc.gz", 7, 3)
+    assert capture.identity == ("t.warc.gz", 3, 7) and Capture.of_rank(capture.rank) == capture
     fingerprint = Fingerprint.of(doc.replace(html="<div>x</div>", content_hash="h"))
-    assert Capture.of(fingerprint) == capture and fingerprint.identity == capture.identity
-    # The side files (duplicates-*.jsonl, near-duplicates-*.jsonl) write these keys, the capture's first.
-    assert [field.name for field in dataclasses.fields(Duplicate)] == [
-        "url", "warc_record_id", "warc_date", "source_file", "source_offset", "source_range", "content_hash",
-        "survivor_url", "survivor_record_id", "survivor_source_file", "survivor_source_offset"]
-    assert [field.name for field in dataclasses.fields(NearDuplicate)] == [
-        "url", "warc_record_id", "warc_date", "source_file", "source_offset", "source_range", "survivor_url",
-        "survivor_record_id", "similarity"]
-    assert isinstance(Duplicate(*dataclasses.astuple(capture), "h", "u", "r", "f", 0), Capture)
+    assert fingerprint.capture == capture and fingerprint.identity == capture.identity
+    assert [field.name for field in dataclasses.fields(Document)][:1] == ["capture"]
+    # The survivor rule: the earliest date, then the smallest URL and record id, then where it was read.
+    later = capture.replace(warc_date="2026-01-16T00:00:00Z", url="https://a.example.org/")
+    other_url = capture.replace(url="https://a.example.org/", source_offset=99)
+    other_id = capture.replace(warc_record_id="<urn:uuid:0>", source_offset=99)
+    elsewhere = capture.replace(source_offset=3)
+    assert sorted([later, capture, other_url, other_id, elsewhere]) == [other_url, other_id, elsewhere, capture, later]
+    assert Fingerprint(capture, "z", "z") < Fingerprint(later, "a", "a")
+    # The records about a capture extend it: its fields first, under the same names.
+    assert [field.name for field in dataclasses.fields(Duplicate)][:6] == [
+        field.name for field in dataclasses.fields(Capture)]
+    assert [field.name for field in dataclasses.fields(NearDuplicate)][:6] == [
+        field.name for field in dataclasses.fields(Capture)]
+    assert isinstance(Duplicate(**vars(capture), content_hash="h", survivor_url="u", survivor_record_id="r",
+                                survivor_source_file="f", survivor_source_offset=0), Capture)

@@ -51,7 +51,7 @@ def test_warcio_prints_a_broken_gzip_member_and_loses_what_follows_and_read_warc
     assert "Error -3 while decompressing data" in capsys.readouterr().err
     docs, _, dead_letters = outcomes_by_kind(read_all(data))
     assert capsys.readouterr().err == ""
-    assert [doc.url for doc in docs] == [PAGES[0].url, PAGES[1].url]
+    assert [doc.capture.url for doc in docs] == [PAGES[0].url, PAGES[1].url]
     [dead] = dead_letters
     assert (dead.source_offset, dead.url) == (0, page.url)
     assert "Error -3 while decompressing data" in dead.reason and "2 records recovered after it" in dead.reason
@@ -99,7 +99,7 @@ def test_warcio_reads_the_line_after_a_record_whole_and_read_warc_within_a_bound
     outcomes = []
     assert peak_bytes(lambda: outcomes.extend(read_all(data))) < 4 * MiB
     docs, _, dead = outcomes_by_kind(outcomes)
-    assert [doc.url for doc in docs] == [PAGES[0].url] and len(dead) == 1
+    assert [doc.capture.url for doc in docs] == [PAGES[0].url] and len(dead) == 1
 
 
 def test_warcio_reads_a_warc_header_line_whole_and_read_warc_stops_at_the_bound():
@@ -109,7 +109,7 @@ def test_warcio_reads_a_warc_header_line_whole_and_read_warc_stops_at_the_bound(
     record = next(iter(ArchiveIterator(io.BytesIO(data))))
     assert len(record.rec_headers.get_header("X-Long")) == len(long_value)
     docs, _, dead = outcomes_by_kind(read_all(data))
-    assert [doc.url for doc in docs] == [PAGES[1].url]
+    assert [doc.capture.url for doc in docs] == [PAGES[1].url]
     assert [f"WARC header line over {warcio_compat.HEADER_LINE_LIMIT:,} bytes" in letter.reason
             for letter in dead] == [True]
 
@@ -121,7 +121,7 @@ def test_warcio_fails_with_an_attribute_error_on_a_response_without_target_uri_a
     with pytest.raises(AttributeError):
         warcio_records(data)
     docs, _, dead = outcomes_by_kind(read_all(data))
-    assert [doc.url for doc in docs] == [PAGES[1].url]
+    assert [doc.capture.url for doc in docs] == [PAGES[1].url]
     assert ["without WARC-Target-URI" in letter.reason for letter in dead] == [True]
 
 
@@ -130,7 +130,7 @@ def test_warcio_reads_no_zstd_frames_and_read_warc_does_through_its_decompressor
     with pytest.raises(ArchiveLoadFailed):
         warcio_records(data)
     docs, _, dead = outcomes_by_kind(read_all(data))
-    assert [doc.url for doc in docs] == [PAGES[0].url, PAGES[1].url] and dead == []
+    assert [doc.capture.url for doc in docs] == [PAGES[0].url, PAGES[1].url] and dead == []
 
 
 def test_a_warcio_outside_the_checked_releases_fails_in_one_line():

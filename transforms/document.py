@@ -22,17 +22,12 @@ from transforms.vocabulary import Capture
 
 @dataclass
 class Document:
-    # Where the record came from.
-    url: str
-    warc_record_id: str
-    warc_date: str
-    source_file: str
-    source_offset: int
+    # Where the record came from: its URL, WARC record and date, and where it was read (the source file, the
+    # offset of its record, and the start of the byte range it was read in: the unit its corpus shard is written
+    # for).
+    capture: Capture
     http_status: int
     content_type: str
-    # The start of the byte range of the source file it was read in: the
-    # unit that its corpus shard is written for.
-    source_range: int = 0
     # The HTTP payload after transfer and content decoding, in its own charset (ReadWarc); emptied once
     # DecodeCharset has transcoded it to `utf8_payload`.
     payload: bytes = b""
@@ -79,9 +74,9 @@ class Document:
     def replace(self, **changes) -> "Document":
         return dataclasses.replace(self, **changes)
 
-    @property
-    def capture(self) -> Capture:
-        return Capture.of(self)
+    def fields(self) -> dict:
+        """The document's fields by name, its capture's among them: what a corpus record is written from."""
+        return {**vars(self.capture), **vars(self)}
 
 
 @dataclass(frozen=True)
@@ -95,6 +90,13 @@ class Skip:
     warc_record_id: str
     url: str
     detail: str = ""
+
+    @classmethod
+    def for_document(cls, kind: str, doc: Document, detail: str = "") -> "Skip":
+        """The skip of a document's HTTP response (a stage's decision after reading)."""
+        capture = doc.capture
+        return cls(kind, capture.source_file, capture.source_offset, "response", capture.warc_record_id, capture.url,
+                   detail)
 
 
 @dataclass(frozen=True)
@@ -112,14 +114,14 @@ class DeadLetter:
 
     @classmethod
     def for_document(cls, stage: str, doc: Document, error: BaseException) -> "DeadLetter":
-        return cls(
-            stage=stage,
-            reason=describe_error(error),
-            source_file=doc.source_file,
-            source_offset=doc.source_offset,
-            warc_record_id=doc.warc_record_id,
-            url=doc.url,
-        )
+        capture = doc.capture
+        return cls(stage=stage, reason=describe_error(error), source_file=capture.source_file,
+                   source_offset=capture.source_offset, warc_record_id=capture.warc_record_id, url=capture.url)
+
+
+def read_at(outcome: Document | Skip | DeadLetter) -> int:
+    """The offset of the record an outcome of reading is about (a document's: its capture's)."""
+    return outcome.capture.source_offset if isinstance(outcome, Document) else outcome.source_offset
 
 
 MAX_REASON = 200

@@ -83,10 +83,11 @@ class CountsPerUnit:
     def add(self, doc: Document, counts) -> Iterator[beam.pvalue.TaggedOutput]:
         """Adds a document's counts (from `process`); yields the part of the unit before if this one begins
         another."""
-        unit = (doc.source_file, doc.source_range)
+        capture = doc.capture
+        unit = (capture.source_file, capture.source_range)
         if unit != self._unit:
             yield from self._ended(lambda part: part)
-            self._unit, self._first = unit, doc.source_offset
+            self._unit, self._first = unit, capture.source_offset
         self._counts.update(counts)
         self._seen += 1
 

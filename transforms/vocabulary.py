@@ -16,6 +16,7 @@ This module imports no Beam.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 
@@ -92,32 +93,40 @@ SKIP_KINDS = {
 # --- Records -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Capture:
-    """Which capture a record is about: its URL, WARC record and where it was read.
+    """Which capture a record is about: when it was captured, its URL and WARC record, and where it was read.
 
-    Records about one capture extend it (`Duplicate`, `NearDuplicate`), so that
-    its fields come first and are written under the same names everywhere.
+    One value, composed into every record about a capture (`Document`, `Fingerprint`) or extended by them
+    (`Duplicate`, `NearDuplicate`: its fields come first, under the same names everywhere). Ordered by HashDedup's
+    survivor rule: the earliest `warc_date`, then `url` and `warc_record_id`, then where it was read, so that two
+    captures never tie.
     """
 
+    warc_date: str
     url: str
     warc_record_id: str
-    warc_date: str
     source_file: str
     source_offset: int
     source_range: int
 
-    @classmethod
-    def of(cls, record) -> "Capture":
-        """The capture of any record that carries its fields (a `Document`, a `Fingerprint`)."""
-        return cls(record.url, record.warc_record_id, record.warc_date, record.source_file, record.source_offset,
-                   record.source_range)
+    def replace(self, **changes) -> "Capture":
+        return dataclasses.replace(self, **changes)
 
     @property
     def identity(self) -> tuple[str, int, int]:
         """Where the capture was read (source file, byte range, offset): what tells it from every other capture.
         Never its WARC-Record-ID alone: files in the wild repeat record ids, inside one file and across files."""
         return (self.source_file, self.source_range, self.source_offset)
+
+    @property
+    def rank(self) -> Rank:
+        """The capture as a tuple in survivor order: a key Beam encodes deterministically (NearDedup's)."""
+        return (self.warc_date, self.url, self.warc_record_id, self.source_file, self.source_offset, self.source_range)
+
+    @classmethod
+    def of_rank(cls, rank: Rank) -> "Capture":
+        return cls(*rank[:6])
 
 
 # A survivor's record lists at most this many of its duplicates (the first in
@@ -135,27 +144,20 @@ def content_check(div_html: str) -> str:
 
 @dataclass(frozen=True, order=True, slots=True)
 class Fingerprint:
-    """What HashDedup needs of a document; ordered by the survivor rule."""
+    """What HashDedup needs of a document: its capture and content; ordered by the survivor rule (`Capture`)."""
 
-    warc_date: str
-    url: str
-    warc_record_id: str
-    source_file: str
-    source_offset: int
-    source_range: int
+    capture: Capture
     content_hash: str
     content_check: str
 
     @classmethod
     def of(cls, doc) -> "Fingerprint":
         """The fingerprint of a hashed `Document` (its `html`: the minimized blocks)."""
-        return cls(doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset,
-                   doc.source_range, doc.content_hash, content_check(doc.html))
+        return cls(doc.capture, doc.content_hash, content_check(doc.html))
 
     @property
     def identity(self) -> tuple[str, int, int]:
-        """Where the capture was read (`Capture.identity`)."""
-        return (self.source_file, self.source_range, self.source_offset)
+        return self.capture.identity
 
 
 @dataclass(frozen=True)
@@ -178,11 +180,11 @@ def earlier_fingerprint(corpus: int, content_hash: str, content_check: str) -> F
     """The fingerprint of a content of earlier corpus `corpus` (its position among `--extend`): before every
     capture in survivor order (its other fields are empty, and every capture's `source_file` is not), so an
     earlier corpus's content is always the survivor."""
-    return Fingerprint("", "", "", "", EARLIER_OFFSET, corpus, content_hash, content_check)
+    return Fingerprint(Capture("", "", "", "", EARLIER_OFFSET, corpus), content_hash, content_check)
 
 
 def is_earlier(fingerprint: Fingerprint) -> bool:
-    return fingerprint.source_offset == EARLIER_OFFSET
+    return fingerprint.capture.source_offset == EARLIER_OFFSET
 
 
 @dataclass(frozen=True)
@@ -308,9 +310,9 @@ class UnitRead:
     read_sha256: str
 
 
-# A page in NearDedup: its rank is HashDedup's survivor order (Fingerprint's
-# first fields) and ends with the capture identity, so two captures never tie.
-Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, source_range)
+# A page in NearDedup: its rank is its capture in HashDedup's survivor order (`Capture.rank`), so two captures
+# never tie; an earlier corpus's document's rank adds its content hash (`near_dedup.earlier_rank`).
+Rank = tuple  # (warc_date, url, warc_record_id, source_file, source_offset, source_range[, content_hash])
 
 
 @dataclass(frozen=True)
@@ -322,9 +324,7 @@ class Candidate:
 
     @property
     def identity(self) -> tuple[str, int, int]:
-        """Where the capture was read (`Capture.identity`)."""
-        source_file, source_offset, source_range = self.rank[3:6]
-        return source_file, source_range, source_offset
+        return Capture.of_rank(self.rank).identity
 
 
 def band_keys(signature: bytes, bands: int, rows: int) -> list[bytes]:

@@ -18,6 +18,7 @@ import fastavro
 from transforms.stages.compress_write.avro_encoding import CODECS, DEFAULT_SYNC_INTERVAL, FILE_METADATA, avro_record
 from transforms.stages.compress_write.schema import PARSED_SCHEMA
 from transforms.document import Document
+from transforms.vocabulary import Capture
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -277,8 +278,7 @@ def sample_records(records: list[dict], max_bytes: int) -> list[dict]:
 
 def unwritable_codecs(codecs: Iterable[str]) -> dict[str, str]:
     """The codecs that fail to write here (a missing library, a broken block writer), with the error."""
-    probe = [avro_record(Document(url="https://example.org/", warc_record_id="", warc_date="", source_file="",
-                                  source_offset=0, http_status=200, content_type="text/html", html="<div>probe</div>"))]
+    probe = [avro_record(Document(Capture("", "https://example.org/", "", "", 0, 0), http_status=200, content_type="text/html", html="<div>probe</div>"))]
     failures = {}
     for codec in codecs:
         try:

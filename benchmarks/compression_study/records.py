@@ -32,7 +32,7 @@ def corpus_documents(warc_paths: Iterable[str]) -> list[Document]:
     dropped = {(duplicate.source_file, duplicate.source_offset) for duplicate in duplicates}
     survivors = []
     for document in documents:
-        key = (document.source_file, document.source_offset)
+        key = (document.capture.source_file, document.capture.source_offset)
         if key in dropped:
             continue
         if key in notes:

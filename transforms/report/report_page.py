@@ -34,7 +34,7 @@ from transforms.stages.charset import decode_document
 from transforms.stages.clean_html.css_selectors import css
 from transforms.stages.clean_html.rules import (CODE_TAGS, DROP_TAGS, HIDDEN_STYLE, HIDING_ATTRIBUTES, HIDING_TAGS,
                                                 METADATA_TAGS, is_hidden_element)
-from transforms.document import Document
+from transforms.document import Document, read_at
 from transforms.stages.clean_html.clean_html import HtmlCleaner
 from transforms.filesystems.http_filesystem import serves_ranges  # (and FileSystems reads https:// and http:// with it)
 from transforms.report.manifest import DigestingHandle, FileDigest
@@ -152,9 +152,10 @@ def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None
         # What reading it notes was noted when the build read it.
         for outcome in read_warc(lambda: open_uncompressed(path), path, start, on_note=lambda note: None,
                                  max_page_bytes=max_page_bytes):
-            if outcome.source_offset == offset and isinstance(outcome, Document):
+            at = read_at(outcome)
+            if at == offset and isinstance(outcome, Document):
                 return outcome
-            if outcome.source_offset > offset:
+            if at > offset:
                 break
     return None
 
@@ -172,14 +173,15 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
 
     `sources`: the paths to read, by the names written where they differ (URLs with credentials: `locations`).
     """
-    where = dict(url=fingerprint.url, source_file=fingerprint.source_file, source_offset=fingerprint.source_offset)
-    path = (sources or {}).get(fingerprint.source_file, fingerprint.source_file)
+    capture = fingerprint.capture
+    where = dict(url=capture.url, source_file=capture.source_file, source_offset=capture.source_offset)
+    path = (sources or {}).get(capture.source_file, capture.source_file)
     try:
         if not serves_ranges(path):
             return InspectedPage(**where, charset="", kept_blocks=(), original="",
                                  note="not read again: its server ignores Range requests, so each page would "
                                       "download the file again from its start")
-        doc = _document_at(path, fingerprint.source_offset, max_page_bytes)
+        doc = _document_at(path, capture.source_offset, max_page_bytes)
     except Exception as error:  # noqa: BLE001 - the inspector shows why, the build is not at stake
         return InspectedPage(**where, charset="", kept_blocks=(), original="", note=f"cannot read it again: {error}")
     if doc is None:
@@ -187,7 +189,7 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
                              note="its record was not found again in the input file")
     decoded = decode_document(doc)
     page = decoded.utf8_payload.decode("utf-8", "replace")
-    cleaned = _cleaner(drop_selectors, main_content).clean(decoded.utf8_payload, doc.url)
+    cleaned = _cleaner(drop_selectors, main_content).clean(decoded.utf8_payload, capture.url)
     kept = tuple(filter(None, minimize_blocks(cleaned.blocks, scripts)))
     boilerplate = tuple(filter(None, minimize_blocks(cleaned.boilerplate, scripts)))
     note = ""

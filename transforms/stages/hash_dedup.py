@@ -70,7 +70,7 @@ from typing import Iterable, Iterator
 
 from transforms.corpus.corpus_format import content_hash
 from transforms.document import Document, Skip
-from transforms.vocabulary import (DUPLICATE_LIST_CAP, EARLIER_OFFSET, NO_TEXT, Capture, Duplicate, EarlierDuplicate,
+from transforms.vocabulary import (DUPLICATE_LIST_CAP, EARLIER_OFFSET, NO_TEXT, Duplicate, EarlierDuplicate,
                                    Fingerprint, Survivor, is_earlier)
 
 # What a value of a (hash, bucket) group is: one of the bucket's captures, or a survivor sent to it.
@@ -92,7 +92,7 @@ def has_text(doc: Document) -> bool:
 def no_text_skip(doc: Document) -> Skip:
     """The skip of a document that MinimizeText left without text."""
     detail = "its letters are all in scripts not kept (--scripts)" if doc.dropped_letter_share > 0 else ""
-    return Skip(NO_TEXT, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, detail)
+    return Skip.for_document(NO_TEXT, doc, detail)
 
 
 def bucket_of(fingerprint: Fingerprint) -> int:
@@ -171,8 +171,10 @@ def survivor_note(captures: Captures) -> Survivor | None:
     if captures.count == 1:
         return None
     survivor, listed = captures.first[0], captures.first[1:]
-    return Survivor(survivor.source_file, survivor.source_range, survivor.source_offset, survivor.warc_record_id,
-                    captures.count - 1, tuple(f.url for f in listed), tuple(f.warc_record_id for f in listed))
+    capture = survivor.capture
+    return Survivor(capture.source_file, capture.source_range, capture.source_offset, capture.warc_record_id,
+                    captures.count - 1, tuple(f.capture.url for f in listed),
+                    tuple(f.capture.warc_record_id for f in listed))
 
 
 def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint,
@@ -181,13 +183,14 @@ def duplicate_of(fingerprint: Fingerprint, survivor: Fingerprint,
     A survivor of an earlier corpus (`is_earlier`) is named by that corpus, of `earlier_corpora`, and the hash."""
     if fingerprint.identity == survivor.identity:
         return None
+    dropped, kept = vars(fingerprint.capture), survivor.capture
     if is_earlier(survivor):
-        return EarlierDuplicate(**vars(Capture.of(fingerprint)), content_hash=survivor.content_hash, survivor_url="",
-                                survivor_record_id="", survivor_source_file="", survivor_source_offset=EARLIER_OFFSET,
-                                survivor_corpus=earlier_corpora[survivor.source_range])
-    return Duplicate(**vars(Capture.of(fingerprint)), content_hash=survivor.content_hash, survivor_url=survivor.url,
-                     survivor_record_id=survivor.warc_record_id, survivor_source_file=survivor.source_file,
-                     survivor_source_offset=survivor.source_offset)
+        return EarlierDuplicate(**dropped, content_hash=survivor.content_hash, survivor_url="", survivor_record_id="",
+                                survivor_source_file="", survivor_source_offset=EARLIER_OFFSET,
+                                survivor_corpus=earlier_corpora[kept.source_range])
+    return Duplicate(**dropped, content_hash=survivor.content_hash, survivor_url=kept.url,
+                     survivor_record_id=kept.warc_record_id, survivor_source_file=kept.source_file,
+                     survivor_source_offset=kept.source_offset)
 
 
 def notes_of(contents: Iterable[Captures]) -> Iterator[tuple[Survivor, Captures]]:

@@ -84,4 +84,4 @@ def page_words(doc: Document) -> str:
 
 def other_language_skip(doc: Document) -> Skip:
     detail = f"language {doc.language or 'none'} (confidence {doc.language_confidence:.4f}), not in --languages"
-    return Skip(OTHER_LANGUAGE, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, detail)
+    return Skip.for_document(OTHER_LANGUAGE, doc, detail)

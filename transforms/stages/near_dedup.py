@@ -42,7 +42,8 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from transforms.document import Document
-from transforms.vocabulary import EARLIER_OFFSET, Candidate, EarlierNearDuplicate, NearDuplicate, NearSurvivor, Rank
+from transforms.vocabulary import (EARLIER_OFFSET, Candidate, Capture, EarlierNearDuplicate, NearDuplicate, NearSurvivor,
+                                   Rank)
 
 # Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
 # (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
@@ -143,8 +144,6 @@ def is_earlier_rank(rank: Rank) -> bool:
     return rank[4] == EARLIER_OFFSET
 
 
-def rank_of(doc: Document) -> Rank:
-    return (doc.warc_date, doc.url, doc.warc_record_id, doc.source_file, doc.source_offset, doc.source_range)
 
 
 def candidate_of(doc: Document, parameters: MinHashParameters,
@@ -153,7 +152,7 @@ def candidate_of(doc: Document, parameters: MinHashParameters,
     grams = shingles(doc.text, parameters.shingle_size)
     if not grams:
         return None
-    return Candidate(rank_of(doc), minhash(grams, family).tobytes())
+    return Candidate(doc.capture.rank, minhash(grams, family).tobytes())
 
 
 @dataclass(frozen=True)
@@ -205,12 +204,12 @@ def resolve(members: Iterable[Pointer], own: Pointer,
         if member.rank == own.rank or is_earlier_rank(member.rank):
             continue
         dropped += 1
-        capture = (member.rank[1], member.rank[2], member.rank[0], *member.rank[3:6])
+        capture = vars(Capture.of_rank(member.rank))
         near = similarity(member.signature, own.signature)
         if is_earlier_rank(own.rank):
-            yield EarlierNearDuplicate(*capture, survivor_url="", survivor_record_id="", similarity=near,
+            yield EarlierNearDuplicate(**capture, survivor_url="", survivor_record_id="", similarity=near,
                                        survivor_corpus=earlier_corpora[own.rank[5]], survivor_content_hash=own.rank[6])
         else:
-            yield NearDuplicate(*capture, survivor_url=own.rank[1], survivor_record_id=own.rank[2], similarity=near)
+            yield NearDuplicate(**capture, survivor_url=own.rank[1], survivor_record_id=own.rank[2], similarity=near)
     if dropped and not is_earlier_rank(own.rank):
         yield NearSurvivor(*own.rank[3:6], near_duplicate_count=dropped)

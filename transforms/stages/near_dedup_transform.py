@@ -32,7 +32,7 @@ class Sign(beam.DoFn):
         candidate = candidate_of(doc, self._parameters, self._family)
         if candidate is None:
             self._no_words.inc()
-            yield beam.pvalue.TaggedOutput(UNSIGNED, (doc.source_file, doc.source_range, doc.source_offset))
+            yield beam.pvalue.TaggedOutput(UNSIGNED, doc.capture.identity)
             return
         yield candidate
 

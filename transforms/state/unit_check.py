@@ -84,7 +84,7 @@ def imbalance(record: dict, source_file: str, start: int) -> str | None:
     if record["unit"] != [source_file, start]:
         return "its record names another unit"
     outcomes = [decode(encoded) for encoded in record["outcomes"]] + [decode(note) for note in record["notes"]]
-    if any((tuple(outcome.identity[:2]) if isinstance(outcome, Candidate)
+    if any((tuple(outcome.identity[:2]) if isinstance(outcome, (Candidate, Fingerprint))
             else (outcome.source_file, getattr(outcome, "source_range", start))) != (source_file, start)
            for outcome in outcomes):
         return "its record holds outcomes of another unit"

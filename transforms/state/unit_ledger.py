@@ -46,7 +46,7 @@ from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems r
 from transforms.document import DeadLetter, Skip
 from transforms.filesystems.exact_paths import is_local
 from transforms.report.manifest import FileDigest
-from transforms.vocabulary import Candidate, FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
+from transforms.vocabulary import Candidate, Capture, FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 UNITS = "units"
 # A completion record: JSON and its SHA-256, gzipped (its outcomes repeat their field names: about a tenth of the
@@ -85,6 +85,9 @@ KINDS = {cls.__name__: cls for cls in (Skip, DeadLetter, Fingerprint, ReadNote, 
 def encode(outcome) -> list:
     if isinstance(outcome, Candidate):
         fields = {"rank": list(outcome.rank), "signature": base64.b64encode(outcome.signature).decode("ascii")}
+    elif isinstance(outcome, Fingerprint):
+        # Flat, as every kind's fields are: the capture's, then the content's.
+        fields = {**vars(outcome.capture), "content_hash": outcome.content_hash, "content_check": outcome.content_check}
     else:
         # dataclasses.asdict's dict, without its deep copy of every value (the kinds' fields are flat: strings,
         # numbers, FilterCounts' pairs), which was most of the time a record took to write.
@@ -101,6 +104,9 @@ def decode(encoded: list):
     kind, fields = encoded
     if kind == "Candidate":
         return Candidate(tuple(fields["rank"]), base64.b64decode(fields["signature"]))
+    if kind == "Fingerprint":
+        return Fingerprint(Capture(**{name: fields[name] for name in _field_names(Capture)}), fields["content_hash"],
+                           fields["content_check"])
     if kind == "FilterCounts":
         fields = dict(fields, counts=tuple(tuple(pair) for pair in fields["counts"]))
     return KINDS[kind](**fields)
@@ -222,7 +228,7 @@ class UnitLedger:
             entry.ends |= placed
             return unit
         if isinstance(outcome, Fingerprint):
-            unit = (outcome.source_file, outcome.source_range)
+            unit = outcome.identity[:2]
             self._entry(unit).ends.add((position, outcome))
             return unit
         if isinstance(outcome, (MostlyDropped, FilterCounts)):

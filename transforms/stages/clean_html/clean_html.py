@@ -76,7 +76,7 @@ class HtmlCleaner:
         return CleanedPage(blocks, *page_metadata(url, root, hrefs, events))
 
     def __call__(self, doc: Document) -> Document:
-        return with_cleaned_page(doc, self.clean(doc.utf8_payload, doc.url))
+        return with_cleaned_page(doc, self.clean(doc.utf8_payload, doc.capture.url))
 
 
 def main_content_page(blocks: list[str], may_hold_entities: bool, features: list, metadata: tuple) -> CleanedPage:

@@ -96,5 +96,5 @@ class GuardedCleaner:
             return self._cleaner(doc)
         if self._child is None:
             self._child = ChildProcess(self._cleaner.clean, self._page_timeout, self._page_memory_mib << 20)
-        return with_cleaned_page(doc, self._child(doc.utf8_payload, doc.url))
+        return with_cleaned_page(doc, self._child(doc.utf8_payload, doc.capture.url))
 

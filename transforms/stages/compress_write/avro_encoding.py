@@ -76,7 +76,8 @@ def record_digest(record: dict) -> str:
 
 def avro_record(doc: Document) -> dict:
     """The corpus record of a document with the default fields, as fastavro writes it."""
-    record = {name: getattr(doc, name) for name in DEFAULT_FIELDS[:-1]}
+    fields = doc.fields()
+    record = {name: fields[name] for name in DEFAULT_FIELDS[:-1]}
     record[RECORD_DIGEST] = record_digest(record)
     return record
 
@@ -148,10 +149,10 @@ class RecordLayout:
 
     def staged(self, doc: Document) -> dict:
         """The staging record of a document: its parts encoded, and what the report tallies of it."""
-        fields = vars(doc)
+        fields = doc.fields()
         record = {name: fields[name] for name in self._tallied}
         record.update((field["name"], fields[field["name"]]) for field in TALLIED_DOCUMENT_FIELDS)
-        record.update({part: self._part(part, fields) for part in self._parts}, source_offset=doc.source_offset,
+        record.update({part: self._part(part, fields) for part in self._parts}, source_offset=doc.capture.source_offset,
                       sorted_meta=None)
         if self._parts["meta"] and list(doc.meta) != sorted(doc.meta):
             record["sorted_meta"] = self._part("meta", {"meta": dict(sorted(doc.meta.items()))})

@@ -148,9 +148,10 @@ class StageDocuments(beam.DoFn):
         self._open: dict[tuple[str, int], StagingRun] = {}
 
     def process(self, doc: Document):
-        unit = (doc.source_file, doc.source_range)
+        capture = doc.capture
+        unit = (capture.source_file, capture.source_range)
         run = self._open.get(unit)
-        if run is None or doc.source_offset <= run.last_offset:
+        if run is None or capture.source_offset <= run.last_offset:
             if run is not None:
                 yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
             run = self._open[unit] = StagingRun(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout,

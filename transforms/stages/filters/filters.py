@@ -32,8 +32,7 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
     if drop is not None:
         counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
         detail = f"{','.join(rule_sets)}: {drop.detail()}"
-        return Skip(FILTERED, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url,
-                    detail), counts
+        return Skip.for_document(FILTERED, doc, detail), counts
     if outcome.text != doc.clean_text:
         lines = outcome.text.split("\n") if outcome.text else []
         doc = reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))

@@ -63,4 +63,4 @@ def opt_out_document(doc: Document) -> tuple[Document | Skip, Counter]:
     why = meta_opt_out(doc.utf8_payload)
     if why is None:
         return doc, Counter()
-    return Skip(OPTED_OUT, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, why), Counter()
+    return Skip.for_document(OPTED_OUT, doc, why), Counter()

@@ -14,7 +14,7 @@ from warcio.archiveiterator import ArchiveIterator
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.stages.read_warc.payload import MalformedPayload, PayloadTooLarge, read_payload
 from transforms.vocabulary import (EMPTY, ERROR_STATUS, NON_HTML, NON_HTTP, NON_RESPONSE, REDIRECT, REVISIT, TOO_LARGE,
-                                   TRUNCATED)
+                                   TRUNCATED, Capture)
 from transforms.vocabulary import READ_WARC as STAGE
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -167,12 +167,10 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     else:
         crawler_cut = (headers.get_header("WARC-Truncated") or "").strip()
         truncated = f"{crawler_cut}: {received} bytes received" if crawler_cut else ""
+    # The byte range it was read in is set by the reader of ranges (`read_warc_transform`); 0 until then.
     return Document(
-        url=url,
-        warc_record_id=record_id,
-        warc_date=headers.get_header("WARC-Date", ""),
-        source_file=source_file,
-        source_offset=offset,
+        capture=Capture(warc_date=headers.get_header("WARC-Date", ""), url=url, warc_record_id=record_id,
+                        source_file=source_file, source_offset=offset, source_range=0),
         http_status=200,
         content_type=content_type,
         payload=payload,

@@ -15,7 +15,7 @@ from apache_beam.io import fileio
 from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker, UnsplittableRestrictionTracker
 from apache_beam.transforms.window import GlobalWindows
 
-from transforms.document import Document, Skip
+from transforms.document import Document, Skip, read_at
 from transforms.filesystems.http_filesystem import serves_ranges
 from transforms.filesystems.locations import redacted
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
@@ -213,10 +213,10 @@ class ReadWarcRange(beam.DoFn):
             self._records.inc()
             read += 1
             if notes is not None:
-                notes.update(min(max(outcome.source_offset - start, 0), restriction.size()), read)
+                notes.update(min(max(read_at(outcome) - start, 0), restriction.size()), read)
             if isinstance(outcome, Document):
                 self._documents.inc()
-                yield outcome.replace(source_range=unit.start)
+                yield outcome.replace(capture=outcome.capture.replace(source_range=unit.start))
             elif isinstance(outcome, Skip):
                 self._skipped.inc()
                 counter(STAGE, f"skipped:{outcome.kind}").inc()
