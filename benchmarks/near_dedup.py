@@ -145,7 +145,8 @@ def run_webcorpus(pages_path: str, output: str, threshold: float, shingle_size: 
     for index, line in enumerate(Path(pages_path).read_text(encoding="utf-8").splitlines()):
         page = json.loads(line)
         docs.append(Document(Capture(f"2024-05-18T00:00:{index % 60:02d}Z", f"https://example.com/{page['id']}",
-                                     page["id"], "generated", index, 0), http_status=200, content_type="text/html", text=page["text"]))
+                                     page["id"], "generated", index, 0), http_status=200, content_type="text/html",
+                             text=page["text"]))
     with tempfile.TemporaryDirectory() as work:
         with beam.Pipeline() as pipeline:
             near = pipeline | beam.Create(docs) | SignDocuments(parameters) | NearDedup(parameters)

@@ -88,7 +88,8 @@ def build(paths: list[str], output: str, codec: str = DEFAULT_CODEC, level: int 
         for survivor, dropped in survivors.values():
             dropped.sort(key=survivor_order)
             if dropped:
-                survivor = survivor.replace(duplicate_count=len(dropped), duplicate_urls=[doc.capture.url for doc in dropped],
+                survivor = survivor.replace(duplicate_count=len(dropped),
+                                            duplicate_urls=[doc.capture.url for doc in dropped],
                                             duplicate_record_ids=[doc.capture.warc_record_id for doc in dropped])
             writer.write(layout.encoded(survivor))
             raw_bytes += survivor.raw_bytes

@@ -194,7 +194,8 @@ def test_compress_write_rejects_a_bad_level_when_built():
 
 def test_schema_fields_are_document_fields():
     assert set(CODECS) == {"deflate", "snappy", "zstandard", "xz", "bzip2", "null"}
-    assert set(SCHEMA_FIELDS) - {RECORD_DIGEST} <= set(Document.__dataclass_fields__) | set(Capture.__dataclass_fields__)
+    assert set(SCHEMA_FIELDS) - {RECORD_DIGEST} <= (set(Document.__dataclass_fields__)
+                                                   | set(Capture.__dataclass_fields__))
     assert [field["name"] for field in CORPUS_SCHEMA["fields"]] == list(SCHEMA_FIELDS)
     assert SCHEMA_FIELDS[-1] == RECORD_DIGEST
 
@@ -342,7 +343,8 @@ def test_a_staging_file_of_other_fields_is_refused(tmp_path):
     run = StagingRun(path, layout)
     run.write(layout.staged(doc))
     run.close()
-    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [doc.capture.source_offset]
+    assert [record["source_offset"] for record in staged_records([path], str(tmp_path), layout)] == [
+        doc.capture.source_offset]
     with pytest.raises(ValueError, match="staged for records of other fields"):
         list(staged_records([path], str(tmp_path), RecordLayout()))
 

@@ -41,7 +41,7 @@ def test_a_page_over_the_time_limit_in_a_filter_is_a_dead_letter_and_the_rest_go
     finally:
         stage.teardown()
     assert isinstance(dead.value, DeadLetter) and "took longer than 1 s" in dead.value.reason
-    assert dead.value.stage == "QualityFilter" and kept.url == ordinary.url
+    assert dead.value.stage == "QualityFilter" and kept.capture.url == ordinary.capture.url
 
 
 def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_child(monkeypatch):
@@ -68,6 +68,6 @@ def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_ch
     stage.setup()
     stage.start_bundle()
     outputs = [output for doc in (small, large, larger) for output in stage.process(doc)]
-    assert [doc.capture.url for doc in outputs] == [small.capture.url, large.capture.url, larger.capture.url] and started == [7]
+    assert [doc.capture for doc in outputs] == [small.capture, large.capture, larger.capture] and started == [7]
     [counts] = [part.value.value for part in stage.finish_bundle()]
     assert dict(counts.counts) == {"in place": 1, "in the child": 2}

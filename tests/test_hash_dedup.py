@@ -172,9 +172,11 @@ def test_a_hash_collision_never_drops_a_document():
     copy = colliding("<div>two</div>", "https://c.example.org/", "2026-01-03T00:00:00Z")
     for items in ([one, two, copy], [copy, two, one], [two, one, copy]):
         groups = combine(items)
-        assert sorted([f.capture.url for f in group.first] for group in groups) == [[one.capture.url], [two.capture.url, copy.capture.url]]
+        assert sorted([f.capture.url for f in group.first] for group in groups) == [
+            [one.capture.url], [two.capture.url, copy.capture.url]]
     notes, duplicates = deduplicate([one, two, copy])
-    assert [(n.warc_record_id, n.duplicate_urls) for n in notes] == [(two.capture.warc_record_id, (copy.capture.url,))]
+    assert [(n.warc_record_id, n.duplicate_urls) for n in notes] == [
+        (two.capture.warc_record_id, (copy.capture.url,))]
     assert [(d.url, d.survivor_url) for d in duplicates] == [(copy.capture.url, two.capture.url)]
 
 
@@ -263,7 +265,8 @@ def test_a_hash_gives_the_same_survivors_and_duplicates_whatever_the_order_of_it
     assert sorted(map(duplicate_fields, [o for o in found if isinstance(o, Duplicate)])) == \
         sorted(map(duplicate_fields, expected))
     assert sorted((n.source_offset, n.duplicate_count) for n in found if isinstance(n, Survivor)) == sorted(
-        (survivors[check].capture.source_offset, len(group) - 1) for check, group in by_content.items() if len(group) > 1)
+        (survivors[check].capture.source_offset, len(group) - 1)
+        for check, group in by_content.items() if len(group) > 1)
 
 
 # Pages without text -----------------------------------------------------------------------------
@@ -291,7 +294,8 @@ def many_captures(count: int, html: str = "<div>boilerplate</div>"):
     for index in range(count):
         # Every seventh capture is earlier than all before it: the kept ones keep changing.
         yield Fingerprint(vocabulary.Capture("2026-01-01T00:00:00Z" if index % 7 == 0 else "2026-01-15T00:00:00Z",
-                                  f"https://example.org/{count - index:07d}", "<urn:uuid:0>", "crawl.warc.gz", index, 0),
+                                          f"https://example.org/{count - index:07d}", "<urn:uuid:0>",
+                                          "crawl.warc.gz", index, 0),
                           check.content_hash, check.content_check)
 
 
@@ -485,5 +489,5 @@ def test_a_long_duplicate_list_is_capped_in_the_record(built):
     [kept] = built["records"]["many.warc.gz"]
     assert kept["url"] == MANY_ORIGIN.url
     assert kept["duplicate_count"] == len(MANY_COPIES) == len(built["duplicates"]["many.warc.gz"])
-    assert kept["duplicate_urls"] == [copy.capture.url for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]
+    assert kept["duplicate_urls"] == [copy.url for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]
     assert kept["duplicate_record_ids"] == [copy.record_id for copy in MANY_COPIES[:DUPLICATE_LIST_CAP]]

@@ -202,7 +202,8 @@ def crafted(index: int, values: tuple[int, ...]) -> Candidate:
 
 
 def near_duplicate(member: Candidate, root: Candidate) -> NearDuplicate:
-    return NearDuplicate(**vars(vocabulary.Capture.of_rank(member.rank)), survivor_url=root.rank[1], survivor_record_id=root.rank[2],
+    return NearDuplicate(**vars(vocabulary.Capture.of_rank(member.rank)), survivor_url=root.rank[1],
+                         survivor_record_id=root.rank[2],
                          similarity=similarity(member.signature, root.signature))
 
 

@@ -286,7 +286,8 @@ def test_a_whole_file_gzip_cut_short_keeps_the_records_before(size):
     assert "truncated" in dead[0].reason
     if size == "big":  # (the cut is inside BIG's page: without --skip-truncated, what the file holds of it is kept)
         kept = read_bytes(cut)
-        assert kept[:-1] == outcomes[:-1] and kept[-1].capture.url == BIG.url and kept[-1].truncated.startswith("end-of-file")
+        assert kept[:-1] == outcomes[:-1] and kept[-1].capture.url == BIG.url
+        assert kept[-1].truncated.startswith("end-of-file")
 
 
 THIRD = html_capture("https://en.example.org/third", "<p>A third page.</p>", date="2026-01-15T10:09:00Z")
@@ -426,7 +427,8 @@ def test_read_warc_transform_reads_every_matched_file(write_warc, tmp_path):
     (tmp_path / "in" / "bogus.warc.gz").write_bytes(NOT_WARC["json"])
     with TestPipeline() as pipeline:
         read = pipeline | ReadWarc([str(tmp_path / "in" / "*.warc.gz"), str(tmp_path / "in" / "two.warc")])
-        assert_that(read.documents | "Docs" >> beam.Map(lambda d: (d.capture.source_file.rsplit("/", 1)[-1], d.capture.url, d.payload)),
+        assert_that(read.documents | "Docs" >> beam.Map(
+            lambda d: (d.capture.source_file.rsplit("/", 1)[-1], d.capture.url, d.payload)),
                     equal_to([("one.warc.gz", LATIN.url, LATIN.body), ("two.warc", CYRILLIC.url, CYRILLIC.body),
                               ("three.warc.gz", ENCODED.url, ENCODED.body)]), label="documents")
         assert_that(read.skipped | "Skips" >> beam.Map(lambda s: s.kind),

@@ -106,7 +106,8 @@ def test_the_sample_in_a_pipeline_is_each_contents_survivor():
                     fingerprint("a", "https://a.example/")]
     with TestPipeline() as pipeline:
         chosen = (pipeline | beam.Create(fingerprints)
-                  | beam.CombineGlobally(SmallestDistinctHashes(2)) | beam.Map(lambda sample: [f.capture.url for f in sample]))
+                  | beam.CombineGlobally(SmallestDistinctHashes(2))
+                  | beam.Map(lambda sample: [f.capture.url for f in sample]))
         assert_that(chosen, equal_to([["https://a.example/", "https://b.example/early"]]))
 
 

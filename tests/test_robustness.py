@@ -212,7 +212,8 @@ def test_fuzz_read_warc_on_the_dev_corpus_records(corpus_dir):
 def test_a_capture_cut_by_the_crawler_is_kept_cut_or_with_skip_truncated_skipped_not_lost():
     page = Capture("https://example.org/long", b"<p>" + b"x" * 5000, warc_headers=(("WARC-Truncated", "length"),))
     kept = [outcome for outcome in read_all(warc_bytes([page])) if isinstance(outcome, Document)]
-    assert [(doc.capture.url, doc.truncated) for doc in kept] == [("https://example.org/long", "length: 5003 bytes received")]
+    assert [(doc.capture.url, doc.truncated) for doc in kept] == [
+        ("https://example.org/long", "length: 5003 bytes received")]
     outcomes = list(read_warc(lambda: io.BytesIO(warc_bytes([page])), "test.warc.gz", skip_truncated=True))
     skips = [outcome for outcome in outcomes if isinstance(outcome, Skip) and outcome.kind == "truncated"]
     assert [skip.url for skip in skips] == ["https://example.org/long"]

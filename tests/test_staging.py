@@ -57,7 +57,8 @@ def build(output: Path, reshuffled: bool, pipeline: beam.Pipeline | None = None,
         docs = pipeline | beam.Create(DOCS)
         if reshuffled:
             # Beam's in-process runner keeps the order through a Reshuffle: this shuffle also reorders.
-            docs = (docs | beam.Reshuffle() | beam.Map(lambda one: (one.capture.source_offset % 7, one)) | beam.GroupByKey()
+            docs = (docs | beam.Reshuffle() | beam.Map(lambda one: (one.capture.source_offset % 7, one))
+                    | beam.GroupByKey()
                     | beam.FlatMap(lambda grouped: reversed(list(grouped[1]))))
         staged = docs | StageAndFingerprint(str(output))
         if staged_notes is not None:

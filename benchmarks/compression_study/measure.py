@@ -278,7 +278,8 @@ def sample_records(records: list[dict], max_bytes: int) -> list[dict]:
 
 def unwritable_codecs(codecs: Iterable[str]) -> dict[str, str]:
     """The codecs that fail to write here (a missing library, a broken block writer), with the error."""
-    probe = [avro_record(Document(Capture("", "https://example.org/", "", "", 0, 0), http_status=200, content_type="text/html", html="<div>probe</div>"))]
+    probe = [avro_record(Document(Capture("", "https://example.org/", "", "", 0, 0), http_status=200,
+                                  content_type="text/html", html="<div>probe</div>"))]
     failures = {}
     for codec in codecs:
         try:

@@ -42,8 +42,8 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from transforms.document import Document
-from transforms.vocabulary import (EARLIER_OFFSET, Candidate, Capture, EarlierNearDuplicate, NearDuplicate, NearSurvivor,
-                                   Rank)
+from transforms.vocabulary import (EARLIER_OFFSET, Candidate, Capture, EarlierNearDuplicate, NearDuplicate,
+                                   NearSurvivor, Rank)
 
 # Chosen by benchmarks/near_dedup.py (benchmarks/README.md): on its labelled pages, 20 bands of 5
 # (LSH's S-curve turns near 0.55, the similarity check then decides) find 96% of the pairs at
