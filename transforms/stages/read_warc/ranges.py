@@ -29,6 +29,9 @@ class WarcRange:
     splittable: bool = False
     # Whether the file can be read from any offset: False where its server ignores Range (it is one range).
     ranged: bool = True
+    # A run of records a capture index named (`pipeline.index_select`): [start, end) is read by one request of
+    # exactly its bytes, and its records parsed from them; `file_size` is then `end` (the file is not looked at).
+    fetched: bool = False
 
     @property
     def size(self) -> int:

@@ -24,6 +24,7 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.record_runs import read_run
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
@@ -205,10 +206,14 @@ class ReadWarcRange(beam.DoFn):
         # What the unit is read from, digested as it is read, for its completion record.
         read_digest = RangeDigest(unit.start) if self._units_dir else None
         seen = read_digest.seen if read_digest else None
-        # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
-        for outcome in read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
-                                 warnings.append,
-                                 self._max_page_bytes, claims, self._skip_truncated, self._screen):
+        if unit.fetched:
+            outcomes = read_run(path, source_file, unit.start, unit.end, warnings.append, self._max_page_bytes,
+                                claims, self._skip_truncated, self._screen, seen)
+        else:
+            # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
+            outcomes = read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
+                                 warnings.append, self._max_page_bytes, claims, self._skip_truncated, self._screen)
+        for outcome in outcomes:
             yield from listed_notes()
             self._records.inc()
             read += 1
@@ -237,7 +242,9 @@ class ReadWarcRange(beam.DoFn):
             whole = ((restriction.start, restriction.stop) == (unit.start, unit.start + unit.size)
                      and tracker.current_restriction().stop == restriction.stop)
             # (To past its last record: the first offset not claimed, or the end of the restriction.)
-            read_to, read_sha256 = read_digest.finish(path, unit.file_size, claims.reached)
+            # (A run's bytes are all it reads: a run outside its file was read to its start.)
+            read_to, read_sha256 = read_digest.finish(path, unit.file_size,
+                                                      read_digest.reached if unit.fetched else claims.reached)
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
                                                                 whole, read_to, read_sha256))
         if notes is not None:
@@ -284,24 +291,33 @@ class ReadAllWarc(beam.PTransform):
             | "OncePerFile" >> beam.Map(once_per_file)
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
-                                                 self._skip_truncated, self._screen, self._units_dir,
-                                                 self._staged_fields)).with_outputs(
-                SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, UNITS_READ, RECORDED, main=DOCUMENTS)
+            | "Read" >> self.read_units()
         )
+
+    def read_units(self) -> beam.PTransform:
+        """The reading of `WarcRange`s and `FileToDigest`s, with every output."""
+        return beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes, self._skip_truncated, self._screen,
+                                        self._units_dir, self._staged_fields)).with_outputs(
+            SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, UNITS_READ, RECORDED, main=DOCUMENTS)
 
 
 class ReadWarc(beam.PTransform):
-    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`)."""
+    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`), or, given `runs`, only those
+    runs of records (`WarcRange`s with `fetched`: a capture index's selection), each a unit of reading."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
                  skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
-                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS, runs: tuple[WarcRange, ...] = ()):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+        self._runs = runs
         self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir,
                                      staged_fields)
 
     def expand(self, pbegin):
+        if self._runs:
+            # (Spread over the workers: each reads one run at a time, so the requests in flight are at most theirs.)
+            return (pbegin | "Runs" >> beam.Create(self._runs) | "SpreadRuns" >> beam.Reshuffle()
+                    | "Read" >> self._read_all.read_units())
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all

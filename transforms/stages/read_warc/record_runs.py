@@ -1,0 +1,124 @@
+"""A run of records that a capture index named: its bytes fetched by one request, its records read from them.
+
+A build that selects through an index (`pipeline.index_select`) reads no
+more of a WARC file than the records it chose: a run is [start, end) of a
+file compressed per record, adjacent records together, asked for with one
+Range GET (`bytes=start-(end-1)`, over the https:// file system's session:
+retries with backoff, Retry-After and 503 honoured, a body that breaks off or
+stalls asked for again from the byte it reached). Its records are read from
+those bytes as from a file of their own (`read_warc`), and every offset said
+of them (outcomes, notes) is the offset in the WARC file. A run whose range
+lies outside its file, or whose bytes hold no record where the index said,
+is a dead letter that names the file, offset and length (the index's row),
+and nothing else is lost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import time
+from typing import Callable, Iterator
+
+import requests
+import urllib3
+
+from transforms.document import DeadLetter, Document, Skip
+from transforms.filesystems import http_session
+from transforms.filesystems.http_session import RemoteReadError, check_stored_bytes, failure, session
+from transforms.filesystems.locations import redacted
+from transforms.stages.read_warc.classify import Screen
+from transforms.stages.read_warc.read_warc import read_warc
+from transforms.vocabulary import READ_WARC as STAGE
+from transforms.vocabulary import ReadNote
+
+
+class OutsideFile(Exception):
+    """A run's range is no range of its file; `size`: the file's, where the server said it."""
+
+    def __init__(self, size: int | None):
+        super().__init__(size)
+        self.size = size
+
+
+def _total(content_range: str) -> int | None:
+    """The file's size an answer's Content-Range states (`bytes 0-9/1234`, `bytes */1234`), if any."""
+    total = content_range.rpartition("/")[2]
+    return int(total) if total.isdigit() else None
+
+
+def _get_once(url: str, first: int, end: int, received: bytearray) -> int:
+    """Appends bytes first..end-1 of `url` to `received` (a body cut short leaves what came); the file's size."""
+    answer = session().get(url, headers={"Range": f"bytes={first}-{end - 1}"}, stream=True,
+                           timeout=(http_session.TIMEOUT[0], http_session.STALL.seconds))
+    with answer:
+        total = _total(answer.headers.get("Content-Range", ""))
+        if answer.status_code == 416:
+            raise OutsideFile(total)
+        if answer.status_code == 200:
+            raise RemoteReadError(f"{redacted(url)}: the server ignores Range requests, and a record an index names "
+                                  "is read by its range alone; serve the WARC files with Range support")
+        if answer.status_code != 206:
+            raise failure(url, answer, first)
+        check_stored_bytes(url, answer)
+        if total is None or total < end:
+            raise OutsideFile(total)
+        http_session.read_body(answer, end - first, received, http_session.STALL)
+        return total
+
+
+def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
+    """(the bytes [start, end) of the file `path`, its size), by one request; raises OutsideFile or
+    RemoteReadError (after `http_session.ATTEMPTS` attempts, each from the byte reached)."""
+    if start < 0 or end <= start:
+        raise OutsideFile(None)
+    if not path.startswith(("http://", "https://")):
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if end > size:
+                raise OutsideFile(size)
+            handle.seek(start)
+            return handle.read(end - start), size
+    received = bytearray()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            total = _get_once(path, start + len(received), end, received)
+            return bytes(received), total
+        except (RemoteReadError, OutsideFile):
+            raise
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as error:
+            if attempt >= http_session.ATTEMPTS:
+                raise RemoteReadError(f"{redacted(path)}: reading from offset {start + len(received)} failed after "
+                                      f"{attempt} attempts: {error}") from error
+            if attempt > 1:
+                time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
+
+
+def read_run(path: str, source_file: str, start: int, end: int, on_note: Callable[[ReadNote], None],
+             max_page_bytes: int, claim: Callable[[int], bool], skip_truncated: bool, screen: Screen | None,
+             seen: Callable[[int, bytes], None] | None = None) -> Iterator[Document | Skip | DeadLetter]:
+    """The outcomes of the records of the run [start, end) of `path` (`read_warc`'s, at their offsets in the
+    file); `seen` is given the run's bytes (its digest), `claim` each record's offset in the file."""
+    try:
+        data, _ = fetch_run(path, start, end)
+    except OutsideFile as outside:
+        size = "" if outside.size is None else f" of {outside.size:,} bytes"
+        yield DeadLetter(STAGE, f"index row: the record at offset {start} of length {end - start} lies outside "
+                                f"the file{size}", source_file, start, "", "")
+        return
+    if seen is not None:
+        seen(start, data)
+
+    def noted(note: ReadNote) -> None:
+        on_note(note if note.source_offset is None else dataclasses.replace(note,
+                                                                            source_offset=note.source_offset + start))
+
+    for outcome in read_warc(lambda: io.BytesIO(data), source_file, 0, None, noted, max_page_bytes,
+                             lambda offset: claim(start + offset), skip_truncated, screen):
+        if isinstance(outcome, Document):
+            yield outcome.replace(source_offset=outcome.source_offset + start)
+        else:
+            yield dataclasses.replace(outcome, source_offset=outcome.source_offset + start)
