@@ -42,7 +42,7 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
     `BlocklistError` or OSError (a list that cannot be read), each in one line; an index that cannot be used is a
     ValueError too."""
     earlier = tuple(earlier_corpus(path, settings, check_files) for path in settings.extend)
-    selected = None if settings.index is None else select_records(settings.index)
+    selected = None if settings.index is None else select_records(settings.index, settings.range_bytes)
     if not settings.url_blocklists:
         return BuildInputs(earlier, selected=selected)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),

@@ -202,7 +202,7 @@ def found_inputs(settings: CorpusSettings) -> BuildInputs:
 
 def check_selected(found: BuildInputs) -> None:
     """A selection through an index chose some capture to read."""
-    if found.selected is not None and not found.selected.runs:
+    if found.selected is not None and not found.selected.units:
         raise UsageError(f"the selection matches none of the {found.selected.listed:,} captures the index lists")
 
 

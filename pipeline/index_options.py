@@ -16,7 +16,7 @@ INDEX_FLAGS = {"index": "--index", "index_base": "--index-base", **SELECTION_FLA
 
 def add_index_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "selecting captures through a capture index (Common Crawl's cc-index table; docs/crawl-index.md)")
+        "selecting captures through a capture index (Common Crawl's cc-index table; docs/robustness.md)")
     group.add_argument("--index", default=None, metavar="URL_OR_PATH",
                        help="The index's Parquet files: a file, a directory, or a listing of them (.paths, .paths.gz); "
                             "local or http(s). With --crawl NAME and a selection option, Common Crawl's table of that "

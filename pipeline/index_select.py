@@ -6,8 +6,10 @@ file, offset and length of its record. A build that selects by the index
 reads only the index columns its selection needs (`pipeline.index_files`),
 row group by row group, and then only the matching records' bytes: records
 adjacent in a file (up to `RUN_BYTES_LIMIT`) are one run, read by one
-request, and a run is the unit of reading, resume and progress
-(`transforms.stages.read_warc.ranges.WarcRange` with `fetched`).
+request; the runs of a file that start in one `--range-size` window are a
+unit of reading, resume and progress, and a shard of the corpus, as that
+range is in a full build (`transforms.stages.read_warc.ranges.WarcRange`
+with `runs`).
 
 A row matches when every option given holds of it: `languages` (ISO 639-3, as
 the index writes `content_languages`: the page's main language, the first
@@ -33,7 +35,7 @@ import pycountry
 
 from pipeline.index_files import IndexFile, IndexRefused, index_paths, opened_index
 from transforms.filesystems.locations import redacted
-from transforms.stages.read_warc.ranges import WarcRange
+from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, WarcRange
 
 # The columns of Common Crawl's table a selection reads: where each record is, and its URL (sampled by it).
 LOCATION = ("url", "warc_filename", "warc_record_offset", "warc_record_length")
@@ -159,18 +161,23 @@ class SelectedRecords:
     listed: int
     matched: int
     matched_bytes: int
-    runs: tuple[WarcRange, ...]
+    units: tuple[WarcRange, ...]
     records_sha256: str
 
     @property
     def warc_files(self) -> int:
-        return len({run.path for run in self.runs})
+        return len({unit.path for unit in self.units})
+
+    @property
+    def requests(self) -> int:
+        """The requests that read the records: one per run."""
+        return sum(len(unit.runs) for unit in self.units)
 
     def described(self) -> dict:
         """What the manifest and the report say of it (a rebuild selects again, and must find the same)."""
         return {"index_files": [{"path": file.path, "size": file.size, "etag": file.etag} for file in self.index_files],
                 "listed": self.listed, "matched": self.matched, "matched_bytes": self.matched_bytes,
-                "warc_files": self.warc_files, "runs": len(self.runs), "records_sha256": self.records_sha256}
+                "warc_files": self.warc_files, "requests": self.requests, "records_sha256": self.records_sha256}
 
 
 def check_warc_filename(name: str, choice: IndexChoice, index_path: str, row: int) -> None:
@@ -215,24 +222,42 @@ def matching_rows(choice: IndexChoice, path: str, parquet, first_row: int, wante
                     return
 
 
-def record_runs(records: list[tuple[str, int, int]], base: str) -> tuple[WarcRange, ...]:
-    """Runs of adjacent records (sorted by file and offset), each read by one request; a row whose range is no range
-    of a file (a negative offset, a length not positive) is a run of its own, for its dead letter."""
-    runs: list[WarcRange] = []
+def record_runs(records: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """(warc_filename, start, end) of the runs of adjacent records (`records` sorted by file and offset), each read
+    by one request; a row whose range is no range of a file (a negative offset, a length not positive) is a run of
+    its own, for its dead letter."""
+    runs: list[tuple[str, int, int]] = []
     for name, offset, length in records:
-        path = base + name
         end = offset + length
-        last = runs[-1] if runs else None
-        if (last is not None and last.path == path and last.end == offset and length > 0
-                and end - last.start <= RUN_BYTES_LIMIT):
-            runs[-1] = WarcRange(path, last.start, end, end, fetched=True)
+        if runs and runs[-1][0] == name and runs[-1][2] == offset and length > 0 \
+                and end - runs[-1][1] <= RUN_BYTES_LIMIT:
+            runs[-1] = (name, runs[-1][1], end)
         else:
-            runs.append(WarcRange(path, offset, end, max(end, 0), fetched=True))
-    return tuple(runs)
+            runs.append((name, offset, end))
+    return runs
 
 
-def select_records(choice: IndexChoice) -> SelectedRecords:
-    """The captures of `choice`'s index that it selects (see the module's docstring)."""
+def reading_units(runs: list[tuple[str, int, int]], base: str, range_bytes: int) -> tuple[WarcRange, ...]:
+    """The units of reading: the runs of a file that start in one `range_bytes` window of it (the range a full
+    build reads as a unit, and so a shard of the corpus as there), each unit a `WarcRange` of its runs."""
+    units: list[WarcRange] = []
+    grouped: list[tuple[str, int, list]] = []
+    for name, start, end in runs:
+        window = max(start, 0) // range_bytes
+        if grouped and grouped[-1][:2] == (name, window):
+            grouped[-1][2].append((start, end))
+        else:
+            grouped.append((name, window, [(start, end)]))
+    for name, _, spans in grouped:
+        # (A lone row of no range ends before it starts: its unit is empty, and its run a dead letter.)
+        end = max([spans[0][0]] + [span_end for _, span_end in spans])
+        units.append(WarcRange(base + name, spans[0][0], end, max(end, 0), runs=tuple(spans)))
+    return tuple(units)
+
+
+def select_records(choice: IndexChoice, range_bytes: int = DEFAULT_RANGE_BYTES) -> SelectedRecords:
+    """The captures of `choice`'s index that it selects (see the module's docstring), in units of the runs of a
+    file in one `range_bytes` window."""
     files, listed, rows = [], 0, []
     columns = choice.columns()
     for path in index_paths(choice.source, choice.base):
@@ -247,7 +272,7 @@ def select_records(choice: IndexChoice) -> SelectedRecords:
     for name, offset, length in records:
         sha.update(f"{name}\t{offset}\t{length}\n".encode("utf-8"))
     selected = SelectedRecords(tuple(files), listed, len(records), sum(max(length, 0) for *_, length in records),
-                               record_runs(records, choice.base), sha.hexdigest())
+                               reading_units(record_runs(records), choice.base, range_bytes), sha.hexdigest())
     if choice.recorded_sha256 and choice.recorded_sha256 != selected.records_sha256:
         raise IndexRefused(f"the index {redacted(choice.source)} selects other records than the build being repeated "
                            "read (records_sha256 differs): the index changed since its manifest was written")
@@ -256,7 +281,7 @@ def select_records(choice: IndexChoice) -> SelectedRecords:
 
 def describe_selection(selected: SelectedRecords, workers: int = 1) -> str:
     """`--dry-run`'s account: what the selection would read, and an estimate of the time and the cost."""
-    requests = len(selected.runs)
+    requests = selected.requests
     seconds = (requests * ESTIMATE_REQUEST_SECONDS + selected.matched_bytes / ESTIMATE_BYTES_PER_SECOND) / workers
     return "\n".join([
         f"Index: {len(selected.index_files):,} files ({sum(file.size for file in selected.index_files):,} bytes), "

@@ -8,6 +8,7 @@ restriction is its byte range, claimed record by record (`read_warc`'s
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 
 import apache_beam as beam
@@ -24,7 +25,7 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
-from transforms.stages.read_warc.record_runs import read_run
+from transforms.stages.read_warc.record_runs import read_runs
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
@@ -173,7 +174,7 @@ class ReadWarcRange(beam.DoFn):
         source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
-        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start, self._layout)
+        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start, self._layout, unit.runs)
                   if self._units_dir else None)
         if record:
             claims.finish()
@@ -204,11 +205,13 @@ class ReadWarcRange(beam.DoFn):
             warnings.append(ReadNote(source_file, None, "the server ignores Range requests: read as one stream "
                                                         "from the start, not in ranges"))
         # What the unit is read from, digested as it is read, for its completion record.
-        read_digest = RangeDigest(unit.start) if self._units_dir else None
+        read_digest = RangeDigest(unit.start) if self._units_dir and not unit.fetched else None
+        # (Of the runs of records a capture index chose: their bytes, one after the other.)
+        runs_sha = hashlib.sha256() if self._units_dir and unit.fetched else None
         seen = read_digest.seen if read_digest else None
         if unit.fetched:
-            outcomes = read_run(path, source_file, unit.start, unit.end, warnings.append, self._max_page_bytes,
-                                claims, self._skip_truncated, self._screen, seen)
+            outcomes = read_runs(path, source_file, unit.runs, warnings.append, self._max_page_bytes, claims,
+                                 self._skip_truncated, self._screen, runs_sha.update if runs_sha else None)
         else:
             # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
             outcomes = read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
@@ -242,9 +245,8 @@ class ReadWarcRange(beam.DoFn):
             whole = ((restriction.start, restriction.stop) == (unit.start, unit.start + unit.size)
                      and tracker.current_restriction().stop == restriction.stop)
             # (To past its last record: the first offset not claimed, or the end of the restriction.)
-            # (A run's bytes are all it reads: a run outside its file was read to its start.)
-            read_to, read_sha256 = read_digest.finish(path, unit.file_size,
-                                                      read_digest.reached if unit.fetched else claims.reached)
+            read_to, read_sha256 = ((unit.end, runs_sha.hexdigest()) if runs_sha
+                                    else read_digest.finish(path, unit.file_size, claims.reached))
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
                                                                 whole, read_to, read_sha256))
         if notes is not None:
@@ -302,22 +304,22 @@ class ReadAllWarc(beam.PTransform):
 
 
 class ReadWarc(beam.PTransform):
-    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`), or, given `runs`, only those
-    runs of records (`WarcRange`s with `fetched`: a capture index's selection), each a unit of reading."""
+    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`), or, given `units`, only the
+    runs of records they name (`WarcRange`s with `runs`: a capture index's selection)."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
                  skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
-                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS, runs: tuple[WarcRange, ...] = ()):
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS, units: tuple[WarcRange, ...] = ()):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-        self._runs = runs
+        self._units = units
         self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir,
                                      staged_fields)
 
     def expand(self, pbegin):
-        if self._runs:
+        if self._units:
             # (Spread over the workers: each reads one run at a time, so the requests in flight are at most theirs.)
-            return (pbegin | "Runs" >> beam.Create(self._runs) | "SpreadRuns" >> beam.Reshuffle()
+            return (pbegin | "Units" >> beam.Create(self._units) | "SpreadUnits" >> beam.Reshuffle()
                     | "Read" >> self._read_all.read_units())
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all

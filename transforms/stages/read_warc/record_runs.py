@@ -16,6 +16,7 @@ and nothing else is lost.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import os
 import time
@@ -97,27 +98,49 @@ def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
                 time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
 
 
-def read_run(path: str, source_file: str, start: int, end: int, on_note: Callable[[ReadNote], None],
-             max_page_bytes: int, claim: Callable[[int], bool], skip_truncated: bool, screen: Screen | None,
-             seen: Callable[[int, bytes], None] | None = None) -> Iterator[Document | Skip | DeadLetter]:
-    """The outcomes of the records of the run [start, end) of `path` (`read_warc`'s, at their offsets in the
-    file); `seen` is given the run's bytes (its digest), `claim` each record's offset in the file."""
+def _run_bytes(path: str, start: int, end: int) -> bytes | None:
+    """The bytes of the run, or None where its range lies outside its file."""
     try:
-        data, _ = fetch_run(path, start, end)
-    except OutsideFile as outside:
-        size = "" if outside.size is None else f" of {outside.size:,} bytes"
-        yield DeadLetter(STAGE, f"index row: the record at offset {start} of length {end - start} lies outside "
-                                f"the file{size}", source_file, start, "", "")
-        return
-    if seen is not None:
-        seen(start, data)
+        return fetch_run(path, start, end)[0]
+    except OutsideFile:
+        return None
 
+
+def runs_digest(path: str, runs: tuple[tuple[int, int], ...]) -> str:
+    """SHA-256 of the runs' bytes one after the other (a run outside its file has none): what a unit of runs was
+    read from, for its completion record, checked again before the unit is reused."""
+    sha = hashlib.sha256()
+    for start, end in runs:
+        sha.update(_run_bytes(path, start, end) or b"")
+    return sha.hexdigest()
+
+
+def read_runs(path: str, source_file: str, runs: tuple[tuple[int, int], ...], on_note: Callable[[ReadNote], None],
+              max_page_bytes: int, claim: Callable[[int], bool], skip_truncated: bool, screen: Screen | None,
+              seen: Callable[[bytes], None] | None = None) -> Iterator[Document | Skip | DeadLetter]:
+    """The outcomes of the records of each run (start, end) of `path`, one request a run (`read_warc`'s, at their
+    offsets in the file); `seen` is given each run's bytes (the unit's digest), `claim` each record's offset."""
+    for start, end in runs:
+        data = _run_bytes(path, start, end)
+        if data is None:
+            yield DeadLetter(STAGE, f"index row: the record at offset {start} of length {end - start} lies outside "
+                                    "its file", source_file, start, "", "")
+            continue
+        if seen is not None:
+            seen(data)
+        yield from _read_run(data, source_file, start, on_note, max_page_bytes, claim, skip_truncated, screen)
+
+
+def _read_run(data: bytes, source_file: str, start: int, on_note: Callable[[ReadNote], None], max_page_bytes: int,
+              claim: Callable[[int], bool], skip_truncated: bool, screen: Screen | None):
     def noted(note: ReadNote) -> None:
         on_note(note if note.source_offset is None else dataclasses.replace(note,
                                                                             source_offset=note.source_offset + start))
 
+    # (The run's last offset is claimed as where its records end: the next run's first record is not the tracker's
+    # to refuse, as it starts at that offset or past it.)
     for outcome in read_warc(lambda: io.BytesIO(data), source_file, 0, None, noted, max_page_bytes,
-                             lambda offset: claim(start + offset), skip_truncated, screen):
+                             lambda offset: offset == len(data) or claim(start + offset), skip_truncated, screen):
         if isinstance(outcome, Document):
             yield outcome.replace(source_offset=outcome.source_offset + start)
         else:

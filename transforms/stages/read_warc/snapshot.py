@@ -100,11 +100,6 @@ class RangeDigest:
             self._sha.update(memoryview(data)[self._to - position:])
             self._to = position + len(data)
 
-    @property
-    def reached(self) -> int:
-        """Where the bytes digested so far end."""
-        return self._to
-
     def finish(self, path: str, size: int, to: int) -> tuple[int, str]:
         """(where the digest ends: `to` at least, within `size`; its SHA-256 in hex)."""
         to = min(to, size)
