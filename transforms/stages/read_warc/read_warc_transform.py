@@ -68,6 +68,21 @@ class SplitWarc(beam.DoFn):
             yield GlobalWindows.windowed_value(to_digest)
 
 
+class FetchedRuns:
+    """What the requests of a unit of runs brought: their bytes' SHA-256 (one after the other: what the unit was
+    read from), how many, and the size of their file."""
+
+    def __init__(self):
+        self.sha256 = hashlib.sha256()
+        self.bytes = 0
+        self.file_size = 0
+
+    def add(self, data: bytes, file_size: int) -> None:
+        self.sha256.update(data)
+        self.bytes += len(data)
+        self.file_size = file_size
+
+
 class WholeRange(OffsetRange):
     """A restriction that is never split: a range read from its start, or a file digested in one go."""
 
@@ -206,12 +221,11 @@ class ReadWarcRange(beam.DoFn):
                                                         "from the start, not in ranges"))
         # What the unit is read from, digested as it is read, for its completion record.
         read_digest = RangeDigest(unit.start) if self._units_dir and not unit.fetched else None
-        # (Of the runs of records a capture index chose: their bytes, one after the other.)
-        runs_sha = hashlib.sha256() if self._units_dir and unit.fetched else None
+        fetched = FetchedRuns()
         seen = read_digest.seen if read_digest else None
         if unit.fetched:
             outcomes = read_runs(path, source_file, unit.runs, warnings.append, self._max_page_bytes, claims,
-                                 self._skip_truncated, self._screen, runs_sha.update if runs_sha else None)
+                                 self._skip_truncated, self._screen, fetched.add)
         else:
             # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
             outcomes = read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
@@ -235,7 +249,7 @@ class ReadWarcRange(beam.DoFn):
         claims.finish()
         yield from listed_notes()
         if read:
-            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read))
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size))
         if noted > NOTES_PER_RANGE:
             listed.append(ReadNote(source_file, None,
                                    f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
@@ -245,10 +259,11 @@ class ReadWarcRange(beam.DoFn):
             whole = ((restriction.start, restriction.stop) == (unit.start, unit.start + unit.size)
                      and tracker.current_restriction().stop == restriction.stop)
             # (To past its last record: the first offset not claimed, or the end of the restriction.)
-            read_to, read_sha256 = ((unit.end, runs_sha.hexdigest()) if runs_sha
+            read_to, read_sha256 = ((unit.end, fetched.sha256.hexdigest()) if unit.fetched
                                     else read_digest.finish(path, unit.file_size, claims.reached))
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
-                                                                whole, read_to, read_sha256))
+                                                                whole, read_to, read_sha256, fetched.bytes,
+                                                                fetched.file_size))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 

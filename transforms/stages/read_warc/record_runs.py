@@ -98,36 +98,32 @@ def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
                 time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
 
 
-def _run_bytes(path: str, start: int, end: int) -> bytes | None:
-    """The bytes of the run, or None where its range lies outside its file."""
-    try:
-        return fetch_run(path, start, end)[0]
-    except OutsideFile:
-        return None
-
-
 def runs_digest(path: str, runs: tuple[tuple[int, int], ...]) -> str:
     """SHA-256 of the runs' bytes one after the other (a run outside its file has none): what a unit of runs was
     read from, for its completion record, checked again before the unit is reused."""
     sha = hashlib.sha256()
     for start, end in runs:
-        sha.update(_run_bytes(path, start, end) or b"")
+        try:
+            sha.update(fetch_run(path, start, end)[0])
+        except OutsideFile:
+            continue  # (its dead letter is among the unit's outcomes: it read no bytes)
     return sha.hexdigest()
 
 
 def read_runs(path: str, source_file: str, runs: tuple[tuple[int, int], ...], on_note: Callable[[ReadNote], None],
               max_page_bytes: int, claim: Callable[[int], bool], skip_truncated: bool, screen: Screen | None,
-              seen: Callable[[bytes], None] | None = None) -> Iterator[Document | Skip | DeadLetter]:
+              fetched: Callable[[bytes, int], None]) -> Iterator[Document | Skip | DeadLetter]:
     """The outcomes of the records of each run (start, end) of `path`, one request a run (`read_warc`'s, at their
-    offsets in the file); `seen` is given each run's bytes (the unit's digest), `claim` each record's offset."""
+    offsets in the file); `fetched` is given each run's bytes and the file's size, `claim` each record's offset."""
     for start, end in runs:
-        data = _run_bytes(path, start, end)
-        if data is None:
+        try:
+            data, size = fetch_run(path, start, end)
+        except OutsideFile as outside:
+            of = "" if outside.size is None else f" of {outside.size:,} bytes"
             yield DeadLetter(STAGE, f"index row: the record at offset {start} of length {end - start} lies outside "
-                                    "its file", source_file, start, "", "")
+                                    f"its file{of}", source_file, start, "", "")
             continue
-        if seen is not None:
-            seen(data)
+        fetched(data, size)
         yield from _read_run(data, source_file, start, on_note, max_page_bytes, claim, skip_truncated, screen)
 
 
