@@ -1,7 +1,7 @@
 """Selecting one language through the capture index against a full build of the same crawl, served over HTTP.
 
 A generated crawl (`tests.index_crawl`: WARC files and an index in Common Crawl's schema) is served on 127.0.0.1
-by the tests' server (`tests.test_crawl.CrawlServer`, which logs every request and its Range). One language is
+by the tests' server (`tests.test_crawl.CrawlServer`, which logs every request and its Range; `NoDelayHandler`). One language is
 `--share` of the pages. Two builds, one after the other, in this run: the full build (`--crawl NAME`: every WARC
 file) and the build that selects that language (`--crawl NAME --index-languages rus`). Printed: the bytes each
 fetched (the index's included) against the crawl's, its time against the full build's, and the requests against
@@ -20,10 +20,17 @@ import time
 from pathlib import Path
 
 from tests.index_crawl import make_crawl
-from tests.test_crawl import CrawlServer
+from tests.test_crawl import CrawlServer, RangeHandler
 from tests.test_cli import run_main
 
 CRAWL = "CC-BENCH-2026-10"
+
+
+class NoDelayHandler(RangeHandler):
+    """The tests' handler, its answers sent at once: with Nagle's algorithm, the body written after the headers
+    waits for the client's delayed ACK, 40 ms a request here, which no production server adds."""
+
+    disable_nagle_algorithm = True
 
 
 def served(server: CrawlServer, suffixes: tuple[str, ...]) -> tuple[int, int]:
@@ -71,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             gzip.compress("".join(f"{name}\n" for name in crawl.warc_files).encode(), mtime=0))
         size = crawl.warc_bytes()
         server = CrawlServer(crawl.root)
+        server.RequestHandlerClass = NoDelayHandler
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
             full_time, (_, full_bytes), _ = timed_build(server, root / "full")

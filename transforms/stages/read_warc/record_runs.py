@@ -5,7 +5,8 @@ more of a WARC file than the records it chose: a run is [start, end) of a
 file compressed per record, adjacent records together, asked for with one
 Range GET (`bytes=start-(end-1)`, over the https:// file system's session:
 retries with backoff, Retry-After and 503 honoured, a body that breaks off or
-stalls asked for again from the byte it reached). Its records are read from
+stalls asked for again from the byte it reached), up to `RUNS_IN_FLIGHT`
+runs of a unit at once, in order. Its records are read from
 those bytes as from a file of their own (`read_warc`), and every offset said
 of them (outcomes, notes) is the offset in the WARC file. A run whose range
 lies outside its file, or whose bytes hold no record where the index said,
@@ -20,6 +21,9 @@ import hashlib
 import io
 import os
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from typing import Callable, Iterator
 
 import requests
@@ -33,6 +37,10 @@ from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.vocabulary import READ_WARC as STAGE
 from transforms.vocabulary import ReadNote
+
+
+# Requests of one reader in flight at once (each worker reads one unit at a time).
+RUNS_IN_FLIGHT = 8
 
 
 class OutsideFile(Exception):
@@ -98,15 +106,35 @@ def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
                 time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
 
 
+def _fetched_or_outside(path: str, start: int, end: int) -> tuple[bytes | None, int | None]:
+    """`fetch_run`'s (bytes, file size), or (None, the file's size if known) for a run outside its file."""
+    try:
+        return fetch_run(path, start, end)
+    except OutsideFile as outside:
+        return None, outside.size
+
+
+def fetched_in_order(path: str, runs: tuple[tuple[int, int], ...], in_flight: int = RUNS_IN_FLIGHT):
+    """((start, end), `_fetched_or_outside`'s) of each run, in order, at most `in_flight` requests at a time: a
+    request's latency, not its bytes, is most of a record's time (about 20 KB each), so runs are asked for ahead
+    of the one read, a few at once (and held no longer than that)."""
+    with ThreadPoolExecutor(in_flight) as pool:
+        ahead = iter(runs)
+        pending = deque((run, pool.submit(_fetched_or_outside, path, *run)) for run in islice(ahead, in_flight))
+        while pending:
+            run, answer = pending.popleft()
+            for following in islice(ahead, 1):
+                pending.append((following, pool.submit(_fetched_or_outside, path, *following)))
+            yield run, answer.result()
+
+
 def runs_digest(path: str, runs: tuple[tuple[int, int], ...]) -> str:
     """SHA-256 of the runs' bytes one after the other (a run outside its file has none): what a unit of runs was
     read from, for its completion record, checked again before the unit is reused."""
     sha = hashlib.sha256()
-    for start, end in runs:
-        try:
-            sha.update(fetch_run(path, start, end)[0])
-        except OutsideFile:
-            continue  # (its dead letter is among the unit's outcomes: it read no bytes)
+    for _, (data, _) in fetched_in_order(path, runs):
+        # (A run outside its file read no bytes: its dead letter is among the unit's outcomes.)
+        sha.update(data or b"")
     return sha.hexdigest()
 
 
@@ -115,11 +143,9 @@ def read_runs(path: str, source_file: str, runs: tuple[tuple[int, int], ...], on
               fetched: Callable[[bytes, int], None]) -> Iterator[Document | Skip | DeadLetter]:
     """The outcomes of the records of each run (start, end) of `path`, one request a run (`read_warc`'s, at their
     offsets in the file); `fetched` is given each run's bytes and the file's size, `claim` each record's offset."""
-    for start, end in runs:
-        try:
-            data, size = fetch_run(path, start, end)
-        except OutsideFile as outside:
-            of = "" if outside.size is None else f" of {outside.size:,} bytes"
+    for (start, end), (data, size) in fetched_in_order(path, runs):
+        if data is None:
+            of = "" if size is None else f" of {size:,} bytes"
             yield DeadLetter(STAGE, f"index row: the record at offset {start} of length {end - start} lies outside "
                                     f"its file{of}", source_file, start, "", "")
             continue
