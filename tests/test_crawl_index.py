@@ -61,6 +61,7 @@ def index_flags(server: CrawlServer, *selection: str) -> list[str]:
     return ["--crawl", CRAWL, "--crawl-base-url", server.base, "--report-sample", "0", *selection]
 
 
+@pytest.mark.slow
 def test_a_build_reads_only_the_matching_records_and_keeps_the_full_builds_documents_of_them(indexed, server,
                                                                                              tmp_path):
     code, out, err = run_main([*index_flags(server, "--index-languages", "rus"), "--output", str(tmp_path / "index"),
@@ -88,6 +89,7 @@ def test_a_build_reads_only_the_matching_records_and_keeps_the_full_builds_docum
     assert f"bytes of records read{read:>{12 + 36 - len('bytes of records read')},}" in out
 
 
+@pytest.mark.slow
 def test_a_rebuild_reads_the_same_records(indexed, server, tmp_path):
     first = tmp_path / "first"
     assert run_main([*index_flags(server, "--index-tlds", "ru,de", "--index-limit", "5"), "--output", str(first),
@@ -170,6 +172,7 @@ def test_an_index_naming_a_file_outside_the_crawl_is_refused(indexed, tmp_path):
     assert code == 2 and "row 0, names crawl-data/CC-OTHER-2020-01/" in err and "not another crawl's" in err
 
 
+@pytest.mark.slow
 def test_a_row_outside_its_file_is_a_dead_letter_naming_it(indexed, tmp_path):
     def outside(table):
         offsets = table["warc_record_offset"].to_pylist()
