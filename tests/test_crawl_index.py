@@ -173,10 +173,11 @@ def test_an_index_naming_a_file_outside_the_crawl_is_refused(indexed, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_row_outside_its_file_is_a_dead_letter_naming_it(indexed, tmp_path):
+def test_a_row_outside_its_file_or_not_at_a_record_is_a_dead_letter_naming_it(indexed, tmp_path):
     def outside(table):
         offsets = table["warc_record_offset"].to_pylist()
         offsets[1] = 10_000_000
+        offsets[2] += 7
         return table.set_column(table.schema.get_field_index("warc_record_offset"), "warc_record_offset",
                                 [offsets])
 
@@ -186,10 +187,12 @@ def test_a_row_outside_its_file_is_a_dead_letter_naming_it(indexed, tmp_path):
                              "--quiet"])
     assert code == 0, err
     dead = [json.loads(line) for path in output.glob("dead-letter-*.jsonl") for line in path.read_text().splitlines()]
-    assert [(entry["source_offset"], entry["reason"].split(" of length")[0]) for entry in dead] == [
-        (10_000_000, "index row: the record at offset 10000000")]
-    records = len(pq.read_table(next(indexed.root.glob("cc-index/**/*.parquet"))))
-    assert len(corpus_records(output)) == records - 1
+    table = pq.read_table(next(indexed.root.glob("cc-index/**/*.parquet")))
+    shifted = table["warc_record_offset"][2].as_py() + 7
+    assert sorted((entry["source_offset"], entry["reason"].split(" of length")[0]) for entry in dead) == sorted([
+        (10_000_000, "index row: the record at offset 10000000"), (shifted, f"index row: the record at offset {shifted}")])
+    assert "is not there whole: unreadable" in " ".join(entry["reason"] for entry in dead)
+    assert len(corpus_records(output)) == len(table) - 2
 
 
 def test_adjacent_records_are_one_run_and_the_runs_of_a_window_one_unit():

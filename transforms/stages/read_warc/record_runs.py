@@ -165,5 +165,10 @@ def _read_run(data: bytes, source_file: str, start: int, on_note: Callable[[Read
                              lambda offset: offset == len(data) or claim(start + offset), skip_truncated, screen):
         if isinstance(outcome, Document):
             yield outcome.replace(source_offset=outcome.source_offset + start)
+        elif isinstance(outcome, DeadLetter):
+            # (Said of the bytes the index row named: what reading them met, its offsets within them.)
+            yield dataclasses.replace(outcome, source_offset=outcome.source_offset + start, reason=(
+                f"index row: the record at offset {start} of length {len(data)} is not there whole: "
+                f"{outcome.reason} (offsets within the row's bytes)"))
         else:
             yield dataclasses.replace(outcome, source_offset=outcome.source_offset + start)
