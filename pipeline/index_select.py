@@ -139,6 +139,21 @@ class IndexChoice:
             matched = pc.and_kleene(matched, test)
         return pc.fill_null(matched, False)
 
+    def may_match(self, row_group) -> bool:
+        """Whether rows of a row group (its metadata) can match: not where the minimum and maximum of a column
+        that a list of values selects on leave out every value (Common Crawl's rows are sorted by SURT key, so a
+        TLD's or a domain's rows are in few groups)."""
+        names = [row_group.column(index).path_in_schema for index in range(row_group.num_columns)]
+        for name, values in (("domains", self.domains), ("tlds", self.tlds), ("mimes", self.mimes),
+                             ("statuses", self.statuses)):
+            if not values or COLUMNS[name] not in names:
+                continue
+            statistics = row_group.column(names.index(COLUMNS[name])).statistics
+            if statistics is not None and statistics.has_min_max and not any(
+                    statistics.min <= value <= statistics.max for value in values):
+                return False
+        return True
+
     def sampled(self, url: str) -> bool:
         digest = int.from_bytes(hashlib.sha256(url.encode("utf-8")).digest()[:8], "big")
         return self.sample is None or digest < self.sample * SAMPLE_SCALE
@@ -201,11 +216,16 @@ def check_columns(parquet, path: str, columns: list[str]) -> None:
 
 def matching_rows(choice: IndexChoice, path: str, parquet, first_row: int, wanted: int | None):
     """(row number in the index, warc_filename, offset, length) of the rows of one index file that match, in order;
-    at most `wanted`. Reads the chosen columns row group by row group."""
+    at most `wanted`. Reads the chosen columns row group by row group, but for the groups whose statistics say
+    no row can match (`IndexChoice.may_match`)."""
     row = first_row
     for group in range(parquet.num_row_groups):
         if wanted is not None and wanted <= 0:
             return
+        rows = parquet.metadata.row_group(group).num_rows
+        if not choice.may_match(parquet.metadata.row_group(group)):
+            row += rows
+            continue
         table = parquet.read_row_group(group, columns=choice.columns())
         numbers = pa.array(range(row, row + table.num_rows))
         row += table.num_rows

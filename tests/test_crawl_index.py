@@ -208,6 +208,17 @@ def test_adjacent_records_are_one_run_and_the_runs_of_a_window_one_unit():
         ("http://x/b.warc.gz", 15, 20, ((15, 20), (20, 19)))]
 
 
+def test_row_groups_that_cannot_match_are_not_read(indexed, server):
+    # (The generated index is sorted by SURT key, as Common Crawl's: a TLD's rows are in a few row groups.)
+    select_records(IndexChoice(server.base + indexed.listing, server.base, tlds=("com", "de", "ru")))
+    every_group = served_bytes(server, ".parquet")
+    server.reset()
+    selected = select_records(IndexChoice(server.base + indexed.listing, server.base, tlds=("zz",)))
+    assert selected.matched == 0 and selected.listed == len(indexed.rows)
+    # Each file's footer, and no column chunk.
+    assert served_bytes(server, ".parquet")[0] == len(list(indexed.root.glob("cc-index/**/*.parquet"))) < every_group[0]
+
+
 def test_limit_and_sample_are_deterministic(indexed):
     source = str(indexed.root / indexed.listing)
     first = select_records(IndexChoice(source, str(indexed.root) + "/", limit=4))
