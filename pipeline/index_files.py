@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 import requests
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 
 from pipeline.crawl import CRAWL_DATA, check_named_file, is_listing, read_listing, resolve_line
 from transforms.filesystems import http_session
@@ -60,6 +62,8 @@ def is_remote(path: str) -> bool:
 
 def index_paths(source: str, base: str) -> list[str]:
     """The Parquet files of the index `source` (see the module's docstring), in the order they are read."""
+    if "://" not in source and not os.path.exists(source):
+        raise IndexRefused(f"no index at --index {source}")
     if is_listing(source):
         with contextlib.closing(read_listing(source)) as lines:
             paths = []
@@ -67,12 +71,10 @@ def index_paths(source: str, base: str) -> list[str]:
                 path = resolve_line(line, source, base)
                 check_named_file(path, line, number, source, base)
                 paths.append(path)
-    elif not is_remote(source) and os.path.isdir(source):
+    elif os.path.isdir(source):
         paths = sorted(glob.glob(os.path.join(source, "**", "*.parquet"), recursive=True))
     else:
         paths = [source]
-    if not is_remote(source) and not os.path.exists(source):
-        raise IndexRefused(f"no index at --index {source}")
     chosen = [path for path in paths if SUBSET not in path or WARC_SUBSET in path]
     if not chosen:
         raise IndexRefused(f"the index {redacted(source)} has no Parquet file (of the subset warc)")
@@ -145,9 +147,12 @@ def opened_index(path: str):
             handle = RangedIndexFile(path)
             described = IndexFile(redacted(path), handle.size, handle.etag)
         else:
-            handle = open(path, "rb")
-            described = IndexFile(path, os.fstat(handle.fileno()).st_size)
-    except OSError as error:
+            # (A local file, or s3:// and gs:// by Beam's file systems, whose streams read by ranges themselves.)
+            handle = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(0)
+            described = IndexFile(path, size, FileSystems.checksum(path) if "://" in path else "")
+    except (OSError, BeamIOError) as error:
         raise IndexRefused(f"cannot read the index file {redacted(path)}: {error}") from error
     with handle:
         try:

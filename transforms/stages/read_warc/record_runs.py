@@ -28,6 +28,8 @@ from typing import Callable, Iterator
 
 import requests
 import urllib3
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filesystems import http_session
@@ -83,8 +85,9 @@ def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
     if start < 0 or end <= start:
         raise OutsideFile(None)
     if not path.startswith(("http://", "https://")):
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+        # (A local file, or s3:// and gs:// by Beam's file systems, whose streams read by ranges themselves.)
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+            size = handle.seek(0, os.SEEK_END)
             if end > size:
                 raise OutsideFile(size)
             handle.seek(start)
