@@ -41,7 +41,8 @@ setup(
     description="An Apache Beam pipeline that turns WARC files into a clean, deduplicated, compressed Avro corpus.",
     long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
-    # As Beam, warcio and requests; the other requirements' licenses (MIT, BSD, PSF) allow it. LICENSE.
+    # As Beam, warcio and requests; the other requirements' licenses (MIT, BSD, PSF; pycountry's LGPL-2.1, a library
+    # imported unchanged) allow it. LICENSE.
     license="Apache-2.0",
     classifiers=["License :: OSI Approved :: Apache Software License"],
     python_requires=">=3.10",

@@ -24,6 +24,7 @@ from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import build_corpus
+from pipeline.index_select import describe_selection
 from pipeline.launch import SIGNALS, Interrupted, program_name
 from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
@@ -197,6 +198,21 @@ def found_inputs(settings: CorpusSettings) -> BuildInputs:
         return read_build_inputs(settings)
     except (ValueError, BlocklistError, OSError) as error:
         raise UsageError(str(error)) from error
+
+
+def check_selected(found: BuildInputs) -> None:
+    """A selection through an index chose some capture to read."""
+    if found.selected is not None and not found.selected.units:
+        raise UsageError(f"the selection matches none of the {found.selected.listed:,} captures the index lists")
+
+
+def dry_run(settings: CorpusSettings) -> int:
+    """`--dry-run`: what the index selects, and an estimate of reading it; nothing is read or written."""
+    FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
+    found = found_inputs(settings)
+    check_selected(found)
+    print(describe_selection(found.selected))
+    return 0
 
 
 class BuildFailed(Exception):
@@ -396,6 +412,7 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
     check_output_is_no_input(settings.output, [meta.path for meta in input_files])
     check_extend_is_no_output(settings)
     found = found_inputs(settings)
+    check_selected(found)
     made = prepare_output(settings.output)
     try:
         return publish_build(settings, total_bytes, input_files, found)
@@ -513,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     unchanged = f"nothing was published, {settings.output} is as it was"
     with RunWatch() as signals:
         try:
+            if settings.dry_run:
+                return dry_run(settings)
             manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
             if manifest is not None:
                 check_rebuild(manifest, settings)

@@ -212,7 +212,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     fields = settings.written_fields()
     read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
                                              settings.max_page_bytes, settings.skip_truncated,
-                                             Screens(screens) if screens else None, units_dir, fields)
+                                             Screens(screens) if screens else None, units_dir, fields,
+                                             found.selected.units if found.selected else ())
     # Each stage's outcomes that end a record or count its unit's documents, in stage order
     # (`transforms.state.unit_ledger`): the reader's, then each document stage's declared outputs.
     tapped = [{SKIPPED: read.skipped, DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]

@@ -20,6 +20,7 @@ from apache_beam.runners import create_runner
 
 from pipeline.crawl import (CRAWL_BASES, DEFAULT_SOURCE, LISTING_NAME, check_crawl_name, crawl_base, is_listing,
                             listing_url, parse_file_range)
+from pipeline.index_options import INDEX_FLAGS, add_index_options, index_choice
 from pipeline.launch import program_name
 from pipeline.recipes import RECIPES, with_recipe
 from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, settings_from_manifest
@@ -285,6 +286,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="With --rebuild: take a manifest that no build of this user signed (another user's, or one from before "
              "builds signed their manifests). Its checksum must still hold, and its inputs be WARC or ARC files.",
     )
+    add_index_options(parser)
     return parser
 
 
@@ -300,7 +302,7 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
-               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe"}
+               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe", **INDEX_FLAGS}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
@@ -434,10 +436,13 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         known = with_recipe(parser, known)
         inputs, base = chosen_inputs(known)
+        index = index_choice(known, base)
         if known.sync_interval is not None and (known.format or DEFAULT_FORMAT) != "avro":
             raise ValueError(f"--block-size sets Avro's blocks; --format {known.format} has none")
         return CorpusSettings(
-            inputs=inputs,
+            inputs=() if index else inputs,
+            index=index,
+            dry_run=known.dry_run,
             output=known.output,
             format=known.format or DEFAULT_FORMAT,
             codec=known.codec,

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from pipeline.crawl import CRAWL_BASES, DEFAULT_SOURCE, FileRange
+from pipeline.index_options import recorded_choice
+from pipeline.index_select import IndexChoice
 from pipeline.recipes import RECIPES
 
 from transforms.stages.clean_html.css_selectors import validate_selectors
@@ -99,6 +101,10 @@ class CorpusSettings:
     files: FileRange | None = field(default=None, compare=False)
     crawl: str = field(default="", compare=False)
     crawl_base: str = field(default=CRAWL_BASES[DEFAULT_SOURCE], compare=False)
+    # The captures chosen through a capture index (`--index`, `--crawl` with `--index-*`: `pipeline.index_select`),
+    # read instead of `inputs`; `--dry-run`: only say what they are.
+    index: IndexChoice | None = None
+    dry_run: bool = field(default=False, compare=False)
     beam_args: tuple[str, ...] = field(default=(), compare=False)
     # The manifest this build repeats (`--rebuild`), if any.
     rebuild_of: str = field(default="", compare=False)
@@ -168,7 +174,11 @@ class CorpusSettings:
             raise ValueError("the identity of a build that names earlier corpora or URL blocklists needs them read: "
                              "pipeline.build_inputs.read_build_inputs")
         described = asdict(self)
-        for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest",
+        del described["index"]
+        if self.index is not None:
+            # The selection and what it found (the index files, the records' digest): a rebuild selects the same.
+            described["index"] = {**self.index.described(), **found.selected.described()}
+        for name in ("files", "crawl", "crawl_base", "beam_args", "dry_run", "output", "rebuild_of", "trust_manifest",
                      "trust_corpora", "quiet",
                      "verbose", "resume"):
             del described[name]
@@ -253,6 +263,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),
         respect_opt_out=options.get("respect_opt_out", False),
         recipe=options.get("recipe", ""),
+        index=recorded_choice(options),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

@@ -291,6 +291,10 @@ class RecordsRead:
 
     source_file: str
     records: int
+    # Of a unit of the runs a capture index chose: the bytes its requests fetched, and their file's size as the
+    # answers gave it (what the report sets the bytes read against).
+    fetched_bytes: int = 0
+    file_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -308,6 +312,9 @@ class UnitRead:
     whole: bool
     read_to: int
     read_sha256: str
+    # Of a unit of the runs a capture index chose: as `RecordsRead`'s.
+    fetched_bytes: int = 0
+    file_size: int = 0
 
 
 # A page in NearDedup: its rank is its capture in HashDedup's survivor order (`Capture.rank`), so two captures

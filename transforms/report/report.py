@@ -49,6 +49,8 @@ OUTCOMES = ("kept", "duplicates", SKIPPED, DEAD_LETTER)
 # --main-content's counts: the bytes of boilerplate blocks dropped, and the pages whose main content is all their text.
 BOILERPLATE = "boilerplate_dropped"
 WHOLE_PAGE_CONTENT = "main_content_whole_page"
+# Bytes that the requests of a selection through a capture index fetched of the WARC files.
+FETCHED_BYTES = "fetched_bytes"
 # Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
 TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
@@ -92,7 +94,11 @@ def _tally(source_file: str, *names: str, **amounts: int) -> Counter:
 def tally_records_read(read: RecordsRead) -> Counter:
     """The records ReadWarc read from a range: every record is counted as read here, and by its outcome
     elsewhere."""
-    return Counter({("total", "read"): read.records, ("file", read.source_file, "read"): read.records})
+    tally = Counter({("total", "read"): read.records, ("file", read.source_file, "read"): read.records})
+    if read.fetched_bytes:
+        # (A file's size once, however many of its units read from it.)
+        tally.update({("total", FETCHED_BYTES): read.fetched_bytes, ("file_size", read.source_file, read.file_size): 1})
+    return tally
 
 
 def tally_skip(skip: Skip) -> Counter:
@@ -235,6 +241,9 @@ def build_report(tally: Counter, options: dict) -> dict:
     if options.get("main_content"):
         optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
                                     "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
+    if "index" in options:
+        optional["index"] = index_section(options["index"], totals.get(FETCHED_BYTES, 0), sum(
+            key[2] for key in tally if key[0] == "file_size"))
     if "extend" in options:
         # Counted among `duplicates` (and `near_duplicates`) too.
         left_out = [name for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)]
@@ -268,6 +277,14 @@ def build_report(tally: Counter, options: dict) -> dict:
         # Which path of the C accelerators ran (transforms/native/): the corpus is the same either way.
         "accelerator": native.accelerator(),
     }
+
+
+def index_section(selection: dict, fetched: int, whole_files: int) -> dict:
+    """A selection through a capture index: the captures it listed and matched, the bytes of records read, and
+    the bytes of the whole WARC files they were read from."""
+    return {"captures_listed": selection["listed"], "captures_matched": selection["matched"],
+            "records_bytes_read": fetched, "warc_files": selection["warc_files"], "warc_files_bytes": whole_files,
+            "index_files_bytes": sum(file["size"] for file in selection["index_files"])}
 
 
 def filter_section(tally: Counter) -> dict:
@@ -318,6 +335,13 @@ def format_report(report: dict) -> str:
         counts = {name: count for name, count in earlier.items() if name != "corpus"}
         lines.append(f"  {earlier['corpus']} left out {sum(counts.values()):,} pages that it holds ("
                      + ", ".join(f"{count:,} {name.replace('_', '-')}" for name, count in counts.items()) + ")")
+    if report.get("index"):
+        index = report["index"]
+        share = index["records_bytes_read"] / index["warc_files_bytes"] if index["warc_files_bytes"] else 0
+        lines += ["", "Index", f"  {'captures listed':<36}{index['captures_listed']:>12,}",
+                  f"  {'captures matched':<36}{index['captures_matched']:>12,}",
+                  f"  {'bytes of records read':<36}{index['records_bytes_read']:>12,}  ({share:.2%} of the "
+                  f"{index['warc_files_bytes']:,} bytes of their {index['warc_files']:,} WARC files)"]
     lines += ["", "Bytes (kept documents)", f"  {'stage':<28}{'bytes':>16}{'step':>10}{'total':>10}"]
     previous = None
     first = report["bytes"]["raw_html"]

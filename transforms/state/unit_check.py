@@ -39,6 +39,7 @@ from transforms.document import DeadLetter, Skip
 from transforms.filesystems.regular_files import ListedRead, NotARegularFile, open_regular
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.staging import STAGED_LAYOUT
+from transforms.stages.read_warc.record_runs import runs_digest
 from transforms.stages.read_warc.snapshot import FileChanged, range_digest
 from transforms.state.unit_ledger import UNITS, decode, record_path, unit_name
 from transforms.vocabulary import Candidate, Fingerprint, content_check
@@ -147,7 +148,7 @@ def check_staging_file(path: str, size: int, sha256: str, layout: RecordLayout, 
 
 
 def checked_record(units_dir: str, path: str, file_size: int, source_file: str, start: int,
-                   layout: RecordLayout) -> dict:
+                   layout: RecordLayout, runs: tuple[tuple[int, int], ...] = ()) -> dict:
     """The completion record of the unit (`source_file`, `start`) of the input `path` (listed at `file_size`
     bytes), staged in `layout`, once it checks out (module docstring). Raises NotReusable."""
     try:
@@ -161,7 +162,10 @@ def checked_record(units_dir: str, path: str, file_size: int, source_file: str, 
         if fingerprints:
             raise NotReusable("its staging files do not hold every document its fingerprints name")
         read_to, read_sha256 = record["read"]
-        if not start < read_to <= file_size or range_digest(path, file_size, start, read_to) != read_sha256:
+        # (A unit of the runs a capture index chose read only them: `record_runs`.)
+        read_from = (lambda: runs_digest(path, runs)) if runs else (lambda: range_digest(path, file_size, start,
+                                                                                          read_to))
+        if not start < read_to <= file_size or read_from() != read_sha256:
             raise NotReusable("its input's bytes are not those it was read from (changed in place)")
     except DAMAGE as error:
         raise NotReusable(f"its record is damaged ({type(error).__name__})") from error
@@ -176,13 +180,13 @@ def note_not_reused(units_dir: str, source_file: str, start: int, why: str) -> N
 
 
 def reusable(units_dir: str, path: str, file_size: int, source_file: str, start: int,
-             layout: RecordLayout) -> dict | None:
+             layout: RecordLayout, runs: tuple[tuple[int, int], ...] = ()) -> dict | None:
     """The checked completion record of a unit, if it has one (`checked_record`); one that does not check out
     is noted (`note_not_reused`) and None."""
     if not FileSystems.exists(record_path(units_dir, source_file, start)):
         return None
     try:
-        return checked_record(units_dir, path, file_size, source_file, start, layout)
+        return checked_record(units_dir, path, file_size, source_file, start, layout, runs)
     except NotReusable as error:
         note_not_reused(units_dir, source_file, start, str(error))
         return None

@@ -133,6 +133,8 @@ def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes
               "notes": [encode(note) for note in read.notes],
               "runs": [[run.path.rsplit("/", 1)[-1], run.size, run.sha256, run.records] for run in runs],
               "outcomes": sorted(map(encode, outcomes), key=json.dumps)}
+    if read.fetched_bytes:
+        record["fetched"] = [read.fetched_bytes, read.file_size]
     body = json.dumps(record, sort_keys=True).encode("utf-8")
     with FileSystems.create(written, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         handle.write(gzip.compress(body + b"\n" + hashlib.sha256(body).hexdigest().encode("ascii"), compresslevel=1,

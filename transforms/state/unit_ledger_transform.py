@@ -58,7 +58,8 @@ class ReplayUnit(beam.DoFn):
         for note in record["notes"]:
             yield beam.pvalue.TaggedOutput(NOTES, decode(note))
         if record["records"]:
-            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, record["records"]))
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, record["records"],
+                                                                           *record.get("fetched", (0, 0))))
         for encoded in record["outcomes"]:
             outcome = decode(encoded)
             tag = TAG_OF_KIND[type(outcome)]

@@ -29,6 +29,15 @@ class WarcRange:
     splittable: bool = False
     # Whether the file can be read from any offset: False where its server ignores Range (it is one range).
     ranged: bool = True
+    # The runs of records a capture index chose in [start, end) (`pipeline.index_select`): (start, end) of each,
+    # rising, each read by one request of exactly its bytes; only they are read, and `file_size` is then `end`
+    # (the file is not looked at).
+    runs: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def fetched(self) -> bool:
+        """Whether only the runs of records a capture index chose are read."""
+        return bool(self.runs)
 
     @property
     def size(self) -> int:

@@ -8,6 +8,7 @@ restriction is its byte range, claimed record by record (`read_warc`'s
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 
 import apache_beam as beam
@@ -24,6 +25,7 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
+from transforms.stages.read_warc.record_runs import read_runs
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
@@ -64,6 +66,21 @@ class SplitWarc(beam.DoFn):
     def finish_bundle(self):
         for to_digest in self._to_digest:
             yield GlobalWindows.windowed_value(to_digest)
+
+
+class FetchedRuns:
+    """What the requests of a unit of runs brought: their bytes' SHA-256 (one after the other: what the unit was
+    read from), how many, and the size of their file."""
+
+    def __init__(self):
+        self.sha256 = hashlib.sha256()
+        self.bytes = 0
+        self.file_size = 0
+
+    def add(self, data: bytes, file_size: int) -> None:
+        self.sha256.update(data)
+        self.bytes += len(data)
+        self.file_size = file_size
 
 
 class WholeRange(OffsetRange):
@@ -172,7 +189,7 @@ class ReadWarcRange(beam.DoFn):
         source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
-        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start, self._layout)
+        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start, self._layout, unit.runs)
                   if self._units_dir else None)
         if record:
             claims.finish()
@@ -203,12 +220,17 @@ class ReadWarcRange(beam.DoFn):
             warnings.append(ReadNote(source_file, None, "the server ignores Range requests: read as one stream "
                                                         "from the start, not in ranges"))
         # What the unit is read from, digested as it is read, for its completion record.
-        read_digest = RangeDigest(unit.start) if self._units_dir else None
+        read_digest = RangeDigest(unit.start) if self._units_dir and not unit.fetched else None
+        fetched = FetchedRuns()
         seen = read_digest.seen if read_digest else None
-        # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
-        for outcome in read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
-                                 warnings.append,
-                                 self._max_page_bytes, claims, self._skip_truncated, self._screen):
+        if unit.fetched:
+            outcomes = read_runs(path, source_file, unit.runs, warnings.append, self._max_page_bytes, claims,
+                                 self._skip_truncated, self._screen, fetched.add)
+        else:
+            # (Within the size listed: a file that grows meanwhile is read as its digest says it was.)
+            outcomes = read_warc(lambda: open_listed(path, unit.file_size, seen), source_file, start, None,
+                                 warnings.append, self._max_page_bytes, claims, self._skip_truncated, self._screen)
+        for outcome in outcomes:
             yield from listed_notes()
             self._records.inc()
             read += 1
@@ -227,7 +249,7 @@ class ReadWarcRange(beam.DoFn):
         claims.finish()
         yield from listed_notes()
         if read:
-            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read))
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size))
         if noted > NOTES_PER_RANGE:
             listed.append(ReadNote(source_file, None,
                                    f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
@@ -237,9 +259,11 @@ class ReadWarcRange(beam.DoFn):
             whole = ((restriction.start, restriction.stop) == (unit.start, unit.start + unit.size)
                      and tracker.current_restriction().stop == restriction.stop)
             # (To past its last record: the first offset not claimed, or the end of the restriction.)
-            read_to, read_sha256 = read_digest.finish(path, unit.file_size, claims.reached)
+            read_to, read_sha256 = ((unit.end, fetched.sha256.hexdigest()) if unit.fetched
+                                    else read_digest.finish(path, unit.file_size, claims.reached))
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
-                                                                whole, read_to, read_sha256))
+                                                                whole, read_to, read_sha256, fetched.bytes,
+                                                                fetched.file_size))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 
@@ -284,24 +308,33 @@ class ReadAllWarc(beam.PTransform):
             | "OncePerFile" >> beam.Map(once_per_file)
             | "Split" >> beam.ParDo(SplitWarc(self._range_bytes))
             | "SpreadRanges" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes,
-                                                 self._skip_truncated, self._screen, self._units_dir,
-                                                 self._staged_fields)).with_outputs(
-                SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, UNITS_READ, RECORDED, main=DOCUMENTS)
+            | "Read" >> self.read_units()
         )
+
+    def read_units(self) -> beam.PTransform:
+        """The reading of `WarcRange`s and `FileToDigest`s, with every output."""
+        return beam.ParDo(ReadWarcRange(self._progress_dir, self._max_page_bytes, self._skip_truncated, self._screen,
+                                        self._units_dir, self._staged_fields)).with_outputs(
+            SKIPPED, DEAD_LETTER, NOTES, RECORDS_READ, INPUT_FILES, UNITS_READ, RECORDED, main=DOCUMENTS)
 
 
 class ReadWarc(beam.PTransform):
-    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`)."""
+    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`), or, given `units`, only the
+    runs of records they name (`WarcRange`s with `runs`: a capture index's selection)."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
                  skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
-                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS, units: tuple[WarcRange, ...] = ()):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+        self._units = units
         self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir,
                                      staged_fields)
 
     def expand(self, pbegin):
+        if self._units:
+            # (Spread over the workers: each reads one run at a time, so the requests in flight are at most theirs.)
+            return (pbegin | "Units" >> beam.Create(self._units) | "SpreadUnits" >> beam.Reshuffle()
+                    | "Read" >> self._read_all.read_units())
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all
