@@ -29,6 +29,7 @@ from transforms.stages.filters.rule_sets import RULE_SETS
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
 from transforms.stages.language import parse_languages
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
+from transforms.stages.site_boilerplate import DEFAULT_MIN_PAGES, DEFAULT_MIN_SHARE, SCOPES, SiteBoilerplate
 from transforms.stages.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
                                           MinHashParameters)
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
@@ -247,6 +248,26 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
     )
     parser.add_argument(
+        "--site-boilerplate", action="store_true", default=None,
+        help="Remove the lines (blocks) that repeat across the pages of a site (its registered domain): a line on at "
+             "least --boilerplate-min-pages of the site's distinct pages and at least --boilerplate-min-share of "
+             "them, after --main-content and before --quality and deduplication. Such a build does not resume: "
+             "each page's text depends on every other page of its site.",
+    )
+    parser.add_argument(
+        "--site-boilerplate-scope", default=None, choices=SCOPES,
+        help="Where lines are counted: domain (each registered domain's pages, the default) or crawl (all pages).",
+    )
+    parser.add_argument(
+        "--boilerplate-min-pages", type=int, default=None, metavar="N",
+        help=f"Distinct pages of its site a line must be on to be removed, at least 2 (default {DEFAULT_MIN_PAGES}).",
+    )
+    parser.add_argument(
+        "--boilerplate-min-share", type=float, default=None, metavar="SHARE",
+        help=f"Share of its site's distinct pages a line must be on to be removed, in [0, 1] "
+             f"(default {DEFAULT_MIN_SHARE}).",
+    )
+    parser.add_argument(
         "--extend", action="append", default=[], metavar="CORPUS",
         help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
              "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
@@ -300,7 +321,9 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
-               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe"}
+               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe",
+               "site_boilerplate": "--site-boilerplate", "site_boilerplate_scope": "--site-boilerplate-scope",
+               "boilerplate_min_pages": "--boilerplate-min-pages", "boilerplate_min_share": "--boilerplate-min-share"}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
@@ -390,6 +413,21 @@ def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None
     return MinHashParameters(**given)
 
 
+SITE_BOILERPLATE_FLAGS = {"scope": "site_boilerplate_scope", "min_pages": "boilerplate_min_pages",
+                          "min_share": "boilerplate_min_share"}
+
+
+def site_boilerplate_settings(known: argparse.Namespace) -> SiteBoilerplate | None:
+    given = {name: getattr(known, flag) for name, flag in SITE_BOILERPLATE_FLAGS.items()
+             if getattr(known, flag) is not None}
+    if not known.site_boilerplate:
+        if given:
+            raise ValueError(f"{', '.join(BUILD_FLAGS[SITE_BOILERPLATE_FLAGS[name]] for name in given)} "
+                             "need --site-boilerplate")
+        return None
+    return SiteBoilerplate(**given)
+
+
 def chosen_inputs(known: argparse.Namespace) -> tuple[tuple[str, ...], str]:
     """The input patterns (a crawl's listing among them) and the base of a crawl's files."""
     if known.crawl_source is not None and known.crawl_base_url is not None:
@@ -453,6 +491,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
             near_dedup=near_dedup_parameters(known),
+            site_boilerplate=site_boilerplate_settings(known),
             extend=tuple(known.extend),
             trust_corpora=tuple(known.trust_corpus),
             fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
