@@ -31,12 +31,22 @@ WORDS = ("time year people way day man thing woman life child world school state
          "river garden bridge market harbour valley forest island winter summer letter window station museum").split()
 
 
+# The kinds of line: a page's own title and paragraphs (`article`), a paragraph of another article of its site
+# (`teaser`: content on two pages or more), the lines of its site's template, on every page (`template`: menu,
+# cookie notice, newsletter, footer), and the site's "related" lines, two of them a page (`related`).
+KINDS = ("article", "teaser", "template", "related")
+CONTENT = ("article", "teaser")
+
+
 @dataclass(frozen=True)
 class GeneratedPage:
     url: str
     html: str
-    # The page's lines, each with whether it is content (True) or its site's boilerplate (False).
-    lines: tuple[tuple[str, bool], ...]
+    # The page's lines, each with its kind (`KINDS`).
+    lines: tuple[tuple[str, str], ...]
+
+    def content(self) -> list[str]:
+        return [line for line, kind in self.lines if kind in CONTENT]
 
 
 def _sentence(rng: random.Random, words: int) -> str:
@@ -67,10 +77,10 @@ def site_pages(site: int, pages: int, rng: random.Random) -> list[GeneratedPage]
             # A teaser of another article of the site: content, on two pages.
             quoted = [rng.choice(articles[rng.randrange(number)])]
         chosen_related = rng.sample(related, 2)
-        lines = ([(item, False) for item in menu] + [(notice, False), (title, True)]
-                 + [(text, True) for text in paragraphs + quoted]
-                 + [(item, False) for item in chosen_related] + [(newsletter, False)]
-                 + [(item, False) for item in footer])
+        lines = ([(item, "template") for item in menu] + [(notice, "template"), (title, "article")]
+                 + [(text, "article") for text in paragraphs] + [(text, "teaser") for text in quoted]
+                 + [(item, "related") for item in chosen_related] + [(newsletter, "template")]
+                 + [(item, "template") for item in footer])
         body = "".join(f"<div>{text}</div>" for text, _ in lines) if plain else (
             "<nav><ul>" + "".join(f"<li><a href='/{item.lower()}'>{item}</a></li>" for item in menu) + "</ul></nav>"
             + f"<div class='cookie-banner'>{notice}</div><article><h1>{title}</h1>"

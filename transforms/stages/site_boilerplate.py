@@ -73,13 +73,17 @@ def registered_domain(url: str) -> str:
     """The name a page's host is registered under (`news.example.co.uk` -> `example.co.uk`), by the rule of
     `COUNTRY_SECOND_LEVELS`; an IP address or a host that cannot be read is its own site."""
     try:
-        host = canonical_host(urlsplit(url).hostname or "")
+        hostname = urlsplit(url).hostname or ""
     except ValueError:
-        host = None
+        hostname = ""
+    if ":" in hostname:
+        # An IPv6 address.
+        return f"[{hostname}]"
+    host = canonical_host(hostname)
     if not host:
         return url
     labels = host.split(".")
-    if host.startswith("[") or labels[-1].isdigit():
+    if labels[-1].isdigit():
         return host
     kept = 3 if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in COUNTRY_SECOND_LEVELS else 2
     return ".".join(labels[-kept:])
@@ -105,8 +109,9 @@ def line_hash(block: str) -> int | None:
 
 
 def line_hashes(doc: Document) -> frozenset[int]:
-    """The distinct line hashes of a document's blocks (a line repeated on a page counts once for it)."""
-    return frozenset(line for line in map(line_hash, html_to_blocks(doc.cleaned_html)) if line is not None)
+    """The distinct line hashes of a document's blocks (a line repeated on a page counts once for it, and is
+    hashed once)."""
+    return frozenset(line for line in map(line_hash, set(html_to_blocks(doc.cleaned_html))) if line is not None)
 
 
 def text_hash(doc: Document) -> bytes:
@@ -118,9 +123,12 @@ def without_lines(doc: Document, boilerplate: frozenset[int] | set[int]) -> tupl
     """`doc` without the blocks whose line is in `boilerplate`; and the blocks removed and their bytes (UTF-8)."""
     if not boilerplate:
         return doc, 0, 0
+    blocks = html_to_blocks(doc.cleaned_html)
+    # Each distinct block hashed once, however often the page repeats it.
+    removable = {block for block in set(blocks) if line_hash(block) in boilerplate}
     kept, removed, removed_bytes = [], 0, 0
-    for block in html_to_blocks(doc.cleaned_html):
-        if line_hash(block) in boilerplate:
+    for block in blocks:
+        if block in removable:
             removed += 1
             removed_bytes += len(block.encode("utf-8"))
         else:
