@@ -33,7 +33,7 @@ WORDS = ("time year people way day man thing woman life child world school state
 
 # The kinds of line: a page's own title and paragraphs (`article`), a paragraph of another article of its site
 # (`teaser`: content on two pages or more), the lines of its site's template, on every page (`template`: menu,
-# cookie notice, newsletter, footer), and the site's "related" lines, two of them a page (`related`).
+# cookie notice, an editor's note in the article's body, newsletter, footer), and the site's "related" lines, two of them a page (`related`).
 KINDS = ("article", "teaser", "template", "related")
 CONTENT = ("article", "teaser")
 
@@ -68,6 +68,9 @@ def site_pages(site: int, pages: int, rng: random.Random) -> list[GeneratedPage]
     notice = f"We use cookies to {rng.choice(WORDS)} your {rng.choice(WORDS)}. Accept all cookies?"
     related = [f"Related: {_sentence(rng, 5)}" for _ in range(rng.randint(3, 6))]
     newsletter = f"Subscribe to the {domain} newsletter for {rng.choice(WORDS)} news every week."
+    # A paragraph of the site's in every article's body (an editor's note, a disclaimer): markup that says
+    # article, text that says site.
+    disclaimer = f"Editor's note: {_paragraph(rng)}"
     articles = [[_paragraph(rng) for _ in range(rng.randint(3, 9))] for _ in range(pages)]
     generated = []
     for number, paragraphs in enumerate(articles):
@@ -79,12 +82,13 @@ def site_pages(site: int, pages: int, rng: random.Random) -> list[GeneratedPage]
         chosen_related = rng.sample(related, 2)
         lines = ([(item, "template") for item in menu] + [(notice, "template"), (title, "article")]
                  + [(text, "article") for text in paragraphs] + [(text, "teaser") for text in quoted]
+                 + [(disclaimer, "template")]
                  + [(item, "related") for item in chosen_related] + [(newsletter, "template")]
                  + [(item, "template") for item in footer])
         body = "".join(f"<div>{text}</div>" for text, _ in lines) if plain else (
             "<nav><ul>" + "".join(f"<li><a href='/{item.lower()}'>{item}</a></li>" for item in menu) + "</ul></nav>"
             + f"<div class='cookie-banner'>{notice}</div><article><h1>{title}</h1>"
-            + "".join(f"<p>{text}</p>" for text in paragraphs + quoted) + "</article><aside>"
+            + "".join(f"<p>{text}</p>" for text in paragraphs + quoted) + f"<p>{disclaimer}</p></article><aside>"
             + "".join(f"<p>{item}</p>" for item in chosen_related) + f"</aside><div>{newsletter}</div><footer>"
             + "".join(f"<p>{item}</p>" for item in footer) + "</footer>")
         html = f"<!DOCTYPE html><html lang='en'><head><title>{title}</title></head><body>{body}</body></html>"
