@@ -184,3 +184,16 @@ def test_a_rebuild_takes_the_settings_from_the_manifest():
     assert settings_from_manifest(manifest, "out", (), "manifest.json", True).site_boilerplate == \
         SiteBoilerplate(min_pages=4)
     assert "site_boilerplate" not in parse_settings(["--input", "a.warc.gz"]).build_identity()
+
+
+def test_the_decision_in_memory_is_the_transforms():
+    from transforms.stages.site_boilerplate import repeated_lines
+
+    pages = [[f"Article {word}.", "Related: a teaser." if n < 3 else "Home", FOOTER] for n, word in enumerate(WORDS)]
+    docs = site("example.com", pages) + site("other.org", pages[:2], 20)
+    removed = repeated_lines([(registered_domain(doc.url), html_to_blocks(doc.cleaned_html)) for doc in docs],
+                             SiteBoilerplate(min_share=0.5))
+    assert removed == {("example.com", line_hash("Home")), ("example.com", line_hash(FOOTER))}
+    assert_stage(docs, {doc.url: [block for block in html_to_blocks(doc.cleaned_html)
+                                  if (registered_domain(doc.url), line_hash(block)) not in removed] for doc in docs},
+                 SiteBoilerplate(min_share=0.5))

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass
+from typing import Iterable
 from urllib.parse import urlsplit
 
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
@@ -136,3 +138,17 @@ def without_lines(doc: Document, boilerplate: frozenset[int] | set[int]) -> tupl
     if not removed:
         return doc, 0, 0
     return doc.replace(cleaned_html=blocks_to_html(kept)), removed, removed_bytes
+
+
+def repeated_lines(pages: Iterable[tuple[str, list[str]]], settings: SiteBoilerplate) -> set[tuple[str, int]]:
+    """The (site, line hash) pairs that the stage removes from `pages` ((site, blocks) a page), decided in memory
+    as `site_boilerplate_transform` decides by shuffles: for a benchmark's or a test's few thousand pages."""
+    lines_of_text: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
+    for site, blocks in pages:
+        hashes = frozenset(line for line in map(line_hash, set(blocks)) if line is not None)
+        if hashes:
+            lines_of_text[(site, tuple(blocks))] = hashes
+    site_pages = Counter(site for site, _ in lines_of_text)
+    pages_with_line = Counter((site, line) for (site, _), hashes in lines_of_text.items() for line in hashes)
+    return {(site, line) for (site, line), count in pages_with_line.items()
+            if settings.is_boilerplate(count, site_pages[site])}

@@ -25,7 +25,7 @@ from selectolax.lexbor import LexborHTMLParser
 from transforms.corpus.blocks import BOUNDARY
 from transforms.stages.clean_html import c_walk
 from transforms.stages.clean_html.css_selectors import css, validate_selectors
-from transforms.stages.clean_html.main_content import block_features, keep_blocks
+from transforms.stages.clean_html.main_content import RULES, MainContentRules, block_features, keep_blocks
 from transforms.stages.clean_html.metadata import page_metadata
 from transforms.stages.clean_html.page import CleanedPage, with_cleaned_page
 from transforms.stages.clean_html.python_walk import tree_walk
@@ -35,13 +35,16 @@ from transforms.document import Document
 
 class HtmlCleaner:
     """The CleanHtml rules, with the user's extra selectors of elements to drop; with `main_content`, only the
-    blocks of the page's main content are kept (`transforms/stages/clean_html/main_content.py`)."""
+    blocks of the page's main content are kept (`transforms/stages/clean_html/main_content.py`), by `rules` (a
+    build's are the defaults; `benchmarks.main_content_folds` tunes others)."""
 
-    def __init__(self, drop_selectors: tuple[str, ...] | list[str] = (), main_content: bool = False):
+    def __init__(self, drop_selectors: tuple[str, ...] | list[str] = (), main_content: bool = False,
+                 rules: MainContentRules = RULES):
         self.drop_selectors = tuple(drop_selectors)
         validate_selectors(self.drop_selectors)
         self._user_selector = ", ".join(self.drop_selectors)
         self.main_content = main_content
+        self._rules = rules
 
     def clean(self, page: bytes | str, url: str = "") -> CleanedPage:
         tree = LexborHTMLParser(page)
@@ -57,7 +60,7 @@ class HtmlCleaner:
             if self.main_content:
                 # One feature a block of the text as the C walk writes it: whitespace collapsed, empty blocks out.
                 return main_content_page(split_blocks(text or ""), bool(text) and "&" in text, features,
-                                         page_metadata(url, root, hrefs, events))
+                                         page_metadata(url, root, hrefs, events), self._rules)
             blocks = split_blocks(decode_leftover_entities(text) if text and "&" in text else text or "")
             return CleanedPage(blocks, *page_metadata(url, root, hrefs, events))
         # `tree` holds the document while the walk reads it.
@@ -66,7 +69,7 @@ class HtmlCleaner:
         if self.main_content:
             return main_content_page(text.split(BOUNDARY) if text else [], may_hold_entities,
                                      block_features(features or b""),
-                                     page_metadata(url, root, hrefs, events))
+                                     page_metadata(url, root, hrefs, events), self._rules)
         if not text:
             blocks = []  # no body, a hidden one, or no text
         else:
@@ -79,14 +82,15 @@ class HtmlCleaner:
         return with_cleaned_page(doc, self.clean(doc.utf8_payload, doc.url))
 
 
-def main_content_page(blocks: list[str], may_hold_entities: bool, features: list, metadata: tuple) -> CleanedPage:
-    """The page of the blocks that are main content, the others in `boilerplate`; `blocks`: as the C walk writes
-    them (before entities are decoded), `features`: one a block."""
+def main_content_page(blocks: list[str], may_hold_entities: bool, features: list, metadata: tuple,
+                      rules: MainContentRules = RULES) -> CleanedPage:
+    """The page of the blocks that are main content (by `rules`), the others in `boilerplate`; `blocks`: as the C
+    walk writes them (before entities are decoded), `features`: one a block."""
     if may_hold_entities:
         # Decoding may empty a block (`&amp;nbsp;`): it goes with its features.
         decoded = [" ".join(decode_leftover_entities(block).split()) for block in blocks]
         pairs = [(block, feature) for block, feature in zip(decoded, features) if block]
         blocks, features = [block for block, _ in pairs], [feature for _, feature in pairs]
-    keep = keep_blocks(blocks, features)
+    keep = keep_blocks(blocks, features, rules)
     return CleanedPage([block for block, kept in zip(blocks, keep) if kept], *metadata,
                        boilerplate=[block for block, kept in zip(blocks, keep) if not kept])
