@@ -30,6 +30,9 @@ class GoldPage:
     charset: str
     true_charset: str
     gold: str = ""  # full gold text ("" for snippet pages)
+    # The page's readers' comments, where the gold has them apart from its main text (`gold_extra.comments`: some
+    # dragnet and L3S-GN1 pages): a comment page's posts.
+    comments: str = ""
     snippets: list[str] = field(default_factory=list)
     visible_recall: float | None = None
 
@@ -73,6 +76,7 @@ def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
                 id=row["id"], dataset=row["source_dataset"], lang=row.get("lang") or "?", url=outcome.url,
                 content_type=outcome.content_type, raw=outcome.payload, utf8=utf8, charset=charset,
                 true_charset=row.get("true_charset") or "", gold=row.get("text") or "",
+                comments=(row.get("gold_extra") or {}).get("comments") or "",
                 snippets=list(row.get("must_contain") or ()), visible_recall=row.get("visible_recall")))
     missing["not found in the WARC files"] += len(set(rows) - found)
     return pages, {key: value for key, value in missing.items() if value}

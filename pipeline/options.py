@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import difflib
 import re
+from typing import Callable
 from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
@@ -403,29 +404,19 @@ def flags_of(parser: argparse.ArgumentParser) -> list[str]:
             for flag in INVOCATION_FLAG.findall(invocation)]
 
 
-def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None:
-    given = {name: getattr(known, flag) for name, flag in NEAR_DEDUP_FLAGS.items() if getattr(known, flag) is not None}
-    if not known.near_dedup:
-        if given:
-            raise ValueError(f"{', '.join(BUILD_FLAGS[NEAR_DEDUP_FLAGS[name]] for name in given)} "
-                             "need --near-dedup")
-        return None
-    return MinHashParameters(**given)
-
-
 SITE_BOILERPLATE_FLAGS = {"scope": "site_boilerplate_scope", "min_pages": "boilerplate_min_pages",
                           "min_share": "boilerplate_min_share"}
 
 
-def site_boilerplate_settings(known: argparse.Namespace) -> SiteBoilerplate | None:
-    given = {name: getattr(known, flag) for name, flag in SITE_BOILERPLATE_FLAGS.items()
-             if getattr(known, flag) is not None}
-    if not known.site_boilerplate:
+def stage_settings(known: argparse.Namespace, switch: str, flags: dict[str, str], make: Callable):
+    """The settings of an optional stage, `make(**given)` from the `flags` given (field -> option's attribute),
+    or None without its `switch` (an attribute); a flag of it given without its switch is refused."""
+    given = {name: getattr(known, flag) for name, flag in flags.items() if getattr(known, flag) is not None}
+    if not getattr(known, switch):
         if given:
-            raise ValueError(f"{', '.join(BUILD_FLAGS[SITE_BOILERPLATE_FLAGS[name]] for name in given)} "
-                             "need --site-boilerplate")
+            raise ValueError(f"{', '.join(BUILD_FLAGS[flags[name]] for name in given)} need {BUILD_FLAGS[switch]}")
         return None
-    return SiteBoilerplate(**given)
+    return make(**given)
 
 
 def chosen_inputs(known: argparse.Namespace) -> tuple[tuple[str, ...], str]:
@@ -490,8 +481,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             page_memory=DEFAULT_PAGE_MEMORY_MIB if known.page_memory is None else known.page_memory,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
-            near_dedup=near_dedup_parameters(known),
-            site_boilerplate=site_boilerplate_settings(known),
+            near_dedup=stage_settings(known, "near_dedup", NEAR_DEDUP_FLAGS, MinHashParameters),
+            site_boilerplate=stage_settings(known, "site_boilerplate", SITE_BOILERPLATE_FLAGS, SiteBoilerplate),
             extend=tuple(known.extend),
             trust_corpora=tuple(known.trust_corpus),
             fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),
