@@ -97,6 +97,7 @@ def test_the_options_make_the_settings():
     assert parse_settings(["--input", "a.warc.gz"]).site_boilerplate is None
 
 
+@pytest.mark.slow
 def test_a_line_repeated_on_one_page_is_hashed_and_counted_once():
     repeated = page("https://example.com/", [FOOTER] * 1_000_000 + ["An article."], 0)
     assert line_hashes(repeated) == {line_hash(FOOTER), line_hash("An article.")}
@@ -105,48 +106,65 @@ def test_a_line_repeated_on_one_page_is_hashed_and_counted_once():
     assert (lines, size) == (1_000_000, 1_000_000 * len(FOOTER))
 
 
-def test_lines_repeated_on_a_site_are_removed_from_every_page_of_it():
-    pages = [[f"Article {word} is about {word}s.", "Home News Sport", FOOTER]
-             for word in ("cat", "dog", "fox", "owl")]
-    # Another site's pages: the same footer counts on its own site only.
-    other = [["A page of its own.", FOOTER]]
-    expected = {f"https://example.com/{number}": [blocks[0]] for number, blocks in enumerate(pages)}
-    expected["https://other.org/0"] = other[0]
-    assert_stage(site("example.com", pages) + site("other.org", other, 10), expected, lines_removed=8)
+# Sites of the cases, one domain each, built in one pipeline: (pages, each page's blocks expected after the stage).
+REPEATED = [[f"Article {word} is about {word}s.", "Home News Sport", FOOTER] for word in WORDS[:4]]
+CASES = {
+    # The menu and footer, on all four pages, go; the same footer on another site's one page stays.
+    "example.com": (REPEATED, [blocks[:1] for blocks in REPEATED]),
+    "other.org": ([["A page of its own.", FOOTER]], [["A page of its own.", FOOTER]]),
+    # A site of one page keeps its text; a page of one line that is its site's boilerplate is left empty.
+    "lonely.net": ([["Only page.", FOOTER]], [["Only page.", FOOTER]]),
+    "one-line.com": ([[FOOTER]] + [[FOOTER, f"Article {word}."] for word in WORDS[:3]],
+                     [[]] + [[f"Article {word}."] for word in WORDS[:3]]),
+    # The footer is on two distinct pages only (one repeats it a thousand times, and has two copies): it stays.
+    "copies.net": ([[FOOTER] * 1000 + ["First article."]] * 3 + [[FOOTER, "Second article."]],
+                   [[FOOTER] * 1000 + ["First article."]] * 3 + [[FOOTER, "Second article."]]),
+    # On 3 of 10 pages: at least 3 pages and a share of 0.2 of them, it goes.
+    "share.com": ([[f"Article {word}.", "Related: a teaser."] if n < 3 else [f"Article {word}."]
+                   for n, word in enumerate(WORDS)], [[f"Article {word}."] for word in WORDS]),
+}
 
 
-def test_a_site_of_one_page_and_a_page_of_one_line_keep_their_text():
-    lonely = site("lonely.net", [["Only page.", FOOTER]])
-    one_line = site("example.com", [[FOOTER]] * 1 + [[FOOTER, f"Article {WORDS[n]}."] for n in range(3)], 10)
-    expected = {"https://lonely.net/0": ["Only page.", FOOTER], "https://example.com/0": []}
-    expected.update({f"https://example.com/{n + 1}": [f"Article {WORDS[n]}."] for n in range(3)})
-    assert_stage(lonely + one_line, expected)
+def case_documents(cases: dict) -> list[Document]:
+    docs = []
+    for domain, (pages, _) in cases.items():
+        docs += site(domain, pages, len(docs))
+    return docs
 
 
-def test_a_line_counts_once_per_page_and_once_per_copy_of_a_page():
-    # The footer is on two distinct pages only (one of them repeats it a thousand times, and has two copies):
-    # under the default three pages, it stays.
-    first = [FOOTER] * 1000 + ["First article."]
-    docs = site("example.com", [first, first, first, [FOOTER, "Second article."]])
-    expected = {f"https://example.com/{n}": blocks for n, blocks in
-                enumerate([first, first, first, [FOOTER, "Second article."]])}
-    assert_stage(docs, expected, lines_removed=0)
+def expected_blocks(cases: dict) -> dict[str, list[str]]:
+    return {f"https://{domain}/{number}": blocks for domain, (_, kept) in cases.items()
+            for number, blocks in enumerate(kept)}
 
 
+@pytest.mark.slow
+def test_lines_repeated_on_a_site_go_from_every_page_of_it_and_from_no_other_site():
+    removed_lines = (4 + 4) + 4 + 3
+    assert_stage(case_documents(CASES), expected_blocks(CASES), lines_removed=removed_lines)
+
+
+@pytest.mark.slow
 def test_the_share_of_a_site_decides_as_well_as_the_count():
-    pages = [[f"Article {word}.", "Related: a teaser."] if n < 3 else [f"Article {word}."]
-             for n, word in enumerate(WORDS)]
-    docs = site("example.com", pages)
-    kept = {f"https://example.com/{n}": blocks for n, blocks in enumerate(pages)}
-    # On 3 of 10 pages: under a share of 0.5, kept; under 0.2, removed.
-    assert_stage(docs, kept, SiteBoilerplate(min_share=0.5))
-    assert_stage(docs, {url: blocks[:1] for url, blocks in kept.items()}, SiteBoilerplate(min_share=0.2))
+    pages = CASES["share.com"][0]
+    assert_stage(site("share.com", pages), {f"https://share.com/{n}": blocks for n, blocks in enumerate(pages)},
+                 SiteBoilerplate(min_share=0.5))
 
 
+@pytest.mark.slow
 def test_the_crawl_scope_counts_lines_across_sites():
     docs = [page(f"https://{word}.com/", [f"Article {word}.", FOOTER], n) for n, word in enumerate(WORDS[:4])]
-    assert_stage(docs, {f"https://{word}.com/": [f"Article {word}.", FOOTER] for word in WORDS[:4]})
     assert_stage(docs, {f"https://{word}.com/": [f"Article {word}."] for word in WORDS[:4]}, SiteBoilerplate("crawl"))
+
+
+def test_the_decision_in_memory_is_the_transforms():
+    from transforms.stages.site_boilerplate import repeated_lines
+
+    docs = case_documents(CASES)
+    removed = repeated_lines([(registered_domain(doc.url), html_to_blocks(doc.cleaned_html)) for doc in docs],
+                             SiteBoilerplate())
+    assert {doc.url: [block for block in html_to_blocks(doc.cleaned_html)
+                      if (registered_domain(doc.url), line_hash(block)) not in removed]
+            for doc in docs} == expected_blocks(CASES)
 
 
 @pytest.mark.slow
@@ -185,15 +203,3 @@ def test_a_rebuild_takes_the_settings_from_the_manifest():
         SiteBoilerplate(min_pages=4)
     assert "site_boilerplate" not in parse_settings(["--input", "a.warc.gz"]).build_identity()
 
-
-def test_the_decision_in_memory_is_the_transforms():
-    from transforms.stages.site_boilerplate import repeated_lines
-
-    pages = [[f"Article {word}.", "Related: a teaser." if n < 3 else "Home", FOOTER] for n, word in enumerate(WORDS)]
-    docs = site("example.com", pages) + site("other.org", pages[:2], 20)
-    removed = repeated_lines([(registered_domain(doc.url), html_to_blocks(doc.cleaned_html)) for doc in docs],
-                             SiteBoilerplate(min_share=0.5))
-    assert removed == {("example.com", line_hash("Home")), ("example.com", line_hash(FOOTER))}
-    assert_stage(docs, {doc.url: [block for block in html_to_blocks(doc.cleaned_html)
-                                  if (registered_domain(doc.url), line_hash(block)) not in removed] for doc in docs},
-                 SiteBoilerplate(min_share=0.5))
