@@ -1,7 +1,7 @@
 """Main content (`--main-content`) on kinds of page it was not tuned on: leave one gold set of the developer corpus
 out at a time, tune `MainContentRules` on the others, measure on it.
 
-    python -m benchmarks.main_content_folds [--corpus DIR] [--workers N] [--json FILE]
+    python -m benchmarks.main_content_folds [--corpus DIR] [--json FILE]
 
 Each gold set with full gold text (`source_dataset`: dragnet, scrapinghub, cleaneval, readability, l3s-gn1,
 fundus, chardet) is a fold. For a fold, every rule set of `GRID` (the thresholds of
@@ -24,15 +24,15 @@ import itertools
 import json
 import statistics
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from benchmarks.main_content import TARGETS
 from devcorpus import default_corpus
 from devcorpus.gold import GoldPage, boilerplate_snippets, gold_lines, load_gold_pages
-from devcorpus.measures import KEEP_CASE, normalized_lines, recall_of, snippet_found, word_recall, words_of
-from transforms.stages.clean_html.main_content import RULES, MainContentRules
+from devcorpus.measures import (KEEP_CASE, gold_counts_of, normalized_lines, page_views, recall_of, snippet_found,
+                                words_of)
+from transforms.stages.clean_html.main_content import RULES, MainContentRules, keep_blocks
 from transforms.stages.site_boilerplate import SiteBoilerplate, line_hash, registered_domain, repeated_lines
 
 # The thresholds tuned, each over a few values around the build's.
@@ -47,9 +47,6 @@ VARIANTS = ("--main-content", "--main-content --site-boilerplate")
 FOLD_PRECISION = 0.92
 SNIPPETS = "trafilatura"
 
-_PAGES: list[GoldPage] = []
-_BOILERPLATE: dict = {}
-
 
 def grid() -> list[MainContentRules]:
     """The build's rules first, then every combination of `GRID`."""
@@ -61,35 +58,67 @@ def _words(text: str) -> list[str]:
     return words_of(normalized_lines(gold_lines(text), KEEP_CASE), KEEP_CASE)
 
 
-def page_figures(page: GoldPage, lines: list[str], boilerplate: list[str]) -> tuple:
-    """(output words, of them gold words, recall, of them gold or comment words, comment words' recall or None)
-    of a page with full gold; (must_contain kept, of, must_not_contain dropped, of) of a snippet page."""
-    output = words_of(normalized_lines(lines, KEEP_CASE), KEEP_CASE)
-    if page.gold:
-        gold = set(_words(page.gold))
-        comments = _words(page.comments)
-        wanted = gold | set(comments)
-        return (len(output), sum(word in gold for word in output), word_recall(page, output, KEEP_CASE),
-                sum(word in wanted for word in output),
-                recall_of(Counter(comments), Counter(output)) if comments else None)
-    haystack = " ".join(output)
-    return (sum(snippet_found(snippet, haystack, KEEP_CASE) for snippet in page.snippets), len(page.snippets),
-            sum(not snippet_found(snippet, haystack, KEEP_CASE) for snippet in boilerplate), len(boilerplate))
+@dataclass
+class ScoredPage:
+    """A gold page cleaned once (`featured_blocks`: every block, its features), its blocks' words as the measures
+    read them (line by line), and its gold's."""
+
+    page: GoldPage
+    site: str
+    blocks: list[str]
+    features: list
+    block_words: list[list[str]]
+    boilerplate: list[str]
+    # The gold's words, as a set and as counted for recall (`gold_counts_of`), and its comments'.
+    gold: set = field(default_factory=set)
+    gold_counts: Counter = field(default_factory=Counter)
+    comments: Counter = field(default_factory=Counter)
+    # Figures by the blocks kept: many rule sets keep the same blocks of a page.
+    measured: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, page: GoldPage, boilerplate: list[str]) -> "ScoredPage":
+        from transforms.stages.clean_html.clean_html import HtmlCleaner
+
+        blocks, features, _ = HtmlCleaner(main_content=True).featured_blocks(page.utf8, page.url)
+        gold = _words(page.gold)
+        return cls(page, registered_domain(page.url), blocks, features,
+                   [words_of(normalized_lines([block], KEEP_CASE), KEEP_CASE) for block in blocks], boilerplate,
+                   set(gold), gold_counts_of(page, gold, page_views(page, KEEP_CASE)) if gold else Counter(),
+                   Counter(_words(page.comments)))
+
+    def figures(self, kept: list[bool]) -> tuple:
+        key = tuple(kept)
+        if key not in self.measured:
+            self.measured[key] = self._figures(kept)
+        return self.measured[key]
+
+    def _figures(self, kept: list[bool]) -> tuple:
+        """(output words, of them gold words, recall, of them gold or comment words, comment words' recall or None)
+        of a page with full gold; (must_contain kept, of, must_not_contain dropped, of) of a snippet page."""
+        page = self.page
+        output = [word for words, keep in zip(self.block_words, kept) if keep for word in words]
+        if page.gold:
+            counts = Counter(output)
+            return (len(output), sum(word in self.gold for word in output), recall_of(self.gold_counts, counts),
+                    sum(word in self.gold or word in self.comments for word in output),
+                    recall_of(self.comments, counts) if self.comments else None)
+        haystack = " ".join(output)
+        return (sum(snippet_found(snippet, haystack, KEEP_CASE) for snippet in page.snippets), len(page.snippets),
+                sum(not snippet_found(snippet, haystack, KEEP_CASE) for snippet in self.boilerplate),
+                len(self.boilerplate))
 
 
-def figures_of_rules(rules: MainContentRules) -> dict[str, list[tuple]]:
+def figures_of_rules(pages: list[ScoredPage], rules: MainContentRules) -> dict[str, list[tuple]]:
     """Each page's figures under `rules`, without and with the site's repeated lines (one list a variant, in the
     pages' order)."""
-    from transforms.stages.clean_html.clean_html import HtmlCleaner
-
-    cleaner = HtmlCleaner(main_content=True, rules=rules)
-    blocks = [cleaner.clean(page.utf8, page.url).blocks for page in _PAGES]
-    sites = [registered_domain(page.url) for page in _PAGES]
-    removed = repeated_lines(zip(sites, blocks), SiteBoilerplate())
-    without_repeated = [[block for block in page_blocks if (site, line_hash(block)) not in removed]
-                        for site, page_blocks in zip(sites, blocks)]
-    return {variant: [page_figures(page, lines, _BOILERPLATE.get(page.id, ())) for page, lines in zip(_PAGES, kept)]
-            for variant, kept in zip(VARIANTS, (blocks, without_repeated))}
+    kept = [keep_blocks(scored.blocks, scored.features, rules) for scored in pages]
+    removed = repeated_lines([(scored.site, [block for block, keep in zip(scored.blocks, keeps) if keep])
+                              for scored, keeps in zip(pages, kept)], SiteBoilerplate())
+    not_repeated = [[keep and (scored.site, line_hash(block)) not in removed
+                     for block, keep in zip(scored.blocks, keeps)] for scored, keeps in zip(pages, kept)]
+    return {variant: [scored.figures(keeps) for scored, keeps in zip(pages, chosen)]
+            for variant, chosen in zip(VARIANTS, (kept, not_repeated))}
 
 
 def summary(figures: list[tuple]) -> dict:
@@ -109,19 +138,13 @@ def score(measured: dict) -> float:
     return min(measured["recall"] / TARGETS["recall"], measured["precision_posts"] / FOLD_PRECISION)
 
 
-def _init(pages: list[GoldPage], boilerplate: dict) -> None:
-    _PAGES[:] = pages
-    _BOILERPLATE.update(boilerplate)
-
-
-def run(corpus: Path, workers: int) -> dict:
+def run(corpus: Path) -> dict:
     pages, _ = load_gold_pages(corpus)
     boilerplate = boilerplate_snippets(corpus)
-    _init(pages, boilerplate)
+    scored = [ScoredPage.of(page, boilerplate.get(page.id, [])) for page in pages]
     rule_sets = grid()
-    print(f"{len(pages)} gold pages; {len(rule_sets)} rule sets, on {workers} processes", flush=True)
-    with ProcessPoolExecutor(workers, initializer=_init, initargs=(pages, boilerplate)) as pool:
-        by_rules = list(pool.map(figures_of_rules, rule_sets, chunksize=1))
+    print(f"{len(pages)} gold pages, each cleaned once; {len(rule_sets)} rule sets", flush=True)
+    by_rules = [figures_of_rules(scored, rules) for rules in rule_sets]
     folds = sorted({page.dataset for page in pages if page.gold})
     of_fold = {fold: [index for index, page in enumerate(pages) if page.dataset == fold] for fold in folds}
     results = {}
@@ -181,10 +204,9 @@ def print_table(results: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=None)
-    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None, help="Also write the table here.")
     arguments = parser.parse_args(argv)
-    results = run(arguments.corpus or default_corpus(), arguments.workers)
+    results = run(arguments.corpus or default_corpus())
     if arguments.json:
         arguments.json.write_text(json.dumps(results, indent=2))
     return 0

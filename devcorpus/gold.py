@@ -42,6 +42,12 @@ def gold_lines(text: str) -> list[str]:
     return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
 
 
+def comments_of(row: dict) -> str:
+    """A gold row's comments (`gold_extra.comments`: a text, or a list of them), one text."""
+    comments = (row.get("gold_extra") or {}).get("comments") or ""
+    return comments if isinstance(comments, str) else "\n".join(map(str, comments))
+
+
 def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
     """The gold pages found in the WARC files, and counts of those left out."""
     from transforms.stages.charset import to_utf8
@@ -76,7 +82,7 @@ def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
                 id=row["id"], dataset=row["source_dataset"], lang=row.get("lang") or "?", url=outcome.url,
                 content_type=outcome.content_type, raw=outcome.payload, utf8=utf8, charset=charset,
                 true_charset=row.get("true_charset") or "", gold=row.get("text") or "",
-                comments=(row.get("gold_extra") or {}).get("comments") or "",
+                comments=comments_of(row),
                 snippets=list(row.get("must_contain") or ()), visible_recall=row.get("visible_recall")))
     missing["not found in the WARC files"] += len(set(rows) - found)
     return pages, {key: value for key, value in missing.items() if value}

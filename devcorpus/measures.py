@@ -189,12 +189,6 @@ def recall_of(gold_counts: Counter, output_counts: Counter) -> float:
     return sum((gold_counts & output_counts).values()) / sum(gold_counts.values()) if gold_counts else 1.0
 
 
-def word_recall(page: GoldPage, output: list[str], scripts=None) -> float:
-    """`recall_of` the page's gold (`gold_counts_of`) in the words `output` (`words_of` the output's lines)."""
-    gold = words_of(normalized_lines(gold_lines(page.gold), scripts), scripts)
-    return recall_of(gold_counts_of(page, gold, page_views(page, scripts)), Counter(output))
-
-
 def measure(page: GoldPage, lines: list[str], raw_lines: list[str], scripts=None) -> dict:
     gold = words_of(normalized_lines(gold_lines(page.gold), scripts), scripts)
     output = words_of(normalized_lines(lines, scripts), scripts)
