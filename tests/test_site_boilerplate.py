@@ -203,3 +203,13 @@ def test_a_rebuild_takes_the_settings_from_the_manifest():
         SiteBoilerplate(min_pages=4)
     assert "site_boilerplate" not in parse_settings(["--input", "a.warc.gz"]).build_identity()
 
+
+
+def test_an_earlier_corpus_must_have_the_same_site_boilerplate_settings():
+    from pipeline.extend import ours_text_shaping, text_shaping
+
+    plain = parse_settings(["--input", "a.warc.gz"])
+    removing = parse_settings(["--input", "a.warc.gz", "--site-boilerplate"])
+    assert ours_text_shaping(plain) == text_shaping(plain.build_identity())
+    assert ours_text_shaping(removing) == text_shaping(removing.build_identity())
+    assert ours_text_shaping(removing) != text_shaping(plain.build_identity())
