@@ -1,10 +1,10 @@
 """SiteBoilerplate, the stage: `site_boilerplate`'s lines counted across the pages of each site and removed, in
 Beam, by shuffles of line hashes: no worker holds a site's pages.
 
-1. Each page gives, beside itself keyed by its unit of reading, its site's distinct
-   (site, page text, line) triples and its (site, page text) pair.
-2. Counts: the triples made distinct (a page's copies count once) and counted per (site, line) by a combine, so
-   a footer on a million pages is a combiner's sum, not a hot key; the pages of each site likewise.
+1. Each page gives, beside itself keyed by its unit of reading, its lines keyed by (site, page text).
+2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
+   times is a combiner's work), then its lines counted per (site, line) by a combine, so a footer on a million
+   pages is a combiner's sum, not a hot key; the pages of each site likewise.
 3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
 4. Join to pages: each page's lines keyed by (site, line, one of `JOIN_PARTS` parts drawn from the page), met
@@ -42,7 +42,6 @@ TOP_DOMAINS = 20
 # What is counted of the lines removed, per domain and in all.
 MEASURES = ("lines", "bytes", "documents")
 PAGES = "pages"
-TRIPLES = "triples"
 LINES = "lines"
 
 
@@ -57,7 +56,8 @@ def unit_key(doc: Document) -> bytes:
 
 
 class LinesOfDocuments(beam.DoFn):
-    """Each page keyed by its unit, and its site's lines (`LINES`, `TRIPLES`) and page (`PAGES`)."""
+    """Each page keyed by its unit, its lines keyed by its site and text (`PAGES`), and each line keyed by its
+    site, for the join (`LINES`)."""
 
     def __init__(self, scope: str):
         self._scope = scope
@@ -79,10 +79,10 @@ class LinesOfDocuments(beam.DoFn):
         yield unit, doc
         if not hashes:
             return
-        yield beam.pvalue.TaggedOutput(PAGES, (site, page))
+        lines = tuple(sorted(hashes))
+        yield beam.pvalue.TaggedOutput(PAGES, ((site, page), lines))
         part = _part(unit + doc.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
-        for line in sorted(hashes):
-            yield beam.pvalue.TaggedOutput(TRIPLES, (site, page, line))
+        for line in lines:
             yield beam.pvalue.TaggedOutput(LINES, ((site, line, part), where))
 
 
@@ -166,19 +166,19 @@ class SiteBoilerplateLines(beam.PTransform):
     def expand(self, docs):
         settings = self._settings
         read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope)).with_outputs(
-            PAGES, TRIPLES, LINES, DEAD_LETTER, main=DOCUMENTS)
+            PAGES, LINES, DEAD_LETTER, main=DOCUMENTS)
         parts = DECISION_PARTS[settings.scope]
+        # (A page text's lines are the same on each of its copies: any one of them.)
+        distinct_pages = read[PAGES] | "OnePerText" >> beam.CombinePerKey(min)
         repeated = (
-            read[TRIPLES]
-            | "DistinctPageLines" >> beam.Distinct()
-            | "OnePerPage" >> beam.MapTuple(lambda site, page, line: ((site, line), 1))
+            distinct_pages
+            | "OnePerPage" >> beam.FlatMapTuple(lambda key, lines: [((key[0], line), 1) for line in lines])
             | "PagesWithLine" >> beam.CombinePerKey(sum)
             | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
             | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
         site_pages = (
-            read[PAGES]
-            | "DistinctPages" >> beam.Distinct()
-            | "OneSitePage" >> beam.MapTuple(lambda site, page: (site, 1))
+            distinct_pages
+            | "OneSitePage" >> beam.MapTuple(lambda key, lines: (key[0], 1))
             | "SitePages" >> beam.CombinePerKey(sum)
             | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
             | "ToEveryPart" >> beam.FlatMapTuple(lambda site, pages: [((site, part), pages) for part in range(parts)]))
