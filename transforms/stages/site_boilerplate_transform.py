@@ -1,7 +1,7 @@
 """SiteBoilerplate, the stage: `site_boilerplate`'s lines counted across the pages of each site and removed, in
 Beam, by shuffles of line hashes: no worker holds a site's pages.
 
-1. Each page gives, beside itself keyed by its unit of reading, its lines keyed by (site, page text).
+1. Each page gives, beside itself keyed by its stretch (`stretch_key`), its lines keyed by (site, page text).
 2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
    times is a combiner's work), then its lines counted per (site, line) by a combine, so a footer on a million
    pages is a combiner's sum, not a hot key; the pages of each site likewise.
@@ -9,11 +9,11 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
 4. Join to pages: each page's lines keyed by (site, line, one of `JOIN_PARTS` parts drawn from the page), met
    with the boilerplate lines (each given to every part): a line on a million pages is `JOIN_PARTS` groups.
-5. Each unit's pages meet the (offset, line) pairs removed from them, in a join keyed by the unit; its pages go
-   on in file order (staging writes one run a unit), so the unit's pages, a range of `--range-size` bytes read,
-   are held at once; the raw page is long gone.
+5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
+   from its pages, in a join keyed by the stretch; its pages go on in file order (staging writes one run a
+   stretch at most), so that a worker holds the pages read from `STRETCH_BYTES` at once; the raw page is gone.
 
-The result is a function of the pages alone: every step is a count, a distinct or a keyed join.
+The result is a function of the pages alone: every step is a combine or a keyed join.
 Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the domains most removed from)
 `boilerplate_lines` ((site, line hash) of every line removed, for report.html's inspector) and dead letters.
 """
@@ -36,6 +36,9 @@ JOIN_PARTS = 16
 # Groups a site's repeated lines meet its count of pages in: one for a registered domain (a site's repeated lines,
 # not its pages); the whole crawl's in 256.
 DECISION_PARTS = {"domain": 1, "crawl": 256}
+# The bytes of an input file whose pages meet their lines removed in one group (4 MiB of compressed WARC: some
+# 10 to 40 MB of pages' text at most).
+STRETCH_BYTES = 4 << 20
 # The domains report.json lists by bytes removed.
 TOP_DOMAINS = 20
 
@@ -49,14 +52,16 @@ def _part(value: bytes, parts: int) -> int:
     return int.from_bytes(hashlib.blake2b(value, digest_size=4).digest(), "big") % parts
 
 
-def unit_key(doc: Document) -> bytes:
-    """The unit of reading a document was read in, as 16 bytes (a join's key, repeated with each of its lines)."""
-    source_file, source_range, _ = doc.capture.identity
-    return hashlib.blake2b(f"{source_file}\0{source_range}".encode("utf-8"), digest_size=16).digest()
+def stretch_key(doc: Document) -> bytes:
+    """The stretch of its unit of reading a document was read from (`STRETCH_BYTES` of its file), as 16 bytes (a
+    join's key, repeated with each of its lines)."""
+    source_file, source_range, source_offset = doc.capture.identity
+    stretch = f"{source_file}\0{source_range}\0{source_offset // STRETCH_BYTES}"
+    return hashlib.blake2b(stretch.encode("utf-8"), digest_size=16).digest()
 
 
 class LinesOfDocuments(beam.DoFn):
-    """Each page keyed by its unit, its lines keyed by its site and text (`PAGES`), and each line keyed by its
+    """Each page keyed by its stretch, its lines keyed by its site and text (`PAGES`), and each line keyed by its
     site, for the join (`LINES`)."""
 
     def __init__(self, scope: str):
@@ -74,14 +79,14 @@ class LinesOfDocuments(beam.DoFn):
             self._failed.inc()
             yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(SITE_BOILERPLATE, doc, error))
             return
-        unit = unit_key(doc)
-        where = (unit, doc.source_offset)
-        yield unit, doc
+        stretch = stretch_key(doc)
+        where = (stretch, doc.source_offset)
+        yield stretch, doc
         if not hashes:
             return
         lines = tuple(sorted(hashes))
         yield beam.pvalue.TaggedOutput(PAGES, ((site, page), lines))
-        part = _part(unit + doc.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
+        part = _part(stretch + doc.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
         for line in lines:
             yield beam.pvalue.TaggedOutput(LINES, ((site, line, part), where))
 
@@ -98,15 +103,15 @@ def _decide(grouped, settings: SiteBoilerplate):
 
 
 def _removals(grouped):
-    """(unit, (offset, line)) for every page of a (site, line, part) group, if the line is boilerplate."""
+    """(stretch, (offset, line)) for every page of a (site, line, part) group, if the line is boilerplate."""
     (_, line, _), joined = grouped
     if joined["boilerplate"]:
-        for unit, offset in joined[LINES]:
-            yield unit, (offset, line)
+        for stretch, offset in joined[LINES]:
+            yield stretch, (offset, line)
 
 
-class RemoveFromUnit(beam.DoFn):
-    """A unit's pages, in file order, without their boilerplate lines; and per domain, what was removed."""
+class RemoveFromStretch(beam.DoFn):
+    """A stretch's pages, in file order, without their boilerplate lines; and per domain, what was removed."""
 
     def setup(self):
         self._changed = counter(SITE_BOILERPLATE, "documents_changed")
@@ -194,8 +199,8 @@ class SiteBoilerplateLines(beam.PTransform):
             | "Removals" >> beam.FlatMap(_removals))
         removed = (
             {DOCUMENTS: read[DOCUMENTS], "removals": removals}
-            | "ByUnit" >> beam.CoGroupByKey()
-            | "Remove" >> beam.ParDo(RemoveFromUnit()).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
+            | "ByStretch" >> beam.CoGroupByKey()
+            | "Remove" >> beam.ParDo(RemoveFromStretch()).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
         counts = (
             removed[BUILD_COUNTS]
             | "PerDomain" >> beam.CombinePerKey(_sum_triples)
