@@ -21,6 +21,7 @@ counting and the joins are in `site_boilerplate_transform`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -104,10 +105,20 @@ def normalised_line(block: str) -> str:
 def line_hash(block: str) -> int | None:
     """The signed 64-bit hash (BLAKE2b: the same on every machine) of a block's normalised line; None for a block
     with no letter or digit, which is nobody's boilerplate."""
+    return _short_line_hash(block) if len(block) <= CACHED_LINE_CHARACTERS else _line_hash(block)
+
+
+def _line_hash(block: str) -> int | None:
     line = normalised_line(block)
     if not line:
         return None
     return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
+# A site's lines repeat (that is what is removed), and are short: each process hashes a short line it has seen
+# lately once, holding at most 16,384 of 256 characters.
+CACHED_LINE_CHARACTERS = 256
+_short_line_hash = functools.lru_cache(maxsize=1 << 14)(_line_hash)
 
 
 def line_hashes(doc: Document) -> frozenset[int]:
