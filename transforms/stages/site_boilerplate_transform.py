@@ -7,8 +7,10 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
    pages is a combiner's sum, not a hot key; the pages of each site likewise.
 3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
-4. Join to pages: each page's lines keyed by (site, line, one of `JOIN_PARTS` parts drawn from the page), met
-   with the boilerplate lines (each given to every part): a line on a million pages is `JOIN_PARTS` groups.
+4. Join to pages: each page's lines, in `LINE_BUCKETS` buckets of their hashes, keyed by (site, bucket, one of
+   `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the bucket (each given to every
+   part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a million pages is
+   `JOIN_PARTS` groups.
 5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
    from its pages, in a join keyed by the stretch; its pages go on in file order (staging writes one run a
    stretch at most), so that a worker holds the pages read from `STRETCH_BYTES` at once; the raw page is gone.
@@ -33,6 +35,9 @@ from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, DEAD_LETTER,
 
 # Groups a boilerplate line's pages are joined in: a line on N pages is N / JOIN_PARTS pages a group.
 JOIN_PARTS = 16
+# Buckets of line hashes a page's lines go to the join in (one element a bucket): a site's boilerplate lines of a
+# bucket are held while its pages' pass.
+LINE_BUCKETS = 16
 # Groups a site's repeated lines meet its count of pages in: one for a registered domain (a site's repeated lines,
 # not its pages); the whole crawl's in 256.
 DECISION_PARTS = {"domain": 1, "crawl": 256}
@@ -61,8 +66,8 @@ def stretch_key(doc: Document) -> bytes:
 
 
 class LinesOfDocuments(beam.DoFn):
-    """Each page keyed by its stretch, its lines keyed by its site and text (`PAGES`), and each line keyed by its
-    site, for the join (`LINES`)."""
+    """Each page keyed by its stretch, its lines keyed by its site and text (`PAGES`), and by its site and bucket
+    of their hashes, for the join (`LINES`)."""
 
     def __init__(self, scope: str):
         self._scope = scope
@@ -87,8 +92,11 @@ class LinesOfDocuments(beam.DoFn):
         lines = tuple(sorted(hashes))
         yield beam.pvalue.TaggedOutput(PAGES, ((site, page), lines))
         part = _part(stretch + doc.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
+        buckets: dict[int, list[int]] = {}
         for line in lines:
-            yield beam.pvalue.TaggedOutput(LINES, ((site, line, part), where))
+            buckets.setdefault(line % LINE_BUCKETS, []).append(line)
+        for bucket, in_bucket in sorted(buckets.items()):
+            yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, tuple(in_bucket))))
 
 
 def _decide(grouped, settings: SiteBoilerplate):
@@ -103,11 +111,14 @@ def _decide(grouped, settings: SiteBoilerplate):
 
 
 def _removals(grouped):
-    """(stretch, (offset, line)) for every page of a (site, line, part) group, if the line is boilerplate."""
-    (_, line, _), joined = grouped
-    if joined["boilerplate"]:
-        for stretch, offset in joined[LINES]:
-            yield stretch, (offset, line)
+    """(stretch, (offset, lines)) for every page of a (site, bucket, part) group with boilerplate lines: those."""
+    _, joined = grouped
+    boilerplate = set(joined["boilerplate"])
+    if boilerplate:
+        for (stretch, offset), lines in joined[LINES]:
+            removed = boilerplate.intersection(lines)
+            if removed:
+                yield stretch, (offset, tuple(removed))
 
 
 class RemoveFromStretch(beam.DoFn):
@@ -119,8 +130,8 @@ class RemoveFromStretch(beam.DoFn):
     def process(self, grouped):
         _, joined = grouped
         removed_of: dict[int, set[int]] = {}
-        for offset, line in joined["removals"]:
-            removed_of.setdefault(offset, set()).add(line)
+        for offset, lines in joined["removals"]:
+            removed_of.setdefault(offset, set()).update(lines)
         for doc in sorted(joined[DOCUMENTS], key=lambda doc: doc.source_offset):
             kept, lines, size = without_lines(doc, removed_of.get(doc.source_offset, set()))
             if lines:
@@ -193,7 +204,7 @@ class SiteBoilerplateLines(beam.PTransform):
             | "Decide" >> beam.FlatMap(_decide, settings))
         removals = (
             {"boilerplate": boilerplate | "ToEveryJoinPart" >> beam.FlatMapTuple(
-                lambda site, line: [((site, line, part), True) for part in range(JOIN_PARTS)]),
+                lambda site, line: [((site, line % LINE_BUCKETS, part), line) for part in range(JOIN_PARTS)]),
              LINES: read[LINES]}
             | "MeetPageLines" >> beam.CoGroupByKey()
             | "Removals" >> beam.FlatMap(_removals))
