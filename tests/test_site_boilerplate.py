@@ -213,3 +213,23 @@ def test_an_earlier_corpus_must_have_the_same_site_boilerplate_settings():
     assert ours_text_shaping(plain) == text_shaping(plain.build_identity())
     assert ours_text_shaping(removing) == text_shaping(removing.build_identity())
     assert ours_text_shaping(removing) != text_shaping(plain.build_identity())
+
+
+@pytest.mark.slow
+def test_a_build_with_it_records_no_unit_to_resume(tmp_path, write_warc):
+    """A unit's pages depend on every page of their sites: none is recorded alone, so none is replayed."""
+    from pipeline.graph import build_corpus
+    from pipeline.sample import Capture
+    from pipeline.settings import CorpusSettings
+    from tests.helpers import page as html_page
+    from transforms.state.unit_ledger import RECORD_SUFFIX, UNITS
+
+    inputs = write_warc([Capture(f"https://example.com/{word}", html_page(f"<p>Article {word}.</p><p>{FOOTER}</p>")
+                                 .encode("utf-8")) for word in WORDS[:4]])
+    units = tmp_path / "units"
+    for site_boilerplate, recorded in ((None, True), (SiteBoilerplate(), False)):
+        output = tmp_path / f"out-{recorded}"
+        settings = CorpusSettings(inputs=(str(inputs),), output=str(output), site_boilerplate=site_boilerplate)
+        with beam.Pipeline() as pipeline:
+            build_corpus(pipeline, settings, units_dir=str(units / str(recorded)))
+        assert bool(list((units / str(recorded) / UNITS).glob(f"*{RECORD_SUFFIX}"))) == recorded
