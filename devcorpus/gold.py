@@ -30,6 +30,9 @@ class GoldPage:
     charset: str
     true_charset: str
     gold: str = ""  # full gold text ("" for snippet pages)
+    # The page's readers' comments, where the gold has them apart from its main text (`gold_extra.comments`: some
+    # dragnet and L3S-GN1 pages): a comment page's posts.
+    comments: str = ""
     snippets: list[str] = field(default_factory=list)
     visible_recall: float | None = None
 
@@ -37,6 +40,12 @@ class GoldPage:
 def gold_lines(text: str) -> list[str]:
     """The gold's lines, each line once: some gold (L3S-GN1) repeats a headline many times."""
     return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+def comments_of(row: dict) -> str:
+    """A gold row's comments (`gold_extra.comments`: a text, or a list of them), one text."""
+    comments = (row.get("gold_extra") or {}).get("comments") or ""
+    return comments if isinstance(comments, str) else "\n".join(map(str, comments))
 
 
 def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
@@ -73,6 +82,7 @@ def load_gold_pages(corpus: Path) -> tuple[list[GoldPage], dict]:
                 id=row["id"], dataset=row["source_dataset"], lang=row.get("lang") or "?", url=outcome.capture.url,
                 content_type=outcome.content_type, raw=outcome.payload, utf8=utf8, charset=charset,
                 true_charset=row.get("true_charset") or "", gold=row.get("text") or "",
+                comments=comments_of(row),
                 snippets=list(row.get("must_contain") or ()), visible_recall=row.get("visible_recall")))
     missing["not found in the WARC files"] += len(set(rows) - found)
     return pages, {key: value for key, value in missing.items() if value}

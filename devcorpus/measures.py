@@ -178,17 +178,25 @@ def leaks(raw_lines: list[str], page: GoldPage, views: SourceViews) -> list[str]
     return sorted(found)
 
 
+def gold_counts_of(page: GoldPage, gold: list[str], views: SourceViews) -> Counter:
+    """The gold's words, each counted at most as often as the page's text has it: some gold (L3S-GN1) repeats
+    whole paragraphs that the page has once."""
+    return Counter({word: min(count, views.counts.get(word) or count) for word, count in Counter(gold).items()})
+
+
+def recall_of(gold_counts: Counter, output_counts: Counter) -> float:
+    """The share of the gold's words (as a multiset) found in the output's."""
+    return sum((gold_counts & output_counts).values()) / sum(gold_counts.values()) if gold_counts else 1.0
+
+
 def measure(page: GoldPage, lines: list[str], raw_lines: list[str], scripts=None) -> dict:
     gold = words_of(normalized_lines(gold_lines(page.gold), scripts), scripts)
     output = words_of(normalized_lines(lines, scripts), scripts)
     views = page_views(page, scripts)
-    # A gold word counts at most as often as the page's text has it: some gold (L3S-GN1) repeats
-    # whole paragraphs that the page has once.
-    gold_counts = Counter({word: min(count, views.counts.get(word) or count) for word, count in Counter(gold).items()})
+    gold_counts = gold_counts_of(page, gold, views)
     output_counts = Counter(output)
-    matched = sum((gold_counts & output_counts).values())
     return {
-        "recall": matched / sum(gold_counts.values()) if gold else 1.0,
+        "recall": recall_of(gold_counts, output_counts),
         "gold_words": sum(gold_counts.values()),
         "split": split_words(gold_counts, output, output_counts, views),
         "glued": glued_words(gold, gold_counts, output_counts, views),

@@ -56,13 +56,17 @@ def text_shaping(options: dict) -> dict:
             "--scripts": list(options.get("scripts", DEFAULT_SCRIPTS)),
             "--quality": list(options.get("quality", [])),
             "--quality-threshold": options.get("quality_thresholds", {}),
-            "--pii": options.get("pii", False)}
+            "--pii": options.get("pii", False),
+            # (Its settings, or off.)
+            "--site-boilerplate": options.get("site_boilerplate", False)}
 
 
 def ours_text_shaping(settings: CorpusSettings) -> dict:
     return text_shaping({"drop_selectors": settings.drop_selectors, "main_content": settings.main_content,
                          "scripts": settings.scripts, "quality": settings.quality, "pii": settings.pii,
-                         "quality_thresholds": settings.thresholds() if settings.quality else {}})
+                         "quality_thresholds": settings.thresholds() if settings.quality else {},
+                         **({"site_boilerplate": asdict(settings.site_boilerplate)}
+                            if settings.site_boilerplate is not None else {})})
 
 
 def _words(value) -> str:

@@ -51,6 +51,7 @@ from transforms.stages.minimize_text import minimize_document
 from transforms.stages.minimize_text_transform import MinimizeText
 from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
+from transforms.stages.site_boilerplate_transform import SiteBoilerplateLines
 from transforms.report.report_page_transform import WriteReportPage
 from transforms.report.report_transform import WriteReport
 from transforms.state.unit_ledger_transform import Replay, tap
@@ -58,7 +59,7 @@ from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STA
 from transforms.stages.compress_write.schema import CLEAN_TEXT
 from transforms.stages.compress_write.compress_write import sync_marker_for
 from transforms.stages.compress_write.compress_write_transform import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint
-from transforms.vocabulary import (COUNTS, DEAD_LETTER, DOCUMENTS, INPUT_FILES, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
+from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, COUNTS, DEAD_LETTER, DOCUMENTS, INPUT_FILES, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
                                    RECORDS_READ, SKIPPED, UNITS_READ)
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
@@ -175,6 +176,10 @@ DOCUMENT_STAGES = (
                                                           settings.page_memory, settings.main_content)),
     DocumentStage("IdentifyLanguage", lambda settings: IdentifyLanguage(settings.languages),
                   lambda settings: settings.language),
+    # Across the pages of each site: the lines of CleanHtml's blocks (main content's, with --main-content), before
+    # MinimizeText, so that what is kept is minimized and hashed as written.
+    DocumentStage("SiteBoilerplate", lambda settings: SiteBoilerplateLines(settings.site_boilerplate),
+                  lambda settings: settings.site_boilerplate is not None),
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     DocumentStage("MinimizeText", lambda settings: MinimizeText(
         settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality))),
@@ -204,6 +209,9 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     """
     if found is None:
         found = read_build_inputs(settings, check_files=False)
+    if settings.site_boilerplate is not None:
+        # A unit's pages depend on every page of their sites: no unit is recorded alone, none is resumed.
+        units_dir = None
     # The shards' sync marker, the report and the manifest name the same identity.
     identity = settings.build_identity(found)
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
@@ -290,7 +298,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
 
     # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
     # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
-    counts = [outcomes[tag] for outcomes in stage_outputs for tag in COUNTS if tag in outcomes]
+    counts = [outcomes[tag] for outcomes in stage_outputs for tag in (*COUNTS, BUILD_COUNTS) if tag in outcomes]
     outcomes = [read[INPUT_FILES], read[RECORDS_READ], *read_skips, *document_skips, read[NOTES], *dead_letters,
                 *counts, written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
@@ -299,11 +307,12 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         outcomes.extend(replayed[tag] for tag in (RECORDS_READ, NOTES, *COUNTS))
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
     report = tuple(outcomes) | "Report" >> WriteReport(settings.output, identity)
-    report_page = {
+    report_page_inputs = {
         "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
-    } | "ReportPage" >> WriteReportPage(settings.output, settings.report_sample, settings.drop_selectors,
-                                        settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs),
-                                        settings.main_content)
+        **{BOILERPLATE_LINES: stage[BOILERPLATE_LINES] for stage in stage_outputs if BOILERPLATE_LINES in stage}}
+    report_page = report_page_inputs | "ReportPage" >> WriteReportPage(
+        settings.output, settings.report_sample, settings.drop_selectors, settings.scripts, settings.max_page_bytes,
+        readable_by_name(settings.inputs), settings.main_content, settings.site_boilerplate)
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())

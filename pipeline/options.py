@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import difflib
 import re
+from typing import Callable
 from pathlib import Path
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
@@ -30,6 +31,7 @@ from transforms.stages.filters.rule_sets import RULE_SETS
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
 from transforms.stages.language import parse_languages
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
+from transforms.stages.site_boilerplate import DEFAULT_MIN_PAGES, DEFAULT_MIN_SHARE, SCOPES, SiteBoilerplate
 from transforms.stages.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
                                           MinHashParameters)
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
@@ -248,6 +250,26 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
     )
     parser.add_argument(
+        "--site-boilerplate", action="store_true", default=None,
+        help="Remove the lines (blocks) that repeat across the pages of a site (its registered domain): a line on at "
+             "least --boilerplate-min-pages of the site's distinct pages and at least --boilerplate-min-share of "
+             "them, after --main-content and before --quality and deduplication. Such a build does not resume: "
+             "each page's text depends on every other page of its site.",
+    )
+    parser.add_argument(
+        "--site-boilerplate-scope", default=None, choices=SCOPES,
+        help="Where lines are counted: domain (each registered domain's pages, the default) or crawl (all pages).",
+    )
+    parser.add_argument(
+        "--boilerplate-min-pages", type=int, default=None, metavar="N",
+        help=f"Distinct pages of its site a line must be on to be removed, at least 2 (default {DEFAULT_MIN_PAGES}).",
+    )
+    parser.add_argument(
+        "--boilerplate-min-share", type=float, default=None, metavar="SHARE",
+        help=f"Share of its site's distinct pages a line must be on to be removed, in [0, 1] "
+             f"(default {DEFAULT_MIN_SHARE}).",
+    )
+    parser.add_argument(
         "--extend", action="append", default=[], metavar="CORPUS",
         help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
              "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
@@ -302,7 +324,10 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
-               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe", **INDEX_FLAGS}
+               "crawl_base_url": "--crawl-base-url", "extend": "--extend", "recipe": "--recipe",
+               "site_boilerplate": "--site-boilerplate", "site_boilerplate_scope": "--site-boilerplate-scope",
+               "boilerplate_min_pages": "--boilerplate-min-pages", "boilerplate_min_share": "--boilerplate-min-share",
+               **INDEX_FLAGS}
 NEAR_DEDUP_FLAGS = {"threshold": "near_dedup_threshold", "shingle_size": "near_dedup_shingle_size",
                     "bands": "near_dedup_bands", "rows": "near_dedup_rows"}
 
@@ -382,14 +407,19 @@ def flags_of(parser: argparse.ArgumentParser) -> list[str]:
             for flag in INVOCATION_FLAG.findall(invocation)]
 
 
-def near_dedup_parameters(known: argparse.Namespace) -> MinHashParameters | None:
-    given = {name: getattr(known, flag) for name, flag in NEAR_DEDUP_FLAGS.items() if getattr(known, flag) is not None}
-    if not known.near_dedup:
+SITE_BOILERPLATE_FLAGS = {"scope": "site_boilerplate_scope", "min_pages": "boilerplate_min_pages",
+                          "min_share": "boilerplate_min_share"}
+
+
+def stage_settings(known: argparse.Namespace, switch: str, flags: dict[str, str], make: Callable):
+    """The settings of an optional stage, `make(**given)` from the `flags` given (field -> option's attribute),
+    or None without its `switch` (an attribute); a flag of it given without its switch is refused."""
+    given = {name: getattr(known, flag) for name, flag in flags.items() if getattr(known, flag) is not None}
+    if not getattr(known, switch):
         if given:
-            raise ValueError(f"{', '.join(BUILD_FLAGS[NEAR_DEDUP_FLAGS[name]] for name in given)} "
-                             "need --near-dedup")
+            raise ValueError(f"{', '.join(BUILD_FLAGS[flags[name]] for name in given)} need {BUILD_FLAGS[switch]}")
         return None
-    return MinHashParameters(**given)
+    return make(**given)
 
 
 def chosen_inputs(known: argparse.Namespace) -> tuple[tuple[str, ...], str]:
@@ -457,7 +487,8 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             page_memory=DEFAULT_PAGE_MEMORY_MIB if known.page_memory is None else known.page_memory,
             scripts=DEFAULT_SCRIPTS if known.scripts is None else known.scripts,
             report_sample=DEFAULT_SAMPLE_SIZE if known.report_sample is None else known.report_sample,
-            near_dedup=near_dedup_parameters(known),
+            near_dedup=stage_settings(known, "near_dedup", NEAR_DEDUP_FLAGS, MinHashParameters),
+            site_boilerplate=stage_settings(known, "site_boilerplate", SITE_BOILERPLATE_FLAGS, SiteBoilerplate),
             extend=tuple(known.extend),
             trust_corpora=tuple(known.trust_corpus),
             fields=None if known.fields is None else tuple(filter(None, map(str.strip, known.fields.split(",")))),

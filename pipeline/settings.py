@@ -20,6 +20,7 @@ from transforms.stages.language import parse_languages
 from transforms.filesystems.locations import redacted
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, parse_scripts
 from transforms.stages.near_dedup import MinHashParameters
+from transforms.stages.site_boilerplate import SiteBoilerplate
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
@@ -72,6 +73,8 @@ class CorpusSettings:
     report_sample: int = DEFAULT_SAMPLE_SIZE
     # The near-duplicate stage's parameters (`--near-dedup`); None: the stage is off.
     near_dedup: MinHashParameters | None = None
+    # Remove the lines that repeat across the pages of a site (`--site-boilerplate`); None: the stage is off.
+    site_boilerplate: SiteBoilerplate | None = None
     # Earlier corpora whose contents this build leaves out (`--extend`): their directories, absolute.
     extend: tuple[str, ...] = ()
     # Of those, the ones taken though no build of this user signed their manifest (`--trust-corpus`).
@@ -190,6 +193,8 @@ class CorpusSettings:
         # before these options existed.
         if self.near_dedup is None:
             del described["near_dedup"]
+        if self.site_boilerplate is None:
+            del described["site_boilerplate"]
         del described["extend"]
         if self.extend:
             # What the build left out is what those corpora held: the manifest records each by its manifest's digest.
@@ -251,6 +256,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         scripts=tuple(options.get("scripts", DEFAULT_SCRIPTS)),
         report_sample=options.get("report_sample", DEFAULT_SAMPLE_SIZE),
         near_dedup=MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None,
+        site_boilerplate=SiteBoilerplate(**options["site_boilerplate"]) if "site_boilerplate" in options else None,
         extend=tuple(entry["corpus"] for entry in options.get("extend", ())),
         # Manifests from before --fields and --clean-text wrote the default fields.
         fields=tuple(options["fields"]) if "fields" in options else None,

@@ -78,17 +78,18 @@ def test_a_stage_added_as_one_entry_reaches_the_side_files_the_report_and_the_le
 
 def test_each_stage_declares_what_it_gives_and_a_build_takes_those_it_asks_for():
     from pipeline.options import parse_settings
-    from transforms.vocabulary import COUNTS
+    from transforms.vocabulary import BOILERPLATE_LINES, BUILD_COUNTS, COUNTS
 
     everything = parse_settings(["--output", "/tmp/never-written", "--respect-opt-out", "--language", "--quality",
-                                 "gopher", "--pii"])
+                                 "gopher", "--pii", "--site-boilerplate"])
     plain = parse_settings(["--output", "/tmp/never-written"])
     assert len({stage.label for stage in DOCUMENT_STAGES}) == len(DOCUMENT_STAGES)
     for stage in DOCUMENT_STAGES:
         transform = stage.make(everything)
-        assert transform.OUTPUTS and set(transform.OUTPUTS) <= {DEAD_LETTER, SKIPPED, *COUNTS}, stage.label
+        assert transform.OUTPUTS and set(transform.OUTPUTS) <= {DEAD_LETTER, SKIPPED, *COUNTS, BUILD_COUNTS,
+                                                              BOILERPLATE_LINES}, stage.label
     assert [stage.label for stage in DOCUMENT_STAGES if stage.wanted(everything)] == [
-        "Charset", "RespectOptOut", "CleanHtml", "IdentifyLanguage", "MinimizeText", "QualityFilter",
+        "Charset", "RespectOptOut", "CleanHtml", "IdentifyLanguage", "SiteBoilerplate", "MinimizeText", "QualityFilter",
         "ScrubPersonalData", "Hash"]
     assert [stage.label for stage in DOCUMENT_STAGES if stage.wanted(plain)] == [
         "Charset", "CleanHtml", "MinimizeText", "Hash"]

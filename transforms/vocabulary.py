@@ -30,6 +30,7 @@ MINIMIZE_TEXT = "minimize_text"
 QUALITY_FILTER = "quality_filter"
 PII_SCRUB = "pii_scrub"
 OPT_OUT = "opt_out"
+SITE_BOILERPLATE = "site_boilerplate"
 HASH_DEDUP = "hash_dedup"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
@@ -50,6 +51,12 @@ FILTER_COUNTS = "filter_counts"
 UNITS_READ = "units_read"
 # A stage's outputs of counts per unit of reading: what the report sums and a unit's completion record awaits.
 COUNTS = (MOSTLY_DROPPED, FILTER_COUNTS)
+# A stage's counts of the whole build (`Counter`s of report tallies), of a stage that works across documents
+# (`--site-boilerplate`): the report sums them; no unit's record awaits them.
+BUILD_COUNTS = "build_counts"
+# `--site-boilerplate`'s (site, line hash) of each line removed, and its report tallies' names.
+BOILERPLATE_LINES = "boilerplate_lines"
+SITE_BOILERPLATE_DOMAIN = "site_boilerplate_domain"
 
 # --- Skip kinds --------------------------------------------------------------
 

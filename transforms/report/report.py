@@ -36,7 +36,8 @@ from transforms.filesystems.locations import redacted
 from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.stages.compress_write.schema import CLEAN_TEXT, resolve_fields
 from transforms.stages.read_warc.snapshot import InputDigest
-from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
+from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SITE_BOILERPLATE, SITE_BOILERPLATE_DOMAIN,
+                                   SKIPPED, Duplicate, EarlierDuplicate,
                                    EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,
                                    RecordsRead)
 
@@ -244,6 +245,8 @@ def build_report(tally: Counter, options: dict) -> dict:
     if "index" in options:
         optional["index"] = index_section(options["index"], totals.get(FETCHED_BYTES, 0), sum(
             key[2] for key in tally if key[0] == "file_size"))
+    if "site_boilerplate" in options:
+        optional[SITE_BOILERPLATE] = site_boilerplate_section(tally)
     if "extend" in options:
         # Counted among `duplicates` (and `near_duplicates`) too.
         left_out = [name for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)]
@@ -297,6 +300,19 @@ def filter_section(tally: Counter) -> dict:
             section[measure][rule] = value
     return {"documents_dropped": section["documents"], "raw_bytes_dropped": section["raw_bytes"],
             "lines_removed": section["lines"], "pii_replaced": section["replaced"]}
+
+
+def site_boilerplate_section(tally: Counter) -> dict:
+    """What --site-boilerplate removed: lines, their bytes (UTF-8 text) and the documents they were removed from,
+    in all and for each of the domains most removed from (by bytes), most first."""
+    names = {"lines": "lines_removed", "bytes": "bytes_removed", "documents": "documents_changed"}
+    domains: dict[str, dict] = {}
+    for key, value in tally.items():
+        if key[0] == SITE_BOILERPLATE_DOMAIN:
+            domains.setdefault(key[1], {})[names[key[2]]] = value
+    top = sorted(domains.items(), key=lambda item: (-item[1]["bytes_removed"], item[0]))
+    return {**{names[name]: tally.get((SITE_BOILERPLATE, name), 0) for name in names},
+            "top_domains": [dict(domain=domain, **counts) for domain, counts in top]}
 
 
 def imbalances(report: dict) -> list[str]:
@@ -374,6 +390,14 @@ def format_report(report: dict) -> str:
         lines += ["", "Main content (--main-content)",
                   f"  {'boilerplate dropped (div-only HTML bytes)':<44}{dropped:>16,}",
                   f"  {'documents whose main content is all their text':<48}{whole:>12,}"]
+    if report.get(SITE_BOILERPLATE):
+        removed = report[SITE_BOILERPLATE]
+        lines += ["", "Site boilerplate (--site-boilerplate)",
+                  f"  {'lines removed':<44}{removed['lines_removed']:>16,}",
+                  f"  {'bytes removed (text)':<44}{removed['bytes_removed']:>16,}",
+                  f"  {'documents changed':<44}{removed['documents_changed']:>16,}"]
+        lines.extend(f"    {domain['domain'][:40]:<42}{domain['lines_removed']:>10,} lines{domain['bytes_removed']:>12,} bytes"
+                     for domain in removed["top_domains"])
     if "accelerator" in report:
         lines += ["", f"  {'C accelerators (transforms/native/)':<40}{report['accelerator']:>8}"]
     if report["files"]:

@@ -41,6 +41,7 @@ from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.stages.minimize_text import minimize_blocks
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
+from transforms.stages.site_boilerplate import SiteBoilerplate, line_hash, site_of
 from transforms.report.report import byte_stages, outcomes_of
 
 REPORT_PAGE_NAME = "report.html"
@@ -143,6 +144,8 @@ class InspectedPage:
     note: str = ""
     # With --main-content: the blocks dropped as boilerplate (what CleanHtml drops is marked in `original`).
     boilerplate_blocks: tuple[str, ...] = ()
+    # With --site-boilerplate: the blocks of main content (or of the page) removed as lines repeated on its site.
+    site_blocks: tuple[str, ...] = ()
 
 
 def _document_at(path: str, offset: int, max_page_bytes: int) -> Document | None:
@@ -168,10 +171,12 @@ def _cleaner(drop_selectors: tuple[str, ...], main_content: bool = False) -> Htm
 
 def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
                  max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None,
-                 main_content: bool = False) -> InspectedPage:
+                 main_content: bool = False, site_boilerplate: SiteBoilerplate | None = None,
+                 site_lines: frozenset = frozenset()) -> InspectedPage:
     """A sampled page read again from its WARC file, cleaned again, and its original marked.
 
     `sources`: the paths to read, by the names written where they differ (URLs with credentials: `locations`).
+    With `site_boilerplate`, the blocks whose (site, line hash) is among `site_lines` are told apart.
     """
     capture = fingerprint.capture
     where = dict(url=capture.url, source_file=capture.source_file, source_offset=capture.source_offset)
@@ -190,14 +195,20 @@ def inspect_page(fingerprint, drop_selectors: tuple[str, ...], scripts,
     decoded = decode_document(doc)
     page = decoded.utf8_payload.decode("utf-8", "replace")
     cleaned = _cleaner(drop_selectors, main_content).clean(decoded.utf8_payload, capture.url)
-    kept = tuple(filter(None, minimize_blocks(cleaned.blocks, scripts)))
+    blocks, repeated = cleaned.blocks, []
+    if site_boilerplate is not None:
+        site = site_of(capture.url, site_boilerplate.scope)
+        repeated = [block for block in blocks if (site, line_hash(block)) in site_lines]
+        blocks = [block for block in blocks if (site, line_hash(block)) not in site_lines]
+    kept = tuple(filter(None, minimize_blocks(blocks, scripts)))
     boilerplate = tuple(filter(None, minimize_blocks(cleaned.boilerplate, scripts)))
     note = ""
     if len(page) > MAX_EMBEDDED_CHARACTERS:
         page = page[:MAX_EMBEDDED_CHARACTERS]
         note = f"the original is shown up to its first {MAX_EMBEDDED_CHARACTERS:,} characters"
     return InspectedPage(**where, charset=decoded.charset, kept_blocks=kept,
-                         original=marked_original(page, drop_selectors), note=note, boilerplate_blocks=boilerplate)
+                         original=marked_original(page, drop_selectors), note=note, boilerplate_blocks=boilerplate,
+                         site_blocks=tuple(filter(None, minimize_blocks(repeated, scripts))))
 
 
 # --- The page ----------------------------------------------------------------
@@ -225,20 +236,27 @@ user-select:none}th[aria-sort=ascending]:after{content:" \\25b2"}th[aria-sort=de
 vertical-align:middle;margin-right:4px}
 """
 
-# With --main-content, the inspector lists the blocks dropped as boilerplate after the kept ones, struck through
-# (a build without it has the page it had: `page_script`).
+# With --main-content, the inspector lists the blocks dropped as boilerplate after the kept ones, struck through;
+# with --site-boilerplate, the lines removed as repeated on the site, struck through in another colour (a build
+# without them has the page it had: `page_script`).
 BOILERPLATE_SCRIPT_MARK = "<boilerplate>"
-BOILERPLATE_SCRIPT = """    (page.boilerplate || []).forEach(function (block) {
+STRUCK_SCRIPT = """    (page.FIELD || []).forEach(function (block) {
       var line = document.createElement('p');
       line.textContent = block;
-      line.title = 'dropped as boilerplate (--main-content)';
-      line.style.cssText = 'color:#8d6e63;text-decoration:line-through';
+      line.title = 'TITLE';
+      line.style.cssText = 'color:COLOUR;text-decoration:line-through';
       kept.appendChild(line);
-    });"""
+    });
+"""
+BOILERPLATE_SCRIPT = (STRUCK_SCRIPT.replace("FIELD", "boilerplate").replace("COLOUR", "#8d6e63")
+                      .replace("TITLE", "dropped as boilerplate (--main-content)"))
+SITE_BOILERPLATE_SCRIPT = (STRUCK_SCRIPT.replace("FIELD", "site_boilerplate").replace("COLOUR", "#6a1b9a")
+                           .replace("TITLE", "removed as a line repeated on its site (--site-boilerplate)"))
 
 
-def page_script(main_content: bool) -> str:
-    return PAGE_SCRIPT.replace(BOILERPLATE_SCRIPT_MARK + "\n", BOILERPLATE_SCRIPT + "\n" if main_content else "")
+def page_script(main_content: bool, site_boilerplate: bool = False) -> str:
+    struck = (BOILERPLATE_SCRIPT if main_content else "") + (SITE_BOILERPLATE_SCRIPT if site_boilerplate else "")
+    return PAGE_SCRIPT.replace(BOILERPLATE_SCRIPT_MARK + "\n", struck)
 
 
 PAGE_SCRIPT = """
@@ -392,6 +410,19 @@ def _main_content(report: dict) -> str:
     return f'<section id="main-content"><h2>Main content</h2>{table}</section>'
 
 
+def _site_boilerplate(report: dict) -> str:
+    """What --site-boilerplate removed, in all and for the domains most removed from."""
+    removed = report.get("site_boilerplate")
+    if not removed:
+        return ""
+    totals = sortable_table(["lines removed", "bytes removed (text)", "documents changed"], [
+        [removed["lines_removed"], removed["bytes_removed"], removed["documents_changed"]]], numeric={0, 1, 2})
+    domains = sortable_table(["domain", "lines removed", "bytes removed (text)", "documents changed"], [
+        [domain["domain"], domain["lines_removed"], domain["bytes_removed"], domain["documents_changed"]]
+        for domain in removed["top_domains"]], numeric={1, 2, 3})
+    return f'<section id="site-boilerplate"><h2>Site boilerplate</h2>{totals}{domains}</section>'
+
+
 def _files(report: dict) -> str:
     columns = ("read",) + outcomes_of(report.get("options", {}))
     rows = [[path] + [counts.get(name, 0) for name in columns] + ["; ".join(counts.get("errors", []))]
@@ -400,16 +431,19 @@ def _files(report: dict) -> str:
     return f'<section id="files"><h2>Input files</h2>{table}</section>'
 
 
-def _inspector(pages: list[InspectedPage], main_content: bool = False) -> str:
+def _inspector(pages: list[InspectedPage], main_content: bool = False, site_boilerplate: bool = False) -> str:
     if not pages:
         return ('<section id="inspector-section"><h2>Page inspector</h2>'
                 '<p class="legend">No page was sampled (no kept page, or a sample size of 0).</p></section>')
     data = [dict(url=page.url, source_file=page.source_file, source_offset=page.source_offset,
                  charset=page.charset, kept=list(page.kept_blocks), original=page.original, note=page.note,
-                 **({"boilerplate": list(page.boilerplate_blocks)} if main_content else {}))
+                 **({"boilerplate": list(page.boilerplate_blocks)} if main_content else {}),
+                 **({"site_boilerplate": list(page.site_blocks)} if site_boilerplate else {}))
             for page in pages]
     boilerplate = (' Struck through after it: the blocks <code>--main-content</code> dropped as boilerplate.'
-                   if main_content else '')
+                   if main_content else '') + (
+        ' Struck through in purple: the lines <code>--site-boilerplate</code> removed as repeated on the site.'
+        if site_boilerplate else '')
     # `</` inside a script element would end it.
     encoded = json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
     return (
@@ -434,9 +468,10 @@ def _side_records(title: str, anchor: str, records: list[dict], columns: tuple[s
 
 
 def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str, list[dict]],
-                       dead_letters: list[dict], main_content: bool = False) -> str:
+                       dead_letters: list[dict], main_content: bool = False, site_boilerplate: bool = False) -> str:
     """The whole `report.html`, from the report and what was chosen to show (`main_content`: the build kept only
-    each page's main content, and the inspector tells its boilerplate apart)."""
+    each page's main content, and the inspector tells its boilerplate apart; `site_boilerplate`: likewise, the
+    lines repeated on its site)."""
     records = report.get("records", {})
     status = report.get("status", "")
     total_dead = records.get("dead_letter", 0)
@@ -456,29 +491,35 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
         _glance(report),
         _filters(report),
         _main_content(report),
+        _site_boilerplate(report),
         _files(report),
-        _inspector(pages, main_content),
+        _inspector(pages, main_content, site_boilerplate),
         _side_records("Dead letters", "dead-letters", dead_letters,
                       ("stage", "reason", "source_file", "source_offset", "url"), dead_note),
         _side_records("Skipped, a sample of each kind", "skips", skip_rows,
                       ("kind", "detail", "source_file", "source_offset", "url"), skip_note),
-        f"</main><script>{page_script(main_content)}</script></body></html>\n",
+        f"</main><script>{page_script(main_content, site_boilerplate)}</script></body></html>\n",
     ])
 
 
 def write_report_page(report_written: FileDigest, samples: list, skips: list, dead_letters: list, output_dir: str,
                       drop_selectors: tuple[str, ...], scripts, max_page_bytes: int,
-                      sources: dict[str, str] | None = None, main_content: bool = False) -> FileDigest:
+                      sources: dict[str, str] | None = None, main_content: bool = False,
+                      site_boilerplate: SiteBoilerplate | None = None, site_lines: list = ()) -> FileDigest:
     """Writes `output_dir/report.html` from the report written (`report_written`: report.json's digest); returns
     its digest, taken as it is written. The page's samples are cleaned again as the build cleaned them
-    (`drop_selectors`, `scripts`, `main_content`)."""
+    (`drop_selectors`, `scripts`, `main_content`, and `site_boilerplate`'s lines: `site_lines`, (site, line hash)
+    of the lines it removed on the samples' sites)."""
     with FileSystems.open(report_written.path) as handle:
         report = json.loads(handle.read())
-    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources, main_content)
+    removed = frozenset(map(tuple, site_lines))
+    pages = [inspect_page(fingerprint, drop_selectors, scripts, max_page_bytes, sources, main_content,
+                          site_boilerplate, removed)
              for fingerprint in samples]
     by_kind = {kind: [json.loads(record) for *_, record in sorted(chosen)] for kind, chosen in skips}
     dead = [json.loads(record) for *_, record in sorted(dead_letters)]
     path = FileSystems.join(output_dir, REPORT_PAGE_NAME)
     with DigestingHandle(FileSystems.create(path)) as handle:
-        handle.write(render_report_page(report, pages, by_kind, dead, main_content).encode("utf-8"))
+        handle.write(render_report_page(report, pages, by_kind, dead, main_content,
+                                        site_boilerplate is not None).encode("utf-8"))
     return handle.digest(path)

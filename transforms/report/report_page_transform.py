@@ -15,6 +15,8 @@ import apache_beam as beam
 
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE, MAX_DEAD_LETTERS, SKIPS_PER_KIND, write_report_page
+from transforms.stages.site_boilerplate import SiteBoilerplate, site_of
+from transforms.vocabulary import BOILERPLATE_LINES
 
 
 class SmallestDistinctHashes(beam.CombineFn):
@@ -66,14 +68,17 @@ class WriteReportPage(beam.PTransform):
     `fingerprints` (of every document, for the sample), `skipped` and
     `dead_letter`. `sources`: the paths of input files whose names
     written differ (URLs with credentials), by those names, to read pages again. `drop_selectors`, `scripts`,
-    `main_content`: how the build cleaned its pages, for the inspector to clean its samples alike.
+    `main_content`, `site_boilerplate`: how the build cleaned its pages, for the inspector to clean its samples
+    alike; with `site_boilerplate`, `boilerplate_lines` too: the (site, line hash) of every line it removed, of
+    which those of the samples' sites are read.
     """
 
     def __init__(self, output_dir: str, sample_size: int = DEFAULT_SAMPLE_SIZE, drop_selectors: tuple[str, ...] = (),
                  scripts=None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, sources: dict[str, str] | None = None,
-                 main_content: bool = False):
+                 main_content: bool = False, site_boilerplate: SiteBoilerplate | None = None):
         super().__init__()
         self._main_content = main_content
+        self._site_boilerplate = site_boilerplate
         self._sources = dict(sources or {})
         self._max_page_bytes = max_page_bytes
         self._output_dir = output_dir
@@ -93,7 +98,15 @@ class WriteReportPage(beam.PTransform):
             | "DeadLetterKeys" >> beam.Map(_side_record_key)
             | "FirstDeadLetters" >> beam.combiners.Top.Smallest(MAX_DEAD_LETTERS)
         )
+        site_lines = []
+        if self._site_boilerplate is not None:
+            scope = self._site_boilerplate.scope
+            # The samples' sites' lines only: a sample's worth of sites, never every site's.
+            sample_sites = samples | "SampleSites" >> beam.Map(
+                lambda fingerprints: frozenset(site_of(fingerprint.url, scope) for fingerprint in fingerprints))
+            site_lines = beam.pvalue.AsList(inputs[BOILERPLATE_LINES] | "OfSampleSites" >> beam.Filter(
+                lambda pair, sites: pair[0] in sites, beam.pvalue.AsSingleton(sample_sites)))
         return inputs["report"] | "Write" >> beam.Map(
             write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
             beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes,
-            self._sources, self._main_content)
+            self._sources, self._main_content, self._site_boilerplate, site_lines)

@@ -5,34 +5,34 @@ writes it (the C walk's `walk(..., features=True)`, the pure-Python path's
 `python_features`): the flags of the elements its text is below (landmarks
 by tag, `role` and `itemprop`, class and id names: the `*_FLAGS` tables),
 the bytes of its text inside links (`<a href>`), and its bytes.
-`keep_blocks` decides on them, a pure function of the blocks and their
-features; lengths are in UTF-8 bytes (a CJK character says about as much as a
+`keep_blocks` decides on them, a pure function of the blocks, their
+features and the thresholds (`MainContentRules`); lengths are in UTF-8 bytes (a CJK character says about as much as a
 word of Latin letters):
 
 1. A block below boilerplate (`nav`, `aside`, `footer`, a `header` but for
    headings, `role=navigation`..., a class or id naming a menu, sidebar,
    comments, sharing, related items, a cookie banner, an ad) is boilerplate,
    unless too little of the page's long text lies outside that flag
-   (under `MIN_OUTSIDE_SHARE` of it and `MIN_OUTSIDE_BYTES`: a
+   (under `min_outside_share` of it and `min_outside_bytes`: a
    `<div id="main-nav-wrapper">` around everything says nothing). Main
    content (`main`, `role=main`, `itemprop=articleBody`, class names such as
    `entry-content`) clears the boilerplate flags of what is around it, not
    those of what is inside it (its comments, its share bar);
    an `<article>` counts as content but clears nothing (a sidebar's teasers
-   are articles too). A block mostly of link text (`MAX_LINK_SHARE`) is
+   are articles too). A block mostly of link text (`max_link_share`) is
    boilerplate, but a heading outside a list item (a post's linked title).
-2. A long block (`LONG_BYTES`, or `PARAGRAPH_BYTES` in a `<p>` or
+2. A long block (`long_bytes`, or `paragraph_bytes` in a `<p>` or
    in main content) is content, and so is any other block of main content.
-   Where main content holds a good share of the page (`MAIN_SHARE`), the
+   Where main content holds a good share of the page (`main_share`), the
    short blocks outside it but headings are boilerplate.
 3. The span from the first to the last content block grows over the medium
    blocks next to it (paragraphs between `<br>`s); the short blocks inside it
    stay (a caption, a subheading, a one-line paragraph) but those between two
    boilerplate blocks (a "Related" heading over its links), and so do the
-   headings up to `HEADINGS_BEFORE` blocks before it (the headline above the
+   headings up to `headings_before` blocks before it (the headline above the
    article); the short blocks outside it go.
 4. A page where no block is content (a short page, a list, a forum of short
-   posts), or whose content would be under `MIN_KEPT_SHARE` of its text (a
+   posts), or whose content would be under `min_kept_share` of its text (a
    page misread), keeps all its blocks: a corpus builder can filter a page out
    later, not bring its text back.
 
@@ -43,6 +43,7 @@ title, links, language and metadata are taken from the whole page.
 from __future__ import annotations
 
 from array import array
+from dataclasses import dataclass
 from typing import Sequence
 
 from selectolax.lexbor import LexborHTMLParser
@@ -95,19 +96,25 @@ CLASS_FLAGS = {
     "entry-content": MAIN, "post-content": MAIN, "post-body": MAIN, "story-body": MAIN,
 }
 
-# See the module's docstring.
-MAX_LINK_SHARE = 0.6
-LONG_BYTES = 150
-PARAGRAPH_BYTES = 60
-MAIN_SHARE = 0.25
-# A boilerplate flag outside which less than this share of the page's long blocks' text, and less than these
-# bytes, lie says nothing.
-MIN_OUTSIDE_SHARE = 0.2
-MIN_OUTSIDE_BYTES = 2000
-# The headings kept just before the first content block: at most this many blocks before it.
-HEADINGS_BEFORE = 6
-# A page whose main content would be less than this share of its text keeps it all (rule 5).
-MIN_KEPT_SHARE = 0.05
+@dataclass(frozen=True)
+class MainContentRules:
+    """The thresholds of `keep_blocks` (see the module's docstring); the defaults are the build's."""
+
+    max_link_share: float = 0.6
+    long_bytes: int = 150
+    paragraph_bytes: int = 60
+    main_share: float = 0.25
+    # A boilerplate flag outside which less than this share of the page's long blocks' text, and less than these
+    # bytes, lie says nothing.
+    min_outside_share: float = 0.2
+    min_outside_bytes: int = 2000
+    # The headings kept just before the first content block: at most this many blocks before it.
+    headings_before: int = 6
+    # A page whose main content would be less than this share of its text keeps it all (rule 4).
+    min_kept_share: float = 0.05
+
+
+RULES = MainContentRules()
 
 BOILERPLATE_BLOCK, SHORT_BLOCK, MEDIUM_BLOCK, MAIN_BLOCK, CONTENT_BLOCK = range(5)
 
@@ -141,7 +148,8 @@ def block_features(raw: bytes) -> list[tuple[int, int, int]]:
     return list(zip(values[0::3], values[1::3], values[2::3]))
 
 
-def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]]) -> list[bool]:
+def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]],
+                rules: MainContentRules = RULES) -> list[bool]:
     """Which of a page's blocks are its main content (the module's docstring says how), one bool a block."""
     count = len(blocks)
     if count == 0:
@@ -153,7 +161,7 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     long_by_flags: dict[int, int] = {}
     main_length = 0
     for length, (flags, _, _) in zip(lengths, features):
-        if length >= LONG_BYTES:
+        if length >= rules.long_bytes:
             key = flags & BOILERPLATE
             long_by_flags[key] = long_by_flags.get(key, 0) + length
         if flags & CONTENT:
@@ -163,9 +171,9 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
     ignored = 0
     for flag in BOILERPLATE_FLAGS:
         outside = sum(length for flags, length in long_by_flags.items() if not flags & flag)
-        if outside < MIN_OUTSIDE_SHARE * long_total and outside < MIN_OUTSIDE_BYTES:
+        if outside < rules.min_outside_share * long_total and outside < rules.min_outside_bytes:
             ignored |= flag
-    has_main = main_length >= MAIN_SHARE * total
+    has_main = main_length >= rules.main_share * total
     kinds = []
     for length, (flags, link_bytes, size) in zip(lengths, features):
         boilerplate = flags & BOILERPLATE & ~ignored
@@ -173,16 +181,16 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
             boilerplate &= ~HEADER  # an article's own header holds its headline, and a page's header may
         # A heading that is a link (a post's title) is no menu, but in a list item (a list of teasers).
         linked_title = flags & (HEADING | LIST_ITEM) == HEADING
-        if boilerplate or (size and link_bytes > MAX_LINK_SHARE * size and not linked_title):
+        if boilerplate or (size and link_bytes > rules.max_link_share * size and not linked_title):
             kinds.append(BOILERPLATE_BLOCK)
-        elif length >= LONG_BYTES or (flags & (PARAGRAPH | CONTENT) and length >= PARAGRAPH_BYTES):
+        elif length >= rules.long_bytes or (flags & (PARAGRAPH | CONTENT) and length >= rules.paragraph_bytes):
             kinds.append(CONTENT_BLOCK)
         elif has_main and not flags & (CONTENT | HEADING):
             kinds.append(BOILERPLATE_BLOCK)
         elif flags & CONTENT:
             kinds.append(MAIN_BLOCK)
         else:
-            kinds.append(MEDIUM_BLOCK if length >= PARAGRAPH_BYTES else SHORT_BLOCK)
+            kinds.append(MEDIUM_BLOCK if length >= rules.paragraph_bytes else SHORT_BLOCK)
     content = [index for index, kind in enumerate(kinds) if kind == CONTENT_BLOCK]
     if not content:
         return [True] * count
@@ -203,8 +211,8 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]])
             # A short block between boilerplate (a "Related" heading over a list of links) goes with it.
             keep.append(kind != SHORT_BLOCK or before[index] != BOILERPLATE_BLOCK or after[index] != BOILERPLATE_BLOCK)
         else:
-            keep.append(first - HEADINGS_BEFORE <= index < first and bool(features[index][0] & HEADING))
-    if sum(length for length, kept in zip(lengths, keep) if kept) < MIN_KEPT_SHARE * total:
+            keep.append(first - rules.headings_before <= index < first and bool(features[index][0] & HEADING))
+    if sum(length for length, kept in zip(lengths, keep) if kept) < rules.min_kept_share * total:
         return [True] * count
     return keep
 

@@ -167,7 +167,7 @@ def _read_run(data: bytes, source_file: str, start: int, on_note: Callable[[Read
     for outcome in read_warc(lambda: io.BytesIO(data), source_file, 0, None, noted, max_page_bytes,
                              lambda offset: offset == len(data) or claim(start + offset), skip_truncated, screen):
         if isinstance(outcome, Document):
-            yield outcome.replace(source_offset=outcome.source_offset + start)
+            yield outcome.replace(capture=outcome.capture.replace(source_offset=outcome.capture.source_offset + start))
         elif isinstance(outcome, DeadLetter):
             # (Said of the bytes the index row named: what reading them met, its offsets within them.)
             yield dataclasses.replace(outcome, source_offset=outcome.source_offset + start, reason=(

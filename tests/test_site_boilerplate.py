@@ -1,0 +1,235 @@
+"""--site-boilerplate: lines repeated across the pages of a site, removed (transforms/stages/site_boilerplate*.py)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from devcorpus.site_crawl import crawl_warc, generate_crawl
+from pipeline.options import parse_settings
+from tests.test_cli import corpus_records, run_main
+from transforms.corpus.blocks import blocks_to_html, html_to_blocks
+from transforms.document import Document
+from transforms.stages.site_boilerplate import (SiteBoilerplate, line_hash, line_hashes, normalised_line,
+                                                registered_domain, without_lines)
+from transforms.stages.site_boilerplate_transform import SiteBoilerplateLines
+from transforms.vocabulary import BUILD_COUNTS, DOCUMENTS, SITE_BOILERPLATE
+
+FOOTER = "Copyright 2024 Example Ltd. All rights reserved."
+# (Words, not numbers: digits are made 0 before lines are compared.)
+WORDS = ("cat", "dog", "fox", "owl", "elk", "yak", "emu", "ant", "bee", "cod")
+
+
+def page(url: str, blocks: list[str], offset: int) -> Document:
+    return Document(url=url, warc_record_id=f"<urn:{offset}>", warc_date="2026-01-01T00:00:00Z",
+                    source_file="crawl.warc.gz", source_offset=offset, http_status=200, content_type="text/html",
+                    cleaned_html=blocks_to_html(blocks))
+
+
+def site(domain: str, pages: list[list[str]], first_offset: int = 0) -> list[Document]:
+    return [page(f"https://{domain}/{number}", blocks, first_offset + number) for number, blocks in enumerate(pages)]
+
+
+def assert_stage(docs: list[Document], expected: dict[str, list[str]], settings: SiteBoilerplate = SiteBoilerplate(),
+                 lines_removed: int | None = None):
+    """Runs the stage on `docs`: each page's blocks after it are `expected` (by URL), and the report counts
+    `lines_removed` lines."""
+    with TestPipeline() as pipeline:
+        applied = pipeline | beam.Create(docs) | SiteBoilerplateLines(settings)
+        blocks = applied[DOCUMENTS] | "Blocks" >> beam.Map(lambda doc: (doc.capture.url, html_to_blocks(doc.cleaned_html)))
+        assert_that(blocks, equal_to(sorted(expected.items())), label="blocks")
+        if lines_removed is not None:
+            removed = applied[BUILD_COUNTS] | "Lines" >> beam.Map(lambda counts: counts[(SITE_BOILERPLATE, "lines")])
+            assert_that(removed, equal_to([lines_removed]), label="counts")
+
+
+def test_a_line_is_normalised_before_it_is_compared():
+    assert normalised_line("  Copyright © 2024, Example!  ") == "copyright 0000 example"
+    assert line_hash("COPYRIGHT 1999 example") == line_hash("copyright 2024 -- Example")
+    assert line_hash("— · —") is None
+
+
+@pytest.mark.parametrize("url, domain", [
+    ("https://news.example.co.uk/a", "example.co.uk"),
+    ("http://a.b.example.com:8080/x", "example.com"),
+    ("https://example.org", "example.org"),
+    ("https://WWW.Bücher.example/", "xn--bcher-kva.example"),
+    ("http://192.0.2.7/page", "192.0.2.7"),
+    ("http://[2001:db8::1]/page", "[2001:db8::1]"),
+    ("not a url", "not a url"),
+])
+def test_the_site_of_a_page_is_its_registered_domain(url, domain):
+    assert registered_domain(url) == domain
+
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(min_pages=1), "--boilerplate-min-pages must be at least 2"),
+    (dict(min_share=1.5), "--boilerplate-min-share is a share of a site's pages, in [0, 1], not 1.5"),
+    (dict(min_share=-0.1), "in [0, 1], not -0.1"),
+    (dict(scope="host"), "--site-boilerplate-scope must be one of domain, crawl"),
+])
+def test_thresholds_that_make_no_sense_are_refused(settings, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")) as refused:
+        SiteBoilerplate(**settings)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--site-boilerplate", "--boilerplate-min-share", "1.5"], "--boilerplate-min-share is a share"),
+    (["--boilerplate-min-pages", "4"], "--boilerplate-min-pages need --site-boilerplate"),
+])
+def test_the_command_line_refuses_them_in_one_line(argv, message, capsys):
+    code, _, err = run_main(["--input", "a.warc.gz", *argv])
+    assert code == 2
+    lines = [line for line in err.splitlines() if "error" in line]
+    assert len(lines) == 1 and message in lines[0]
+
+
+def test_the_options_make_the_settings():
+    settings = parse_settings(["--input", "a.warc.gz", "--site-boilerplate", "--site-boilerplate-scope", "crawl",
+                               "--boilerplate-min-pages", "5", "--boilerplate-min-share", "0.5"])
+    assert settings.site_boilerplate == SiteBoilerplate("crawl", 5, 0.5)
+    assert parse_settings(["--input", "a.warc.gz"]).site_boilerplate is None
+
+
+@pytest.mark.slow
+def test_a_line_repeated_on_one_page_is_hashed_and_counted_once():
+    repeated = page("https://example.com/", [FOOTER] * 1_000_000 + ["An article."], 0)
+    assert line_hashes(repeated) == {line_hash(FOOTER), line_hash("An article.")}
+    kept, lines, size = without_lines(repeated, {line_hash(FOOTER)})
+    assert html_to_blocks(kept.cleaned_html) == ["An article."]
+    assert (lines, size) == (1_000_000, 1_000_000 * len(FOOTER))
+
+
+# Sites of the cases, one domain each, built in one pipeline: (pages, each page's blocks expected after the stage).
+REPEATED = [[f"Article {word} is about {word}s.", "Home News Sport", FOOTER] for word in WORDS[:4]]
+CASES = {
+    # The menu and footer, on all four pages, go; the same footer on another site's one page stays.
+    "example.com": (REPEATED, [blocks[:1] for blocks in REPEATED]),
+    "other.org": ([["A page of its own.", FOOTER]], [["A page of its own.", FOOTER]]),
+    # A site of one page keeps its text; a page of one line that is its site's boilerplate is left empty.
+    "lonely.net": ([["Only page.", FOOTER]], [["Only page.", FOOTER]]),
+    "one-line.com": ([[FOOTER]] + [[FOOTER, f"Article {word}."] for word in WORDS[:3]],
+                     [[]] + [[f"Article {word}."] for word in WORDS[:3]]),
+    # The footer is on two distinct pages only (one repeats it a thousand times, and has two copies): it stays.
+    "copies.net": ([[FOOTER] * 1000 + ["First article."]] * 3 + [[FOOTER, "Second article."]],
+                   [[FOOTER] * 1000 + ["First article."]] * 3 + [[FOOTER, "Second article."]]),
+    # On 3 of 10 pages: at least 3 pages and a share of 0.2 of them, it goes.
+    "share.com": ([[f"Article {word}.", "Related: a teaser."] if n < 3 else [f"Article {word}."]
+                   for n, word in enumerate(WORDS)], [[f"Article {word}."] for word in WORDS]),
+}
+
+
+def case_documents(cases: dict) -> list[Document]:
+    docs = []
+    for domain, (pages, _) in cases.items():
+        docs += site(domain, pages, len(docs))
+    return docs
+
+
+def expected_blocks(cases: dict) -> dict[str, list[str]]:
+    return {f"https://{domain}/{number}": blocks for domain, (_, kept) in cases.items()
+            for number, blocks in enumerate(kept)}
+
+
+@pytest.mark.slow
+def test_lines_repeated_on_a_site_go_from_every_page_of_it_and_from_no_other_site():
+    removed_lines = (4 + 4) + 4 + 3
+    assert_stage(case_documents(CASES), expected_blocks(CASES), lines_removed=removed_lines)
+
+
+@pytest.mark.slow
+def test_the_share_of_a_site_decides_as_well_as_the_count():
+    pages = CASES["share.com"][0]
+    assert_stage(site("share.com", pages), {f"https://share.com/{n}": blocks for n, blocks in enumerate(pages)},
+                 SiteBoilerplate(min_share=0.5))
+
+
+@pytest.mark.slow
+def test_the_crawl_scope_counts_lines_across_sites():
+    docs = [page(f"https://{word}.com/", [f"Article {word}.", FOOTER], n) for n, word in enumerate(WORDS[:4])]
+    assert_stage(docs, {f"https://{word}.com/": [f"Article {word}."] for word in WORDS[:4]}, SiteBoilerplate("crawl"))
+
+
+def test_the_decision_in_memory_is_the_transforms():
+    from transforms.stages.site_boilerplate import repeated_lines
+
+    docs = case_documents(CASES)
+    removed = repeated_lines([(registered_domain(doc.capture.url), html_to_blocks(doc.cleaned_html)) for doc in docs],
+                             SiteBoilerplate())
+    assert {doc.capture.url: [block for block in html_to_blocks(doc.cleaned_html)
+                      if (registered_domain(doc.capture.url), line_hash(block)) not in removed]
+            for doc in docs} == expected_blocks(CASES)
+
+
+@pytest.mark.slow
+def test_a_build_writes_the_text_without_the_site_boilerplate(tmp_path):
+    crawl = generate_crawl(sites=3, pages=6, seed=1)
+    warc = tmp_path / "crawl.warc.gz"
+    warc.write_bytes(crawl_warc(crawl))
+    output = tmp_path / "out"
+    code, _, err = run_main(["--input", str(warc), "--output", str(output), "--site-boilerplate", "--clean-text",
+                             "--quiet"])
+    assert code == 0, err
+    report = json.loads((output / "report.json").read_text())
+    removed = report[SITE_BOILERPLATE]
+    assert removed["lines_removed"] > 0 and removed["top_domains"][0]["domain"].startswith("site")
+    gold = {generated.url: generated.lines for generated in crawl}
+    # (A paragraph quoted as a teaser on other pages may be on three: it is the site's then.)
+    quoted = {line for generated in crawl for line, kind in generated.lines if kind == "teaser"}
+    kept_of_kind = Counter()
+    for record in corpus_records(output):
+        kept = set(record["clean_text"].split("\n"))
+        kept_of_kind.update(kind for line, kind in gold[record["url"]] if line in kept and line not in quoted)
+    # Every line of a page's own article is kept; none of its site's template, on every page of it.
+    assert kept_of_kind["article"] == sum(kind == "article" and line not in quoted
+                                          for generated in crawl for line, kind in generated.lines)
+    assert kept_of_kind["template"] == 0
+    html = (output / "report.html").read_text()
+    assert '"site_boilerplate": [' in html and "removed as a line repeated on its site" in html
+
+
+def test_a_rebuild_takes_the_settings_from_the_manifest():
+    from pipeline.settings import settings_from_manifest
+
+    settings = parse_settings(["--input", "a.warc.gz", "--site-boilerplate", "--boilerplate-min-pages", "4"])
+    manifest = {"options": json.loads(json.dumps(settings.build_identity()))}
+    assert settings_from_manifest(manifest, "out", (), "manifest.json", True).site_boilerplate == \
+        SiteBoilerplate(min_pages=4)
+    assert "site_boilerplate" not in parse_settings(["--input", "a.warc.gz"]).build_identity()
+
+
+
+def test_an_earlier_corpus_must_have_the_same_site_boilerplate_settings():
+    from pipeline.extend import ours_text_shaping, text_shaping
+
+    plain = parse_settings(["--input", "a.warc.gz"])
+    removing = parse_settings(["--input", "a.warc.gz", "--site-boilerplate"])
+    assert ours_text_shaping(plain) == text_shaping(plain.build_identity())
+    assert ours_text_shaping(removing) == text_shaping(removing.build_identity())
+    assert ours_text_shaping(removing) != text_shaping(plain.build_identity())
+
+
+@pytest.mark.slow
+def test_a_build_with_it_records_no_unit_to_resume(tmp_path, write_warc):
+    """A unit's pages depend on every page of their sites: none is recorded alone, so none is replayed."""
+    from pipeline.graph import build_corpus
+    from pipeline.sample import Capture
+    from pipeline.settings import CorpusSettings
+    from tests.helpers import page as html_page
+    from transforms.state.unit_ledger import RECORD_SUFFIX, UNITS
+
+    inputs = write_warc([Capture(f"https://example.com/{word}", html_page(f"<p>Article {word}.</p><p>{FOOTER}</p>")
+                                 .encode("utf-8")) for word in WORDS[:4]])
+    units = tmp_path / "units"
+    for site_boilerplate, recorded in ((None, True), (SiteBoilerplate(), False)):
+        output = tmp_path / f"out-{recorded}"
+        settings = CorpusSettings(inputs=(str(inputs),), output=str(output), site_boilerplate=site_boilerplate)
+        with beam.Pipeline() as pipeline:
+            build_corpus(pipeline, settings, units_dir=str(units / str(recorded)))
+        assert bool(list((units / str(recorded) / UNITS).glob(f"*{RECORD_SUFFIX}"))) == recorded

@@ -1,0 +1,165 @@
+"""SiteBoilerplate: the lines (blocks) of a page's readable text that repeat across the pages of its site
+(`--site-boilerplate`), removed.
+
+A page's markup cannot tell its site's menu, footer or cookie notice from its
+article; its site can: those lines repeat on many of its pages. After
+CleanHtml (and its main content), before MinimizeText, the quality rules and
+deduplication, each block of `cleaned_html` is normalised (`normalised_line`:
+case folded, digits made 0, runs of other characters than letters and digits
+made one space) and hashed; a block counts once per page, and once per
+distinct page text (pages that are copies of each other, exact duplicates
+that HashDedup will drop, count as one). A line is its site's boilerplate when
+it is on at least `min_pages` of the site's distinct pages and on at least
+`min_share` of them; the blocks of such lines are removed from every page of
+the site, and MinimizeText then minimizes what is kept, so that the content
+hash and deduplication are of the text written.
+
+The site is the page's registered domain (`registered_domain`), or with the
+scope `crawl` the whole crawl (one site). Here are the pure functions; the
+counting and the joins are in `site_boilerplate_transform`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+from urllib.parse import urlsplit
+
+from transforms.corpus.blocks import blocks_to_html, html_to_blocks
+from transforms.document import Document
+from transforms.stages.filters.url_forms import canonical_host
+
+SCOPES = ("domain", "crawl")
+# Chosen by benchmarks/site_boilerplate.py (benchmarks/README.md): a line on 3 distinct pages of its site and
+# on a fifth of them. A lower count removes the lines that two pages of a site quote from each other.
+DEFAULT_MIN_PAGES = 3
+DEFAULT_MIN_SHARE = 0.2
+# The site of the crawl scope: every page's.
+CRAWL_SITE = ""
+
+# Second-level labels under which a two-letter country code registers names (`example.co.uk`, `example.com.au`):
+# the public suffixes most pages are under, without the Public Suffix List (a dependency and a file to keep
+# current). A name under another suffix of the list (`example.blogspot.com`) is counted with its parent's site.
+COUNTRY_SECOND_LEVELS = frozenset(("ac", "co", "com", "edu", "gob", "gov", "go", "govt", "ltd", "me", "mil", "ne",
+                                   "net", "nic", "nom", "or", "org", "plc", "sch"))
+_NOT_WORD = re.compile(r"[\W_]+")
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class SiteBoilerplate:
+    """The settings of `--site-boilerplate`: where lines are counted (`scope`) and when one is boilerplate."""
+
+    scope: str = "domain"
+    min_pages: int = DEFAULT_MIN_PAGES
+    min_share: float = DEFAULT_MIN_SHARE
+
+    def __post_init__(self):
+        if self.scope not in SCOPES:
+            raise ValueError(f"--site-boilerplate-scope must be one of {', '.join(SCOPES)}, not {self.scope!r}")
+        if self.min_pages < 2:
+            raise ValueError(f"--boilerplate-min-pages must be at least 2 (a line on one page repeats nowhere), "
+                             f"not {self.min_pages}")
+        if not 0 <= self.min_share <= 1:
+            raise ValueError(f"--boilerplate-min-share is a share of a site's pages, in [0, 1], not {self.min_share}")
+
+    def is_boilerplate(self, pages_with_line: int, site_pages: int) -> bool:
+        """Whether a line on `pages_with_line` of its site's `site_pages` distinct pages is boilerplate."""
+        return pages_with_line >= self.min_pages and pages_with_line >= self.min_share * site_pages
+
+
+def registered_domain(url: str) -> str:
+    """The name a page's host is registered under (`news.example.co.uk` -> `example.co.uk`), by the rule of
+    `COUNTRY_SECOND_LEVELS`; an IP address or a host that cannot be read is its own site."""
+    try:
+        hostname = urlsplit(url).hostname or ""
+    except ValueError:
+        hostname = ""
+    if ":" in hostname:
+        # An IPv6 address.
+        return f"[{hostname}]"
+    host = canonical_host(hostname)
+    if not host:
+        return url
+    labels = host.split(".")
+    if labels[-1].isdigit():
+        return host
+    kept = 3 if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in COUNTRY_SECOND_LEVELS else 2
+    return ".".join(labels[-kept:])
+
+
+def site_of(url: str, scope: str) -> str:
+    return CRAWL_SITE if scope == "crawl" else registered_domain(url)
+
+
+def normalised_line(block: str) -> str:
+    """A block as lines are compared: case folded, digits made 0 (a date or a count does not make a footer
+    another), runs of anything but letters and digits made one space."""
+    return _NOT_WORD.sub(" ", _DIGIT.sub("0", block.casefold())).strip()
+
+
+def line_hash(block: str) -> int | None:
+    """The signed 64-bit hash (BLAKE2b: the same on every machine) of a block's normalised line; None for a block
+    with no letter or digit, which is nobody's boilerplate."""
+    return _short_line_hash(block) if len(block) <= CACHED_LINE_CHARACTERS else _line_hash(block)
+
+
+def _line_hash(block: str) -> int | None:
+    line = normalised_line(block)
+    if not line:
+        return None
+    return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
+# A site's lines repeat (that is what is removed), and are short: each process hashes a short line it has seen
+# lately once, holding at most 16,384 of 256 characters.
+CACHED_LINE_CHARACTERS = 256
+_short_line_hash = functools.lru_cache(maxsize=1 << 14)(_line_hash)
+
+
+def line_hashes(doc: Document) -> frozenset[int]:
+    """The distinct line hashes of a document's blocks (a line repeated on a page counts once for it, and is
+    hashed once)."""
+    return frozenset(line for line in map(line_hash, set(html_to_blocks(doc.cleaned_html))) if line is not None)
+
+
+def text_hash(doc: Document) -> bytes:
+    """What tells a page's text from another's: pages with the same blocks count as one page of their site."""
+    return hashlib.blake2b(doc.cleaned_html.encode("utf-8"), digest_size=16).digest()
+
+
+def without_lines(doc: Document, boilerplate: frozenset[int] | set[int]) -> tuple[Document, int, int]:
+    """`doc` without the blocks whose line is in `boilerplate`; and the blocks removed and their bytes (UTF-8)."""
+    if not boilerplate:
+        return doc, 0, 0
+    blocks = html_to_blocks(doc.cleaned_html)
+    # Each distinct block hashed once, however often the page repeats it.
+    removable = {block for block in set(blocks) if line_hash(block) in boilerplate}
+    kept, removed, removed_bytes = [], 0, 0
+    for block in blocks:
+        if block in removable:
+            removed += 1
+            removed_bytes += len(block.encode("utf-8"))
+        else:
+            kept.append(block)
+    if not removed:
+        return doc, 0, 0
+    return doc.replace(cleaned_html=blocks_to_html(kept)), removed, removed_bytes
+
+
+def repeated_lines(pages: Iterable[tuple[str, list[str]]], settings: SiteBoilerplate) -> set[tuple[str, int]]:
+    """The (site, line hash) pairs that the stage removes from `pages` ((site, blocks) a page), decided in memory
+    as `site_boilerplate_transform` decides by shuffles: for a benchmark's or a test's few thousand pages."""
+    lines_of_text: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
+    for site, blocks in pages:
+        hashes = frozenset(line for line in map(line_hash, set(blocks)) if line is not None)
+        if hashes:
+            lines_of_text[(site, tuple(blocks))] = hashes
+    site_pages = Counter(site for site, _ in lines_of_text)
+    pages_with_line = Counter((site, line) for (site, _), hashes in lines_of_text.items() for line in hashes)
+    return {(site, line) for (site, line), count in pages_with_line.items()
+            if settings.is_boilerplate(count, site_pages[site])}

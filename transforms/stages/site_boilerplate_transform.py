@@ -1,0 +1,220 @@
+"""SiteBoilerplate, the stage: `site_boilerplate`'s lines counted across the pages of each site and removed, in
+Beam, by shuffles of line hashes: no worker holds a site's pages.
+
+1. Each page gives, beside itself keyed by its stretch (`stretch_key`), its lines keyed by (site, page text).
+2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
+   times is a combiner's work), then its lines counted per (site, line) by a combine, so a footer on a million
+   pages is a combiner's sum, not a hot key; the pages of each site likewise.
+3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
+   by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
+4. Join to pages: each page's lines, in `LINE_BUCKETS` buckets of their hashes, keyed by (site, bucket, one of
+   `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the bucket (each given to every
+   part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a million pages is
+   `JOIN_PARTS` groups.
+5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
+   from its pages, in a join keyed by the stretch; its pages go on in file order (staging writes one run a
+   stretch at most), so that a worker holds the pages read from `STRETCH_BYTES` at once; the raw page is gone.
+
+The result is a function of the pages alone: every step is a combine or a keyed join.
+Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the domains most removed from)
+`boilerplate_lines` ((site, line hash) of every line removed, for report.html's inspector) and dead letters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import apache_beam as beam
+
+from transforms.document import DeadLetter, Document
+from transforms.stage import counter
+from transforms.stages.site_boilerplate import SiteBoilerplate, line_hashes, site_of, text_hash, without_lines
+from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, DEAD_LETTER, DOCUMENTS, SITE_BOILERPLATE,
+                                   SITE_BOILERPLATE_DOMAIN)
+
+# Groups a boilerplate line's pages are joined in: a line on N pages is N / JOIN_PARTS pages a group.
+JOIN_PARTS = 16
+# Buckets of line hashes a page's lines go to the join in (one element a bucket): a site's boilerplate lines of a
+# bucket are held while its pages' pass.
+LINE_BUCKETS = 16
+# Groups a site's repeated lines meet its count of pages in: one for a registered domain (a site's repeated lines,
+# not its pages); the whole crawl's in 256.
+DECISION_PARTS = {"domain": 1, "crawl": 256}
+# The bytes of an input file whose pages meet their lines removed in one group (4 MiB of compressed WARC: some
+# 10 to 40 MB of pages' text at most).
+STRETCH_BYTES = 4 << 20
+# The domains report.json lists by bytes removed.
+TOP_DOMAINS = 20
+
+# What is counted of the lines removed, per domain and in all.
+MEASURES = ("lines", "bytes", "documents")
+PAGES = "pages"
+LINES = "lines"
+
+
+def _part(value: bytes, parts: int) -> int:
+    return int.from_bytes(hashlib.blake2b(value, digest_size=4).digest(), "big") % parts
+
+
+def stretch_key(doc: Document) -> bytes:
+    """The stretch of its unit of reading a document was read from (`STRETCH_BYTES` of its file), as 16 bytes (a
+    join's key, repeated with each of its lines)."""
+    source_file, source_range, source_offset = doc.capture.identity
+    stretch = f"{source_file}\0{source_range}\0{source_offset // STRETCH_BYTES}"
+    return hashlib.blake2b(stretch.encode("utf-8"), digest_size=16).digest()
+
+
+class LinesOfDocuments(beam.DoFn):
+    """Each page keyed by its stretch, its lines keyed by its site and text (`PAGES`), and by its site and bucket
+    of their hashes, for the join (`LINES`)."""
+
+    def __init__(self, scope: str):
+        self._scope = scope
+
+    def setup(self):
+        self._failed = counter(SITE_BOILERPLATE, "dead_letter")
+
+    def process(self, doc: Document):
+        try:
+            site = site_of(doc.capture.url, self._scope)
+            hashes = line_hashes(doc)
+            page = text_hash(doc)
+        except Exception as error:  # noqa: BLE001 - a page that cannot be read is a dead letter, not a crash
+            self._failed.inc()
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, DeadLetter.for_document(SITE_BOILERPLATE, doc, error))
+            return
+        stretch = stretch_key(doc)
+        where = (stretch, doc.capture.source_offset)
+        yield stretch, doc
+        if not hashes:
+            return
+        lines = tuple(sorted(hashes))
+        yield beam.pvalue.TaggedOutput(PAGES, ((site, page), lines))
+        part = _part(stretch + doc.capture.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
+        buckets: dict[int, list[int]] = {}
+        for line in lines:
+            buckets.setdefault(line % LINE_BUCKETS, []).append(line)
+        for bucket, in_bucket in sorted(buckets.items()):
+            yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, tuple(in_bucket))))
+
+
+def _decide(grouped, settings: SiteBoilerplate):
+    """The boilerplate (site, line) pairs of a (site, part) group: its repeated lines, and its site's pages."""
+    (site, _), joined = grouped
+    site_pages = sum(joined[PAGES])
+    if not site_pages:
+        return
+    for line, count in joined[LINES]:
+        if settings.is_boilerplate(count, site_pages):
+            yield site, line
+
+
+def _removals(grouped):
+    """(stretch, (offset, lines)) for every page of a (site, bucket, part) group with boilerplate lines: those."""
+    _, joined = grouped
+    boilerplate = set(joined["boilerplate"])
+    if boilerplate:
+        for (stretch, offset), lines in joined[LINES]:
+            removed = boilerplate.intersection(lines)
+            if removed:
+                yield stretch, (offset, tuple(removed))
+
+
+class RemoveFromStretch(beam.DoFn):
+    """A stretch's pages, in file order, without their boilerplate lines; and per domain, what was removed."""
+
+    def setup(self):
+        self._changed = counter(SITE_BOILERPLATE, "documents_changed")
+
+    def process(self, grouped):
+        _, joined = grouped
+        removed_of: dict[int, set[int]] = {}
+        for offset, lines in joined["removals"]:
+            removed_of.setdefault(offset, set()).update(lines)
+        for doc in sorted(joined[DOCUMENTS], key=lambda doc: doc.capture.source_offset):
+            kept, lines, size = without_lines(doc, removed_of.get(doc.capture.source_offset, set()))
+            if lines:
+                self._changed.inc()
+                yield beam.pvalue.TaggedOutput(BUILD_COUNTS, (site_of(doc.capture.url, "domain"), (lines, size, 1)))
+            yield kept
+
+
+def _sum_triples(triples):
+    return tuple(map(sum, zip(*triples)))
+
+
+class TopAndTotals(beam.CombineFn):
+    """The report's `Counter` of (domain, (lines, bytes, pages)) removed, in bounded state: the totals, and the
+    `TOP_DOMAINS` domains by bytes removed."""
+
+    def create_accumulator(self):
+        return (0, 0, 0), []
+
+    def add_input(self, accumulator, element):
+        return self.merge_accumulators([accumulator, ((element[1]), [element])])
+
+    def merge_accumulators(self, accumulators):
+        accumulators = list(accumulators)
+        totals = _sum_triples([totals for totals, _ in accumulators])
+        top = sorted((item for _, items in accumulators for item in items),
+                     key=lambda item: (-item[1][1], item[0]))[:TOP_DOMAINS]
+        return totals or (0, 0, 0), top
+
+    def extract_output(self, accumulator):
+        totals, top = accumulator
+        counts = Counter({(SITE_BOILERPLATE, name): value for name, value in zip(MEASURES, totals)})
+        for domain, measured in top:
+            counts.update({(SITE_BOILERPLATE_DOMAIN, domain, name): value for name, value in zip(MEASURES, measured)})
+        return counts
+
+
+class SiteBoilerplateLines(beam.PTransform):
+    """Removes each site's boilerplate lines from its pages (see the module); outputs `documents`, `build_counts`,
+    `boilerplate_lines` and dead letters."""
+
+    OUTPUTS = (BUILD_COUNTS, BOILERPLATE_LINES, DEAD_LETTER)
+
+    def __init__(self, settings: SiteBoilerplate):
+        super().__init__()
+        self._settings = settings
+
+    def expand(self, docs):
+        settings = self._settings
+        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope)).with_outputs(
+            PAGES, LINES, DEAD_LETTER, main=DOCUMENTS)
+        parts = DECISION_PARTS[settings.scope]
+        # (A page text's lines are the same on each of its copies: any one of them.)
+        distinct_pages = read[PAGES] | "OnePerText" >> beam.CombinePerKey(min)
+        repeated = (
+            distinct_pages
+            | "OnePerPage" >> beam.FlatMapTuple(lambda key, lines: [((key[0], line), 1) for line in lines])
+            | "PagesWithLine" >> beam.CombinePerKey(sum)
+            | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
+            | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
+        site_pages = (
+            distinct_pages
+            | "OneSitePage" >> beam.MapTuple(lambda key, lines: (key[0], 1))
+            | "SitePages" >> beam.CombinePerKey(sum)
+            | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
+            | "ToEveryPart" >> beam.FlatMapTuple(lambda site, pages: [((site, part), pages) for part in range(parts)]))
+        boilerplate = (
+            {LINES: repeated, PAGES: site_pages}
+            | "MeetSitePages" >> beam.CoGroupByKey()
+            | "Decide" >> beam.FlatMap(_decide, settings))
+        removals = (
+            {"boilerplate": boilerplate | "ToEveryJoinPart" >> beam.FlatMapTuple(
+                lambda site, line: [((site, line % LINE_BUCKETS, part), line) for part in range(JOIN_PARTS)]),
+             LINES: read[LINES]}
+            | "MeetPageLines" >> beam.CoGroupByKey()
+            | "Removals" >> beam.FlatMap(_removals))
+        removed = (
+            {DOCUMENTS: read[DOCUMENTS], "removals": removals}
+            | "ByStretch" >> beam.CoGroupByKey()
+            | "Remove" >> beam.ParDo(RemoveFromStretch()).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
+        counts = (
+            removed[BUILD_COUNTS]
+            | "PerDomain" >> beam.CombinePerKey(_sum_triples)
+            | "TopAndTotals" >> beam.CombineGlobally(TopAndTotals()))
+        return {DOCUMENTS: removed[DOCUMENTS], BUILD_COUNTS: counts, BOILERPLATE_LINES: boilerplate,
+                DEAD_LETTER: read[DEAD_LETTER]}
