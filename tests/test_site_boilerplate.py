@@ -12,6 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from devcorpus.site_crawl import crawl_warc, generate_crawl
 from pipeline.options import parse_settings
+from tests.helpers import document
 from tests.test_cli import corpus_records, run_main
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
@@ -26,9 +27,8 @@ WORDS = ("cat", "dog", "fox", "owl", "elk", "yak", "emu", "ant", "bee", "cod")
 
 
 def page(url: str, blocks: list[str], offset: int) -> Document:
-    return Document(url=url, warc_record_id=f"<urn:{offset}>", warc_date="2026-01-01T00:00:00Z",
-                    source_file="crawl.warc.gz", source_offset=offset, http_status=200, content_type="text/html",
-                    cleaned_html=blocks_to_html(blocks))
+    return document(url=url, warc_record_id=f"<urn:{offset}>", warc_date="2026-01-01T00:00:00Z",
+                    source_file="crawl.warc.gz", source_offset=offset, cleaned_html=blocks_to_html(blocks))
 
 
 def site(domain: str, pages: list[list[str]], first_offset: int = 0) -> list[Document]:

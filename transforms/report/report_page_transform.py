@@ -103,7 +103,7 @@ class WriteReportPage(beam.PTransform):
             scope = self._site_boilerplate.scope
             # The samples' sites' lines only: a sample's worth of sites, never every site's.
             sample_sites = samples | "SampleSites" >> beam.Map(
-                lambda fingerprints: frozenset(site_of(fingerprint.url, scope) for fingerprint in fingerprints))
+                lambda fingerprints: frozenset(site_of(fingerprint.capture.url, scope) for fingerprint in fingerprints))
             site_lines = beam.pvalue.AsList(inputs[BOILERPLATE_LINES] | "OfSampleSites" >> beam.Filter(
                 lambda pair, sites: pair[0] in sites, beam.pvalue.AsSingleton(sample_sites)))
         return inputs["report"] | "Write" >> beam.Map(
