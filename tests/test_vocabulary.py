@@ -4,6 +4,7 @@ one meaning each from reading to writing."""
 from __future__ import annotations
 
 import ast
+import pickle
 import dataclasses
 import subprocess
 import sys
@@ -103,3 +104,10 @@ def test_one_capture_value_is_composed_into_documents_and_fingerprints_and_order
         field.name for field in dataclasses.fields(Capture)]
     assert isinstance(Duplicate(**vars(capture), content_hash="h", survivor_url="u", survivor_record_id="r",
                                 survivor_source_file="f", survivor_source_offset=0), Capture)
+
+
+def test_a_fingerprint_pickles_flat_and_back_equal():
+    fingerprint = Fingerprint(Capture("2026-01-15T10:00:00Z", "https://example.org/", "<urn:uuid:1>", "t.warc.gz", 7,
+                                      3), "h", "c")
+    pickled = pickle.dumps(fingerprint)
+    assert pickle.loads(pickled) == fingerprint and b"Capture" not in pickled
