@@ -258,8 +258,8 @@ def make_parser() -> argparse.ArgumentParser:
         help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
              "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
              "its manifest. Its manifest must be one a build of this user signed (manifest_hmac), and it must have the "
-             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --pii) and near-dedup "
-             "settings. Repeatable.",
+             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --annotate, --pii) and "
+             "near-dedup settings. Repeatable.",
     )
     parser.add_argument(
         "--trust-corpus", action="append", default=[], metavar="CORPUS",
