@@ -164,7 +164,8 @@ class DocumentStage:
 def quality_filter(settings: CorpusSettings) -> QualityFilter:
     # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
     reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout)
+    annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout, annotate)
 
 
 # Every stage between reading and staging, in the order documents go through them.
@@ -184,7 +185,7 @@ DOCUMENT_STAGES = (
     DocumentStage("MinimizeText", lambda settings: MinimizeText(
         settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
-    DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout),
+    DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout, settings.annotate),
                   lambda settings: settings.pii),
     DocumentStage("Hash", lambda settings: HashDocuments()),
 )

@@ -9,11 +9,12 @@ share of words with a letter, and at least two of the English stop words "the be
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from transforms.stages.filters.verdict import Drop, ratio
+from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
 from transforms.stages.filters.words import duplicates, is_spaced, is_symbol_word, split_words
 
 REPETITION = "gopher_repetition"
@@ -38,106 +39,120 @@ _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
 
+class JoinedNGrams:
+    """A text's words joined without spaces, and where each word starts in it: its n-grams are slices of it, cheaper
+    than joining their words again for every start."""
+
+    def __init__(self, words: Sequence[str]):
+        self._text = "".join(words)
+        self._starts = list(itertools.accumulate(map(len, words), initial=0))
+
+    def of(self, n: int) -> list[str]:
+        """Every n-gram, from each start in order."""
+        return list(map(self._text.__getitem__, map(slice, self._starts, self._starts[n:])))
+
+
 def top_ngram_characters(words: Sequence[str], n: int) -> int:
     """The characters of the most common n-gram (words joined by spaces) times its count; the first seen on a tie."""
-    counts = Counter(" ".join(words[start:start + n]) for start in range(len(words) - n + 1))
+    # As tuples of words: no word holds a space, so two n-grams joined by spaces are equal when their words are.
+    counts = Counter(zip(*(words[start:] for start in range(n))))
     if not counts:
         return 0
     # max() keeps the first of equal counts: the order n-grams were first seen.
     ngram, count = max(counts.items(), key=lambda item: item[1])
-    return len(ngram) * count
+    return (sum(map(len, ngram)) + n - 1) * count
 
 
-def repeated_ngram_characters(words: Sequence[str], n: int) -> int:
-    """The characters (words joined without spaces) of n-grams that repeat an earlier one, a repeat skipping its
+def repeated_ngram_characters(ngrams: list[str], n: int) -> int:
+    """The characters of the n-grams (words joined without spaces) that repeat an earlier one, a repeat skipping its
     n words so that overlapping repeats are counted once."""
+    counts = Counter(ngrams)
+    if len(counts) == len(ngrams):
+        return 0
     seen: set[str] = set()
     characters, start = 0, 0
-    while start <= len(words) - n:
-        ngram = "".join(words[start:start + n])
+    # Only an n-gram met more than once can repeat: the scan passes the others one word at a time, so it steps
+    # from one such start to the next.
+    for position in itertools.compress(itertools.count(), map((1).__lt__, map(counts.__getitem__, ngrams))):
+        if position < start:
+            continue
+        ngram = ngrams[position]
         if ngram in seen:
             characters += len(ngram)
-            start += n
+            start = position + n
         else:
             seen.add(ngram)
-            start += 1
+            start = position + 1
     return characters
 
 
+REPETITION_RULES = rule_table(
+    Empty("empty"), *(Rule(name) for name in REPETITION_DEFAULTS))
+QUALITY_RULES = rule_table(
+    Rule("min_doc_words", minimum=True), Rule("max_doc_words"), Rule("min_avg_word_length", minimum=True),
+    Rule("max_avg_word_length"), Rule("max_symbol_word_ratio (#)", threshold="max_symbol_word_ratio"),
+    Rule("max_symbol_word_ratio (...)", threshold="max_symbol_word_ratio"), Rule("max_bullet_lines_ratio"),
+    Rule("max_ellipsis_lines_ratio"), Rule("max_non_alpha_words_ratio", minimum=True),
+    Rule("min_stop_words", minimum=True))
 
-def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
-    """The first repetition rule `text` fails, or None. Word n-grams only count on languages written with
-    spaces (`is_spaced`)."""
-    limits = dict(REPETITION_DEFAULTS, **thresholds)
 
-    def over(rule: str, value: float) -> Drop | None:
-        return Drop(REPETITION, rule, value, limits[rule]) if value > limits[rule] else None
-
+def repetition_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
+    """The repetition rules' values of `text`, as (rule, value) in `REPETITION_RULES`' order, each computed when
+    asked for. `empty` is the text's characters: none leaves the others unmeasured. Word n-grams only count on
+    languages written with spaces (`is_spaced`), and a top n-gram on a text of n words or more."""
+    yield "empty", len(text)
     if not text:
-        return Drop(REPETITION, "empty", 0, 0)
+        return
     length = len(text)
     for unit, parts in (("para", _PARAGRAPH_BREAK.split(text.strip())), ("line", _LINE_BREAKS.split(text))):
         count, characters = duplicates(parts)
-        drop = over(f"dup_{unit}_frac", count / len(parts)) or over(f"dup_{unit}_char_frac", characters / length)
-        if drop:
-            return drop
+        yield f"dup_{unit}_frac", count / len(parts)
+        yield f"dup_{unit}_char_frac", characters / length
     if not is_spaced(language):
-        return None
+        return
     words = split_words(text)
     for n in (2, 3, 4):
         if len(words) >= n:
-            drop = over(f"top_{n}_gram", top_ngram_characters(words, n) / length)
-            if drop:
-                return drop
+            yield f"top_{n}_gram", top_ngram_characters(words, n) / length
+    joined = JoinedNGrams(words)
     for n in range(5, 11):
-        drop = over(f"dup_{n}_gram", repeated_ngram_characters(words, n) / length)
-        if drop:
-            return drop
-    return None
+        yield f"dup_{n}_gram", repeated_ngram_characters(joined.of(n), n) / length
 
 
-def quality(text: str, thresholds: dict, language: str = "") -> Drop | None:
-    """The first quality rule `text` fails, or None. The stop-word rule only applies to English pages (and pages
-    whose language was not identified); the word rules only to languages written with spaces (`is_spaced`)."""
-    limits = dict(QUALITY_DEFAULTS, **thresholds)
+def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
+    """The first repetition rule `text` fails, or None."""
+    limits = dict(REPETITION_DEFAULTS, **thresholds)
+    return first_drop(REPETITION, REPETITION_RULES, repetition_measures(text, limits, language), limits)
 
-    def drop(rule: str, value: float) -> Drop:
-        return Drop(QUALITY, rule, value, limits[rule])
 
+def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
+    """The quality rules' values of `text`, as (rule, value) in `QUALITY_RULES`' order, each computed when asked
+    for. The stop-word rule only applies to English pages (and pages whose language was not identified); the word
+    rules only to languages written with spaces (`is_spaced`), the mean word length to a text with a word."""
     lines = text.splitlines()
+    words: tuple[str, ...] = ()
     if is_spaced(language):
         words = split_words(text)
         content_words = [word for word in words if not is_symbol_word(word)]
-        if len(content_words) < limits["min_doc_words"]:
-            return drop("min_doc_words", len(content_words))
-        if len(content_words) > limits["max_doc_words"]:
-            return drop("max_doc_words", len(content_words))
-        mean_length = sum(map(len, content_words)) / len(content_words)
-        if mean_length < limits["min_avg_word_length"]:
-            return drop("min_avg_word_length", mean_length)
-        if mean_length > limits["max_avg_word_length"]:
-            return drop("max_avg_word_length", mean_length)
-        hashes = ratio(text.count("#"), len(words))
-        if hashes > limits["max_symbol_word_ratio"]:
-            return Drop(QUALITY, "max_symbol_word_ratio (#)", hashes, limits["max_symbol_word_ratio"])
-        ellipses = ratio(sum(map(text.count, ELLIPSES)), len(words))
-        if ellipses > limits["max_symbol_word_ratio"]:
-            return Drop(QUALITY, "max_symbol_word_ratio (...)", ellipses, limits["max_symbol_word_ratio"])
-    else:
-        words = []
-    bullets = ratio(sum(line.lstrip().startswith(BULLETS) for line in lines), len(lines))
-    if bullets > limits["max_bullet_lines_ratio"]:
-        return drop("max_bullet_lines_ratio", bullets)
-    ellipsis_lines = ratio(sum(line.rstrip().endswith(ELLIPSES) for line in lines), len(lines))
-    if ellipsis_lines > limits["max_ellipsis_lines_ratio"]:
-        return drop("max_ellipsis_lines_ratio", ellipsis_lines)
+        yield "min_doc_words", len(content_words)
+        yield "max_doc_words", len(content_words)
+        if content_words:
+            mean_length = sum(map(len, content_words)) / len(content_words)
+            yield "min_avg_word_length", mean_length
+            yield "max_avg_word_length", mean_length
+        yield "max_symbol_word_ratio (#)", ratio(text.count("#"), len(words))
+        yield "max_symbol_word_ratio (...)", ratio(sum(map(text.count, ELLIPSES)), len(words))
+    yield "max_bullet_lines_ratio", ratio(sum(line.lstrip().startswith(BULLETS) for line in lines), len(lines))
+    yield "max_ellipsis_lines_ratio", ratio(sum(line.rstrip().endswith(ELLIPSES) for line in lines), len(lines))
     if words:
-        alphabetic = sum(any(character.isalpha() for character in word) for word in words) / len(words)
         # Named as the reference names it: the share of words with a letter must reach this.
-        if alphabetic < limits["max_non_alpha_words_ratio"]:
-            return drop("max_non_alpha_words_ratio", alphabetic)
+        yield "max_non_alpha_words_ratio", sum(any(character.isalpha() for character in word)
+                                               for word in words) / len(words)
         if language in ("", "en"):
-            stop_words = len(STOP_WORDS.intersection(words))
-            if stop_words < limits["min_stop_words"]:
-                return drop("min_stop_words", stop_words)
-    return None
+            yield "min_stop_words", len(STOP_WORDS.intersection(words))
+
+
+def quality(text: str, thresholds: dict, language: str = "") -> Drop | None:
+    """The first quality rule `text` fails, or None."""
+    limits = dict(QUALITY_DEFAULTS, **thresholds)
+    return first_drop(QUALITY, QUALITY_RULES, quality_measures(text, limits, language), limits)
