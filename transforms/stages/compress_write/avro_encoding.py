@@ -81,9 +81,10 @@ def avro_record(doc: Document) -> dict:
     return record
 
 
-# What the report counts of a written record (`tally_record`), besides the language fields when they are written.
+# What the report counts of a written record (`tally_record`), besides these fields when they are written.
 TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "cleaned_bytes", "minimized_bytes",
                   "truncated")
+OPTIONAL_TALLIED_FIELDS = ("language", "token_count", "signals")
 # ... and what it counts that is no corpus field (in the staging record only).
 TALLIED_DOCUMENT_FIELDS = ({"name": "boilerplate_bytes", "type": "long"},)
 # The fields that name a document's content: its `html`, and the SHA-256 of it.
@@ -126,7 +127,7 @@ class RecordLayout:
         self._schemas = {part: parsed_schema(names) for part, names in self._parts.items()}
         self._near = NEAR_DUPLICATE_COUNT in fields
         self._near_schema, self._digest_schema = parsed_schema((NEAR_DUPLICATE_COUNT,)), parsed_schema((RECORD_DIGEST,))
-        self._tallied = TALLIED_FIELDS + (("language",) if "language" in fields else ())
+        self._tallied = TALLIED_FIELDS + tuple(name for name in OPTIONAL_TALLIED_FIELDS if name in fields)
         # What a staging record holds that names its document's content (`content_of`): in `after_meta`.
         self._content = tuple(name for name in CONTENT_FIELDS if name in self._parts["after_meta"])
         self._content_schema = parsed_schema(self._content)

@@ -85,14 +85,16 @@ class QualityFilter(beam.PTransform):
     `documents`, `skipped` (`filtered`), `filter_counts` (`FilterCounts`) and dead letters.
 
     `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
-    document (from its `cleaned_html`), for pages whose lines a rule removed.
+    document (from its `cleaned_html`), for pages whose lines a rule removed. `count_tokens` (--tokenizer): counts
+    the tokens of a text, for the pages dropped (`filter_document`).
     """
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
     def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document],
-                 page_timeout: float = DEFAULT_PAGE_TIMEOUT):
+                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, count_tokens: Callable[[str], int] | None = None):
         super().__init__()
+        self._count_tokens = count_tokens
         self._rule_sets = tuple(rule_sets)
         self._thresholds = dict(thresholds)
         self._reminimize = reminimize
@@ -100,7 +102,7 @@ class QualityFilter(beam.PTransform):
 
     def expand(self, docs):
         apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
-                                  reminimize=self._reminimize)
+                                  reminimize=self._reminimize, count_tokens=self._count_tokens)
         return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply, self._page_timeout)).with_outputs(
             *self.OUTPUTS, main=DOCUMENTS)
 
