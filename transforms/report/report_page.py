@@ -42,6 +42,7 @@ from transforms.stages.minimize_text import minimize_blocks
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
 from transforms.report.report import byte_stages, outcomes_of
+from transforms.report.report_page_signals import signals_html, tokens_html
 
 REPORT_PAGE_NAME = "report.html"
 DEFAULT_SAMPLE_SIZE = 20
@@ -453,6 +454,8 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
         f"<header><h1>webcorpus run report</h1><p>status {_e(status)} · inputs {_e(inputs)}</p></header><main>",
         _glance(report),
         _filters(report),
+        tokens_html(report),
+        signals_html(report),
         _main_content(report),
         _files(report),
         _inspector(pages, main_content),
