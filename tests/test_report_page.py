@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import threading
+from collections import Counter
 from pathlib import Path
 
 import apache_beam as beam
@@ -172,22 +173,21 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.mark.slow
-def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request(built_report, tmp_path):
+def open_in_chromium(page: Path, tmp_path: Path, screenshot: Path) -> tuple[str, list[str], list[str]]:
+    """`page` opened from disk in headless Chromium, every request it makes going to a recording proxy: its DOM
+    once rendered, its console lines, and the requests of the page's own (not the browser's); `screenshot` taken."""
     browser = _chromium()
     if browser is None:
         pytest.skip("no Chromium here: `apt-get install chromium` (.ci/run installs it) to open report.html in it")
     proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RecordingProxy)
     _RecordingProxy.requests = []
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    screenshot = ARTIFACTS / "report-page.png"
     common = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
               "--disable-background-networking", "--disable-component-update", "--disable-sync",
               f"--user-data-dir={tmp_path / 'profile'}", f"--proxy-server=http://127.0.0.1:{proxy.server_port}",
               "--proxy-bypass-list=<-loopback>", "--enable-logging=stderr", "--v=0", "--window-size=1400,1800",
               "--virtual-time-budget=5000"]
-    url = (built_report / REPORT_PAGE_NAME).as_uri()
+    url = page.as_uri()
     try:
         dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120)
         shot = subprocess.run([*common, f"--screenshot={screenshot}", url], capture_output=True, text=True,
@@ -196,13 +196,54 @@ def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request
         proxy.shutdown()
     assert dom.returncode == 0 and shot.returncode == 0, dom.stderr[-2000:] + shot.stderr[-2000:]
     console = [line for line in (dom.stderr + shot.stderr).splitlines() if ":CONSOLE" in line]
-    assert console == []
     page_requests = [request for request in _RecordingProxy.requests
                      if not BROWSER_OWN_HOSTS.search(re.sub(r"^[a-z]+://", "", request).split("/", 1)[0])]
+    return dom.stdout, console, page_requests
+
+
+@pytest.mark.slow
+def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request(built_report, tmp_path):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screenshot = ARTIFACTS / "report-page.png"
+    dom, console, page_requests = open_in_chromium(built_report / REPORT_PAGE_NAME, tmp_path, screenshot)
+    assert console == []
     assert page_requests == []
-    rendered = LexborHTMLParser(dom.stdout)
+    rendered = LexborHTMLParser(dom)
     assert rendered.body.attributes.get("data-ready") == "true"
     assert len(rendered.css("#pages li")) >= 1 and rendered.css_first("#pages li.current") is not None
     assert rendered.css_first("#kept p") is not None
     assert len(rendered.css("#glance svg rect")) >= 4
     assert screenshot.stat().st_size > 20_000
+
+
+@pytest.mark.slow
+def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the_counts_each_side(tmp_path):
+    from tests.test_signal_histograms import NON_ALPHA, THRESHOLDS, staged
+    from transforms.report.report import build_report, tally_record
+    from transforms.report.report_page import render_report_page
+
+    values = [(0.3, "en", 120), (0.5, "en", 80), (0.85, "en", 300), (0.9, "de", 250), (0.97, "de", 40)]
+    tally = Counter()
+    for value, language, tokens in values:
+        tally.update(tally_record(staged({NON_ALPHA: value, "language/score": 0.99}, language, tokens), THRESHOLDS))
+    report = build_report(tally, {"inputs": [], "quality": ["gopher"], "quality_thresholds": THRESHOLDS,
+                                  "language": True, "tokenizer": {"path": "tokenizer.json", "sha256": "0"}})
+    page = tmp_path / REPORT_PAGE_NAME
+    page.write_text(render_report_page(report, [], {}, []), encoding="utf-8")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    dom, console, page_requests = open_in_chromium(page, tmp_path, ARTIFACTS / "report-page-signals.png")
+    assert console == [] and page_requests == []
+    rendered = LexborHTMLParser(dom)
+    [signal] = rendered.css(f'#signals .signal[data-signal="{NON_ALPHA}"]')
+    # All documents, then English and German (Gopher's rules depend on the language).
+    histograms = signal.css("svg.histogram")
+    assert len(histograms) == 3
+    bars = histograms[0].css("rect.bin")
+    assert sum(int(bar.attributes["data-documents"]) for bar in bars) == len(values)
+    assert len([bar for bar in bars if int(bar.attributes["height"]) > 0]) == 5
+    assert histograms[0].css_first("line.threshold") is not None
+    # Below 0.8: two pages of 200 tokens; above it: three of 590.
+    below, at, above = signal.css_first("table.sides").css("tbody tr")
+    assert [cell.text() for cell in below.css("td")[1:]] == ["2", "200"]
+    assert [cell.text() for cell in above.css("td")[1:]] == ["3", "590"]
+    assert rendered.css_first("#tokens") is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from transforms.report.signal_histograms import ALL_LANGUAGES, SIDES, bin_of
+from transforms.report.signal_histograms import ALL_LANGUAGES, SHARE_BINS, SIDES, bin_of
 
 # Languages shown per signal that depends on language (the most documents first); report.json has them all.
 LANGUAGES_SHOWN = 8
@@ -38,20 +38,23 @@ def tokens_html(report: dict) -> str:
 
 
 def histogram(title: str, counts: dict, edges: list[float], threshold: float | None) -> str:
-    """One signal's histogram over the bins that hold a document (and the threshold's), as inline SVG: a bar a bin,
-    its height the documents in it; the threshold a red line at its place in its bin; each bar's title its range,
-    documents and tokens."""
+    """One signal's histogram as inline SVG, over 0 to 1 for a share, else the bins from the first to the last that
+    hold a document (or the threshold): a bar a bin, its height the documents in it (the most written on the left);
+    the threshold a red line at its place in its bin; each bar's title its range, documents and tokens."""
     documents, tokens = counts["documents"], counts["tokens"]
     filled = [int(index) for index in documents]
     shown = filled + ([bin_of(threshold)] if threshold is not None else [])
     first, last = min(shown), max(shown)
+    if last < SHARE_BINS:
+        # A share (or a score): its whole range, 0 to 1.
+        first, last = 0, SHARE_BINS - 1
     bins = range(first, last + 1)
     step = (WIDTH - 2 * MARGIN) / len(bins)
     tallest = max(documents.values())
     parts = []
     for position, index in enumerate(bins):
         count = documents.get(str(index), 0)
-        height = round((HEIGHT - 30) * count / tallest) if count else 0
+        height = round((HEIGHT - 40) * count / tallest) if count else 0
         x = MARGIN + position * step
         label = f"{_number(edges[index])} to {_number(edges[index + 1])}"
         parts.append(f'<rect class="bin" x="{x:.1f}" y="{HEIGHT - 20 - height}" width="{max(step - 1, 1):.1f}" '
@@ -60,29 +63,30 @@ def histogram(title: str, counts: dict, edges: list[float], threshold: float | N
     parts.append(f'<text x="{MARGIN}" y="{HEIGHT - 5}" font-size="11">{_number(edges[first])}</text>'
                  f'<text x="{WIDTH - MARGIN}" y="{HEIGHT - 5}" font-size="11" text-anchor="end">'
                  f"{_number(edges[last + 1])}</text>"
-                 f'<text x="{MARGIN}" y="12" font-size="11">{tallest:,} documents</text>')
+                 f'<text x="{MARGIN - 4}" y="24" font-size="11" text-anchor="end">{tallest:,}</text>')
     if threshold is not None:
         index = bin_of(threshold)
         within = (threshold - edges[index]) / (edges[index + 1] - edges[index])
         x = MARGIN + (index - first + min(max(within, 0), 1)) * step
         parts.append(f'<line class="threshold" x1="{x:.1f}" x2="{x:.1f}" y1="16" y2="{HEIGHT - 20}" '
                      f'stroke="{THRESHOLD_COLOUR}" stroke-width="2"><title>threshold {_number(threshold)}</title>'
-                     f'</line><text x="{x + 3:.1f}" y="26" font-size="11" fill="{THRESHOLD_COLOUR}">'
+                     f'</line><text x="{x + 3:.1f}" y="12" font-size="11" fill="{THRESHOLD_COLOUR}">'
                      f"threshold {_number(threshold)}</text>")
     return (f'<svg class="histogram" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
             f'width="{WIDTH}" height="{HEIGHT}">{"".join(parts)}</svg>')
 
 
-def _sides(counts: dict, threshold_name: str) -> str:
-    rows = "".join(f'<tr><td>{side} {escape(str(threshold_name))}</td><td class="n side-documents">'
+def _sides(counts: dict, signal: dict) -> str:
+    threshold = _number(signal["threshold"])
+    rows = "".join(f'<tr><td>{side} {threshold}</td><td class="n side-documents">'
                    f'{counts[side]["documents"]:,}</td><td class="n">{counts[side]["tokens"]:,}</td></tr>'
                    for side in SIDES)
-    return ('<table class="sides"><thead><tr><th>value</th><th>documents</th><th>tokens</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table>")
+    return (f'<table class="sides"><thead><tr><th>value ({escape(signal["threshold_name"])})</th><th>documents</th>'
+            f"<th>tokens</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def _one(title: str, counts: dict, edges: list[float], signal: dict) -> str:
-    sides = _sides(counts, signal["threshold_name"]) if signal["threshold"] is not None else ""
+    sides = _sides(counts, signal) if signal["threshold"] is not None else ""
     chart = histogram(title, counts, edges, signal["threshold"])
     return f'<div class="signal-chart"><h4>{escape(title)}</h4>{chart}{sides}</div>'
 

@@ -53,7 +53,8 @@ class TokenCounter:
             return 0
         if self._tokenizer is None:
             self._tokenizer = Tokenizer.from_str(self._json)
-        return len(self._tokenizer.encode(text, add_special_tokens=False))
+        # encode_batch_fast: the ids without the offsets `encode` also computes (a fifth less time a page).
+        return len(self._tokenizer.encode_batch_fast([text], add_special_tokens=False)[0])
 
 
 # The token counts a stage gives per unit (as `FilterCounts`, named `tokens_of:OUTCOME:LANGUAGE`): the tokens of
