@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -104,10 +103,11 @@ def main(argv: list[str] | None = None) -> int:
                 "with --tokenizer": pipeline_command(inputs, args.work / "tokens-with",
                                                      ("--tokenizer", str(tokenizer)))}
     if args.against:
-        # That checkout's modules first (-P: not this one's from the current directory).
-        commands[f"{args.against} without"] = [sys.executable, "-P", *pipeline_command(
-            inputs, args.work / "tokens-against")[1:]]
-        os.environ["PYTHONPATH"] = str(args.against)
+        # The pipeline of that checkout (-P: not this one's, from the directory the builds run in).
+        run_there = (f"import runpy, sys; sys.path.insert(0, {str(args.against)!r}); "
+                     "runpy.run_module('pipeline', run_name='__main__', alter_sys=True)")
+        commands[f"{args.against} without"] = [sys.executable, "-P", "-c", run_there, *pipeline_command(
+            inputs, args.work / "tokens-against")[3:]]
     runs = alternate(commands, args.reps, "build")
     found = {name: medians(made) for name, made in runs.items()}
     kept = json.loads((args.work / "tokens-with" / "report.json").read_text())["records"]["kept"]

@@ -39,7 +39,8 @@ def test_a_signal_is_named_after_its_rule_and_the_threshold_after_the_rules_fami
 
 
 def test_the_bins_are_shares_then_powers_of_two_and_hold_every_value():
-    assert (bin_of(0.0), bin_of(0.049), bin_of(0.05), bin_of(0.99), bin_of(1.0), bin_of(3.0)) == (0, 0, 1, 19, 20, 21)
+    assert (bin_of(0.0), bin_of(0.049), bin_of(0.05), bin_of(0.99), bin_of(1.0), bin_of(1.5), bin_of(3.0)) == (
+        0, 0, 1, 19, 19, 20, 21)
     assert bin_of(-1.0) == 0 and bin_of(1e30) == BINS - 1
 
 

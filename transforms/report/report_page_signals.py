@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from html import escape
 
+from transforms.report.report import TOKENS_DROPPED
 from transforms.report.signal_histograms import ALL_LANGUAGES, SHARE_BINS, SIDES, bin_of
 
 # Languages shown per signal that depends on language (the most documents first); report.json has them all.
 LANGUAGES_SHOWN = 8
-WIDTH, HEIGHT, MARGIN = 560, 150, 40
+WIDTH, HEIGHT, MARGIN = 520, 150, 40
 BAR_COLOUR, THRESHOLD_COLOUR = "#42a5f5", "#c62828"
 
 
@@ -24,8 +25,8 @@ def tokens_html(report: dict) -> str:
     tokens = report.get("tokens")
     if not tokens:
         return ""
-    dropped = list(tokens["dropped"])
-    rows = [["all", tokens["kept"], *tokens["dropped"].values()]]
+    dropped = list(TOKENS_DROPPED)
+    rows = [["all", tokens["kept"], *(tokens["dropped"][name] for name in dropped)]]
     rows += [[language, counts["kept"], *(counts[name] for name in dropped)]
              for language, counts in tokens["languages"].items()] if "language" in report.get("options", {}) else []
     header = ["language", "kept", *(f"dropped: {name}" for name in dropped)]
@@ -114,4 +115,5 @@ def signals_html(report: dict) -> str:
     return ('<section id="signals"><h2>Signals: look before choosing</h2><p class="legend">Each signal over the '
             "kept documents: a bar per bin (its title gives the range, documents and tokens), the rule's threshold "
             "(--quality-threshold) in red, and the documents and tokens below, at and above it, counted exactly. "
-            f'A rule that depends on the language has it per language too.</p>{"".join(charts)}</section>')
+            "A rule that depends on the language has it per language too.</p>"
+            f'<div class="charts">{"".join(charts)}</div></section>')

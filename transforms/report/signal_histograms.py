@@ -1,8 +1,8 @@
 """The distribution of each signal over the corpus (`doc.signals`, --annotate), for report.html's "look before
 choosing": a histogram of documents and tokens, and exact counts each side of the rule's threshold.
 
-Every signal has the same fixed bins (`EDGES`): 20 of 0.05 from 0 to 1 (shares, scores), then one per power of
-two from 1 to 2**40 (counts, lengths, ratios over 1); a value below 0 is counted in the first bin, one from the
+Every signal has the same fixed bins (`EDGES`): 20 of 0.05 from 0 to 1 (shares, scores; the last holds 1), then one
+per power of two from 1 (exclusive) to 2**40 (counts, lengths, ratios over 1); a value below 0 is counted in the first bin, one from the
 last edge on in the last. So a histogram is a few dozen numbers whatever the corpus, summed like every tally of
 the report (`report.tally_record`, per written shard; `report_transform.SumTallies`).
 
@@ -37,8 +37,10 @@ BIN_KEY, SIDE_KEY = "signal_bin", "signal_side"
 
 
 def bin_of(value: float) -> int:
-    """The bin of `value`: [EDGES[i], EDGES[i + 1]), the first and last bins open below and above."""
-    return min(max(bisect.bisect_right(EDGES, value) - 1, 0), BINS - 1)
+    """The bin of `value`: [EDGES[i], EDGES[i + 1]), but the last share bin holds 1 too (a share of 1 is a share:
+    [0.95, 1]); the first and last bins are open below and above."""
+    found = bisect.bisect_right(EDGES, value) - 1
+    return min(max(found if value > 1 else min(found, SHARE_BINS - 1), 0), BINS - 1)
 
 
 def threshold_name(signal: str) -> str | None:
