@@ -165,9 +165,13 @@ class DocumentStage:
 def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:
     # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
     reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
-    # With --tokenizer, the pages dropped are counted in tokens too.
-    count_tokens = TokenCounter(found.tokenizer.json) if found.tokenizer is not None else None
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout, count_tokens)
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout,
+                         token_counter(found))
+
+
+def token_counter(found: BuildInputs) -> TokenCounter | None:
+    """With --tokenizer, what counts the tokens of the pages a stage drops; None without."""
+    return TokenCounter(found.tokenizer.json) if found.tokenizer is not None else None
 
 
 # Every stage between reading and staging, in the order documents go through them.
@@ -177,7 +181,8 @@ DOCUMENT_STAGES = (
     DocumentStage("RespectOptOut", lambda settings, found: RespectOptOut(), lambda settings: settings.respect_opt_out),
     DocumentStage("CleanHtml", lambda settings, found: CleanHtml(settings.drop_selectors, settings.page_timeout,
                                                                  settings.page_memory, settings.main_content)),
-    DocumentStage("IdentifyLanguage", lambda settings, found: IdentifyLanguage(settings.languages),
+    DocumentStage("IdentifyLanguage",
+                  lambda settings, found: IdentifyLanguage(settings.languages, token_counter(found)),
                   lambda settings: settings.language),
     # The quality rules read the readable text (`clean_text`), with case and punctuation; so does CountTokens.
     DocumentStage("MinimizeText", lambda settings, found: MinimizeText(

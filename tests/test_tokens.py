@@ -7,15 +7,19 @@ import json
 import pickle
 from collections import Counter
 
+import apache_beam as beam
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline import cli
 from tests.helpers import corpus_records, html_capture, tiny_tokenizer_json
 from transforms.document import Document
 from transforms.report.report import tally_filter_counts, tokens_section
 from transforms.stages.filters.filters import filter_document
+from transforms.stages.language_transform import IdentifyLanguage
 from transforms.stages.tokens import TokenCounter, TokenizerFile
-from transforms.vocabulary import FilterCounts
+from transforms.vocabulary import FILTER_COUNTS, OTHER_LANGUAGE, SKIPPED, FilterCounts
 
 # Five sentences of the tokenizer's words: C4 keeps the page. One sentence: C4 drops it (min_num_sentences).
 KEPT_TEXT = " ".join(["The quick brown fox jumps over the lazy dog."] * 5)
@@ -44,15 +48,26 @@ def test_a_page_the_rules_drop_is_counted_in_tokens_by_rule_and_language():
     assert not [name for name in without if name.startswith("tokens")]
 
 
+def test_the_pages_of_other_languages_are_counted_in_tokens_where_they_are_skipped():
+    count = TokenCounter(tiny_tokenizer_json())
+    page = document("").replace(cleaned_html=f"<div>{KEPT_TEXT}</div><div>{OTHER_TEXT}</div>")
+    with TestPipeline() as pipeline:
+        identified = pipeline | beam.Create([page]) | IdentifyLanguage(("de",), count)
+        assert_that(identified[FILTER_COUNTS] | beam.Map(lambda counts: counts.counts),
+                    equal_to([(("tokens_of:other_language:en", count(f"{KEPT_TEXT}\n{OTHER_TEXT}")),)]))
+        assert_that(identified[SKIPPED] | beam.Map(lambda skip: skip.kind), equal_to([OTHER_LANGUAGE]),
+                    label="Skipped")
+
+
 def test_deduplications_tokens_are_those_that_reached_it_less_those_kept():
     tally = Counter()
     tally.update(tally_filter_counts(FilterCounts((("tokens_of:hashed:en", 30), ("tokens_of:hashed:none", 5)))))
     tally.update(tally_filter_counts(FilterCounts((("tokens_of:filtered:en", 7),))))
     tally.update({("tokens", "en", "kept"): 20, ("tokens", "none", "kept"): 5})
     assert tokens_section(tally) == {
-        "kept": 25, "dropped": {"quality": 7, "duplicates": 10},
-        "languages": {"en": {"kept": 20, "quality": 7, "duplicates": 10},
-                      "none": {"kept": 5, "quality": 0, "duplicates": 0}}}
+        "kept": 25, "dropped": {"language": 0, "quality": 7, "duplicates": 10},
+        "languages": {"en": {"kept": 20, "language": 0, "quality": 7, "duplicates": 10},
+                      "none": {"kept": 5, "language": 0, "quality": 0, "duplicates": 0}}}
 
 
 def test_a_file_that_is_no_tokenizer_is_refused_in_one_line_and_nothing_is_written(write_warc, tmp_path, capsys):
@@ -89,7 +104,8 @@ def test_a_build_counts_each_documents_tokens_and_the_tokens_kept_and_dropped(wr
     report = json.loads((output / "report.json").read_text())
     language = records[0]["language"] or "none"
     assert report["tokens"]["kept"] == sum(record["token_count"] for record in records)
-    assert report["tokens"]["dropped"] == {"quality": count(DROPPED_TEXT), "duplicates": count(KEPT_TEXT)}
+    assert report["tokens"]["dropped"] == {"language": 0, "quality": count(DROPPED_TEXT),
+                                           "duplicates": count(KEPT_TEXT)}
     assert report["tokens"]["languages"][language]["duplicates"] == count(KEPT_TEXT)
     assert report["filters"]["tokens_dropped"] == {"c4/min_num_sentences": count(DROPPED_TEXT)}
     manifest = json.loads((output / "manifest.json").read_text())

@@ -36,7 +36,7 @@ from transforms.filesystems.locations import redacted
 from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.report.signal_histograms import BIN_KEY, signals_section, tally_signals
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
-from transforms.stages.tokens import FILTERED_TOKENS, HASHED_TOKENS, TOKENS_OF
+from transforms.stages.tokens import FILTERED_TOKENS, HASHED_TOKENS, OTHER_LANGUAGE_TOKENS, TOKENS_OF
 from transforms.stages.compress_write.schema import CLEAN_TEXT, resolve_fields
 from transforms.stages.read_warc.snapshot import InputDigest
 from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SKIPPED, Duplicate, EarlierDuplicate,
@@ -67,7 +67,7 @@ FORMAT_FILES = {"parquet": "Parquet files", "jsonl": "JSON Lines files"}
 # With --tokenizer: the report's token totals (`tokens_section`), kept and dropped by each step that drops.
 TOKENS = "tokens"
 KEPT_TOKENS = "kept"
-TOKENS_DROPPED = ("quality", "duplicates")
+TOKENS_DROPPED = ("language", "quality", "duplicates")
 
 
 def byte_stages(options: dict) -> tuple[tuple[str, str], ...]:
@@ -311,14 +311,15 @@ def filter_section(tally: Counter, tokens: bool = False) -> dict:
 
 
 def tokens_section(tally: Counter) -> dict:
-    """With --tokenizer: the tokens kept and dropped (by the quality rules, by deduplication: exact and near), in
-    total and per language (`none`: not identified). Deduplication's are the tokens of the documents that reached
+    """With --tokenizer: the tokens kept and dropped (by language selection, --languages; by the quality rules; by
+    deduplication: exact and near), in total and per language (`none`: not identified). Deduplication's are the tokens of the documents that reached
     it (`tokens_of:hashed`) less those kept."""
     languages: dict[str, Counter] = {}
     for key, value in tally.items():
         if key[0] == TOKENS:
             languages.setdefault(key[1], Counter())[key[2]] += value
-    per_language = {language: {KEPT_TOKENS: counts[KEPT_TOKENS], "quality": counts[FILTERED_TOKENS],
+    per_language = {language: {KEPT_TOKENS: counts[KEPT_TOKENS], "language": counts[OTHER_LANGUAGE_TOKENS],
+                               "quality": counts[FILTERED_TOKENS],
                                "duplicates": counts[HASHED_TOKENS] - counts[KEPT_TOKENS]}
                     for language, counts in sorted(languages.items())}
     total = Counter()

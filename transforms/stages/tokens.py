@@ -58,9 +58,10 @@ class TokenCounter:
 
 
 # The token counts a stage gives per unit (as `FilterCounts`, named `tokens_of:OUTCOME:LANGUAGE`): the tokens of
-# the documents QualityFilter dropped, and of those that reached deduplication (what deduplication dropped is
-# these less the tokens kept, which the written records tally).
+# the documents IdentifyLanguage skipped (--languages) and QualityFilter dropped, and of those that reached
+# deduplication (what deduplication dropped is these less the tokens kept, which the written records tally).
 TOKENS_OF = "tokens_of"
+OTHER_LANGUAGE_TOKENS = "other_language"
 FILTERED_TOKENS = "filtered"
 HASHED_TOKENS = "hashed"
 
