@@ -173,8 +173,8 @@ class CorpusSettings:
 
             found = BuildInputs()
         if not found.matches(self):
-            raise ValueError("the identity of a build that names earlier corpora, URL blocklists or a tokenizer needs them read: "
-                             "pipeline.build_inputs.read_build_inputs")
+            raise ValueError("the identity of a build that names earlier corpora, URL blocklists or a tokenizer needs "
+                             "them read: pipeline.build_inputs.read_build_inputs")
         described = asdict(self)
         for name in ("files", "crawl", "crawl_base", "beam_args", "output", "rebuild_of", "trust_manifest",
                      "trust_corpora", "quiet",

@@ -255,9 +255,9 @@ class MostlyDropped:
 class FilterCounts:
     """What QualityFilter did to a bundle's documents, per rule: `documents:STEP/RULE` and `raw_bytes:STEP/RULE`
     (pages dropped, and their raw HTML bytes), `lines:STEP/RULE` (lines a line rule removed from pages kept or
-    dropped); ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced); with --tokenizer, `tokens:STEP/RULE`
-    and `tokens_of:OUTCOME:LANGUAGE` (`transforms.stages.tokens`). Counted per unit of
-    reading and bundle, like `MostlyDropped` (with its `source_file`, `source_range`, `first_offset`, `seen`)."""
+    dropped); ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced); with --tokenizer,
+    `tokens:STEP/RULE` and `tokens_of:OUTCOME:LANGUAGE` (`transforms.stages.tokens`). Counted per unit of reading and
+    bundle, like `MostlyDropped` (with its `source_file`, `source_range`, `first_offset`, `seen`)."""
 
     counts: tuple[tuple[str, int], ...]
     source_file: str = ""

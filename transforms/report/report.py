@@ -312,8 +312,8 @@ def filter_section(tally: Counter, tokens: bool = False) -> dict:
 
 def tokens_section(tally: Counter) -> dict:
     """With --tokenizer: the tokens kept and dropped (by language selection, --languages; by the quality rules; by
-    deduplication: exact and near), in total and per language (`none`: not identified). Deduplication's are the tokens of the documents that reached
-    it (`tokens_of:hashed`) less those kept."""
+    deduplication: exact and near), in total and per language (`none`: not identified). Deduplication's are the
+    tokens of the documents that reached it (`tokens_of:hashed`) less those kept."""
     languages: dict[str, Counter] = {}
     for key, value in tally.items():
         if key[0] == TOKENS:

@@ -9,8 +9,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from transforms.compat.langdetect_compat import check_supported
 from transforms.corpus.blocks import html_to_blocks
 from transforms.document import DeadLetter, Document
-from transforms.stage import CountsPerUnit, counter
-from transforms.stages.filters.filters_transform import filter_counts
+from transforms.stage import CountsPerUnit, counter, filter_counts
 from transforms.stages.language import identify_words, lite_model, other_language_skip, page_words
 from transforms.stages.tokens import OTHER_LANGUAGE_TOKENS, TokenCounter, tokens_of
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, LANGUAGE, OTHER_LANGUAGE, SKIPPED

@@ -6,8 +6,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from transforms.document import DeadLetter, Document
-from transforms.stage import CountsPerUnit
-from transforms.stages.filters.filters_transform import filter_counts
+from transforms.stage import CountsPerUnit, filter_counts
 from transforms.stages.tokens import HASHED_TOKENS, TokenCounter, tokens_of
 from transforms.vocabulary import COUNT_TOKENS, DEAD_LETTER, DOCUMENTS, FILTER_COUNTS
 

@@ -14,19 +14,15 @@ from transforms.document import DeadLetter, Document, Skip
 from transforms.stages.filters.filters import filter_document, scrub_document
 from transforms.stages.filters.opt_out import opt_out_document
 from transforms.stages.clean_html.isolation import ChildProcess
-from transforms.stage import CountsPerUnit, counter
+from transforms.stage import CountsPerUnit, counter, filter_counts
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, OPT_OUT, PII_SCRUB, QUALITY_FILTER,
-                                   SKIPPED, FilterCounts)
+                                   SKIPPED)
 
 
 # A page with more characters than this (in `html` and `clean_text`) is filtered in a child process, within
 # `--page-timeout`: the rules and the replacement are linear in the text, so a page below it takes well under a
 # second, and no other page pays for the child.
 ISOLATE_ABOVE_CHARS = 1 << 20
-
-
-def filter_counts(counts: Counter, *unit_part) -> FilterCounts:
-    return FilterCounts(tuple(sorted(counts.items())), *unit_part)
 
 
 class FilterDocuments(beam.DoFn):
