@@ -209,7 +209,7 @@ main{padding:16px 24px}section{background:#fff;border:1px solid #dde1e6;border-r
 padding:12px 16px}h2{font-size:16px;margin:4px 0 10px}
 .cards{display:flex;gap:10px;flex-wrap:wrap}.card{border:1px solid #dde1e6;border-radius:6px;padding:8px 12px;
 min-width:110px}.card b{display:block;font-size:20px}.bad{color:#c62828}.good{color:#2e7d32}
-.charts{display:flex;gap:24px;flex-wrap:wrap}.signal{flex:0 0 530px}.chart h3{font-size:13px;margin:0 0 4px}
+.charts{display:flex;gap:24px;flex-wrap:wrap}.chart h3{font-size:13px;margin:0 0 4px}
 table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #eceff1;
 text-align:left;vertical-align:top}td.n,th.n{text-align:right}th{cursor:pointer;background:#eceff1;
 user-select:none}th[aria-sort=ascending]:after{content:" \\25b2"}th[aria-sort=descending]:after{content:" \\25bc"}

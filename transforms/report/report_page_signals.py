@@ -111,7 +111,9 @@ def signals_html(report: dict) -> str:
                 if len(by_documents) > LANGUAGES_SHOWN else "")
         languages_html = (f"<details><summary>per language ({len(by_documents)})</summary>"
                           f'<div class="charts">{per_language}</div>{more}</details>') if by_documents else ""
-        charts.append(f'<div class="signal" data-signal="{escape(str(name))}">{overall}{languages_html}</div>')
+        # (Its width in its own style: the page's style sheet, and so the page of a build without signals, as it was.)
+        charts.append(f'<div class="signal" style="flex:0 0 {WIDTH + 10}px" data-signal="{escape(name)}">'
+                      f"{overall}{languages_html}</div>")
     return ('<section id="signals"><h2>Signals: look before choosing</h2><p class="legend">Each signal over the '
             "kept documents: a bar per bin (its title gives the range, documents and tokens), the rule's threshold "
             "(--quality-threshold) in red, and the documents and tokens below, at and above it, counted exactly. "
