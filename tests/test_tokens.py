@@ -125,3 +125,16 @@ def test_a_build_counts_each_documents_tokens_and_the_tokens_kept_and_dropped(wr
     error = capsys.readouterr().err
     assert len(error.strip().splitlines()) == 1 and "tokenizer" in error and "sha256 differs" in error, error
     assert not (tmp_path / "re").exists()
+
+
+def test_without_a_tokenizer_a_build_writes_no_token_count_and_its_identity_is_as_before(tiny_tokenizer):
+    from pipeline.build_inputs import read_build_inputs
+    from pipeline.settings import CorpusSettings
+
+    plain = CorpusSettings(inputs=("in/*.warc.gz",), output="out")
+    assert "token_count" not in plain.written_fields() and "tokenizer" not in plain.build_identity()
+    counted = CorpusSettings(inputs=("in/*.warc.gz",), output="out", tokenizer=str(tiny_tokenizer))
+    assert "token_count" in counted.written_fields()
+    assert counted.build_identity(read_build_inputs(counted))["tokenizer"]["path"] == str(tiny_tokenizer)
+    with pytest.raises(ValueError, match="--fields token_count needs --tokenizer"):
+        CorpusSettings(inputs=("in/*.warc.gz",), output="out", fields=("url", "token_count"))
