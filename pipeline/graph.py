@@ -165,7 +165,8 @@ class DocumentStage:
 def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:
     # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
     reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout,
+    annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout, annotate,
                          token_counter(found))
 
 
@@ -189,7 +190,8 @@ DOCUMENT_STAGES = (
         settings.scripts,
         CLEAN_TEXT in settings.written_fields() or bool(settings.quality) or bool(settings.tokenizer))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
-    DocumentStage("ScrubPersonalData", lambda settings, found: ScrubPersonalData(settings.page_timeout),
+    DocumentStage("ScrubPersonalData", lambda settings, found: ScrubPersonalData(settings.page_timeout,
+                                                                                 settings.annotate),
                   lambda settings: settings.pii),
     DocumentStage("Hash", lambda settings, found: HashDocuments()),
     # The text as written, of the pages that reach deduplication (no `no-text` skip among them).
