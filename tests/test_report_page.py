@@ -9,7 +9,6 @@ import re
 import shutil
 import subprocess
 import threading
-from collections import Counter
 from pathlib import Path
 
 import apache_beam as beam
@@ -217,33 +216,34 @@ def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request
 
 
 @pytest.mark.slow
-def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the_counts_each_side(tmp_path):
-    from tests.test_signal_histograms import NON_ALPHA, THRESHOLDS, staged
-    from transforms.report.report import build_report, tally_record
-    from transforms.report.report_page import render_report_page
+def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the_counts_each_side(
+        write_warc, tmp_path, tiny_tokenizer):
+    from tests.helpers import corpus_records, html_capture
 
-    values = [(0.3, "en", 120), (0.5, "en", 80), (0.85, "en", 300), (0.9, "de", 250), (0.97, "de", 40)]
-    tally = Counter()
-    for value, language, tokens in values:
-        tally.update(tally_record(staged({NON_ALPHA: value, "language/score": 0.99}, language, tokens), THRESHOLDS))
-    report = build_report(tally, {"inputs": [], "quality": ["gopher"], "quality_thresholds": THRESHOLDS,
-                                  "language": True, "tokenizer": {"path": "tokenizer.json", "sha256": "0"}})
-    page = tmp_path / REPORT_PAGE_NAME
-    page.write_text(render_report_page(report, [], {}, []), encoding="utf-8")
+    sentence = "The quick brown fox jumps over the lazy dog. "
+    inputs = write_warc([html_capture(f"https://example.org/{words}", f"<p>{sentence * words}</p>")
+                         for words in (1, 3, 5, 7, 9, 20)])
+    output = tmp_path / "out"
+    assert cli.main(["--input", str(inputs), "--output", str(output), "--quiet", "--annotate", "--quality", "gopher",
+                     "--quality-threshold", "gopher_quality.min_doc_words=50", "--tokenizer", str(tiny_tokenizer)]) == 0
+    records = corpus_records(output)
+    name = "gopher_quality/min_doc_words"
+    values = [(record["signals"][name], record["token_count"]) for record in records]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    dom, console, page_requests = open_in_chromium(page, tmp_path, ARTIFACTS / "report-page-signals.png")
+    dom, console, page_requests = open_in_chromium(output / REPORT_PAGE_NAME, tmp_path,
+                                                   ARTIFACTS / "report-page-signals.png")
     assert console == [] and page_requests == []
     rendered = LexborHTMLParser(dom)
-    [signal] = rendered.css(f'#signals .signal[data-signal="{NON_ALPHA}"]')
-    # All documents, then English and German (Gopher's rules depend on the language).
+    [signal] = rendered.css(f'#signals .signal[data-signal="{name}"]')
+    # All documents, then per language (Gopher's rules depend on it): here English alone.
     histograms = signal.css("svg.histogram")
-    assert len(histograms) == 3
+    assert len(histograms) == 2
     bars = histograms[0].css("rect.bin")
-    assert sum(int(bar.attributes["data-documents"]) for bar in bars) == len(values)
-    assert len([bar for bar in bars if int(bar.attributes["height"]) > 0]) == 5
-    assert histograms[0].css_first("line.threshold") is not None
-    # Below 0.8: two pages of 200 tokens; above it: three of 590.
+    assert sum(int(bar.attributes["data-documents"]) for bar in bars) == len(records) == 6
+    assert histograms[0].css_first("line.threshold") is not None and "threshold 50" in histograms[0].text()
     below, at, above = signal.css_first("table.sides").css("tbody tr")
-    assert [cell.text() for cell in below.css("td")[1:]] == ["2", "200"]
-    assert [cell.text() for cell in above.css("td")[1:]] == ["3", "590"]
+    for row, side in ((below, lambda value: value < 50), (at, lambda value: value == 50),
+                      (above, lambda value: value > 50)):
+        chosen = [tokens for value, tokens in values if side(value)]
+        assert [cell.text() for cell in row.css("td")[1:]] == [f"{len(chosen):,}", f"{sum(chosen):,}"]
     assert rendered.css_first("#tokens") is not None

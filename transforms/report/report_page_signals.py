@@ -71,7 +71,8 @@ def histogram(title: str, counts: dict, edges: list[float], threshold: float | N
         x = MARGIN + (index - first + min(max(within, 0), 1)) * step
         parts.append(f'<line class="threshold" x1="{x:.1f}" x2="{x:.1f}" y1="16" y2="{HEIGHT - 20}" '
                      f'stroke="{THRESHOLD_COLOUR}" stroke-width="2"><title>threshold {_number(threshold)}</title>'
-                     f'</line><text x="{x + 3:.1f}" y="12" font-size="11" fill="{THRESHOLD_COLOUR}">'
+                     f'</line><text x="{x + 3 if x < WIDTH / 2 else x - 3:.1f}" y="12" font-size="11" '
+                     f'text-anchor="{"start" if x < WIDTH / 2 else "end"}" fill="{THRESHOLD_COLOUR}">'
                      f"threshold {_number(threshold)}</text>")
     return (f'<svg class="histogram" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
             f'width="{WIDTH}" height="{HEIGHT}">{"".join(parts)}</svg>')
