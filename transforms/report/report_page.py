@@ -11,7 +11,10 @@ script) is in the file. It shows
   every request blocked) beside the text that was kept, with what CleanHtml
   dropped highlighted in the original;
 * the dead letters (the first `MAX_DEAD_LETTERS` by file and offset) and a
-  sample of each skip kind, with their reasons.
+  sample of each skip kind, with their reasons;
+* with --tokenizer, the tokens kept and dropped, and for documents with signals
+  (--annotate) each signal's histogram, its threshold marked
+  (`report_page_signals`).
 
 Nothing here holds what grows with the input: what to show is chosen in
 bounded state (`report_page_transform.WriteReportPage`), and only the sampled
