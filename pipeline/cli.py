@@ -502,6 +502,10 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     strange = [name for name in outputs if not is_output_name(name)]
     if strange:
         raise UsageError(f"--rebuild {path} lists the output {strange[0]!r}, which is no file a build writes")
+    tokenizer = manifest["options"].get("tokenizer")
+    if tokenizer and digest_file(tokenizer["path"]).sha256 != tokenizer["sha256"]:
+        raise UsageError(f"--rebuild {path}: the tokenizer {tokenizer['path']} changed since the manifest was written "
+                         "(sha256 differs): its token counts would not be the build's")
     for input_path, sha256 in inputs:
         try:
             if not FileSystems.exists(input_path):

@@ -49,6 +49,8 @@ from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.report.manifest_transform import WriteManifest
 from transforms.stages.minimize_text import minimize_document
 from transforms.stages.minimize_text_transform import MinimizeText
+from transforms.stages.tokens import TokenCounter
+from transforms.stages.tokens_transform import CountTokens
 from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.stages.site_boilerplate_transform import SiteBoilerplateLines
@@ -151,43 +153,55 @@ class WriteJsonLines(beam.PTransform):
 
 @dataclasses.dataclass(frozen=True)
 class DocumentStage:
-    """A stage on documents as a build applies it: its step's label, its transform for the build's settings,
-    and whether the build asks for it. What the transform gives beside `documents` it declares itself
-    (`OUTPUTS`: dead letters, skips, counts), and the graph takes them by name into the side files, the report
-    and the resume ledger: adding a stage is one entry of `DOCUMENT_STAGES`."""
+    """A stage on documents as a build applies it: its step's label, its transform for the build's settings and
+    what the build read at launch (`BuildInputs`), and whether the build asks for it. What the transform gives
+    beside `documents` it declares itself (`OUTPUTS`: dead letters, skips, counts), and the graph takes them by
+    name into the side files, the report and the resume ledger: adding a stage is one entry of `DOCUMENT_STAGES`."""
 
     label: str
-    make: Callable[[CorpusSettings], beam.PTransform]
+    make: Callable[[CorpusSettings, BuildInputs], beam.PTransform]
     wanted: Callable[[CorpusSettings], bool] = lambda settings: True
 
 
-def quality_filter(settings: CorpusSettings) -> QualityFilter:
+def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:
     # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
     reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
     annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout, annotate)
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout, annotate,
+                         token_counter(found))
+
+
+def token_counter(found: BuildInputs) -> TokenCounter | None:
+    """With --tokenizer, what counts the tokens of the pages a stage drops; None without."""
+    return TokenCounter(found.tokenizer.json) if found.tokenizer is not None else None
 
 
 # Every stage between reading and staging, in the order documents go through them.
 DOCUMENT_STAGES = (
-    DocumentStage("Charset", lambda settings: DecodeCharset()),
+    DocumentStage("Charset", lambda settings, found: DecodeCharset()),
     # The meta tags, from the decoded page, before it is cleaned.
-    DocumentStage("RespectOptOut", lambda settings: RespectOptOut(), lambda settings: settings.respect_opt_out),
-    DocumentStage("CleanHtml", lambda settings: CleanHtml(settings.drop_selectors, settings.page_timeout,
-                                                          settings.page_memory, settings.main_content)),
-    DocumentStage("IdentifyLanguage", lambda settings: IdentifyLanguage(settings.languages),
+    DocumentStage("RespectOptOut", lambda settings, found: RespectOptOut(), lambda settings: settings.respect_opt_out),
+    DocumentStage("CleanHtml", lambda settings, found: CleanHtml(settings.drop_selectors, settings.page_timeout,
+                                                                 settings.page_memory, settings.main_content)),
+    DocumentStage("IdentifyLanguage",
+                  lambda settings, found: IdentifyLanguage(settings.languages, token_counter(found)),
                   lambda settings: settings.language),
     # Across the pages of each site: the lines of CleanHtml's blocks (main content's, with --main-content), before
     # MinimizeText, so that what is kept is minimized and hashed as written.
-    DocumentStage("SiteBoilerplate", lambda settings: SiteBoilerplateLines(settings.site_boilerplate),
+    DocumentStage("SiteBoilerplate", lambda settings, found: SiteBoilerplateLines(settings.site_boilerplate),
                   lambda settings: settings.site_boilerplate is not None),
-    # The quality rules read the readable text (`clean_text`), with case and punctuation.
-    DocumentStage("MinimizeText", lambda settings: MinimizeText(
-        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality))),
+    # The quality rules read the readable text (`clean_text`), with case and punctuation; so does CountTokens.
+    DocumentStage("MinimizeText", lambda settings, found: MinimizeText(
+        settings.scripts,
+        CLEAN_TEXT in settings.written_fields() or bool(settings.quality) or bool(settings.tokenizer))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
-    DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout, settings.annotate),
+    DocumentStage("ScrubPersonalData", lambda settings, found: ScrubPersonalData(settings.page_timeout,
+                                                                                 settings.annotate),
                   lambda settings: settings.pii),
-    DocumentStage("Hash", lambda settings: HashDocuments()),
+    DocumentStage("Hash", lambda settings, found: HashDocuments()),
+    # The text as written, of the pages that reach deduplication (no `no-text` skip among them).
+    DocumentStage("CountTokens", lambda settings, found: CountTokens(found.tokenizer.json),
+                  lambda settings: bool(settings.tokenizer)),
 )
 
 
@@ -229,7 +243,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     documents = read.documents
     for stage in DOCUMENT_STAGES:
         if stage.wanted(settings):
-            transform = stage.make(settings)
+            transform = stage.make(settings, found)
             applied = documents | stage.label >> transform
             tapped.append({tag: applied[tag] for tag in transform.OUTPUTS})
             documents = applied[DOCUMENTS]
@@ -278,7 +292,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
         sync_marker_for(identity), progress_dir, near_dedup=near is not None,
-        fields=fields, file_format=settings.format)
+        fields=fields, file_format=settings.format, thresholds=settings.thresholds())
 
     dead_letters = [outcomes[DEAD_LETTER] for outcomes in tapped if DEAD_LETTER in outcomes]
     read_skips = [read.skipped]
@@ -317,4 +331,6 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())
-    return (read[INPUT_FILES], output_digests) | "Manifest" >> WriteManifest(settings.output, identity)
+    # With --tokenizer, the manifest gives the report's token totals too.
+    totals = (report,) if settings.tokenizer else ()
+    return (read[INPUT_FILES], output_digests, *totals) | "Manifest" >> WriteManifest(settings.output, identity)

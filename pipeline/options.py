@@ -182,6 +182,12 @@ def make_parser() -> argparse.ArgumentParser:
              "URL prefix (with or without its scheme, as UT1's urls files); # starts a comment. Repeatable.",
     )
     parser.add_argument(
+        "--tokenizer", metavar="FILE",
+        help="Count each document's tokens of its readable text (clean_text, as written) with this Hugging Face "
+             "tokenizer.json (read with the tokenizers package; nothing is downloaded): a token_count field, and "
+             "token totals per language, kept and dropped, in the report and the manifest. See docs/output.md.",
+    )
+    parser.add_argument(
         "--respect-opt-out", action="store_true", default=None,
         help="Skip pages that reserve text and data mining, as opted-out: the HTTP header tdm-reservation: 1 or "
              "<meta name=\"tdm-reservation\" content=\"1\"> (W3C TDMRep), and noai in X-Robots-Tag or "
@@ -328,7 +334,7 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "quality": "--quality", "quality_threshold": "--quality-threshold",
                "annotate": "--annotate", "pii": "--pii",
-               "url_blocklist": "--url-blocklist", "respect_opt_out": "--respect-opt-out",
+               "url_blocklist": "--url-blocklist", "respect_opt_out": "--respect-opt-out", "tokenizer": "--tokenizer",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -509,6 +515,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             pii=bool(known.pii),
             url_blocklists=tuple(known.url_blocklist),
             respect_opt_out=bool(known.respect_opt_out),
+            tokenizer=known.tokenizer or "",
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",
             crawl_base=base,

@@ -27,7 +27,7 @@ from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
 from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec
-from transforms.stages.compress_write.schema import LANGUAGE_FIELDS, SIGNALS, resolve_fields
+from transforms.stages.compress_write.schema import LANGUAGE_FIELDS, SIGNALS, TOKEN_COUNT, resolve_fields
 
 if TYPE_CHECKING:
     from pipeline.build_inputs import BuildInputs
@@ -99,6 +99,8 @@ class CorpusSettings:
     url_blocklists: tuple[str, ...] = ()
     # Skip pages that reserve text and data mining (`--respect-opt-out`).
     respect_opt_out: bool = False
+    # The tokenizer.json whose tokens each document's readable text is counted in (`--tokenizer`), absolute; "": none.
+    tokenizer: str = ""
     # The `--recipe` that set options (`pipeline.recipes`): recorded beside the options it set.
     recipe: str = ""
     # How the inputs were chosen, before the listings among them are read (`pipeline.crawl`): lines of the listings
@@ -158,6 +160,12 @@ class CorpusSettings:
             if not os.path.isfile(path):
                 raise ValueError(f"--url-blocklist {path}: no such file")
         parse_thresholds(self.quality_thresholds)
+        if self.tokenizer:
+            object.__setattr__(self, "tokenizer", os.path.abspath(self.tokenizer))
+            if not os.path.isfile(self.tokenizer):
+                raise ValueError(f"--tokenizer {self.tokenizer}: no such file")
+        elif TOKEN_COUNT in (self.fields or ()):
+            raise ValueError(f"--fields {TOKEN_COUNT} needs --tokenizer")
         # --languages, or --fields naming a language field, asks for identification too; so does --quality, whose
         # English-only rules apply to the pages identified as English (docs/stages.md).
         if self.languages or self.quality or set(self.fields or ()) & set(LANGUAGE_FIELDS):
@@ -185,8 +193,8 @@ class CorpusSettings:
 
             found = BuildInputs()
         if not found.matches(self):
-            raise ValueError("the identity of a build that names earlier corpora or URL blocklists needs them read: "
-                             "pipeline.build_inputs.read_build_inputs")
+            raise ValueError("the identity of a build that names earlier corpora, URL blocklists or a tokenizer needs "
+                             "them read: pipeline.build_inputs.read_build_inputs")
         described = asdict(self)
         del described["index"]
         if self.index is not None:
@@ -223,7 +231,10 @@ class CorpusSettings:
                 del described[name]
         if self.languages:
             described["languages"] = list(self.languages)
-        del described["quality"], described["quality_thresholds"], described["url_blocklists"]
+        del described["quality"], described["quality_thresholds"], described["url_blocklists"], described["tokenizer"]
+        if self.tokenizer:
+            # The tokenizer's content shapes the token counts: recorded by digest, as a list is.
+            described["tokenizer"] = {"path": self.tokenizer, "sha256": found.tokenizer.sha256}
         if self.url_blocklists:
             # A list's content shapes the corpus: the manifest records it by digest.
             described["url_blocklists"] = [{"path": path, "sha256": digest}
@@ -242,7 +253,9 @@ class CorpusSettings:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
         # An annotated build writes the readable text its signals measured.
         return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text or self.annotate, self.language,
-                              self.annotate)
+                              self.annotate, bool(self.tokenizer))
+
+
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
                            quiet: bool, verbose: bool = False, trust_manifest: bool = False,
                            trust_corpora: tuple[str, ...] = ()) -> CorpusSettings:

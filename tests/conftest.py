@@ -47,6 +47,16 @@ def signing_key_of_the_tests(tmp_path_factory):
             os.environ[name] = value
 
 
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tmp_path_factory) -> Path:
+    """A tokenizer.json of a WordLevel tokenizer trained by the test session (`helpers.tiny_tokenizer_json`)."""
+    from tests.helpers import tiny_tokenizer_json
+
+    path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
+    path.write_text(tiny_tokenizer_json(), encoding="utf-8")
+    return path
+
+
 @pytest.fixture
 def write_warc(tmp_path):
     """write_warc(captures, name=..., compression=..., version=...) -> path of a WARC file in tmp_path/in.

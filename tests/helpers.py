@@ -109,3 +109,19 @@ def corpus_records(output: Path) -> list[dict]:
         with shard.open("rb") as handle:
             records.extend(fastavro.reader(handle))
     return records
+
+
+# Sentences a test tokenizer is trained on: every word of them is one token of it, any other word [UNK].
+TOKENIZER_SENTENCES = ("the quick brown fox jumps over the lazy dog", "a page of text with words enough",
+                       "every stage keeps this page")
+
+
+def tiny_tokenizer_json() -> str:
+    """A WordLevel tokenizer.json trained here, on `TOKENIZER_SENTENCES` (never downloaded): split on whitespace and
+    punctuation, one token a word or mark."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.train_from_iterator(TOKENIZER_SENTENCES, trainers.WordLevelTrainer(special_tokens=["[UNK]"]))
+    return tokenizer.to_str()

@@ -50,9 +50,11 @@ def side_lines(output: Path, name: str) -> list[dict]:
 @pytest.mark.slow
 def test_a_stage_added_as_one_entry_reaches_the_side_files_the_report_and_the_ledger(write_warc, tmp_path,
                                                                                     monkeypatch):
-    added = DocumentStage(MARKED, lambda settings: FlagMarkedPages())
+    added = DocumentStage(MARKED, lambda settings, found: FlagMarkedPages())
     # The one edit a new stage needs: its entry, here before the content hash.
-    monkeypatch.setattr(graph, "DOCUMENT_STAGES", (*DOCUMENT_STAGES[:-1], added, DOCUMENT_STAGES[-1]))
+    hash_stage = [stage.label for stage in DOCUMENT_STAGES].index("Hash")
+    monkeypatch.setattr(graph, "DOCUMENT_STAGES", (*DOCUMENT_STAGES[:hash_stage], added,
+                                                   *DOCUMENT_STAGES[hash_stage:]))
     inputs = write_warc([
         html_capture("https://example.org/kept", "<p>A page that every stage keeps, with words enough.</p>"),
         html_capture("https://example.org/skipped", f"<p>A page the new stage finds {SKIP_MARK}.</p>"),
@@ -76,20 +78,22 @@ def test_a_stage_added_as_one_entry_reaches_the_side_files_the_report_and_the_le
     assert "https://example.org/skipped" in [outcome.url for outcome in outcomes if isinstance(outcome, Skip)]
 
 
-def test_each_stage_declares_what_it_gives_and_a_build_takes_those_it_asks_for():
+def test_each_stage_declares_what_it_gives_and_a_build_takes_those_it_asks_for(tiny_tokenizer):
+    from pipeline.build_inputs import read_build_inputs
     from pipeline.options import parse_settings
     from transforms.vocabulary import BOILERPLATE_LINES, BUILD_COUNTS, COUNTS
 
     everything = parse_settings(["--output", "/tmp/never-written", "--respect-opt-out", "--language", "--quality",
-                                 "gopher", "--pii", "--site-boilerplate"])
+                                 "gopher", "--pii", "--site-boilerplate", "--tokenizer", str(tiny_tokenizer)])
     plain = parse_settings(["--output", "/tmp/never-written"])
     assert len({stage.label for stage in DOCUMENT_STAGES}) == len(DOCUMENT_STAGES)
+    found = read_build_inputs(everything)
     for stage in DOCUMENT_STAGES:
-        transform = stage.make(everything)
+        transform = stage.make(everything, found)
         assert transform.OUTPUTS and set(transform.OUTPUTS) <= {DEAD_LETTER, SKIPPED, *COUNTS, BUILD_COUNTS,
                                                               BOILERPLATE_LINES}, stage.label
     assert [stage.label for stage in DOCUMENT_STAGES if stage.wanted(everything)] == [
         "Charset", "RespectOptOut", "CleanHtml", "IdentifyLanguage", "SiteBoilerplate", "MinimizeText", "QualityFilter",
-        "ScrubPersonalData", "Hash"]
+        "ScrubPersonalData", "Hash", "CountTokens"]
     assert [stage.label for stage in DOCUMENT_STAGES if stage.wanted(plain)] == [
         "Charset", "CleanHtml", "MinimizeText", "Hash"]

@@ -175,22 +175,21 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.mark.slow
-def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request(built_report, tmp_path):
+def open_in_chromium(page: Path, tmp_path: Path, screenshot: Path) -> tuple[str, list[str], list[str]]:
+    """`page` opened from disk in headless Chromium, every request it makes going to a recording proxy: its DOM
+    once rendered, its console lines, and the requests of the page's own (not the browser's); `screenshot` taken."""
     browser = _chromium()
     if browser is None:
         pytest.skip("no Chromium here: `apt-get install chromium` (.ci/run installs it) to open report.html in it")
     proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RecordingProxy)
     _RecordingProxy.requests = []
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    screenshot = ARTIFACTS / "report-page.png"
     common = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
               "--disable-background-networking", "--disable-component-update", "--disable-sync",
               f"--user-data-dir={tmp_path / 'profile'}", f"--proxy-server=http://127.0.0.1:{proxy.server_port}",
               "--proxy-bypass-list=<-loopback>", "--enable-logging=stderr", "--v=0", "--window-size=1400,1800",
               "--virtual-time-budget=5000"]
-    url = (built_report / REPORT_PAGE_NAME).as_uri()
+    url = page.as_uri()
     try:
         dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120)
         shot = subprocess.run([*common, f"--screenshot={screenshot}", url], capture_output=True, text=True,
@@ -199,13 +198,55 @@ def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request
         proxy.shutdown()
     assert dom.returncode == 0 and shot.returncode == 0, dom.stderr[-2000:] + shot.stderr[-2000:]
     console = [line for line in (dom.stderr + shot.stderr).splitlines() if ":CONSOLE" in line]
-    assert console == []
     page_requests = [request for request in _RecordingProxy.requests
                      if not BROWSER_OWN_HOSTS.search(re.sub(r"^[a-z]+://", "", request).split("/", 1)[0])]
+    return dom.stdout, console, page_requests
+
+
+@pytest.mark.slow
+def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request(built_report, tmp_path):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screenshot = ARTIFACTS / "report-page.png"
+    dom, console, page_requests = open_in_chromium(built_report / REPORT_PAGE_NAME, tmp_path, screenshot)
+    assert console == []
     assert page_requests == []
-    rendered = LexborHTMLParser(dom.stdout)
+    rendered = LexborHTMLParser(dom)
     assert rendered.body.attributes.get("data-ready") == "true"
     assert len(rendered.css("#pages li")) >= 1 and rendered.css_first("#pages li.current") is not None
     assert rendered.css_first("#kept p") is not None
     assert len(rendered.css("#glance svg rect")) >= 4
     assert screenshot.stat().st_size > 20_000
+
+
+@pytest.mark.slow
+def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the_counts_each_side(
+        write_warc, tmp_path, tiny_tokenizer):
+    from tests.helpers import corpus_records, html_capture
+
+    sentence = "The quick brown fox jumps over the lazy dog. "
+    inputs = write_warc([html_capture(f"https://example.org/{words}", f"<p>{sentence * words}</p>")
+                         for words in (1, 3, 5, 7, 9, 20)])
+    output = tmp_path / "out"
+    assert cli.main(["--input", str(inputs), "--output", str(output), "--quiet", "--annotate", "--quality", "gopher",
+                     "--quality-threshold", "gopher_quality.min_doc_words=50", "--tokenizer", str(tiny_tokenizer)]) == 0
+    records = corpus_records(output)
+    name = "gopher_quality/min_doc_words"
+    values = [(record["signals"][name], record["token_count"]) for record in records]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    dom, console, page_requests = open_in_chromium(output / REPORT_PAGE_NAME, tmp_path,
+                                                   ARTIFACTS / "report-page-signals.png")
+    assert console == [] and page_requests == []
+    rendered = LexborHTMLParser(dom)
+    [signal] = rendered.css(f'#signals .signal[data-signal="{name}"]')
+    # All documents, then per language (Gopher's rules depend on it): here English alone.
+    histograms = signal.css("svg.histogram")
+    assert len(histograms) == 2
+    bars = histograms[0].css("rect.bin")
+    assert sum(int(bar.attributes["data-documents"]) for bar in bars) == len(records) == 6
+    assert histograms[0].css_first("line.threshold") is not None and "threshold 50" in histograms[0].text()
+    below, at, above = signal.css_first("table.sides").css("tbody tr")
+    for row, side in ((below, lambda value: value < 50), (at, lambda value: value == 50),
+                      (above, lambda value: value > 50)):
+        chosen = [tokens for value, tokens in values if side(value)]
+        assert [cell.text() for cell in row.css("td")[1:]] == [f"{len(chosen):,}", f"{sum(chosen):,}"]
+    assert rendered.css_first("#tokens") is not None

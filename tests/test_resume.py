@@ -138,9 +138,12 @@ RUNNERS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("runner", sorted(RUNNERS))
-def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(inputs, tmp_path, runner):
-    # On two workers the build annotates (--annotate): its signals staged and resumed as the rest of a record.
-    options = {"direct": (), "dask": ("--near-dedup", "--quality", "gopher", "--pii"),
+def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(inputs, tmp_path, runner,
+                                                                                 tiny_tokenizer):
+    # On two workers the build annotates (--annotate): its signals staged and resumed as the rest of a record. On
+    # one, it counts tokens (--tokenizer): the reused units' token counts (and --languages') are replayed.
+    options = {"direct": ("--tokenizer", str(tiny_tokenizer), "--languages", "en"),
+               "dask": ("--near-dedup", "--quality", "gopher", "--pii"),
                "direct-2-workers": ("--near-dedup", "--quality", "gopher", "--pii", "--annotate")}[runner]
     reference, output = tmp_path / "reference", tmp_path / "out"
     if runner == "dask":

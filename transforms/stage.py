@@ -20,7 +20,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import DeadLetter, Document
-from transforms.vocabulary import DEAD_LETTER, DOCUMENTS
+from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FilterCounts
 
 COUNTER_NAMESPACE = "webcorpus"
 
@@ -100,3 +100,9 @@ class CountsPerUnit:
             part = self._make(self._counts, *self._unit, self._first, self._seen)
             self._unit, self._counts, self._seen = None, Counter(), 0
             yield beam.pvalue.TaggedOutput(self._tag, output(part))
+
+
+def filter_counts(counts: Counter, *unit_part) -> FilterCounts:
+    """A unit's part of counts by name (`CountsPerUnit`'s `make`) as `FilterCounts`: QualityFilter's,
+    ScrubPersonalData's, and the token counts of --tokenizer."""
+    return FilterCounts(tuple(sorted(counts.items())), *unit_part)

@@ -32,6 +32,7 @@ PII_SCRUB = "pii_scrub"
 OPT_OUT = "opt_out"
 SITE_BOILERPLATE = "site_boilerplate"
 HASH_DEDUP = "hash_dedup"
+COUNT_TOKENS = "count_tokens"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
 READ_CORPUS = "read_corpus"
@@ -271,8 +272,9 @@ class MostlyDropped:
 class FilterCounts:
     """What QualityFilter did to a bundle's documents, per rule: `documents:STEP/RULE` and `raw_bytes:STEP/RULE`
     (pages dropped, and their raw HTML bytes), `lines:STEP/RULE` (lines a line rule removed from pages kept or
-    dropped); and ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced). Counted per unit of
-    reading and bundle, like `MostlyDropped` (with its `source_file`, `source_range`, `first_offset`, `seen`)."""
+    dropped); ScrubPersonalData, `replaced:KIND` (e-mail and IP addresses replaced); with --tokenizer,
+    `tokens:STEP/RULE` and `tokens_of:OUTCOME:LANGUAGE` (`transforms.stages.tokens`). Counted per unit of reading and
+    bundle, like `MostlyDropped` (with its `source_file`, `source_range`, `first_offset`, `seen`)."""
 
     counts: tuple[tuple[str, int], ...]
     source_file: str = ""

@@ -80,11 +80,12 @@ def digest_file(path: str, records: int | None = None) -> FileDigest:
     return FileDigest(path, size, sha.hexdigest(), records)
 
 
-def software_versions(file_format: str = "avro") -> dict[str, str]:
+def software_versions(file_format: str = "avro", tokens: bool = False) -> dict[str, str]:
     from selectolax import lexbor
 
     versions = {"python": platform.python_version()}
-    for package in OUTPUT_PACKAGES + FORMAT_PACKAGES.get(file_format, ()):
+    # (With --tokenizer, the package that counts the tokens shapes `token_count`.)
+    for package in OUTPUT_PACKAGES + FORMAT_PACKAGES.get(file_format, ()) + (("tokenizers",) if tokens else ()):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -102,7 +103,8 @@ def seal(manifest: dict) -> dict:
     return dict(manifest, manifest_sha256=hashlib.sha256(canonical).hexdigest())
 
 
-def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options: dict) -> dict:
+def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options: dict,
+                   tokens: dict | None = None) -> dict:
     def entry(digest: FileDigest, relative: bool) -> dict:
         described = asdict(digest)
         if relative:
@@ -115,8 +117,10 @@ def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options:
         "manifest_version": MANIFEST_VERSION,
         "inputs": [entry(digest, relative=False) for digest in sorted(inputs, key=lambda d: d.path)],
         "options": options,
-        "software": software_versions(options.get("format", "avro")),
+        "software": software_versions(options.get("format", "avro"), "tokenizer" in options),
         "outputs": [entry(digest, relative=True) for digest in sorted(outputs, key=lambda d: d.path)],
+        # With --tokenizer: the report's token totals, kept and dropped, per language (`report.tokens_section`).
+        **({"tokens": tokens} if tokens is not None else {}),
     })
 
 

@@ -34,6 +34,9 @@ from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.filesystems.locations import redacted
 from transforms.report.manifest import DigestingHandle, FileDigest
+from transforms.report.signal_histograms import BIN_KEY, signals_section, tally_signals
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
+from transforms.stages.tokens import FILTERED_TOKENS, HASHED_TOKENS, OTHER_LANGUAGE_TOKENS, TOKENS_OF
 from transforms.stages.compress_write.schema import CLEAN_TEXT, resolve_fields
 from transforms.stages.read_warc.snapshot import InputDigest
 from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SITE_BOILERPLATE, SITE_BOILERPLATE_DOMAIN,
@@ -64,6 +67,10 @@ BYTE_STAGES = (
 # The fields that each hold the page's text, minimized or readable.
 TEXT_FIELDS = ("html", "text", CLEAN_TEXT)
 FORMAT_FILES = {"parquet": "Parquet files", "jsonl": "JSON Lines files"}
+# With --tokenizer: the report's token totals (`tokens_section`), kept and dropped by each step that drops.
+TOKENS = "tokens"
+KEPT_TOKENS = "kept"
+TOKENS_DROPPED = ("language", "quality", "duplicates")
 
 
 def byte_stages(options: dict) -> tuple[tuple[str, str], ...]:
@@ -128,8 +135,10 @@ def tally_note(note: ReadNote) -> Counter:
     return Counter({("note", note.source_file, note.line()): 1})
 
 
-def tally_record(record: dict) -> Counter:
-    """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`)."""
+def tally_record(record: dict, thresholds: dict | None = None) -> Counter:
+    """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`); with
+    --tokenizer its tokens, with --annotate its signals' bins (`signal_histograms`, each side of `thresholds`:
+    every --quality threshold by name)."""
     tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
     if record["truncated"]:
@@ -142,6 +151,11 @@ def tally_record(record: dict) -> Counter:
         language = record["language"] or "none"
         tally.update({("language", language, "documents"): 1, ("language", language, "raw_bytes"): record["raw_bytes"],
                       ("language", language, "minimized_bytes"): record["minimized_bytes"]})
+    if "token_count" in record:
+        tally[(TOKENS, record.get("language") or "none", KEPT_TOKENS)] += record["token_count"]
+    if record.get("signals"):
+        tally.update(tally_signals(record["signals"], record.get("language", ""), record.get("token_count", 0),
+                                   thresholds or {}))
     return tally
 
 
@@ -151,8 +165,17 @@ def tally_mostly_dropped(mostly_dropped: MostlyDropped) -> Counter:
 
 
 def tally_filter_counts(filter_counts: FilterCounts) -> Counter:
-    """What QualityFilter did to a bundle: documents and raw bytes dropped per rule, lines removed per line rule."""
-    return Counter({("filter", name): amount for name, amount in filter_counts.counts})
+    """What QualityFilter did to a bundle: documents and raw bytes dropped per rule, lines removed per line rule;
+    and the tokens of each outcome per language (`tokens_of:OUTCOME:LANGUAGE`, QualityFilter's and CountTokens')."""
+    tally = Counter()
+    for name, amount in filter_counts.counts:
+        measure, _, outcome_language = name.partition(":")
+        if measure == TOKENS_OF:
+            outcome, _, language = outcome_language.partition(":")
+            tally[(TOKENS, language, outcome)] += amount
+        else:
+            tally[("filter", name)] += amount
+    return tally
 
 
 def tally_duplicate(duplicate: Duplicate) -> Counter:
@@ -239,7 +262,11 @@ def build_report(tally: Counter, options: dict) -> dict:
             languages.setdefault(key[1], {})[key[2]] = value
     optional = {"languages": languages} if "language" in options else {}
     if "quality" in options or "pii" in options:
-        optional["filters"] = filter_section(tally)
+        optional["filters"] = filter_section(tally, "tokenizer" in options)
+    if "tokenizer" in options:
+        optional[TOKENS] = tokens_section(tally)
+    if any(key[0] == BIN_KEY for key in tally):
+        optional["signals"] = signals_section(tally, options.get("quality_thresholds", DEFAULT_THRESHOLDS))
     if options.get("main_content"):
         optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
                                     "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
@@ -291,16 +318,36 @@ def index_section(selection: dict, fetched: int, whole_files: int) -> dict:
             "index_files_bytes": sum(file["size"] for file in selection["index_files"])}
 
 
-def filter_section(tally: Counter) -> dict:
-    """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes, and lines removed by line rules; per kind
-    (`email`, `ipv4`, `ipv6`), the addresses --pii replaced."""
-    section = {"documents": {}, "raw_bytes": {}, "lines": {}, "replaced": {}}
+def filter_section(tally: Counter, tokens: bool = False) -> dict:
+    """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes (and with `tokens`, --tokenizer, their
+    tokens), and lines removed by line rules; per kind (`email`, `ipv4`, `ipv6`), the addresses --pii replaced."""
+    section = {"documents": {}, "raw_bytes": {}, "lines": {}, "replaced": {}, "tokens": {}}
     for key, value in sorted(tally.items()):
         if key[0] == "filter":
             measure, _, rule = key[1].partition(":")
             section[measure][rule] = value
     return {"documents_dropped": section["documents"], "raw_bytes_dropped": section["raw_bytes"],
-            "lines_removed": section["lines"], "pii_replaced": section["replaced"]}
+            "lines_removed": section["lines"], "pii_replaced": section["replaced"],
+            **({"tokens_dropped": section["tokens"]} if tokens else {})}
+
+
+def tokens_section(tally: Counter) -> dict:
+    """With --tokenizer: the tokens kept and dropped (by language selection, --languages; by the quality rules; by
+    deduplication: exact and near), in total and per language (`none`: not identified). Deduplication's are the
+    tokens of the documents that reached it (`tokens_of:hashed`) less those kept."""
+    languages: dict[str, Counter] = {}
+    for key, value in tally.items():
+        if key[0] == TOKENS:
+            languages.setdefault(key[1], Counter())[key[2]] += value
+    per_language = {language: {KEPT_TOKENS: counts[KEPT_TOKENS], "language": counts[OTHER_LANGUAGE_TOKENS],
+                               "quality": counts[FILTERED_TOKENS],
+                               "duplicates": counts[HASHED_TOKENS] - counts[KEPT_TOKENS]}
+                    for language, counts in sorted(languages.items())}
+    total = Counter()
+    for counts in per_language.values():
+        total.update(counts)
+    return {KEPT_TOKENS: total[KEPT_TOKENS], "dropped": {name: total[name] for name in TOKENS_DROPPED},
+            "languages": per_language}
 
 
 def site_boilerplate_section(tally: Counter) -> dict:
@@ -385,6 +432,13 @@ def format_report(report: dict) -> str:
         lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())
         lines.extend(f"  {'--pii: ' + kind + ' replaced':<44}{count:>12,}"
                      for kind, count in filters["pii_replaced"].items())
+    if report.get(TOKENS):
+        lines += ["", "Tokens (--tokenizer)", f"  {'language':<28}{'kept':>16}" + "".join(
+            f"{'dropped: ' + name:>22}" for name in TOKENS_DROPPED)]
+        rows = [("all", {KEPT_TOKENS: report[TOKENS][KEPT_TOKENS], **report[TOKENS]["dropped"]})]
+        rows += list(report[TOKENS]["languages"].items()) if "language" in report.get("options", {}) else []
+        lines.extend(f"  {language:<28}{counts[KEPT_TOKENS]:>16,}" + "".join(
+            f"{counts[name]:>22,}" for name in TOKENS_DROPPED) for language, counts in rows)
     if report.get("main_content"):
         main_content = report["main_content"]
         dropped, whole = main_content["boilerplate_bytes_dropped"], main_content["whole_page_documents"]

@@ -11,7 +11,10 @@ script) is in the file. It shows
   every request blocked) beside the text that was kept, with what CleanHtml
   dropped highlighted in the original;
 * the dead letters (the first `MAX_DEAD_LETTERS` by file and offset) and a
-  sample of each skip kind, with their reasons.
+  sample of each skip kind, with their reasons;
+* with --tokenizer, the tokens kept and dropped, and for documents with signals
+  (--annotate) each signal's histogram, its threshold marked
+  (`report_page_signals`).
 
 Nothing here holds what grows with the input: what to show is chosen in
 bounded state (`report_page_transform.WriteReportPage`), and only the sampled
@@ -43,6 +46,7 @@ from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
 from transforms.stages.site_boilerplate import SiteBoilerplate, line_hash, site_of
 from transforms.report.report import byte_stages, outcomes_of
+from transforms.report.report_page_signals import signals_html, tokens_html
 
 REPORT_PAGE_NAME = "report.html"
 DEFAULT_SAMPLE_SIZE = 20
@@ -490,6 +494,8 @@ def render_report_page(report: dict, pages: list[InspectedPage], skips: dict[str
         f"<header><h1>webcorpus run report</h1><p>status {_e(status)} · inputs {_e(inputs)}</p></header><main>",
         _glance(report),
         _filters(report),
+        tokens_html(report),
+        signals_html(report),
         _main_content(report),
         _site_boilerplate(report),
         _files(report),

@@ -82,9 +82,10 @@ def avro_record(doc: Document) -> dict:
     return record
 
 
-# What the report counts of a written record (`tally_record`), besides the language fields when they are written.
+# What the report counts of a written record (`tally_record`), besides these fields when they are written.
 TALLIED_FIELDS = ("source_file", "charset", "charset_source", "raw_bytes", "cleaned_bytes", "minimized_bytes",
                   "truncated")
+OPTIONAL_TALLIED_FIELDS = ("language", "token_count")
 # ... and what it counts that is no corpus field (in the staging record only).
 TALLIED_DOCUMENT_FIELDS = ({"name": "boilerplate_bytes", "type": "long"},)
 # The fields that name a document's content: its `html`, and the SHA-256 of it.
@@ -130,7 +131,7 @@ class RecordLayout:
         self._signals = SIGNALS in fields
         self._near_schema, self._digest_schema = parsed_schema((NEAR_DUPLICATE_COUNT,)), parsed_schema((RECORD_DIGEST,))
         self._signals_schema = parsed_schema((SIGNALS,))
-        self._tallied = TALLIED_FIELDS + (("language",) if "language" in fields else ())
+        self._tallied = TALLIED_FIELDS + tuple(name for name in OPTIONAL_TALLIED_FIELDS if name in fields)
         # What a staging record holds that names its document's content (`content_of`): in `after_meta`.
         self._content = tuple(name for name in CONTENT_FIELDS if name in self._parts["after_meta"])
         self._content_schema = parsed_schema(self._content)
@@ -178,6 +179,16 @@ class RecordLayout:
         return self._part("duplicates", dict(duplicate_count=duplicate_count, duplicate_urls=list(duplicate_urls),
                                              duplicate_record_ids=list(duplicate_record_ids)))
 
+    def written_signals(self, staged: dict, duplicate_count: int, near_duplicate_count: int) -> dict | None:
+        """The signals of a record as written: the staged ones and its clusters' sizes, keys sorted; None where the
+        build writes no signals."""
+        if not self._signals:
+            return None
+        clusters = {"dedup/exact_cluster": 1.0 + duplicate_count}
+        if self._near:
+            clusters["dedup/near_cluster"] = 1.0 + near_duplicate_count
+        return dict(sorted({**staged[SIGNALS], **clusters}.items()))
+
     def record(self, staged: dict, duplicates: bytes | None = None, near_duplicate_count: int = 0,
                duplicate_count: int = 0) -> bytes:
         """The Avro bytes of a corpus record: `staged`'s parts, `duplicates` (None: the staged ones), the
@@ -188,11 +199,8 @@ class RecordLayout:
         if self._near:
             rest.append(_encoded(self._near_schema, {NEAR_DUPLICATE_COUNT: near_duplicate_count}))
         if self._signals:
-            clusters = {"dedup/exact_cluster": 1.0 + duplicate_count}
-            if self._near:
-                clusters["dedup/near_cluster"] = 1.0 + near_duplicate_count
-            signals = dict(sorted({**staged[SIGNALS], **clusters}.items()))
-            rest.append(_encoded(self._signals_schema, {SIGNALS: signals}))
+            rest.append(_encoded(self._signals_schema, {
+                SIGNALS: self.written_signals(staged, duplicate_count, near_duplicate_count)}))
         digest = hashlib.sha256(staged["before_meta"])
         for part in (staged["sorted_meta"] or staged["meta"], *rest):
             digest.update(part)

@@ -46,8 +46,9 @@ class WriteShard(beam.DoFn):
 
     def __init__(self, output_dir: str, staging_dir: str, codec: str, level: int | None, sync_interval: int,
                  sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS,
-                 file_format: str = DEFAULT_FORMAT):
+                 file_format: str = DEFAULT_FORMAT, thresholds: dict | None = None):
         self._output_dir = output_dir
+        self._thresholds = thresholds
         self._format = file_format
         self._extension = shard_extension(file_format, codec)
         self._staging_dir = staging_dir
@@ -91,9 +92,12 @@ class WriteShard(beam.DoFn):
                 note = notes.get(offset)
                 duplicates = None if note is None else self._layout.duplicates_of(
                     note.duplicate_count, note.duplicate_urls, note.duplicate_record_ids)
-                tally.update(tally_record(staged))
-                writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0),
-                                                 0 if note is None else note.duplicate_count))
+                near_count, duplicate_count = near_counts.get(offset, 0), 0 if note is None else note.duplicate_count
+                # The report tallies the signals as written (with their clusters' sizes).
+                written = self._layout.written_signals(staged, duplicate_count, near_count)
+                tally.update(tally_record(staged if written is None else dict(staged, signals=written),
+                                          self._thresholds))
+                writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count))
                 records += 1
         except BaseException:
             handle.close()
@@ -174,13 +178,16 @@ class CompressWrite(beam.PTransform):
 
     Takes a dict of PCollections: `staged` ((unit, staging file) pairs
     from `StageDocuments`, any number per unit), and HashDedup's `survivors` and `duplicates`;
-    with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`.
+    with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`. `thresholds`: every --quality
+    threshold by name, that the report counts the records' signals each side of (`report.tally_record`).
     """
 
     def __init__(self, output_dir: str, codec: str | None = None, level: int | None = None,
                  sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
-                 near_dedup: bool = False, fields: tuple[str, ...] | None = None, file_format: str = DEFAULT_FORMAT):
+                 near_dedup: bool = False, fields: tuple[str, ...] | None = None, file_format: str = DEFAULT_FORMAT,
+                 thresholds: dict | None = None):
         super().__init__()
+        self._thresholds = thresholds
         self._progress_dir = progress_dir
         self._near_dedup = near_dedup
         self._fields = resolve_fields(fields, near_dedup)
@@ -215,7 +222,7 @@ class CompressWrite(beam.PTransform):
         grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
-                       self._sync_marker, self._progress_dir, self._fields, self._format),
+                       self._sync_marker, self._progress_dir, self._fields, self._format, self._thresholds),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (

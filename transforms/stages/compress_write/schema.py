@@ -61,6 +61,7 @@ DIGESTED_FIELDS = [
 ]
 CLEAN_TEXT = "clean_text"
 NEAR_DUPLICATE_COUNT = "near_duplicate_count"
+TOKEN_COUNT = "token_count"
 SIGNALS = "signals"
 
 
@@ -77,8 +78,8 @@ _LANG_INDEX, _TEXT_INDEX = _NAMES.index("lang"), _NAMES.index("text")
 LANGUAGE_FIELDS = ("language", "language_confidence")
 # Every field a record can have, in the order every schema gives them: the default ones, `language` and
 # `language_confidence` (with --language or --languages) after `lang`, `clean_text` (with --clean-text or
-# --fields) after `text`, `near_duplicate_count` (with --near-dedup), `signals` (with --annotate) and `record_digest`
-# last.
+# --fields) after `text`, `token_count` (with --tokenizer), `near_duplicate_count` (with --near-dedup), `signals` (with
+# --annotate) and `record_digest` last.
 ALL_FIELDS = (
     DIGESTED_FIELDS[:_LANG_INDEX + 1]
     + [_string("language", "Language identified from the page's text (fastText lid.176; ISO 639-1 where there is "
@@ -88,7 +89,9 @@ ALL_FIELDS = (
     + [_string(CLEAN_TEXT, "The cleaned text before minimizing: CleanHtml's blocks as plain text, one per line, "
                            "case, punctuation and every script kept, whitespace collapsed.")]
     + DIGESTED_FIELDS[_TEXT_INDEX + 1:]
-    + [{"name": NEAR_DUPLICATE_COUNT, "type": "int",
+    + [_long(TOKEN_COUNT, "Tokens of the readable text (`clean_text`, as written whether or not the field is) in the "
+                          "--tokenizer's tokens, without the special tokens its template adds."),
+       {"name": NEAR_DUPLICATE_COUNT, "type": "int",
         "doc": "Number of near-duplicate pages this one stands for (--near-dedup; listed in near-duplicates-*.jsonl)."},
        {"name": SIGNALS, "type": {"type": "map", "values": "double"},
         "doc": "What --annotate measured of the page, by name: every rule of --quality (FAMILY/RULE, the value it "
@@ -107,11 +110,11 @@ def corpus_schema(fields: tuple[str, ...]) -> dict:
 
 
 def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False,
-                   language: bool = False, signals: bool = False) -> tuple[str, ...]:
+                   language: bool = False, signals: bool = False, tokens: bool = False) -> tuple[str, ...]:
     """The fields a build writes, in schema order; raises ValueError for a name the schema lacks.
 
     `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it,
-    `language` the language fields, `signals` (--annotate) it.
+    `language` the language fields, `signals` (--annotate) it, `tokens` `token_count` (--tokenizer).
     `record_digest` is always written: it lets `pipeline.verify` and `read_corpus` check every record,
     whichever fields it has.
     """
@@ -128,7 +131,7 @@ def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, cle
     if NEAR_DUPLICATE_COUNT in chosen and not near_dedup:
         raise ValueError(f"--fields {NEAR_DUPLICATE_COUNT} needs --near-dedup")
     chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set()) | (set(LANGUAGE_FIELDS) if language else set())
-    chosen |= {SIGNALS} if signals else set()
+    chosen |= ({SIGNALS} if signals else set()) | ({TOKEN_COUNT} if tokens else set())
     return tuple(name for name in FIELD_NAMES if name in chosen)
 
 

@@ -11,19 +11,22 @@ from transforms.document import Document, Skip
 from transforms.stages.filters.pii import scrub
 from transforms.stages.filters.pii import KINDS
 from transforms.stages.filters.rule_sets import apply_rule_sets
+from transforms.stages.tokens import FILTERED_TOKENS, tokens_of
 from transforms.stages.filters.signals import measure_rule_sets
 from transforms.vocabulary import FILTERED
 
 
 def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
-                    reminimize: Callable[[Document], Document]) -> tuple[Document | Skip, Counter]:
+                    reminimize: Callable[[Document], Document],
+                    count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
     """`doc` (as MinimizeText left it, with its `clean_text`) through `rule_sets`, and what the rules did (the
     counts of `FilterCounts`).
 
     A dropped page is a `filtered` skip whose detail names the rule sets asked for, the rule, the value it
     measured and its threshold. A page whose lines a rule removed is minimized again from the lines kept
     (`reminimize`: MinimizeText's function, from `cleaned_html`), so that its `html`, `text` and so its content
-    hash are of the filtered text.
+    hash are of the filtered text. With `count_tokens` (--tokenizer), a dropped page's tokens of its `clean_text`
+    are counted too, by rule (`tokens:STEP/RULE`) and by language (`tokens.tokens_of`).
     """
     if not doc.clean_text.strip():
         # A page without text is HashDedup's `no-text` skip, whatever the rules would say.
@@ -33,6 +36,9 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
     drop = outcome.drop
     if drop is not None:
         counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
+        if count_tokens is not None:
+            tokens = count_tokens(doc.clean_text)
+            counts.update({f"tokens:{drop.name}": tokens, **tokens_of(FILTERED_TOKENS, doc.language, tokens)})
         detail = f"{','.join(rule_sets)}: {drop.detail()}"
         return Skip.for_document(FILTERED, doc, detail), counts
     if outcome.text != doc.clean_text:

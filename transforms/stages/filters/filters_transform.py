@@ -14,19 +14,15 @@ from transforms.document import DeadLetter, Document, Skip
 from transforms.stages.filters.filters import annotate_document, filter_document, scrub_document
 from transforms.stages.filters.opt_out import opt_out_document
 from transforms.stages.clean_html.isolation import ChildProcess
-from transforms.stage import CountsPerUnit, counter
+from transforms.stage import CountsPerUnit, counter, filter_counts
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, OPT_OUT, PII_SCRUB, QUALITY_FILTER,
-                                   SKIPPED, FilterCounts)
+                                   SKIPPED)
 
 
 # A page with more characters than this (in `html` and `clean_text`) is filtered in a child process, within
 # `--page-timeout`: the rules and the replacement are linear in the text, so a page below it takes well under a
 # second, and no other page pays for the child.
 ISOLATE_ABOVE_CHARS = 1 << 20
-
-
-def filter_counts(counts: Counter, *unit_part) -> FilterCounts:
-    return FilterCounts(tuple(sorted(counts.items())), *unit_part)
 
 
 class FilterDocuments(beam.DoFn):
@@ -87,14 +83,17 @@ class QualityFilter(beam.PTransform):
     `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
     document (from its `cleaned_html`), for pages whose lines a rule removed. `annotate` (--annotate): measure
     instead (`filters.annotate_document`, which `annotate` gives its other arguments: `language`,
-    `main_content`), keeping every page as it is.
+    `main_content`), keeping every page as it is. `count_tokens` (--tokenizer): counts the tokens of a text, for
+    the pages dropped (`filter_document`).
     """
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
     def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document],
-                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, annotate: dict | None = None):
+                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, annotate: dict | None = None,
+                 count_tokens: Callable[[str], int] | None = None):
         super().__init__()
+        self._count_tokens = count_tokens
         self._rule_sets = tuple(rule_sets)
         self._thresholds = dict(thresholds)
         self._reminimize = reminimize
@@ -107,7 +106,7 @@ class QualityFilter(beam.PTransform):
                                       **self._annotate)
         else:
             apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
-                                      reminimize=self._reminimize)
+                                      reminimize=self._reminimize, count_tokens=self._count_tokens)
         return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply, self._page_timeout)).with_outputs(
             *self.OUTPUTS, main=DOCUMENTS)
 

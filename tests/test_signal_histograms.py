@@ -1,0 +1,91 @@
+"""report.html's "look before choosing": each signal's histogram over the corpus, the rule's threshold marked,
+documents and tokens each side of it (`transforms.report.signal_histograms`, `report_page_signals`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, strategies as st
+
+from transforms.report.report import build_report, tally_record
+from transforms.report.report_page_signals import signals_html
+from transforms.report.signal_histograms import ALL_LANGUAGES, BINS, EDGES, bin_of, signals_section, threshold_name
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
+
+NON_ALPHA = "gopher_quality/max_non_alpha_words_ratio"
+THRESHOLDS = dict(DEFAULT_THRESHOLDS, **{"gopher_quality.max_non_alpha_words_ratio": 0.8})
+
+
+def staged(signals: dict, language: str = "en", tokens: int = 10) -> dict:
+    """A staging record as CompressWrite tallies it, with the fields --annotate and --tokenizer write."""
+    return {"source_file": "a.warc.gz", "charset": "utf-8", "charset_source": "meta", "raw_bytes": 100,
+            "cleaned_bytes": 50, "minimized_bytes": 40, "truncated": "", "boilerplate_bytes": 0,
+            "language": language, "token_count": tokens, "signals": signals}
+
+
+def section_of(records: list[dict]) -> dict:
+    tally = Counter()
+    for record in records:
+        tally.update(tally_record(record, THRESHOLDS))
+    return signals_section(tally, THRESHOLDS)
+
+
+def test_a_signal_is_named_after_its_rule_and_the_threshold_after_the_rules_family_and_name():
+    assert threshold_name(NON_ALPHA) == "gopher_quality.max_non_alpha_words_ratio"
+    # One threshold for a rule measured twice.
+    assert threshold_name("gopher_quality/max_symbol_word_ratio (#)") == "gopher_quality.max_symbol_word_ratio"
+    assert threshold_name("fineweb/line_punct_thr") == "fineweb.line_punct_thr"
+    assert threshold_name("c4/lorem_ipsum") is None and threshold_name("language/score") is None
+
+
+def test_the_bins_are_shares_then_powers_of_two_and_hold_every_value():
+    assert (bin_of(0.0), bin_of(0.049), bin_of(0.05), bin_of(0.99), bin_of(1.0), bin_of(1.5), bin_of(3.0)) == (
+        0, 0, 1, 19, 19, 20, 21)
+    assert bin_of(-1.0) == 0 and bin_of(1e30) == BINS - 1
+
+
+@given(st.lists(st.tuples(st.floats(0, 1e6, allow_nan=False), st.sampled_from(["en", "de", ""]),
+                          st.integers(0, 10_000)), min_size=1, max_size=40),
+       st.floats(0, 1, allow_nan=False))
+def test_each_side_of_the_threshold_is_counted_exactly_and_the_bins_sum_to_the_documents(pages, threshold):
+    thresholds = dict(THRESHOLDS, **{"gopher_quality.max_non_alpha_words_ratio": threshold})
+    tally = Counter()
+    for value, language, tokens in pages:
+        tally.update(tally_record(staged({NON_ALPHA: value}, language, tokens), thresholds))
+    counts = signals_section(tally, thresholds)["by_signal"][NON_ALPHA]["languages"]
+    everything = counts[ALL_LANGUAGES]
+    assert sum(everything["documents"].values()) == len(pages)
+    assert sum(everything["tokens"].values()) == sum(tokens for *_, tokens in pages)
+    assert everything["below"]["documents"] == sum(value < threshold for value, *_ in pages)
+    assert everything["at"]["documents"] == sum(value == threshold for value, *_ in pages)
+    assert everything["above"]["tokens"] == sum(tokens for value, _, tokens in pages if value > threshold)
+    # Gopher's rules depend on the language: each language has its own.
+    for language in {language or "none" for _, language, _ in pages}:
+        assert sum(counts[language]["documents"].values()) == sum(
+            (page_language or "none") == language for _, page_language, _ in pages)
+
+
+def test_a_signal_of_no_rule_has_its_histogram_and_no_sides_and_no_languages():
+    section = section_of([staged({"language/score": 0.91}), staged({"language/score": 0.42}, "de")])
+    signal = section["by_signal"]["language/score"]
+    assert signal["threshold"] is None and list(signal["languages"]) == [ALL_LANGUAGES]
+    assert signal["languages"][ALL_LANGUAGES]["documents"] == {str(bin_of(0.42)): 1, str(bin_of(0.91)): 1}
+    assert "below" not in signal["languages"][ALL_LANGUAGES]
+
+
+def test_the_report_has_signals_only_where_documents_have_them():
+    options = {"inputs": [], "quality": ["gopher"], "quality_thresholds": THRESHOLDS}
+    with_signals = build_report(tally_record(staged({NON_ALPHA: 0.5}), THRESHOLDS), options)
+    assert with_signals["signals"]["edges"] == list(EDGES)
+    assert with_signals["signals"]["by_signal"][NON_ALPHA]["threshold"] == 0.8
+    assert "signals" not in build_report(tally_record(staged({})), options)
+
+
+def test_the_page_draws_a_histogram_per_signal_with_its_threshold_and_the_counts_each_side():
+    records = [staged({NON_ALPHA: value, "language/score": 0.9}, language, 7)
+               for value, language in ((0.5, "en"), (0.85, "en"), (0.95, "de"), (0.8, "de"))]
+    page = signals_html({"signals": section_of(records), "options": {}})
+    assert page.count('class="histogram"') == 2 + 2  # each signal for all documents, Gopher's per language too
+    assert page.count('class="threshold"') == 3 and "threshold 0.8" in page
+    assert '<td class="n side-documents">1</td>' in page and '<td class="n side-documents">2</td>' in page
+    assert signals_html({"options": {}}) == ""

@@ -1,0 +1,91 @@
+"""The distribution of each signal over the corpus (`doc.signals`, --annotate), for report.html's "look before
+choosing": a histogram of documents and tokens, and exact counts each side of the rule's threshold.
+
+Every signal has the same fixed bins (`EDGES`): 20 of 0.05 from 0 to 1 (shares, scores; the last holds 1), then
+one per power of two from 1 (exclusive) to 2**40 (counts, lengths, ratios over 1); a value below 0 is counted in the
+first bin, one from the last edge on in the last. So a histogram is a few dozen numbers whatever the corpus, summed
+like every tally of the report (`report.tally_record`, per written shard; `report_transform.SumTallies`).
+
+A signal named after a rule, `FAMILY/RULE` (`gopher_quality/max_non_alpha_words_ratio`), has the threshold
+`FAMILY.RULE` of the build's `--quality-threshold` values (a rule measured twice, `max_symbol_word_ratio (#)`
+and `(...)`, has its one threshold): the documents and tokens below it, at it and above it are counted exactly,
+not read off the bins. Which side a rule drops is the rule's (`min_*` rules drop below, most others above: the
+skip's detail and docs/stages.md say). The rules of Gopher and FineWeb depend on the page's language (words only
+count in languages written with spaces, stop words only in English): their signals are counted per language
+too.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+
+from transforms.stages.filters import fineweb, gopher
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
+
+SHARE_BINS = 20
+EDGES = tuple(step / SHARE_BINS for step in range(SHARE_BINS + 1)) + tuple(float(2 ** power) for power in range(1, 41))
+BINS = len(EDGES) - 1
+# The families whose rules depend on the page's language.
+LANGUAGE_DEPENDENT = (gopher.REPETITION, gopher.QUALITY, fineweb.RULE_SET)
+# The histogram of every document, beside those per language.
+ALL_LANGUAGES = "*"
+SIDES = ("below", "at", "above")
+MEASURES = ("documents", "tokens")
+# Tally keys: (BIN_KEY, signal, language, measure, bin) and (SIDE_KEY, signal, language, measure, side).
+BIN_KEY, SIDE_KEY = "signal_bin", "signal_side"
+
+
+def bin_of(value: float) -> int:
+    """The bin of `value`: [EDGES[i], EDGES[i + 1]), but the last share bin holds 1 too (a share of 1 is a share:
+    [0.95, 1]); the first and last bins are open below and above."""
+    found = bisect.bisect_right(EDGES, value) - 1
+    return min(max(found if value > 1 else min(found, SHARE_BINS - 1), 0), BINS - 1)
+
+
+def threshold_name(signal: str) -> str | None:
+    """The `--quality-threshold` name of a signal named after a rule (`FAMILY/RULE`), or None."""
+    family, _, rule = signal.partition("/")
+    name = f"{family}.{rule.split(' (')[0]}"
+    return name if name in DEFAULT_THRESHOLDS else None
+
+
+def side_of(value: float, threshold: float) -> str:
+    return SIDES[(value >= threshold) + (value > threshold)]
+
+
+def tally_signals(signals: dict[str, float], language: str, tokens: int, thresholds: dict) -> Counter:
+    """What a written document adds to the signals' histograms: per signal, its bin and its side of the threshold,
+    in documents and tokens, for every document and (for rules that depend on it) for its language."""
+    tally = Counter()
+    for name, value in signals.items():
+        threshold = thresholds.get(threshold_name(name))
+        languages = (ALL_LANGUAGES, language or "none") if name.partition("/")[0] in LANGUAGE_DEPENDENT else (
+            ALL_LANGUAGES,)
+        for where in languages:
+            for measure, amount in zip(MEASURES, (1, tokens)):
+                tally[(BIN_KEY, name, where, measure, bin_of(value))] += amount
+                if threshold is not None:
+                    tally[(SIDE_KEY, name, where, measure, side_of(value, threshold))] += amount
+    return tally
+
+
+def signals_section(tally: Counter, thresholds: dict) -> dict:
+    """report.json's `signals`: the bins' edges, and per signal its threshold (name and value; None: no rule's)
+    and per language (`*`: all) the documents and tokens per bin (sparse: by the bin's index) and each side."""
+    by_signal: dict[str, dict] = {}
+    for key, amount in sorted(tally.items()):
+        if key[0] not in (BIN_KEY, SIDE_KEY):
+            continue
+        kind, name, language, measure, place = key
+        named = threshold_name(name)
+        signal = by_signal.setdefault(name, {"threshold_name": named, "threshold": thresholds.get(named),
+                                             "languages": {}})
+        counts = signal["languages"].setdefault(language, {"documents": {}, "tokens": {},
+                                                           **({side: {"documents": 0, "tokens": 0} for side in SIDES}
+                                                              if named is not None else {})})
+        if kind == BIN_KEY:
+            counts[measure][str(place)] = amount
+        else:
+            counts[place][measure] = amount
+    return {"edges": list(EDGES), "by_signal": by_signal}
