@@ -1,5 +1,6 @@
 """What a build reads where it starts, once, beside its WARC files: the earlier corpora of `--extend` (their
-manifests and indexes, checked: `pipeline.extend`) and the `--url-blocklist` files (their entries and digests).
+manifests and indexes, checked: `pipeline.extend`), the `--url-blocklist` files (their entries and digests) and
+the `--quality-model` files (their digests, each loaded and checked).
 
 `CorpusSettings` is a record of what was asked for; `BuildInputs` is what was found. The launcher reads them
 before it writes anything (a refusal is one line, exit 2), and the build's identity, its manifest and its
@@ -8,12 +9,13 @@ stages take them from here: no file is read twice, nor read again after it was c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.extend import EarlierCorpus, earlier_corpus
 from pipeline.settings import CorpusSettings
 from transforms.report.manifest import digest_file
 from transforms.stages.filters.url_blocklist import UrlBlocklist
+from transforms.stages.quality_model import QualityModel, check_model
 
 
 @dataclass(frozen=True)
@@ -23,20 +25,26 @@ class BuildInputs:
     # The entries of every `--url-blocklist` file, and each file's SHA-256 (what the manifest records of it).
     url_blocklist: UrlBlocklist | None = None
     url_blocklist_digests: tuple[str, ...] = ()
+    # The `--quality-model`s, each with its file's SHA-256, checked (`quality_model.check_model`).
+    quality_models: tuple[QualityModel, ...] = ()
 
     def matches(self, settings: CorpusSettings) -> bool:
         """Whether these were read for `settings` (one earlier corpus per `--extend`, one digest per list)."""
         return (len(self.earlier_corpora) == len(settings.extend)
                 and len(self.url_blocklist_digests) == len(settings.url_blocklists)
-                and (self.url_blocklist is not None) == bool(settings.url_blocklists))
+                and (self.url_blocklist is not None) == bool(settings.url_blocklists)
+                and len(self.quality_models) == len(settings.quality_models))
 
 
 def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> BuildInputs:
     """The earlier corpora and the URL blocklists that `settings` name, read and checked (`check_files`: the
-    earlier corpora's index files too, read whole). Raises ValueError (an earlier corpus that cannot be extended),
-    `BlocklistError` or OSError (a list that cannot be read), each in one line."""
+    earlier corpora's index files too, read whole). Raises ValueError (an earlier corpus that cannot be extended,
+    a model that cannot be used), `BlocklistError` or OSError (a list that cannot be read), each in one line."""
     earlier = tuple(earlier_corpus(path, settings, check_files) for path in settings.extend)
+    models = tuple(replace(model, sha256=digest_file(model.path).sha256) for model in settings.models())
+    for model in models:
+        check_model(model, settings.page_memory)
     if not settings.url_blocklists:
-        return BuildInputs(earlier)
+        return BuildInputs(earlier, quality_models=models)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),
-                       tuple(digest_file(path).sha256 for path in settings.url_blocklists))
+                       tuple(digest_file(path).sha256 for path in settings.url_blocklists), models)

@@ -485,6 +485,10 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     strange = [name for name in outputs if not is_output_name(name)]
     if strange:
         raise UsageError(f"--rebuild {path} lists the output {strange[0]!r}, which is no file a build writes")
+    for model in manifest["options"].get("quality_models", ()):
+        if not os.path.isfile(model["path"]) or digest_file(model["path"]).sha256 != model["sha256"]:
+            raise UsageError(f"--rebuild {path}: its --quality-model {model['path']} is missing or changed since the "
+                             "manifest was written (sha256 differs)")
     for input_path, sha256 in inputs:
         try:
             if not FileSystems.exists(input_path):

@@ -49,6 +49,7 @@ from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.report.manifest_transform import WriteManifest
 from transforms.stages.minimize_text import minimize_document
 from transforms.stages.minimize_text_transform import MinimizeText
+from transforms.stages.quality_model_transform import ScoreQuality
 from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.report.report_page_transform import WriteReportPage
@@ -178,8 +179,11 @@ DOCUMENT_STAGES = (
                   lambda settings: settings.language),
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     DocumentStage("MinimizeText", lambda settings: MinimizeText(
-        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality))),
+        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality or settings.quality_models))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
+    DocumentStage("ScoreQuality", lambda settings: ScoreQuality(settings.models(), settings.annotate,
+                                                                settings.page_timeout),
+                  lambda settings: bool(settings.quality_models)),
     DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout, settings.annotate),
                   lambda settings: settings.pii),
     DocumentStage("Hash", lambda settings: HashDocuments()),

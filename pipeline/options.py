@@ -173,6 +173,23 @@ def make_parser() -> argparse.ArgumentParser:
              "clusters' sizes, as asked for. A selection then decides without the WARC files. See docs/output.md.",
     )
     parser.add_argument(
+        "--quality-model", action="append", default=[], metavar="FILE", dest="quality_model",
+        help="Score each page's readable text with this fastText supervised model (.bin or quantized .ftz, e.g. one "
+             "trained by python -m pipeline.train_quality): the probability of its label is the signal model/NAME "
+             "(NAME: the file's name without its extension), written with --annotate. Repeatable. See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--quality-model-label", action="append", default=[], metavar="NAME=LABEL", dest="quality_model_label",
+        help="The label whose probability a --quality-model gives (default __label__positive, train_quality's "
+             "positive class), e.g. dclm=__label__hq. Repeatable.",
+    )
+    parser.add_argument(
+        "--quality-model-threshold", action="append", default=[], metavar="NAME=VALUE",
+        dest="quality_model_threshold",
+        help="Drop a page, as filtered, whose --quality-model NAME scores below VALUE (without --annotate), e.g. "
+             "dclm=0.018. Repeatable.",
+    )
+    parser.add_argument(
         "--url-blocklist", action="append", default=[], metavar="FILE", dest="url_blocklist",
         help="Skip captures whose URL this file lists, as url-blocked, from the record's headers before its payload "
              "is read: one entry a line, a domain (and its subdomains), a host (hosts-file form, 0.0.0.0 HOST) or a "
@@ -304,7 +321,9 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "quality": "--quality", "quality_threshold": "--quality-threshold",
                "annotate": "--annotate", "pii": "--pii",
-               "url_blocklist": "--url-blocklist", "respect_opt_out": "--respect-opt-out",
+               "url_blocklist": "--url-blocklist", "quality_model": "--quality-model",
+               "quality_model_label": "--quality-model-label", "quality_model_threshold": "--quality-model-threshold",
+               "respect_opt_out": "--respect-opt-out",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -472,6 +491,9 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             annotate=bool(known.annotate),
             pii=bool(known.pii),
             url_blocklists=tuple(known.url_blocklist),
+            quality_models=tuple(known.quality_model),
+            quality_model_labels=tuple(known.quality_model_label),
+            quality_model_thresholds=tuple(known.quality_model_threshold),
             respect_opt_out=bool(known.respect_opt_out),
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",
