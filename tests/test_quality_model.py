@@ -11,7 +11,7 @@ import random
 import pytest
 
 from pipeline import train_quality
-from pipeline.fasttext_model import Options, train, word_hash
+from pipeline.fasttext_model import word_hash
 from pipeline.sample import Capture
 from tests.helpers import page
 from tests.test_cli import corpus_records, json_lines, run_main

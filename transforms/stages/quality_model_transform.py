@@ -7,7 +7,7 @@ import functools
 import apache_beam as beam
 
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
-from transforms.stages.filters.filters_transform import FilterDocuments
+from transforms.stage import FilterDocuments
 from transforms.stages.quality_model import QualityModel, loaded_model, score_document
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, QUALITY_MODEL, SKIPPED
 
