@@ -1,6 +1,7 @@
 """What a build reads where it starts, once, beside its WARC files: the earlier corpora of `--extend` (their
 manifests and indexes, checked: `pipeline.extend`), the `--url-blocklist` files (their entries and digests) and
-the `--quality-model` files (their digests, each loaded and checked).
+the `--quality-model` files (their digests, each loaded and checked) and the `--decontaminate` files (their
+digests, every item read and checked).
 
 `CorpusSettings` is a record of what was asked for; `BuildInputs` is what was found. The launcher reads them
 before it writes anything (a refusal is one line, exit 2), and the build's identity, its manifest and its
@@ -15,6 +16,7 @@ from pipeline.extend import EarlierCorpus, earlier_corpus
 from pipeline.settings import CorpusSettings
 from transforms.report.manifest import digest_file
 from transforms.stages.filters.url_blocklist import UrlBlocklist
+from transforms.stages.decontaminate import check_benchmark
 from transforms.stages.quality_model import QualityModel, check_model
 
 
@@ -27,13 +29,16 @@ class BuildInputs:
     url_blocklist_digests: tuple[str, ...] = ()
     # The `--quality-model`s, each with its file's SHA-256, checked (`quality_model.check_model`).
     quality_models: tuple[QualityModel, ...] = ()
+    # Each `--decontaminate` file's SHA-256, its items read once and checked (`decontaminate.check_benchmark`).
+    benchmark_digests: tuple[str, ...] = ()
 
     def matches(self, settings: CorpusSettings) -> bool:
         """Whether these were read for `settings` (one earlier corpus per `--extend`, one digest per list)."""
         return (len(self.earlier_corpora) == len(settings.extend)
                 and len(self.url_blocklist_digests) == len(settings.url_blocklists)
                 and (self.url_blocklist is not None) == bool(settings.url_blocklists)
-                and len(self.quality_models) == len(settings.quality_models))
+                and len(self.quality_models) == len(settings.quality_models)
+                and len(self.benchmark_digests) == len(settings.decontaminate))
 
 
 def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> BuildInputs:
@@ -44,7 +49,10 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
     models = tuple(replace(model, sha256=digest_file(model.path).sha256) for model in settings.models())
     for model in models:
         check_model(model, settings.page_memory)
+    for benchmark in settings.benchmarks():
+        check_benchmark(benchmark)
+    benchmark_digests = tuple(digest_file(path).sha256 for path in settings.decontaminate)
     if not settings.url_blocklists:
-        return BuildInputs(earlier, quality_models=models)
+        return BuildInputs(earlier, quality_models=models, benchmark_digests=benchmark_digests)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),
-                       tuple(digest_file(path).sha256 for path in settings.url_blocklists), models)
+                       tuple(digest_file(path).sha256 for path in settings.url_blocklists), models, benchmark_digests)

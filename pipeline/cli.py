@@ -485,9 +485,12 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     strange = [name for name in outputs if not is_output_name(name)]
     if strange:
         raise UsageError(f"--rebuild {path} lists the output {strange[0]!r}, which is no file a build writes")
-    for model in manifest["options"].get("quality_models", ()):
-        if not os.path.isfile(model["path"]) or digest_file(model["path"]).sha256 != model["sha256"]:
-            raise UsageError(f"--rebuild {path}: its --quality-model {model['path']} is missing or changed since the "
+    options = manifest["options"]
+    for option, entry in [*(("--quality-model", model) for model in options.get("quality_models", ())),
+                          *(("--decontaminate", benchmark)
+                            for benchmark in options.get("decontaminate", {}).get("benchmarks", ()))]:
+        if not os.path.isfile(entry["path"]) or digest_file(entry["path"]).sha256 != entry["sha256"]:
+            raise UsageError(f"--rebuild {path}: its {option} {entry['path']} is missing or changed since the "
                              "manifest was written (sha256 differs)")
     for input_path, sha256 in inputs:
         try:

@@ -50,6 +50,7 @@ from transforms.report.manifest_transform import WriteManifest
 from transforms.stages.minimize_text import minimize_document
 from transforms.stages.minimize_text_transform import MinimizeText
 from transforms.stages.quality_model_transform import ScoreQuality
+from transforms.stages.decontaminate_transform import Decontaminate
 from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.report.report_page_transform import WriteReportPage
@@ -179,11 +180,14 @@ DOCUMENT_STAGES = (
                   lambda settings: settings.language),
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     DocumentStage("MinimizeText", lambda settings: MinimizeText(
-        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality or settings.quality_models))),
+        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality or settings.quality_models or settings.decontaminate))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
     DocumentStage("ScoreQuality", lambda settings: ScoreQuality(settings.models(), settings.annotate,
                                                                 settings.page_timeout),
                   lambda settings: bool(settings.quality_models)),
+    DocumentStage("Decontaminate", lambda settings: Decontaminate(settings.benchmarks(), settings.decontaminate_ngram,
+                                                                  settings.annotate, settings.page_timeout),
+                  lambda settings: bool(settings.decontaminate)),
     DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout, settings.annotate),
                   lambda settings: settings.pii),
     DocumentStage("Hash", lambda settings: HashDocuments()),

@@ -27,6 +27,7 @@ from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, se
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.stages.filters.rule_sets import RULE_SETS
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
+from transforms.stages.decontaminate import DEFAULT_FIELDS, DEFAULT_NGRAM
 from transforms.stages.language import parse_languages
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
 from transforms.stages.near_dedup import (DEFAULT_BANDS, DEFAULT_ROWS, DEFAULT_SHINGLE_SIZE, DEFAULT_THRESHOLD,
@@ -190,6 +191,19 @@ def make_parser() -> argparse.ArgumentParser:
              "dclm=0.018. Repeatable.",
     )
     parser.add_argument(
+        "--decontaminate", action="append", default=[], metavar="FILE", dest="decontaminate",
+        help="Drop, as filtered, each page sharing an n-gram of words with an item of this benchmark (JSON Lines, "
+             "an item's text in its text field, or plain text, one item a line; normalised as datatrove does); with "
+             "--annotate the matches are the signal decontamination/NAME instead. Repeatable. See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--decontaminate-fields", metavar="FIELD,...",
+        help="The JSON fields of a --decontaminate item's text (default text), e.g. question,answer.",
+    )
+    parser.add_argument(
+        "--decontaminate-ngram", type=int, metavar="N", help="The words of a --decontaminate n-gram (default 13).",
+    )
+    parser.add_argument(
         "--url-blocklist", action="append", default=[], metavar="FILE", dest="url_blocklist",
         help="Skip captures whose URL this file lists, as url-blocked, from the record's headers before its payload "
              "is read: one entry a line, a domain (and its subdomains), a host (hosts-file form, 0.0.0.0 HOST) or a "
@@ -323,6 +337,8 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "annotate": "--annotate", "pii": "--pii",
                "url_blocklist": "--url-blocklist", "quality_model": "--quality-model",
                "quality_model_label": "--quality-model-label", "quality_model_threshold": "--quality-model-threshold",
+               "decontaminate": "--decontaminate", "decontaminate_fields": "--decontaminate-fields",
+               "decontaminate_ngram": "--decontaminate-ngram",
                "respect_opt_out": "--respect-opt-out",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
@@ -494,6 +510,10 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             quality_models=tuple(known.quality_model),
             quality_model_labels=tuple(known.quality_model_label),
             quality_model_thresholds=tuple(known.quality_model_threshold),
+            decontaminate=tuple(known.decontaminate),
+            decontaminate_fields=DEFAULT_FIELDS if known.decontaminate_fields is None else tuple(
+                filter(None, map(str.strip, known.decontaminate_fields.split(",")))),
+            decontaminate_ngram=DEFAULT_NGRAM if known.decontaminate_ngram is None else known.decontaminate_ngram,
             respect_opt_out=bool(known.respect_opt_out),
             files=None if known.files is None else parse_file_range(known.files),
             crawl=known.crawl or "",

@@ -153,3 +153,46 @@ def test_a_model_larger_than_a_pages_memory_is_refused(tiny_model):
 
 def test_a_model_loads_once_per_process(tiny_model):
     assert loaded_model(str(tiny_model)) is loaded_model(str(tiny_model))
+
+
+def test_decontamination_normalises_as_datatrove_and_counts_ngrams_per_benchmark(tmp_path):
+    from transforms.stages.decontaminate import Benchmark, decontaminate_document, normalized_words
+
+    # Lower case, punctuation and diacritics removed, digits one 0 (datatrove's simplify_text).
+    assert normalized_words("Hello,  World! Café 1234 naïve—test “quoted”") == [
+        b"hello", b"world", b"cafe", b"0", b"naivetest", b"quoted"]
+    items = tmp_path / "quiz.jsonl"
+    items.write_text(json.dumps({"question": "What is the capital of France, the country?", "id": 1}) + "\n")
+    plain = tmp_path / "lines.txt"
+    plain.write_text("a b c d\ne f\n")
+    quiz, lines = Benchmark("quiz", str(items), ("question",)), Benchmark("lines", str(plain))
+    contaminated = Document("https://example.org/a", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10, 200,
+                            "text/html", raw_bytes=50, clean_text="Quiz: what is THE capital of france the Country")
+    skip, counts = decontaminate_document(contaminated, (lines, quiz), n=4)
+    # The question's 4-grams: 5 of them at the page's positions.
+    assert isinstance(skip, Skip) and skip.detail == "decontamination/quiz: 5 4-grams of its items"
+    assert counts == {"documents:decontamination/quiz": 1, "raw_bytes:decontamination/quiz": 50}
+    annotated, _ = decontaminate_document(contaminated, (lines, quiz), n=4, annotate=True)
+    assert annotated.signals == {"decontamination/quiz": 5.0, "decontamination/lines": 0.0}
+    clean = contaminated.replace(clean_text="the capital of Spain")
+    assert decontaminate_document(clean, (lines, quiz), n=4)[0] is clean
+
+
+@pytest.mark.slow
+def test_a_build_drops_contaminated_pages_and_refuses_a_benchmark_without_its_field(write_warc, tmp_path):
+    source = write_warc([Capture("https://example.org/good", page(f"<p>{' '.join(GOOD)}</p>").encode()),
+                         Capture("https://example.org/bad", page(f"<p>{' '.join(BAD)}</p>").encode())])
+    items = tmp_path / "quiz.jsonl"
+    items.write_text(json.dumps({"text": " ".join(BAD[2:9])}) + "\n")
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet",
+                                "--decontaminate", str(items), "--decontaminate-ngram", "5"])
+    assert code == 0, stderr
+    assert [record["url"] for record in corpus_records(output)] == ["https://example.org/good"]
+    report = json.loads((output / "report.json").read_text())
+    assert report["filters"]["documents_dropped"] == {"decontamination/quiz": 1} and report["records"]["balanced"]
+    assert len(report["options"]["decontaminate"]["benchmarks"][0]["sha256"]) == 64
+    code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "never"), "--quiet",
+                                "--decontaminate", str(items), "--decontaminate-fields", "question"])
+    assert code == 2 and "line 1: no field 'question'" in stderr and len(stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "never").exists()

@@ -231,7 +231,7 @@ def build_report(tally: Counter, options: dict) -> dict:
         if key[0] == "language":
             languages.setdefault(key[1], {})[key[2]] = value
     optional = {"languages": languages} if "language" in options else {}
-    if "quality" in options or "pii" in options or "quality_models" in options:
+    if {"quality", "pii", "quality_models", "decontaminate"} & set(options):
         optional["filters"] = filter_section(tally)
     if options.get("main_content"):
         optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
