@@ -36,8 +36,7 @@ SIGNAL_PREFIX = "decontamination"
 REMOVED = ("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" "«»´–—“”„’…►∶"
            "、。〈〉《》「」【】━！％（），．：；？～１"
            + "".join(map(chr, (*range(0, 9), *range(11, 32), *range(127, 160)))))
-_REMOVE = str.maketrans("", "", REMOVED)
-_WHITE_SPACE = re.compile(r"\s+")
+_REMOVE = re.compile(f"[{re.escape(REMOVED)}]+")
 _DIGITS = re.compile(r"\d+")
 # The polynomial's multiplier (odd, so every word's place in the n-gram changes its hash).
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -61,11 +60,19 @@ class Benchmark:
         return f"{SIGNAL_PREFIX}/{self.name}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _unmarked(word: str) -> str:
+    """`word` decomposed (NFD) without its nonspacing marks: for the words that are not ASCII, each once per worker
+    while it is frequent (a bounded cache)."""
+    return "".join(char for char in unicodedata.normalize("NFD", word) if unicodedata.category(char) != "Mn")
+
+
 def normalized_words(text: str) -> list[bytes]:
     """`text`'s words (UTF-8) as datatrove's decontamination normalises it (the module's docstring)."""
-    text = _WHITE_SPACE.sub(" ", text.lower().strip()).translate(_REMOVE)
-    text = "".join(char for char in unicodedata.normalize("NFD", text) if unicodedata.category(char) != "Mn")
-    # Only spaces are left between words: the bytes split as the text would.
+    text = _REMOVE.sub("", " ".join(text.lower().split()))
+    if not text.isascii():
+        # Removing marks never adds nor removes a space: word by word is the same.
+        text = " ".join(word if word.isascii() else _unmarked(word) for word in text.split(" "))
     return _DIGITS.sub("0", text).encode("utf-8").split()
 
 
