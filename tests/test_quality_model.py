@@ -135,6 +135,16 @@ def test_a_build_scores_drops_counts_records_and_refuses_models(write_warc, tiny
     assert report["filters"]["documents_dropped"] == {"model/tiny": 1} and report["records"]["balanced"]
     (recorded,) = report["options"]["quality_models"]
     assert recorded["path"] == str(tiny_model) and len(recorded["sha256"]) == 64 and recorded["threshold"] == 0.5
+    # A rebuild refuses a model whose bytes changed.
+    changed = tmp_path / "tiny.bin"
+    changed.write_bytes(tiny_model.read_bytes())
+    code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "with-copy"), "--quiet",
+                                "--quality-model", str(changed), "--quality-model-threshold", "tiny=0.5"])
+    assert code == 0, stderr
+    changed.write_bytes(tiny_model.read_bytes() + b"\0")
+    code, _, stderr = run_main(["--rebuild", str(tmp_path / "with-copy" / "manifest.json"), "--output",
+                                str(tmp_path / "never")])
+    assert code == 2 and f"its --quality-model {changed} is missing or changed" in stderr, stderr
     # Refused in one line, before any input is read.
     not_a_model = tmp_path / "model.bin"
     not_a_model.write_bytes(b"not a model at all")
