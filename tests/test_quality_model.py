@@ -206,3 +206,17 @@ def test_a_build_drops_contaminated_pages_and_refuses_a_benchmark_without_its_fi
                                 "--decontaminate", str(items), "--decontaminate-fields", "question"])
     assert code == 2 and "line 1: no field 'question'" in stderr and len(stderr.strip().splitlines()) == 1
     assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.slow
+def test_an_annotated_build_writes_the_scores_and_matches_as_signals(write_warc, tiny_model, tmp_path):
+    source = write_warc([Capture("https://example.org/bad", page(f"<p>{' '.join(BAD)}</p>").encode())])
+    items = tmp_path / "quiz.txt"
+    items.write_text(" ".join(BAD[2:9]) + "\n")
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--quality", "gopher",
+                                "--annotate", "--quality-model", str(tiny_model), "--quality-model-threshold",
+                                "tiny=0.5", "--decontaminate", str(items), "--decontaminate-ngram", "5"])
+    assert code == 0, stderr
+    (record,) = corpus_records(output)
+    assert record["signals"]["model/tiny"] < 0.1 and record["signals"]["decontamination/quiz"] == 3.0
