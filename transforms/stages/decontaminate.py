@@ -138,7 +138,10 @@ def matches(text: str, benchmarks_: tuple[Benchmark, ...], n: int) -> Counter:
     """The number of `text`'s n-grams (by position) found in each benchmark, by its signal's name."""
     table = benchmark_table(benchmarks_, n)
     found = Counter()
-    for value in ngram_hashes(normalized_words(text), n):
+    hashes = ngram_hashes(normalized_words(text), n)
+    if table.keys().isdisjoint(hashes):
+        return found
+    for value in hashes:
         bits = table.get(value)
         if bits:
             found.update(benchmark.signal for index, benchmark in enumerate(benchmarks_) if bits >> index & 1)
