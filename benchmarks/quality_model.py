@@ -1,7 +1,8 @@
 """Judged by a model, on the dev corpus's gold pages: a classifier trained by `pipeline.train_quality`, its cost per
 page, and decontamination's.
 
-    python -m benchmarks.quality_model [--corpus DIR] [--items 10000] [--official-fasttext DIR]
+    python -m benchmarks.quality_model [--corpus DIR] [--items 10000] [--train OPTIONS] [--save-model FILE]
+                                       [--official-fasttext DIR]
 
 - separation: the gold pages are split in two halves by their id's SHA-256; `train_quality` (its defaults: 100
   dimensions, bigrams, 5 epochs) trains on the first half's gold main-content text (positive) against its
@@ -23,6 +24,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=10_000, help="generated benchmark items to decontaminate against")
     parser.add_argument("--train", default="", metavar="OPTIONS",
                         help="train_quality's options beside its examples, e.g. '--epoch 20'")
+    parser.add_argument("--save-model", metavar="FILE", help="keep the model trained (for a build's --quality-model)")
     parser.add_argument("--official-fasttext", metavar="DIR", help="compare with the official fasttext package in DIR")
     args = parser.parse_args(argv)
     from pipeline import train_quality
@@ -116,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         trained_s = time.process_time() - start
         if code:
             return code
+        if args.save_model:
+            shutil.copyfile(model_path, args.save_model)
         model = QualityModel("quality", model_path)
         tests = [(text, truth) for example in held for text, truth in ((example[1], True), (example[2], False)) if text]
         scores = [score(model, text) for text, _ in tests]
@@ -136,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         score_ms = per_page_ms(lambda text: score(model, text), readable)
         clean_ms = per_page_ms(lambda page: minimize_blocks(cleaner.clean(page.utf8, page.url).blocks),
                                [page for page in pages if page.gold], repeats=1)
-        print(f"scoring: {score_ms:.3f} ms of CPU per page (target <= {TARGETS['score_ms']}), "
+        words = statistics.mean(len(text.split()) for text in readable)
+        print(f"scoring: {score_ms:.3f} ms of CPU per page of {words:,.0f} words on average (target <= "
+              f"{TARGETS['score_ms']}), "
               f"{score_ms / clean_ms:.2f}x CleanHtml + MinimizeText's {clean_ms:.2f} ms")
         items = os.path.join(folder, "items.txt")
         with open(items, "w", encoding="utf-8") as out:
