@@ -180,7 +180,8 @@ DOCUMENT_STAGES = (
                   lambda settings: settings.language),
     # The quality rules read the readable text (`clean_text`), with case and punctuation.
     DocumentStage("MinimizeText", lambda settings: MinimizeText(
-        settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality or settings.quality_models or settings.decontaminate))),
+        settings.scripts, CLEAN_TEXT in settings.written_fields()
+        or bool(settings.quality or settings.quality_models or settings.decontaminate))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
     DocumentStage("ScoreQuality", lambda settings: ScoreQuality(settings.models(), settings.annotate,
                                                                 settings.page_timeout),

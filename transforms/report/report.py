@@ -339,7 +339,8 @@ def format_report(report: dict) -> str:
                      for language, counts in by_documents)
     if report.get("filters"):
         filters = report["filters"]
-        lines += ["", "Filters (--quality, --quality-model, --decontaminate, --pii)", f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
+        lines += ["", "Filters (--quality, --quality-model, --decontaminate, --pii)",
+                  f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
         lines.extend(f"  {rule:<44}{count:>12,}{filters['raw_bytes_dropped'].get(rule, 0):>14,}"
                      for rule, count in filters["documents_dropped"].items())
         lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())
