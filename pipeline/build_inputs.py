@@ -1,7 +1,8 @@
 """What a build reads where it starts, once, beside its WARC files: the earlier corpora of `--extend` (their
 manifests and indexes, checked: `pipeline.extend`), the `--url-blocklist` files (their entries and digests), the
-records a capture index selects (`--index`: `pipeline.index_select`) and the `--tokenizer` file (its JSON, checked,
-and its digest).
+records a capture index selects (`--index`: `pipeline.index_select`), the `--tokenizer` file (its JSON, checked,
+and its digest), the `--quality-model` files (their digests, each loaded and checked) and the `--decontaminate`
+files (their digests, every item read and checked).
 
 `CorpusSettings` is a record of what was asked for; `BuildInputs` is what was found. The launcher reads them
 before it writes anything (a refusal is one line, exit 2), and the build's identity, its manifest and its
@@ -10,7 +11,7 @@ stages take them from here: no file is read twice, nor read again after it was c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.extend import EarlierCorpus, earlier_corpus
 from pipeline.index_select import SelectedRecords, select_records
@@ -18,6 +19,8 @@ from pipeline.settings import CorpusSettings
 from transforms.report.manifest import digest_file
 from transforms.stages.filters.url_blocklist import UrlBlocklist
 from transforms.stages.tokens import TokenizerFile
+from transforms.stages.decontaminate import check_benchmark
+from transforms.stages.quality_model import QualityModel, check_model
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class BuildInputs:
     selected: SelectedRecords | None = None
     # The `--tokenizer` file, read and checked.
     tokenizer: TokenizerFile | None = None
+    # The `--quality-model`s, each with its file's SHA-256, checked (`quality_model.check_model`).
+    quality_models: tuple[QualityModel, ...] = ()
+    # Each `--decontaminate` file's SHA-256, its items read once and checked (`decontaminate.check_benchmark`).
+    benchmark_digests: tuple[str, ...] = ()
 
     def matches(self, settings: CorpusSettings) -> bool:
         """Whether these were read for `settings` (one earlier corpus per `--extend`, one digest per list)."""
@@ -38,18 +45,27 @@ class BuildInputs:
                 and len(self.url_blocklist_digests) == len(settings.url_blocklists)
                 and (self.url_blocklist is not None) == bool(settings.url_blocklists)
                 and (self.selected is not None) == (settings.index is not None)
-                and (self.tokenizer is not None) == bool(settings.tokenizer))
+                and (self.tokenizer is not None) == bool(settings.tokenizer)
+                and len(self.quality_models) == len(settings.quality_models)
+                and len(self.benchmark_digests) == len(settings.decontaminate))
 
 
 def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> BuildInputs:
     """The earlier corpora and the URL blocklists that `settings` name, read and checked (`check_files`: the
     earlier corpora's index files too, read whole). Raises ValueError (an earlier corpus that cannot be extended, a
-    file that is no tokenizer), `BlocklistError` or OSError (a file that cannot be read), each in one line; an index
-    that cannot be used is a ValueError too."""
+    file that is no tokenizer, a model that cannot be used), `BlocklistError` or OSError (a file that cannot be
+    read), each in one line; an index that cannot be used is a ValueError too."""
     earlier = tuple(earlier_corpus(path, settings, check_files) for path in settings.extend)
     selected = None if settings.index is None else select_records(settings.index, settings.range_bytes)
     tokenizer = TokenizerFile.read(settings.tokenizer) if settings.tokenizer else None
+    models = tuple(replace(model, sha256=digest_file(model.path).sha256) for model in settings.models())
+    for model in models:
+        check_model(model, settings.page_memory)
+    for benchmark in settings.benchmarks():
+        check_benchmark(benchmark)
+    benchmark_digests = tuple(digest_file(path).sha256 for path in settings.decontaminate)
+    given = dict(selected=selected, tokenizer=tokenizer, quality_models=models, benchmark_digests=benchmark_digests)
     if not settings.url_blocklists:
-        return BuildInputs(earlier, selected=selected, tokenizer=tokenizer)
+        return BuildInputs(earlier, **given)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),
-                       tuple(digest_file(path).sha256 for path in settings.url_blocklists), selected, tokenizer)
+                       tuple(digest_file(path).sha256 for path in settings.url_blocklists), **given)

@@ -502,10 +502,14 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     strange = [name for name in outputs if not is_output_name(name)]
     if strange:
         raise UsageError(f"--rebuild {path} lists the output {strange[0]!r}, which is no file a build writes")
-    tokenizer = manifest["options"].get("tokenizer")
-    if tokenizer and digest_file(tokenizer["path"]).sha256 != tokenizer["sha256"]:
-        raise UsageError(f"--rebuild {path}: the tokenizer {tokenizer['path']} changed since the manifest was written "
-                         "(sha256 differs): its token counts would not be the build's")
+    options = manifest["options"]
+    for option, entry in [*(("--quality-model", model) for model in options.get("quality_models", ())),
+                          *(("--decontaminate", benchmark)
+                            for benchmark in options.get("decontaminate", {}).get("benchmarks", ())),
+                          *([("--tokenizer", options["tokenizer"])] if options.get("tokenizer") else [])]:
+        if not os.path.isfile(entry["path"]) or digest_file(entry["path"]).sha256 != entry["sha256"]:
+            raise UsageError(f"--rebuild {path}: its {option} {entry['path']} is missing or changed since the "
+                             "manifest was written (sha256 differs)")
     for input_path, sha256 in inputs:
         try:
             if not FileSystems.exists(input_path):

@@ -51,6 +51,8 @@ from transforms.stages.minimize_text import minimize_document
 from transforms.stages.minimize_text_transform import MinimizeText
 from transforms.stages.tokens import TokenCounter
 from transforms.stages.tokens_transform import CountTokens
+from transforms.stages.quality_model_transform import ScoreQuality
+from transforms.stages.decontaminate_transform import Decontaminate
 from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
 from transforms.stages.read_warc.read_warc_transform import ReadWarc
 from transforms.stages.site_boilerplate_transform import SiteBoilerplateLines
@@ -192,9 +194,15 @@ DOCUMENT_STAGES = (
                   lambda settings: settings.site_boilerplate is not None),
     # The quality rules read the readable text (`clean_text`), with case and punctuation; so does CountTokens.
     DocumentStage("MinimizeText", lambda settings, found: MinimizeText(
-        settings.scripts,
-        CLEAN_TEXT in settings.written_fields() or bool(settings.quality) or bool(settings.tokenizer))),
+        settings.scripts, CLEAN_TEXT in settings.written_fields()
+        or bool(settings.quality or settings.tokenizer or settings.quality_models or settings.decontaminate))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
+    DocumentStage("ScoreQuality", lambda settings, found: ScoreQuality(settings.models(), settings.annotate,
+                                                                       settings.page_timeout),
+                  lambda settings: bool(settings.quality_models)),
+    DocumentStage("Decontaminate", lambda settings, found: Decontaminate(
+        settings.benchmarks(), settings.decontaminate_ngram, settings.annotate, settings.page_timeout),
+                  lambda settings: bool(settings.decontaminate)),
     DocumentStage("ScrubPersonalData", lambda settings, found: ScrubPersonalData(settings.page_timeout,
                                                                                  settings.annotate),
                   lambda settings: settings.pii),

@@ -29,6 +29,7 @@ from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, se
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.stages.filters.rule_sets import RULE_SETS
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
+from transforms.stages.decontaminate import DEFAULT_FIELDS, DEFAULT_NGRAM
 from transforms.stages.language import parse_languages
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
 from transforms.stages.site_boilerplate import DEFAULT_MIN_PAGES, DEFAULT_MIN_SHARE, SCOPES, SiteBoilerplate
@@ -174,6 +175,36 @@ def make_parser() -> argparse.ArgumentParser:
              "signals (with clean_text, the readable text they measured), dropping and editing nothing for quality; "
              "beside them the language's confidence, the main content's share, PII counts and the duplicate "
              "clusters' sizes, as asked for. A selection then decides without the WARC files. See docs/output.md.",
+    )
+    parser.add_argument(
+        "--quality-model", action="append", default=[], metavar="FILE", dest="quality_model",
+        help="Score each page's readable text with this fastText supervised model (.bin or quantized .ftz, e.g. one "
+             "trained by python -m pipeline.train_quality): the probability of its label is the signal model/NAME "
+             "(NAME: the file's name without its extension), written with --annotate. Repeatable. See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--quality-model-label", action="append", default=[], metavar="NAME=LABEL", dest="quality_model_label",
+        help="The label whose probability a --quality-model gives (default __label__positive, train_quality's "
+             "positive class), e.g. dclm=__label__hq. Repeatable.",
+    )
+    parser.add_argument(
+        "--quality-model-threshold", action="append", default=[], metavar="NAME=VALUE",
+        dest="quality_model_threshold",
+        help="Drop a page, as filtered, whose --quality-model NAME scores below VALUE (without --annotate), e.g. "
+             "dclm=0.018. Repeatable.",
+    )
+    parser.add_argument(
+        "--decontaminate", action="append", default=[], metavar="FILE", dest="decontaminate",
+        help="Drop, as filtered, each page sharing an n-gram of words with an item of this benchmark (JSON Lines, "
+             "an item's text in its text field, or plain text, one item a line; normalised as datatrove does); with "
+             "--annotate the matches are the signal decontamination/NAME instead. Repeatable. See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--decontaminate-fields", metavar="FIELD,...",
+        help="The JSON fields of a --decontaminate item's text (default text), e.g. question,answer.",
+    )
+    parser.add_argument(
+        "--decontaminate-ngram", type=int, metavar="N", help="The words of a --decontaminate n-gram (default 13).",
     )
     parser.add_argument(
         "--url-blocklist", action="append", default=[], metavar="FILE", dest="url_blocklist",
@@ -334,7 +365,11 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "fields": "--fields", "language": "--language", "languages": "--languages",
                "quality": "--quality", "quality_threshold": "--quality-threshold",
                "annotate": "--annotate", "pii": "--pii",
-               "url_blocklist": "--url-blocklist", "respect_opt_out": "--respect-opt-out", "tokenizer": "--tokenizer",
+               "url_blocklist": "--url-blocklist", "quality_model": "--quality-model",
+               "quality_model_label": "--quality-model-label", "quality_model_threshold": "--quality-model-threshold",
+               "decontaminate": "--decontaminate", "decontaminate_fields": "--decontaminate-fields",
+               "decontaminate_ngram": "--decontaminate-ngram",
+               "respect_opt_out": "--respect-opt-out", "tokenizer": "--tokenizer",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
                "crawl": "--crawl", "files": "--files", "crawl_source": "--crawl-source",
@@ -514,6 +549,13 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             annotate=bool(known.annotate),
             pii=bool(known.pii),
             url_blocklists=tuple(known.url_blocklist),
+            quality_models=tuple(known.quality_model),
+            quality_model_labels=tuple(known.quality_model_label),
+            quality_model_thresholds=tuple(known.quality_model_threshold),
+            decontaminate=tuple(known.decontaminate),
+            decontaminate_fields=DEFAULT_FIELDS if known.decontaminate_fields is None else tuple(
+                filter(None, map(str.strip, known.decontaminate_fields.split(",")))),
+            decontaminate_ngram=DEFAULT_NGRAM if known.decontaminate_ngram is None else known.decontaminate_ngram,
             respect_opt_out=bool(known.respect_opt_out),
             tokenizer=known.tokenizer or "",
             files=None if known.files is None else parse_file_range(known.files),

@@ -20,8 +20,10 @@ from transforms.stages.filters.signals import repeated_family
 from transforms.stages.language import parse_languages
 from transforms.filesystems.locations import redacted
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, parse_scripts
+from transforms.stages.decontaminate import DEFAULT_FIELDS, DEFAULT_NGRAM, Benchmark, benchmarks
 from transforms.stages.near_dedup import MinHashParameters
 from transforms.stages.site_boilerplate import SiteBoilerplate
+from transforms.stages.quality_model import QualityModel, model_name, quality_models
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
@@ -97,6 +99,16 @@ class CorpusSettings:
     pii: bool = False
     # Blocklist files of domains, hosts and URLs (`--url-blocklist`), absolute paths.
     url_blocklists: tuple[str, ...] = ()
+    # fastText classifiers scoring each page (`--quality-model`), absolute paths; the label each scores and the
+    # thresholds below which a page is dropped, as NAME=VALUE (`--quality-model-label`, `--quality-model-threshold`).
+    quality_models: tuple[str, ...] = ()
+    quality_model_labels: tuple[str, ...] = ()
+    quality_model_thresholds: tuple[str, ...] = ()
+    # Benchmark files whose items' n-grams mark and drop pages (`--decontaminate`), absolute; the JSON fields of an
+    # item's text (`--decontaminate-fields`) and the words of an n-gram (`--decontaminate-ngram`).
+    decontaminate: tuple[str, ...] = ()
+    decontaminate_fields: tuple[str, ...] = DEFAULT_FIELDS
+    decontaminate_ngram: int = DEFAULT_NGRAM
     # Skip pages that reserve text and data mining (`--respect-opt-out`).
     respect_opt_out: bool = False
     # The tokenizer.json whose tokens each document's readable text is counted in (`--tokenizer`), absolute; "": none.
@@ -166,6 +178,21 @@ class CorpusSettings:
                 raise ValueError(f"--tokenizer {self.tokenizer}: no such file")
         elif TOKEN_COUNT in (self.fields or ()):
             raise ValueError(f"--fields {TOKEN_COUNT} needs --tokenizer")
+        object.__setattr__(self, "quality_models", tuple(map(os.path.abspath, self.quality_models)))
+        for path in self.quality_models:
+            if not os.path.isfile(path):
+                raise ValueError(f"--quality-model {path}: no such file")
+        object.__setattr__(self, "quality_model_labels", tuple(self.quality_model_labels))
+        object.__setattr__(self, "quality_model_thresholds", tuple(self.quality_model_thresholds))
+        self.models()
+        object.__setattr__(self, "decontaminate", tuple(map(os.path.abspath, self.decontaminate)))
+        object.__setattr__(self, "decontaminate_fields", tuple(self.decontaminate_fields))
+        for path in self.decontaminate:
+            if not os.path.isfile(path):
+                raise ValueError(f"--decontaminate {path}: no such file")
+        if self.decontaminate_ngram < 1:
+            raise ValueError(f"--decontaminate-ngram must be positive, not {self.decontaminate_ngram}")
+        self.benchmarks()
         # --languages, or --fields naming a language field, asks for identification too; so does --quality, whose
         # English-only rules apply to the pages identified as English (docs/stages.md).
         if self.languages or self.quality or set(self.fields or ()) & set(LANGUAGE_FIELDS):
@@ -239,6 +266,18 @@ class CorpusSettings:
             # A list's content shapes the corpus: the manifest records it by digest.
             described["url_blocklists"] = [{"path": path, "sha256": digest}
                                            for path, digest in zip(self.url_blocklists, found.url_blocklist_digests)]
+        del described["quality_models"], described["quality_model_labels"], described["quality_model_thresholds"]
+        if self.quality_models:
+            # A model's content shapes the corpus: the manifest records it by digest (--rebuild checks it).
+            described["quality_models"] = [
+                {"path": model.path, "sha256": model.sha256, "label": model.label, "threshold": model.threshold}
+                for model in found.quality_models]
+        del described["decontaminate"], described["decontaminate_fields"], described["decontaminate_ngram"]
+        if self.decontaminate:
+            described["decontaminate"] = {
+                "benchmarks": [{"path": path, "sha256": digest}
+                               for path, digest in zip(self.decontaminate, found.benchmark_digests)],
+                "fields": list(self.decontaminate_fields), "ngram": self.decontaminate_ngram}
         if self.quality:
             # Every threshold, changed or not: the manifest says what each rule measured against.
             described["quality"] = list(self.quality)
@@ -248,6 +287,15 @@ class CorpusSettings:
     def thresholds(self) -> dict:
         """Every quality threshold, by name (`transforms.stages.filters.rule_sets.DEFAULT_THRESHOLDS`, as changed)."""
         return parse_thresholds(self.quality_thresholds)
+
+    def models(self) -> tuple[QualityModel, ...]:
+        """The `--quality-model`s, with their labels and thresholds (`quality_model.quality_models`), without
+        their digests (`pipeline.build_inputs` reads the files)."""
+        return quality_models(self.quality_models, self.quality_model_labels, self.quality_model_thresholds)
+
+    def benchmarks(self) -> tuple[Benchmark, ...]:
+        """The `--decontaminate` files as benchmarks (`decontaminate.benchmarks`)."""
+        return benchmarks(self.decontaminate, self.decontaminate_fields)
 
     def written_fields(self) -> tuple[str, ...]:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
@@ -295,6 +343,15 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         annotate=options.get("annotate", False),
         pii=options.get("pii", False),
         url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),
+        quality_models=tuple(entry["path"] for entry in options.get("quality_models", ())),
+        quality_model_labels=tuple(f"{model_name(entry['path'])}={entry['label']}"
+                                   for entry in options.get("quality_models", ())),
+        quality_model_thresholds=tuple(f"{model_name(entry['path'])}={entry['threshold']!r}"
+                                       for entry in options.get("quality_models", ())
+                                       if entry["threshold"] is not None),
+        decontaminate=tuple(entry["path"] for entry in options.get("decontaminate", {}).get("benchmarks", ())),
+        decontaminate_fields=tuple(options.get("decontaminate", {}).get("fields", DEFAULT_FIELDS)),
+        decontaminate_ngram=options.get("decontaminate", {}).get("ngram", DEFAULT_NGRAM),
         respect_opt_out=options.get("respect_opt_out", False),
         recipe=options.get("recipe", ""),
         index=recorded_choice(options),

@@ -11,7 +11,7 @@ from pipeline.sample import Capture, warc_bytes
 from tests.helpers import outcomes_by_kind, page, read_bytes
 from transforms.stages.charset import decode_document
 from transforms.document import DeadLetter
-from transforms.stages.filters.filters_transform import FilterDocuments
+from transforms.stage import FilterDocuments
 from transforms.stages.clean_html.clean_html import HtmlCleaner
 from transforms.stages.minimize_text import minimize_document
 
@@ -47,7 +47,7 @@ def test_a_page_over_the_time_limit_in_a_filter_is_a_dead_letter_and_the_rest_go
 def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_child(monkeypatch):
     """Ordinary pages pay nothing for the bound: no child process is started for them; the first page over the
     bound starts the one child, which then takes every such page."""
-    from transforms.stages.filters import filters_transform
+    from transforms import stage as stage_module
 
     started = []
 
@@ -61,7 +61,7 @@ def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_ch
         def close(self):
             pass
 
-    monkeypatch.setattr(filters_transform, "ChildProcess", CountedChild)
+    monkeypatch.setattr(stage_module, "ChildProcess", CountedChild)
     small, large, larger = documents("A short page.", "word " * 200, "word " * 300)
     stage = FilterDocuments("QualityFilter", lambda doc: (doc, Counter({"in place": 1})), page_timeout=7,
                             isolate_above_chars=500)

@@ -261,7 +261,7 @@ def build_report(tally: Counter, options: dict) -> dict:
         if key[0] == "language":
             languages.setdefault(key[1], {})[key[2]] = value
     optional = {"languages": languages} if "language" in options else {}
-    if "quality" in options or "pii" in options:
+    if {"quality", "pii", "quality_models", "decontaminate"} & set(options):
         optional["filters"] = filter_section(tally, "tokenizer" in options)
     if "tokenizer" in options:
         optional[TOKENS] = tokens_section(tally)
@@ -426,7 +426,8 @@ def format_report(report: dict) -> str:
                      for language, counts in by_documents)
     if report.get("filters"):
         filters = report["filters"]
-        lines += ["", "Filters (--quality, --pii)", f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
+        lines += ["", "Filters (--quality, --quality-model, --decontaminate, --pii)",
+                  f"  {'rule':<44}{'documents':>12}{'raw bytes':>14}"]
         lines.extend(f"  {rule:<44}{count:>12,}{filters['raw_bytes_dropped'].get(rule, 0):>14,}"
                      for rule, count in filters["documents_dropped"].items())
         lines.extend(f"  {rule + ' (lines removed)':<44}{count:>12,}" for rule, count in filters["lines_removed"].items())

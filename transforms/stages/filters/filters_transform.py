@@ -4,76 +4,16 @@
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from typing import Callable
 
 import apache_beam as beam
 
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
-from transforms.document import DeadLetter, Document, Skip
+from transforms.document import Document
 from transforms.stages.filters.filters import annotate_document, filter_document, scrub_document
 from transforms.stages.filters.opt_out import opt_out_document
-from transforms.stages.clean_html.isolation import ChildProcess
-from transforms.stage import CountsPerUnit, counter, filter_counts
-from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, OPT_OUT, PII_SCRUB, QUALITY_FILTER,
-                                   SKIPPED)
-
-
-# A page with more characters than this (in `html` and `clean_text`) is filtered in a child process, within
-# `--page-timeout`: the rules and the replacement are linear in the text, so a page below it takes well under a
-# second, and no other page pays for the child.
-ISOLATE_ABOVE_CHARS = 1 << 20
-
-
-class FilterDocuments(beam.DoFn):
-    """Applies `function` (a document to a document or a skip, and counts) to every document; outputs the counts
-    of each unit of reading in a bundle as one `FilterCounts` (`CountsPerUnit`).
-
-    A page over `isolate_above_chars` goes to a child process (`transforms.stages.clean_html.isolation`, started at the first
-    such page), at most `page_timeout` seconds: a page over it is a dead letter (`PageTimeout`), the rest go on.
-    """
-
-    def __init__(self, stage: str, function: Callable[[Document], tuple[Document | Skip, Counter]],
-                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, isolate_above_chars: int = ISOLATE_ABOVE_CHARS):
-        self._stage = stage
-        self._function = function
-        self._page_timeout = page_timeout
-        self._isolate_above_chars = isolate_above_chars
-
-    def setup(self):
-        self._filtered = counter(self._stage, FILTERED)
-        self._child = None
-
-    def teardown(self):
-        if self._child is not None:
-            self._child.close()
-
-    def _apply(self, doc: Document) -> tuple[Document | Skip, Counter]:
-        if len(doc.html) + len(doc.clean_text) <= self._isolate_above_chars:
-            return self._function(doc)
-        if self._child is None:
-            self._child = ChildProcess(self._function, self._page_timeout)
-        return self._child(doc)
-
-    def start_bundle(self):
-        self._counts = CountsPerUnit(FILTER_COUNTS, filter_counts)
-
-    def process(self, doc: Document):
-        try:
-            result, counts = self._apply(doc)
-        except Exception as error:  # noqa: BLE001 - a page a rule fails on is a dead letter, not a crash
-            result, counts = DeadLetter.for_document(self._stage, doc, error), Counter()
-        if isinstance(result, DeadLetter):
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, result)
-        elif isinstance(result, Skip):
-            self._filtered.inc()
-            yield beam.pvalue.TaggedOutput(SKIPPED, result)
-        else:
-            yield result
-        yield from self._counts.add(doc, counts)
-
-    def finish_bundle(self):
-        yield from self._counts.finish()
+from transforms.stage import FilterDocuments
+from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, OPT_OUT, PII_SCRUB, QUALITY_FILTER, SKIPPED
 
 
 class QualityFilter(beam.PTransform):

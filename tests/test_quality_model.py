@@ -1,0 +1,222 @@
+"""Judged by a model: `--quality-model` (transforms/stages/quality_model.py) and `python -m pipeline.train_quality`
+(pipeline/fasttext_model.py writes fastText's format; the `fasttext` module loads and scores it)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+
+import pytest
+
+from pipeline import train_quality
+from pipeline.fasttext_model import word_hash
+from pipeline.sample import Capture
+from tests.helpers import document, page
+from tests.test_cli import corpus_records, json_lines, run_main
+from transforms.document import Skip
+from transforms.stages.quality_model import (QualityModel, check_model, loaded_model, quality_models, score,
+                                             score_document, scoring_line)
+
+GOOD = "the study of science explains how energy and matter interact in research theory history".split()
+BAD = "click here login subscribe cookie privacy menu share home contact copyright".split()
+TINY = dict(dim=10, bucket=1000, epoch=5, lr=0.5)
+
+
+def lines_of(words: list[str], count: int, seed: int) -> list[str]:
+    chosen = random.Random(seed)
+    return [" ".join(chosen.choice(words) for _ in range(10)) for _ in range(count)]
+
+
+@pytest.fixture(scope="session")
+def example_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("examples")
+    (folder / "positive.txt").write_text("\n".join(lines_of(GOOD, 200, 1)) + "\n")
+    (folder / "negative.jsonl").write_text("".join(json.dumps({"text": text}) + "\n"
+                                                   for text in lines_of(BAD, 200, 2)))
+    return folder
+
+
+def run_train(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = train_quality.main(list(argv))
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def train_args(folder, output) -> list[str]:
+    return ["--positive", str(folder / "positive.txt"), "--negative", str(folder / "negative.jsonl"),
+            "--output", str(output), *(item for name, value in TINY.items()
+                                       for item in (f"--{name.replace('_', '-')}", str(value)))]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(example_files, tmp_path_factory):
+    """A classifier of GOOD against BAD words, trained by train_quality in well under a second."""
+    output = tmp_path_factory.mktemp("model") / "tiny.bin"
+    code, printed, stderr = run_train(*train_args(example_files, output))
+    assert code == 0, stderr
+    assert "ROC AUC 1.000" in printed
+    return output
+
+
+def test_training_gives_the_same_file_byte_for_byte(example_files, tiny_model, tmp_path):
+    again = tmp_path / "again.bin"
+    assert run_train(*train_args(example_files, again))[0] == 0
+    assert again.read_bytes() == tiny_model.read_bytes()
+
+
+def test_the_fasttext_module_loads_the_model_and_scores_as_a_direct_predict(tiny_model):
+    import fasttext
+
+    model = QualityModel("tiny", str(tiny_model), threshold=0.5)
+    check_model(model, memory_mib=64)
+    text = " ".join(GOOD[:6]) + "\n" + " ".join(GOOD[6:])
+    labels, probabilities = fasttext.load_model(str(tiny_model)).predict(scoring_line(text), k=-1)
+    direct = dict(zip(labels, map(float, probabilities)))
+    assert score(model, text) == direct["__label__positive"] > 0.9
+    assert score(model, " ".join(BAD)) < 0.1
+
+
+def test_a_page_is_scored_on_its_readable_text_as_one_line():
+    assert scoring_line("one\ntwo\r\nthree") == "one two three"
+    # fastText's hash: FNV-1a of the bytes, a byte above 0x7f taken as a signed char (fastText's own values).
+    assert word_hash("</s>") == 3617362777 and word_hash("é") != word_hash("e")
+
+
+def test_below_its_threshold_a_page_is_filtered_and_annotated_it_is_a_signal(tiny_model):
+    model = QualityModel("tiny", str(tiny_model), threshold=0.5)
+    bad, good = (document(f"https://example.org/{name}", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10,
+                          raw_bytes=100, clean_text=" ".join(words))
+                 for name, words in (("bad", BAD), ("good", GOOD)))
+    skip, counts = score_document(bad, (model,))
+    assert isinstance(skip, Skip) and skip.detail.startswith("model/tiny: __label__positive 0.0")
+    assert "(threshold 0.5)" in skip.detail and counts == {"documents:model/tiny": 1, "raw_bytes:model/tiny": 100}
+    assert score_document(good, (model,))[0] is good
+    annotated, counts = score_document(bad, (model,), annotate=True)
+    assert annotated.signals["model/tiny"] < 0.1 and not counts
+
+
+def test_models_labels_and_thresholds_are_named_by_the_file(tmp_path):
+    (model,) = quality_models(("/models/dclm.bin",), ("dclm=hq",), ("dclm=0.018",))
+    assert (model.name, model.label, model.threshold, model.signal) == ("dclm", "__label__hq", 0.018, "model/dclm")
+    with pytest.raises(ValueError, match="NAME a --quality-model's name"):
+        quality_models(("/models/dclm.bin",), (), ("edu=3",))
+    with pytest.raises(ValueError, match="two models are named dclm"):
+        quality_models(("/a/dclm.bin", "/b/dclm.ftz"))
+
+
+def test_an_empty_training_set_is_refused_in_one_line(tmp_path, example_files):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    code, _, stderr = run_train("--positive", str(empty), "--negative", str(example_files / "negative.jsonl"),
+                                "--output", str(tmp_path / "never.bin"))
+    assert code == 2 and stderr.strip() == ("train_quality: error: no --positive example to train on (empty files, "
+                                            "or all held out)")
+    assert not (tmp_path / "never.bin").exists()
+
+
+@pytest.mark.slow
+def test_a_build_scores_drops_counts_records_and_refuses_models(write_warc, tiny_model, tmp_path):
+    source = write_warc([Capture("https://example.org/good", page(f"<p>{' '.join(GOOD)}</p>").encode()),
+                         Capture("https://example.org/bad", page(f"<p>{' '.join(BAD)}</p>").encode())])
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet",
+                                "--quality-model", str(tiny_model), "--quality-model-threshold", "tiny=0.5"])
+    assert code == 0, stderr
+    assert [record["url"] for record in corpus_records(output)] == ["https://example.org/good"]
+    (skip,) = [line for line in json_lines(output, "skipped") if line["kind"] == "filtered"]
+    assert skip["url"] == "https://example.org/bad" and skip["detail"].startswith("model/tiny: __label__positive")
+    report = json.loads((output / "report.json").read_text())
+    assert report["filters"]["documents_dropped"] == {"model/tiny": 1} and report["records"]["balanced"]
+    (recorded,) = report["options"]["quality_models"]
+    assert recorded["path"] == str(tiny_model) and len(recorded["sha256"]) == 64 and recorded["threshold"] == 0.5
+    # A rebuild refuses a model whose bytes changed.
+    changed = tmp_path / "tiny.bin"
+    changed.write_bytes(tiny_model.read_bytes())
+    code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "with-copy"), "--quiet",
+                                "--quality-model", str(changed), "--quality-model-threshold", "tiny=0.5"])
+    assert code == 0, stderr
+    changed.write_bytes(tiny_model.read_bytes() + b"\0")
+    code, _, stderr = run_main(["--rebuild", str(tmp_path / "with-copy" / "manifest.json"), "--output",
+                                str(tmp_path / "never")])
+    assert code == 2 and f"its --quality-model {changed} is missing or changed" in stderr, stderr
+    # Refused in one line, before any input is read.
+    not_a_model = tmp_path / "model.bin"
+    not_a_model.write_bytes(b"not a model at all")
+    for argv, says in [(["--quality-model", str(not_a_model)], "is not a fastText supervised model"),
+                       (["--quality-model", str(tiny_model), "--quality-model-label", "tiny=hq"], "has no label"),
+                       ]:
+        code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "never"), "--quiet", *argv])
+        assert code == 2 and says in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_model_larger_than_a_pages_memory_is_refused(tiny_model):
+    with pytest.raises(ValueError, match="more than --page-memory 0 MiB"):
+        check_model(QualityModel("tiny", str(tiny_model)), memory_mib=0)
+
+
+def test_a_model_loads_once_per_process(tiny_model):
+    assert loaded_model(str(tiny_model)) is loaded_model(str(tiny_model))
+
+
+def test_decontamination_normalises_as_datatrove_and_counts_ngrams_per_benchmark(tmp_path):
+    from transforms.stages.decontaminate import Benchmark, decontaminate_document, normalized_words
+
+    # Lower case, punctuation and diacritics removed, digits one 0 (datatrove's simplify_text).
+    assert normalized_words("Hello,  World! Café 1234 naïve—test “quoted”") == [
+        b"hello", b"world", b"cafe", b"0", b"naivetest", b"quoted"]
+    items = tmp_path / "quiz.jsonl"
+    items.write_text(json.dumps({"question": "What is the capital of France, the country?", "id": 1}) + "\n")
+    plain = tmp_path / "lines.txt"
+    plain.write_text("a b c d\ne f\n")
+    quiz, lines = Benchmark("quiz", str(items), ("question",)), Benchmark("lines", str(plain))
+    contaminated = document("https://example.org/a", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10,
+                            raw_bytes=50, clean_text="Quiz: what is THE capital of france the Country")
+    skip, counts = decontaminate_document(contaminated, (lines, quiz), n=4)
+    # The question's 4-grams: 5 of them at the page's positions.
+    assert isinstance(skip, Skip) and skip.detail == "decontamination/quiz: 5 4-grams of its items"
+    assert counts == {"documents:decontamination/quiz": 1, "raw_bytes:decontamination/quiz": 50}
+    annotated, _ = decontaminate_document(contaminated, (lines, quiz), n=4, annotate=True)
+    assert annotated.signals == {"decontamination/quiz": 5.0, "decontamination/lines": 0.0}
+    clean = contaminated.replace(clean_text="the capital of Spain")
+    assert decontaminate_document(clean, (lines, quiz), n=4)[0] is clean
+
+
+@pytest.mark.slow
+def test_a_build_drops_contaminated_pages_and_refuses_a_benchmark_without_its_field(write_warc, tmp_path):
+    source = write_warc([Capture("https://example.org/good", page(f"<p>{' '.join(GOOD)}</p>").encode()),
+                         Capture("https://example.org/bad", page(f"<p>{' '.join(BAD)}</p>").encode())])
+    items = tmp_path / "quiz.jsonl"
+    items.write_text(json.dumps({"text": " ".join(BAD[2:9])}) + "\n")
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet",
+                                "--decontaminate", str(items), "--decontaminate-ngram", "5"])
+    assert code == 0, stderr
+    assert [record["url"] for record in corpus_records(output)] == ["https://example.org/good"]
+    report = json.loads((output / "report.json").read_text())
+    assert report["filters"]["documents_dropped"] == {"decontamination/quiz": 1} and report["records"]["balanced"]
+    assert len(report["options"]["decontaminate"]["benchmarks"][0]["sha256"]) == 64
+    code, _, stderr = run_main(["--input", str(source), "--output", str(tmp_path / "never"), "--quiet",
+                                "--decontaminate", str(items), "--decontaminate-fields", "question"])
+    assert code == 2 and "line 1: no field 'question'" in stderr and len(stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.slow
+def test_an_annotated_build_writes_the_scores_and_matches_as_signals(write_warc, tiny_model, tmp_path):
+    source = write_warc([Capture("https://example.org/bad", page(f"<p>{' '.join(BAD)}</p>").encode())])
+    items = tmp_path / "quiz.txt"
+    items.write_text(" ".join(BAD[2:9]) + "\n")
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--input", str(source), "--output", str(output), "--quiet", "--quality", "gopher",
+                                "--annotate", "--quality-model", str(tiny_model), "--quality-model-threshold",
+                                "tiny=0.5", "--decontaminate", str(items), "--decontaminate-ngram", "5"])
+    assert code == 0, stderr
+    (record,) = corpus_records(output)
+    assert record["signals"]["model/tiny"] < 0.1 and record["signals"]["decontamination/quiz"] == 3.0
