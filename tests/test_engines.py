@@ -472,9 +472,27 @@ def build_isolation_flags() -> list[str]:
     return ["--no-build-isolation"] if can_build_wheels else []
 
 
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    """The sdist of a copy of the repository, built as Beam's stager builds the one --setup_file ships to Dataflow
+    workers: once, for the wheels of both compilers."""
+    pytest.importorskip("setuptools", reason="building the sdist needs setuptools")
+    directory = tmp_path_factory.mktemp("sdist")
+    source, dist = directory / "source", directory / "dist"
+    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
+        "webcorpus-out"))
+    if importlib.util.find_spec("build") is not None:
+        run_checked([PYTHON, "-m", "build", "--no-isolation", "--sdist", "--outdir", dist, source],
+                    "python -m build --sdist")
+    else:
+        run_checked([PYTHON, "setup.py", "-q", "sdist", "--dist-dir", dist], "setup.py sdist", cwd=source)
+    return next(dist.glob("webcorpus-*.tar.gz"))
+
+
 @pytest.mark.parametrize("compiler", ["present", "hidden"])
 @pytest.mark.slow
-def test_sdist_and_wheel_install_and_run(tmp_path, compiler):
+def test_sdist_and_wheel_install_and_run(sdist, tmp_path, compiler):
     """sdist -> wheel -> a fresh venv -> `python -m pipeline` outside the repo, on the shipped sample.
 
     The fresh venv gets the wheel without its dependencies, and reuses the packages of the environment
@@ -484,18 +502,7 @@ def test_sdist_and_wheel_install_and_run(tmp_path, compiler):
     installed pipeline says in one warning line that it runs the pure-Python path, and its corpus is
     byte-identical to the one the repository's accelerated code builds from the same input.
     """
-    pytest.importorskip("setuptools", reason="building the sdist needs setuptools")
-    source, dist, venv, cwd = (tmp_path / name for name in ("source", "dist", "venv", "elsewhere"))
-    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
-        "webcorpus-out"))
-    # As Beam's stager builds the sdist that --setup_file ships to Dataflow workers.
-    if importlib.util.find_spec("build") is not None:
-        run_checked([PYTHON, "-m", "build", "--no-isolation", "--sdist", "--outdir", dist, source],
-                    "python -m build --sdist")
-    else:
-        run_checked([PYTHON, "setup.py", "-q", "sdist", "--dist-dir", dist], "setup.py sdist", cwd=source)
-    sdist = next(dist.glob("webcorpus-*.tar.gz"))
+    dist, venv, cwd = (tmp_path / name for name in ("dist", "venv", "elsewhere"))
     with tarfile.open(sdist) as archive:
         members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     missing = {"setup.py", "lexbor_headers.py", "requirements.txt", "README.md", "pipeline/data/sample.warc.gz",

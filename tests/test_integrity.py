@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,14 @@ def sample_inputs(tmp_path) -> list[str]:
     return write_sample_inputs(tmp_path / "in")
 
 
+@pytest.fixture(scope="module")
+def sample_build(tmp_path_factory) -> Path:
+    """One build of sample inputs of the module's (in/ beside it) with the default options, for the tests that only
+    read it (a test that damages a build damages a copy)."""
+    directory = tmp_path_factory.mktemp("sample-build")
+    return build(write_sample_inputs(directory / "in"), directory / "out")
+
+
 @pytest.mark.parametrize("file_format", ["avro", "parquet", "jsonl"])
 def test_every_output_is_digested_as_it_is_written_and_not_read_back(sample_inputs, tmp_path, monkeypatch,
                                                                      file_format):
@@ -72,24 +81,24 @@ def test_every_output_is_digested_as_it_is_written_and_not_read_back(sample_inpu
 
 
 @pytest.mark.slow
-def test_two_builds_and_two_workers_are_byte_identical(sample_inputs, tmp_path):
-    first = file_bytes(build(sample_inputs, tmp_path / "one"))
-    again = file_bytes(build(sample_inputs, tmp_path / "again"))
-    parallel = file_bytes(build(sample_inputs, tmp_path / "two", *TWO_WORKERS))
+def test_two_builds_and_two_workers_are_byte_identical(sample_build, tmp_path):
+    inputs = [str(sample_build.parent / "in" / "*.warc.gz")]
+    first = file_bytes(sample_build)
+    again = file_bytes(build(inputs, tmp_path / "again"))
+    parallel = file_bytes(build(inputs, tmp_path / "two", *TWO_WORKERS))
     assert first == again == parallel
     assert {"manifest.json", "report.json", "corpus-00000-of-00002.avro", "corpus-00001-of-00002.avro"} <= set(first)
 
 
 @pytest.mark.slow
-def test_survivor_is_the_earliest_capture_whatever_the_file_order(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
-    records = {record["url"]: record for record in iter_corpus(str(output))}
+def test_survivor_is_the_earliest_capture_whatever_the_file_order(sample_build):
+    records = {record["url"]: record for record in iter_corpus(str(sample_build))}
     # The copy in b.warc.gz was captured a day before the original in a.warc.gz.
     assert "https://ru.example.org/news/most" not in records
     survivor = records["https://copy.example.org/most"]
     assert survivor["duplicate_urls"] == ["https://ru.example.org/news/most"]
     assert survivor["duplicate_count"] == 1
-    mapping = [json.loads(line) for line in (output / "duplicates-00000-of-00001.jsonl").read_text().splitlines()]
+    mapping = [json.loads(line) for line in (sample_build / "duplicates-00000-of-00001.jsonl").read_text().splitlines()]
     dropped = {row["url"]: row for row in mapping}
     assert dropped["https://ru.example.org/news/most"]["survivor_url"] == "https://copy.example.org/most"
     assert dropped["https://ru.example.org/news/most"]["content_hash"] == survivor["content_hash"]
@@ -136,9 +145,8 @@ def test_a_build_from_relative_paths_rebuilds_from_any_directory(sample_inputs, 
 
 @pytest.mark.parametrize("damage", ["no codec", "options a list", "scripts a number"])
 @pytest.mark.slow
-def test_rebuild_of_a_manifest_whose_options_are_not_a_builds_is_one_line(sample_inputs, tmp_path, capsys, damage):
-    output = build(sample_inputs, tmp_path / "out")
-    manifest = json.loads((output / MANIFEST_NAME).read_text())
+def test_rebuild_of_a_manifest_whose_options_are_not_a_builds_is_one_line(sample_build, tmp_path, capsys, damage):
+    manifest = json.loads((sample_build / MANIFEST_NAME).read_text())
     if damage == "no codec":
         del manifest["options"]["codec"]
     elif damage == "options a list":
@@ -178,10 +186,9 @@ def problems(directory: Path) -> tuple[int, list[str]]:
 
 
 @pytest.mark.slow
-def test_verify_passes_an_intact_build(sample_inputs, tmp_path, capsys):
-    output = build(sample_inputs, tmp_path / "out")
-    assert problems(output)[1] == []
-    assert verify.main([str(output)]) == 0
+def test_verify_passes_an_intact_build(sample_build, capsys):
+    assert problems(sample_build)[1] == []
+    assert verify.main([str(sample_build)]) == 0
     assert "intact" in capsys.readouterr().out
 
 
@@ -232,8 +239,8 @@ def test_verify_names_a_broken_block_boundary_without_the_manifest(sample_inputs
 
 
 @pytest.mark.slow
-def test_verify_names_a_damaged_manifest(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
+def test_verify_names_a_damaged_manifest(sample_build, tmp_path):
+    output = Path(shutil.copytree(sample_build, tmp_path / "out"))
     manifest = output / MANIFEST_NAME
     text = manifest.read_text()
     at = text.index('"codec": "') + len('"codec": "')
@@ -248,12 +255,11 @@ def test_verify_refuses_a_directory_without_a_build(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_read_corpus_transform_verifies_records(sample_inputs, tmp_path):
-    output = build(sample_inputs, tmp_path / "out")
-    expected = sorted(record["content_hash"] for record in iter_corpus(str(output)))
-    assert all(content_hash(record["html"]) == record["content_hash"] for record in iter_corpus(str(output)))
+def test_read_corpus_transform_verifies_records(sample_build):
+    expected = sorted(record["content_hash"] for record in iter_corpus(str(sample_build)))
+    assert all(content_hash(record["html"]) == record["content_hash"] for record in iter_corpus(str(sample_build)))
     with TestPipeline() as pipeline:
-        read = pipeline | ReadCorpus(str(output))
+        read = pipeline | ReadCorpus(str(sample_build))
         assert_that(read.records | beam.Map(lambda record: record["content_hash"]), equal_to(expected))
         assert_that(read.dead_letter, equal_to([]), label="NoCorruptRecords")
 
@@ -267,13 +273,12 @@ def test_dev_corpus_builds_are_byte_identical_across_runs_and_workers(corpus_dir
     assert verify.main([str(tmp_path / "two")]) == 0
 
 
-def test_reading_a_local_corpus_imports_no_beam_and_prints_nothing(sample_inputs, tmp_path):
+def test_reading_a_local_corpus_imports_no_beam_and_prints_nothing(sample_build):
     """A reader needs fastavro, not Beam: importing Beam costs seconds and logs warnings nobody asked for."""
-    output = build(sample_inputs, tmp_path / "out")
-    expected = sorted(record["content_hash"] for record in iter_corpus(str(output)))
+    expected = sorted(record["content_hash"] for record in iter_corpus(str(sample_build)))
     code = ("import sys\n"
             "from transforms.corpus.read_corpus import CorruptCorpus, iter_corpus\n"
-            f"hashes = sorted(record['content_hash'] for record in iter_corpus({str(output)!r}))\n"
+            f"hashes = sorted(record['content_hash'] for record in iter_corpus({str(sample_build)!r}))\n"
             "print(len(hashes), hashes[0], 'apache_beam' in sys.modules)\n")
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)))

@@ -24,7 +24,7 @@ import pytest
 from pipeline.publish import LOCK_NAME, OutputBusy, lock_holder, output_lock
 from pipeline.resumable import RESUME_PREFIX
 from pipeline.sample import Capture, warc_bytes
-from tests.test_cli import REPO
+from tests.test_cli import REPO, run_main
 from tests.test_staging import doc as staged_doc
 from transforms.document import DeadLetter, Skip
 from transforms.report.manifest import FileDigest
@@ -39,6 +39,7 @@ from transforms import vocabulary
 from transforms.vocabulary import FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
 
 FILES = 6
+PAGES = 60  # in each file: documents of many fingerprints per unit (more only make each build slower)
 
 
 def snapshot(directory: Path) -> dict[str, str]:
@@ -53,16 +54,19 @@ def inputs(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("resume-in")
     for file in range(FILES):
         pages = [Capture(f"https://example.org/{file}/{index}",
-                         f"<p>Page {index % 150} says: {'many words here, ' * (20 + index % 7)}. "
+                         f"<p>Page {index % (PAGES // 2)} says: {'many words here, ' * (20 + index % 7)}. "
                          f"Write to someone{index}@example.org.</p>".encode())
-                 for index in range(300)]
+                 for index in range(PAGES)]
         (directory / f"part-{file}.warc.gz").write_bytes(warc_bytes(pages, filename=f"part-{file}.warc.gz"))
     return directory
 
 
+PIPELINE = [sys.executable, "-m", "pipeline"]
+
+
 def command(inputs: Path, output: Path, *flags: str) -> list[str]:
-    return [sys.executable, "-m", "pipeline", "--input", str(inputs / "*.warc.gz"), "--output", str(output), "--quiet",
-            *flags]
+    """The arguments of a build (run in a process of its own: after PIPELINE)."""
+    return ["--input", str(inputs / "*.warc.gz"), "--output", str(output), "--quiet", *flags]
 
 
 def shown(argv: list[str]) -> list[str]:
@@ -70,30 +74,39 @@ def shown(argv: list[str]) -> list[str]:
     return [arg for arg in argv if arg != "--quiet"]
 
 
-def done_line(result: subprocess.CompletedProcess) -> str:
+def done_line(stderr: str) -> str:
     """The progress display's last line, without the time the build took."""
-    (line,) = [line for line in result.stderr.splitlines() if line.startswith("done: ")]
+    (line,) = [line for line in stderr.splitlines() if line.startswith("done: ")]
     return line.rsplit(" in ", 1)[0]
 
 
-def run(argv: list[str], **env) -> subprocess.CompletedProcess:
-    result = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO), **env), capture_output=True,
+def run_process(args: list[str]) -> str:
+    """A build in a process of its own (as the runners' tests resume a killed build); what it wrote on stderr."""
+    result = subprocess.run(PIPELINE + args, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    return result
+    return result.stderr
 
 
-def notes(result: subprocess.CompletedProcess) -> list[str]:
-    return [line for line in result.stderr.splitlines() if line.startswith("python -m pipeline: ")]
+def run(args: list[str]) -> str:
+    """A build in this process, where only what it does with the work a killed run left is the point (not Beam
+    starting in a process of its own); what it wrote on stderr."""
+    code, _, stderr = run_main(args)
+    assert code == 0, stderr
+    return stderr
+
+
+def notes(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("python -m pipeline: ")]
 
 
 def records_in(output: Path) -> int:
     return sum(len(list((path / UNITS).glob(f"*{RECORD_SUFFIX}"))) for path in output.glob(f"{RESUME_PREFIX}*"))
 
 
-def killed_after(argv: list[str], output: Path, units: int) -> None:
+def killed_after(args: list[str], output: Path, units: int) -> None:
     """Runs a build that stops once it recorded `units` units, and kills its process group (SIGKILL) then."""
-    process = subprocess.Popen(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO),
+    process = subprocess.Popen(PIPELINE + args, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO),
                                                         **{HOLD_AFTER_UNITS: str(units)}),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -134,31 +147,46 @@ RUNNERS = {
     "direct-2-workers": ("--direct_num_workers=2", "--direct_running_mode=multi_processing"),
     "dask": None,
 }
+def options_of(tokenizer: Path) -> tuple[str, ...]:
+    """The options of the builds killed on more workers than one: every stage that keeps state per unit, an
+    annotated build's signals staged and resumed as the rest of a record, and the reused units' token counts (and
+    --languages' skips) replayed."""
+    return ("--near-dedup", "--quality", "gopher", "--pii", "--annotate", "--tokenizer", str(tokenizer),
+            "--languages", "en")
+
+
+@pytest.fixture(scope="module")
+def reference_of_options(inputs, tmp_path_factory, tiny_tokenizer) -> tuple[Path, str]:
+    """A build of `options_of` from scratch, and what it wrote on stderr (its progress display): a build's files
+    and counts are the same on every runner, so the runners' resumed builds are compared with this one."""
+    reference = tmp_path_factory.mktemp("resume-reference") / "reference"
+    return reference, run(shown(command(inputs, reference, *options_of(tiny_tokenizer))))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("runner", sorted(RUNNERS))
-def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(inputs, tmp_path, runner,
-                                                                                 tiny_tokenizer):
-    # On two workers the build annotates (--annotate): its signals staged and resumed as the rest of a record. On
-    # one, it counts tokens (--tokenizer): the reused units' token counts (and --languages') are replayed.
-    options = {"direct": ("--tokenizer", str(tiny_tokenizer), "--languages", "en"),
-               "dask": ("--near-dedup", "--quality", "gopher", "--pii"),
-               "direct-2-workers": ("--near-dedup", "--quality", "gopher", "--pii", "--annotate")}[runner]
-    reference, output = tmp_path / "reference", tmp_path / "out"
+def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(
+        inputs, killed_and_reference, reference_of_options, tmp_path, runner, tiny_tokenizer):
+    output = tmp_path / "out"
+    if runner == "direct":
+        # The module's build of the default options, killed and from scratch: a copy of the killed one resumes.
+        killed, reference, from_scratch = killed_and_reference
+        shutil.copytree(killed, output, symlinks=True)
+    else:
+        reference, from_scratch = reference_of_options
+    options = () if runner == "direct" else options_of(tiny_tokenizer)
     if runner == "dask":
         # The worker holds (and is killed with its cluster): the build's own process group has no worker.
         with dask_cluster(tmp_path, **{HOLD_AFTER_UNITS: "2"}) as flags:
             killed_after(command(inputs, output, *options, *flags), output, 2)
     with dask_cluster(tmp_path) if runner == "dask" else contextlib.nullcontext(RUNNERS[runner]) as flags:
-        from_scratch = run(shown(command(inputs, reference, *options, *flags)))
-        if runner != "dask":
+        if runner == "direct-2-workers":
             killed_after(command(inputs, output, *options, *flags), output, 2)
         recorded = records_in(output)
         assert 2 <= recorded < FILES
         assert json.loads((output / LOCK_NAME).read_text())["pid"]  # left by the killed run
         # As Dataflow or Flink would: a new job of the same build, reusing what the killed one staged.
-        result = run(shown(command(inputs, output, *options, *flags)))
+        result = run_process(shown(command(inputs, output, *options, *flags)))
     lines = notes(result)
     assert lines[0].startswith("python -m pipeline: took over the lock of an earlier run that is gone (pid ")
     assert lines[1] == (f"python -m pipeline: resuming the build that an earlier run left unfinished: {recorded} "
@@ -172,9 +200,10 @@ def test_a_killed_build_resumes_and_publishes_the_bytes_of_a_build_from_scratch(
 
 
 @pytest.mark.slow
-def test_other_options_or_inputs_start_afresh_and_say_why_in_one_line(inputs, tmp_path):
+def test_other_options_or_inputs_start_afresh_and_say_why_in_one_line(inputs, killed_and_reference, tmp_path):
     output = tmp_path / "out"
-    killed_after(command(inputs, output), output, 1)
+    killed, _, _ = killed_and_reference  # this build killed: a copy is left where the next runs write
+    shutil.copytree(killed, output, symlinks=True)
     result = run(command(inputs, output, "--codec", "null"))
     assert notes(result)[1:] == [
         f"python -m pipeline: starting afresh: the unfinished build that an earlier run left in {output} cannot be "
@@ -183,7 +212,7 @@ def test_other_options_or_inputs_start_afresh_and_say_why_in_one_line(inputs, tm
     run(command(inputs, reference, "--codec", "null"))
     assert snapshot(output) == snapshot(reference)
 
-    killed_after(command(inputs, output), output, 1)
+    shutil.copytree(killed, output, symlinks=True, dirs_exist_ok=True)
     changed = tmp_path / "changed-in"
     changed.mkdir()
     for path in inputs.iterdir():
@@ -402,28 +431,24 @@ DAMAGES = {damage.__name__: damage for damage in (
 
 
 @pytest.fixture(scope="module")
-def killed_and_reference(inputs, tmp_path_factory) -> tuple[Path, Path]:
-    """A build killed once it recorded 2 units (its DIR), and the same build from scratch."""
+def killed_and_reference(inputs, tmp_path_factory) -> tuple[Path, Path, str]:
+    """A build of the default options killed once it recorded 2 units (its DIR), the same build from scratch, and
+    what that one wrote on stderr (its progress display). The tests resume, or damage, copies of the killed one."""
     directory = tmp_path_factory.mktemp("resume-damaged")
     killed, reference = directory / "killed", directory / "reference"
     killed_after(command(inputs, killed), killed, 2)
-    run(command(inputs, reference))
-    return killed, reference
+    return killed, reference, run(shown(command(inputs, reference)))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_a_unit_whose_record_or_staging_does_not_check_out_is_read_again_and_said_once(
         inputs, killed_and_reference, tmp_path, damage):
-    killed, reference = killed_and_reference
+    killed, reference, _ = killed_and_reference
     output = tmp_path / "out"
     shutil.copytree(killed, output, symlinks=True)
     DAMAGES[damage](output)
-    argv = command(inputs, output)
-    result = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    (line,) = [line for line in notes(result) if "did not check out" in line]
+    (line,) = [line for line in notes(run(command(inputs, output))) if "did not check out" in line]
     assert re.fullmatch(r"python -m pipeline: 1 units of the earlier run did not check out \(its record .*|"
                         r"python -m pipeline: 1 units of the earlier run did not check out \(a staging file of it .*",
                         line), line
