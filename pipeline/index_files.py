@@ -29,6 +29,7 @@ from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.crawl import CRAWL_DATA, check_named_file, is_listing, read_listing, resolve_line
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems import http_session
 from transforms.filesystems.http_session import RemoteReadError, check_stored_bytes, failure, head, session, size_of
 from transforms.filesystems.locations import redacted

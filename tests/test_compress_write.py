@@ -23,7 +23,7 @@ from transforms.vocabulary import Capture
 from transforms.stages.compress_write.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout,
                                                             avro_record, record_digest, resolve_level)
 from transforms.stages.compress_write.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
-                                                     corpus_schema, resolve_fields)
+                                                     SIGNALS, corpus_schema, resolve_fields)
 from transforms.stages.compress_write.staging import STAGING_DIR, StagingRun, staged_records
 from transforms.stages.compress_write.compress_write_transform import CompressWrite, StageAndFingerprint
 from transforms.document import Document
@@ -326,11 +326,18 @@ def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, nea
         record = {name: written.fields()[name] for name in fields[:-1] if name != NEAR_DUPLICATE_COUNT}
         if NEAR_DUPLICATE_COUNT in fields:
             record[NEAR_DUPLICATE_COUNT] = near_count
+        duplicate_count = 0 if duplicates is None else duplicates[0]
+        if SIGNALS in fields:
+            # Written with the sizes of its clusters (of exact duplicates, and of near ones with near-dedup).
+            clusters = {"dedup/exact_cluster": 1.0 + duplicate_count}
+            if NEAR_DUPLICATE_COUNT in fields:
+                clusters["dedup/near_cluster"] = 1.0 + near_count
+            record[SIGNALS] = dict(sorted({**doc.signals, **clusters}.items()))
         record[RECORD_DIGEST] = record_digest(record)
         writer.write(record)
         staged = staging_round_trip(layout, layout.staged(doc))
         encoded.write(layout.record(staged, None if duplicates is None else layout.duplicates_of(*duplicates),
-                                    near_count))
+                                    near_count, duplicate_count))
     writer.flush()
     encoded.flush()
     assert actual.getvalue() == expected.getvalue()

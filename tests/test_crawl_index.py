@@ -22,7 +22,7 @@ from tests.helpers import corpus_records
 from tests.index_crawl import make_crawl
 from tests.test_crawl import CrawlServer, RangeHandler
 from tests.test_cli import run_main
-from tests.test_resume import REPO, killed_after, records_in
+from tests.test_resume import PIPELINE, REPO, killed_after, records_in
 
 CRAWL = "CC-TEST-2026-10"
 
@@ -237,12 +237,11 @@ def test_codes_and_patterns_are_checked():
 @pytest.mark.slow
 def test_a_killed_index_build_resumes_reusing_the_units_it_finished(indexed, server, tmp_path):
     output = tmp_path / "out"
-    argv = [sys.executable, "-m", "pipeline", *index_flags(server, "--index-languages", "rus,eng"),
-            "--output", str(output), "--quiet"]
-    killed_after(argv, output, 1)
+    args = [*index_flags(server, "--index-languages", "rus,eng"), "--output", str(output), "--quiet"]
+    killed_after(args, output, 1)
     finished = records_in(output)
     server.reset()
-    result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600,
+    result = subprocess.run([*PIPELINE, *args], cwd=REPO, capture_output=True, text=True, timeout=600,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
     assert result.returncode == 0, result.stderr
     urls = {record["url"] for record in corpus_records(output)}
