@@ -7,6 +7,7 @@ import json
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.report.manifest import build_manifest, write_manifest
 from transforms.report.report import TOKENS
 
