@@ -23,7 +23,7 @@ from pipeline import resumable
 from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
-from pipeline.graph import build_corpus
+from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
 from pipeline.launch import SIGNALS, Interrupted, program_name
 from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
@@ -324,13 +324,13 @@ def runner_output_to(log_path: str):
 
 
 def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None,
-          found: BuildInputs | None = None) -> dict:
+          found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE) -> dict:
     """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
     with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
     named when the build fails and removed when it succeeds. `units_dir`, `found`: see
-    `pipeline.graph.build_corpus`.
+    `pipeline.graph.build_corpus`; `source`: where its documents come from (`pipeline.graph.DocumentSource`).
     """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
@@ -345,7 +345,7 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
                         if notes else contextlib.nullcontext(), remembered_dofn_specs(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found, source=source)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:
@@ -405,10 +405,11 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
 
 
 def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
-                  found: BuildInputs | None = None) -> tuple[dict, list[str]]:
+                  found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE) -> tuple[dict, list[str]]:
     """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
     the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`';
-    `found`: `found_inputs`')."""
+    `found`: `found_inputs`'). `source`: where the documents come from; one whose reader keeps no completion
+    records of units (a selection's) starts afresh each run."""
     found = found if found is not None else found_inputs(settings)
     try:
         key = signing_key(create=True)
@@ -419,17 +420,19 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
         with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
-            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings, found, input_files),
-                                                       settings.resume)
+            units_dir, resumed = resumable.prepare(
+                settings.output, resumable.build_identity(settings, found, input_files), settings.resume) \
+                if source.resumable else (None, [])
             # Said now: whether this run reuses earlier work matters while it runs.
             for note in taken_over + resumed:
                 print(f"{program_name()}: {note}", file=sys.stderr)
             staging = new_staging_dir(settings.output)
             try:
                 try:
-                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, found)
+                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, found,
+                                   source)
                 finally:
-                    checked_out = resumable.not_reused(units_dir)
+                    checked_out = units_dir and resumable.not_reused(units_dir)
                     if checked_out:
                         print(f"{program_name()}: {checked_out}", file=sys.stderr)
                 unbalanced = imbalances(report)
@@ -441,13 +444,15 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
                         publish(staging, settings.output)
                     except Exception as error:
                         raise PublishCutShort(describe_failure(error)) from error
-                    resumable.finish(units_dir)
+                    if units_dir:
+                        resumable.finish(units_dir)
                     published = True
             except BaseException:
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
                     remove_exactly([staging])
-                    resumable.keep_if_finished_any(units_dir)
+                    if units_dir:
+                        resumable.keep_if_finished_any(units_dir)
                 raise
     except KeyboardInterrupt as interruption:
         # Once published, whatever ends the run (releasing the lock) says so: DIR holds the new build.

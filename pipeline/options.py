@@ -55,6 +55,53 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--languages, --quality and --quality-threshold: what a build keeps, and a selection too (`pipeline.select`)."""
+    parser.add_argument(
+        "--languages", default=None, metavar="LIST",
+        help="Keep only pages identified as one of these languages, e.g. en,ru (implies --language); the others "
+             "are skipped as other-language, with their language in skipped-*.jsonl.",
+    )
+    parser.add_argument(
+        "--quality", default=None, metavar="LIST",
+        help=f"Quality rule sets to apply, in the order given, to each page's readable text after MinimizeText: "
+             f"{', '.join(RULE_SETS)} (e.g. fineweb-recipe). A page a rule drops is skipped as filtered, with its "
+             "rule and measured value in skipped-*.jsonl; C4 removes lines, and the corpus holds the filtered text. "
+             "Implies --language (English-only rules apply to English pages). See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--quality-threshold", action="append", default=[], metavar="NAME=VALUE", dest="quality_threshold",
+        help="Change a --quality threshold, e.g. gopher_quality.min_doc_words=100 (names and defaults: "
+             "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
+    )
+
+
+def add_near_dedup_arguments(parser: argparse.ArgumentParser) -> None:
+    """--near-dedup and its parameters (`near_dedup_parameters`), of a build and of a selection."""
+    parser.add_argument(
+        "--near-dedup", action="store_true", default=None,
+        help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
+             "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
+             "near-duplicates-*.jsonl with their survivor and estimated similarity.",
+    )
+    parser.add_argument(
+        "--near-dedup-threshold", type=float, default=None, metavar="SIMILARITY",
+        help=f"Estimated Jaccard similarity from which two pages are near-duplicates (default {DEFAULT_THRESHOLD}).",
+    )
+    parser.add_argument(
+        "--near-dedup-shingle-size", type=int, default=None, metavar="WORDS",
+        help=f"Words per shingle (default {DEFAULT_SHINGLE_SIZE}).",
+    )
+    parser.add_argument(
+        "--near-dedup-bands", type=int, default=None, metavar="N",
+        help=f"LSH bands (default {DEFAULT_BANDS}); the signature has bands x rows hash values.",
+    )
+    parser.add_argument(
+        "--near-dedup-rows", type=int, default=None, metavar="N",
+        help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
+    )
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
         prog=program_name(),
@@ -148,23 +195,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="Identify each page's language from its text (fields language and language_confidence, beside the "
              "declared lang; the report counts documents and bytes per language).",
     )
-    parser.add_argument(
-        "--languages", default=None, metavar="LIST",
-        help="Keep only pages identified as one of these languages, e.g. en,ru (implies --language); the others "
-             "are skipped as other-language, with their language in skipped-*.jsonl.",
-    )
-    parser.add_argument(
-        "--quality", default=None, metavar="LIST",
-        help=f"Quality rule sets to apply, in the order given, to each page's readable text after MinimizeText: "
-             f"{', '.join(RULE_SETS)} (e.g. fineweb-recipe). A page a rule drops is skipped as filtered, with its "
-             "rule and measured value in skipped-*.jsonl; C4 removes lines, and the corpus holds the filtered text. "
-             "Implies --language (English-only rules apply to English pages). See docs/stages.md.",
-    )
-    parser.add_argument(
-        "--quality-threshold", action="append", default=[], metavar="NAME=VALUE", dest="quality_threshold",
-        help="Change a --quality threshold, e.g. gopher_quality.min_doc_words=100 (names and defaults: "
-             "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
-    )
+    add_selection_arguments(parser)
     parser.add_argument(
         "--url-blocklist", action="append", default=[], metavar="FILE", dest="url_blocklist",
         help="Skip captures whose URL this file lists, as url-blocked, from the record's headers before its payload "
@@ -224,28 +255,7 @@ def make_parser() -> argparse.ArgumentParser:
              "their file) as `truncated`, instead of keeping what was received (each record's `truncated` field "
              "says why and how much).",
     )
-    parser.add_argument(
-        "--near-dedup", action="store_true", default=None,
-        help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
-             "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
-             "near-duplicates-*.jsonl with their survivor and estimated similarity.",
-    )
-    parser.add_argument(
-        "--near-dedup-threshold", type=float, default=None, metavar="SIMILARITY",
-        help=f"Estimated Jaccard similarity from which two pages are near-duplicates (default {DEFAULT_THRESHOLD}).",
-    )
-    parser.add_argument(
-        "--near-dedup-shingle-size", type=int, default=None, metavar="WORDS",
-        help=f"Words per shingle (default {DEFAULT_SHINGLE_SIZE}).",
-    )
-    parser.add_argument(
-        "--near-dedup-bands", type=int, default=None, metavar="N",
-        help=f"LSH bands (default {DEFAULT_BANDS}); the signature has bands x rows hash values.",
-    )
-    parser.add_argument(
-        "--near-dedup-rows", type=int, default=None, metavar="N",
-        help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
-    )
+    add_near_dedup_arguments(parser)
     parser.add_argument(
         "--extend", action="append", default=[], metavar="CORPUS",
         help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "

@@ -10,6 +10,7 @@ from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document, Skip
 from transforms.stages.filters.pii import scrub
 from transforms.stages.filters.rule_sets import apply_rule_sets
+from transforms.stages.filters.verdict import Drop
 from transforms.vocabulary import FILTERED
 
 
@@ -28,16 +29,26 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
         return doc, Counter()
     outcome = apply_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language)
     counts = Counter({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})
-    drop = outcome.drop
-    if drop is not None:
-        counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
-        detail = f"{','.join(rule_sets)}: {drop.detail()}"
-        return Skip(FILTERED, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url,
-                    detail), counts
-    if outcome.text != doc.clean_text:
-        lines = outcome.text.split("\n") if outcome.text else []
-        doc = reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
-    return doc, counts
+    if outcome.drop is not None:
+        return dropped(doc, rule_sets, outcome.drop, counts)
+    return with_text(doc, outcome.text, reminimize), counts
+
+
+def dropped(doc: Document, rule_sets: tuple[str, ...], drop: Drop, counts: Counter) -> tuple[Skip, Counter]:
+    """The `filtered` skip of `doc`, which `drop` dropped (its detail names the rule sets asked for, the rule, the
+    value and the threshold), and `counts` with the page counted under the rule."""
+    counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
+    detail = f"{','.join(rule_sets)}: {drop.detail()}"
+    return Skip(FILTERED, doc.source_file, doc.source_offset, "response", doc.warc_record_id, doc.url, detail), counts
+
+
+def with_text(doc: Document, text: str, reminimize: Callable[[Document], Document]) -> Document:
+    """`doc` (with its `clean_text`) holding `text`, what the line rules kept of it: minimized again where they
+    removed lines (`reminimize`: MinimizeText's function), so that its `html`, `text` and content hash are of it."""
+    if text == doc.clean_text:
+        return doc
+    lines = text.split("\n") if text else []
+    return reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
 
 
 def scrub_document(doc: Document) -> tuple[Document, Counter]:
