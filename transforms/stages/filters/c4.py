@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 
-from transforms.stages.filters.verdict import Drop, Outcome
+from transforms.stages.filters.verdict import Drop, Outcome, Rule
 from transforms.stages.filters.words import count_sentences
 
 RULE_SET = "c4"
@@ -21,41 +22,90 @@ CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 END_PUNCTUATION = (".", "?", "!", '"', "'")
 ELLIPSIS = "..."
 POLICY_PHRASES = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+LINE_RULES = ("max_word_length", "terminal_punctuation", "min_words_per_line", "javascript", "policy")
+# Page rules met on a line: the page is dropped at the first line one is met on (on one line, in this order).
+PAGE_RULES = ("lorem_ipsum", "curly_bracket")
+MIN_NUM_SENTENCES = Rule("min_num_sentences", minimum=True)
+
+
+@dataclass
+class Scan:
+    """C4's line rules over a text: the lines kept (citations removed), the lines removed by each line rule (their
+    indexes in the text's lines), the sentences of the lines kept, and the line (counted from 1) each page rule is
+    first met on, 0 when never."""
+
+    kept: list[str] = field(default_factory=list)
+    removed: dict[str, list[int]] = field(default_factory=lambda: {rule: [] for rule in LINE_RULES})
+    sentences: int = 0
+    met: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PAGE_RULES, 0))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.kept).strip()
+
+    def meet(self, rule: str, index: int) -> None:
+        """Page rule `rule` is met on line `index` (counted from 0): kept if the first."""
+        self.met[rule] = self.met[rule] or index + 1
+
+    def values(self) -> dict[str, float]:
+        """What C4's rules measured, by rule: the page rules' lines met on, the sentences kept, and, under
+        `lines_removed/RULE`, the count of lines each line rule removes."""
+        return {**self.met, "min_num_sentences": self.sentences,
+                **{f"lines_removed/{rule}": len(lines) for rule, lines in self.removed.items()}}
+
+
+def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_rule: bool = True) -> Scan:
+    """C4's line rules over `text` (`limits`: every C4 threshold). `until_page_rule`: stop at the first line a page
+    rule is met on (the page is dropped there); else scan every line, the page rules only recording where they are
+    met first. `terminal_punctuation`: apply the terminal-punctuation line rule (FineWeb's recipe leaves it out)."""
+    result = Scan()
+    for index, line in enumerate(text.splitlines()):
+        line = line.strip()
+        words = line.split()
+        if any(len(word) > limits["max_word_length"] for word in words):
+            result.removed["max_word_length"].append(index)
+            continue
+        line = CITATION.sub("", line)
+        if terminal_punctuation and (not line.endswith(END_PUNCTUATION) or line.endswith(ELLIPSIS)):
+            result.removed["terminal_punctuation"].append(index)
+            continue
+        if len(words) < limits["min_words_per_line"]:
+            result.removed["min_words_per_line"].append(index)
+            continue
+        lowered = line.lower()
+        if "lorem ipsum" in lowered:
+            result.meet("lorem_ipsum", index)
+            if until_page_rule:
+                return result
+        if "javascript" in lowered:
+            result.removed["javascript"].append(index)
+            continue
+        if "{" in line:
+            result.meet("curly_bracket", index)
+            if until_page_rule:
+                return result
+        if any(phrase in lowered for phrase in POLICY_PHRASES):
+            result.removed["policy"].append(index)
+            continue
+        result.sentences += count_sentences(line)
+        result.kept.append(line)
+    return result
+
+
+def decide(values: dict[str, float], limits: dict) -> Drop | None:
+    """C4's page decision from what its rules measured (`Scan.values`): the page rule met on the earliest line (a
+    drop reported as 1 against 0, as met), else too few sentences."""
+    met = [(values[rule], order, rule) for order, rule in enumerate(PAGE_RULES) if values.get(rule)]
+    if met:
+        return Drop(RULE_SET, min(met)[2], 1, 0)
+    return MIN_NUM_SENTENCES.drop(RULE_SET, values["min_num_sentences"], limits)
 
 
 def c4(text: str, thresholds: dict, terminal_punctuation: bool = True) -> Outcome:
     """`text` with C4's failing lines removed, or dropped by a page rule. `terminal_punctuation`: apply the
     terminal-punctuation line rule (FineWeb's recipe leaves it out)."""
     limits = dict(DEFAULTS, **thresholds)
-    removed: Counter = Counter()
-    kept: list[str] = []
-    sentences = 0
-    for line in text.splitlines():
-        line = line.strip()
-        words = line.split()
-        if any(len(word) > limits["max_word_length"] for word in words):
-            removed["max_word_length"] += 1
-            continue
-        line = CITATION.sub("", line)
-        if terminal_punctuation and (not line.endswith(END_PUNCTUATION) or line.endswith(ELLIPSIS)):
-            removed["terminal_punctuation"] += 1
-            continue
-        if len(words) < limits["min_words_per_line"]:
-            removed["min_words_per_line"] += 1
-            continue
-        lowered = line.lower()
-        if "lorem ipsum" in lowered:
-            return Outcome(text, Drop(RULE_SET, "lorem_ipsum", 1, 0), removed)
-        if "javascript" in lowered:
-            removed["javascript"] += 1
-            continue
-        if "{" in line:
-            return Outcome(text, Drop(RULE_SET, "curly_bracket", 1, 0), removed)
-        if any(phrase in lowered for phrase in POLICY_PHRASES):
-            removed["policy"] += 1
-            continue
-        sentences += count_sentences(line)
-        kept.append(line)
-    if sentences < limits["min_num_sentences"]:
-        return Outcome(text, Drop(RULE_SET, "min_num_sentences", sentences, limits["min_num_sentences"]), removed)
-    return Outcome("\n".join(kept).strip(), None, removed)
+    result = scan(text, limits, terminal_punctuation)
+    removed = Counter({rule: len(lines) for rule, lines in result.removed.items() if lines})
+    drop = decide(result.values(), limits)
+    return Outcome(text if drop else result.text, drop, removed)

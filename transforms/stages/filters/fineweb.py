@@ -7,7 +7,9 @@ and newlines per word (at most 0.3: a list, not prose).
 
 from __future__ import annotations
 
-from transforms.stages.filters.verdict import Drop, ratio
+from collections.abc import Iterator
+
+from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
 from transforms.stages.filters.words import duplicates, ends_sentence, is_spaced, split_words
 
 RULE_SET = "fineweb"
@@ -15,24 +17,26 @@ DEFAULTS = {"line_punct_thr": 0.12, "short_line_thr": 0.67, "short_line_length":
             "new_line_ratio": 0.3}
 
 
-def fineweb(text: str, thresholds: dict, language: str = "") -> Drop | None:
-    """The first FineWeb rule `text` fails, or None. Newlines per word only counts on languages written with
-    spaces (`is_spaced`)."""
-    limits = dict(DEFAULTS, **thresholds)
+RULES = rule_table(Empty("empty"), Rule("line_punct_thr", minimum=True), Rule("short_line_thr"),
+                   Rule("char_duplicates_ratio"), Rule("new_line_ratio"))
+
+
+def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
+    """FineWeb's rules' values of `text`, as (rule, value) in `RULES`' order, each computed when asked for. `empty`
+    is the count of non-blank lines: none leaves the others unmeasured. Newlines per word only counts on languages
+    written with spaces (`is_spaced`)."""
     lines = [line for line in text.split("\n") if line.strip()]
+    yield "empty", len(lines)
     if not lines:
-        return Drop(RULE_SET, "empty", 0, 0)
-    punctuated = sum(map(ends_sentence, lines)) / len(lines)
-    if punctuated < limits["line_punct_thr"]:
-        return Drop(RULE_SET, "line_punct_thr", punctuated, limits["line_punct_thr"])
-    short = sum(len(line) <= limits["short_line_length"] for line in lines) / len(lines)
-    if short > limits["short_line_thr"]:
-        return Drop(RULE_SET, "short_line_thr", short, limits["short_line_thr"])
-    repeated = ratio(duplicates(lines)[1], len(text.replace("\n", "")))
-    if repeated > limits["char_duplicates_ratio"]:
-        return Drop(RULE_SET, "char_duplicates_ratio", repeated, limits["char_duplicates_ratio"])
+        return
+    yield "line_punct_thr", sum(map(ends_sentence, lines)) / len(lines)
+    yield "short_line_thr", sum(len(line) <= limits["short_line_length"] for line in lines) / len(lines)
+    yield "char_duplicates_ratio", ratio(duplicates(lines)[1], len(text.replace("\n", "")))
     if is_spaced(language):
-        newlines = ratio(text.count("\n"), len(split_words(text)))
-        if newlines > limits["new_line_ratio"]:
-            return Drop(RULE_SET, "new_line_ratio", newlines, limits["new_line_ratio"])
-    return None
+        yield "new_line_ratio", ratio(text.count("\n"), len(split_words(text)))
+
+
+def fineweb(text: str, thresholds: dict, language: str = "") -> Drop | None:
+    """The first FineWeb rule `text` fails, or None."""
+    limits = dict(DEFAULTS, **thresholds)
+    return first_drop(RULE_SET, RULES, measures(text, limits, language), limits)

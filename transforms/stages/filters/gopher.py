@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from transforms.stages.filters.verdict import Drop, ratio
+from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
 from transforms.stages.filters.words import duplicates, is_spaced, is_symbol_word, split_words
 
 REPETITION = "gopher_repetition"
@@ -64,80 +64,72 @@ def repeated_ngram_characters(words: Sequence[str], n: int) -> int:
     return characters
 
 
+REPETITION_RULES = rule_table(
+    Empty("empty"), *(Rule(name) for name in REPETITION_DEFAULTS))
+QUALITY_RULES = rule_table(
+    Rule("min_doc_words", minimum=True), Rule("max_doc_words"), Rule("min_avg_word_length", minimum=True),
+    Rule("max_avg_word_length"), Rule("max_symbol_word_ratio (#)", threshold="max_symbol_word_ratio"),
+    Rule("max_symbol_word_ratio (...)", threshold="max_symbol_word_ratio"), Rule("max_bullet_lines_ratio"),
+    Rule("max_ellipsis_lines_ratio"), Rule("max_non_alpha_words_ratio", minimum=True),
+    Rule("min_stop_words", minimum=True))
 
-def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
-    """The first repetition rule `text` fails, or None. Word n-grams only count on languages written with
-    spaces (`is_spaced`)."""
-    limits = dict(REPETITION_DEFAULTS, **thresholds)
 
-    def over(rule: str, value: float) -> Drop | None:
-        return Drop(REPETITION, rule, value, limits[rule]) if value > limits[rule] else None
-
+def repetition_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
+    """The repetition rules' values of `text`, as (rule, value) in `REPETITION_RULES`' order, each computed when
+    asked for. `empty` is the text's characters: none leaves the others unmeasured. Word n-grams only count on
+    languages written with spaces (`is_spaced`), and a top n-gram on a text of n words or more."""
+    yield "empty", len(text)
     if not text:
-        return Drop(REPETITION, "empty", 0, 0)
+        return
     length = len(text)
     for unit, parts in (("para", _PARAGRAPH_BREAK.split(text.strip())), ("line", _LINE_BREAKS.split(text))):
         count, characters = duplicates(parts)
-        drop = over(f"dup_{unit}_frac", count / len(parts)) or over(f"dup_{unit}_char_frac", characters / length)
-        if drop:
-            return drop
+        yield f"dup_{unit}_frac", count / len(parts)
+        yield f"dup_{unit}_char_frac", characters / length
     if not is_spaced(language):
-        return None
+        return
     words = split_words(text)
     for n in (2, 3, 4):
         if len(words) >= n:
-            drop = over(f"top_{n}_gram", top_ngram_characters(words, n) / length)
-            if drop:
-                return drop
+            yield f"top_{n}_gram", top_ngram_characters(words, n) / length
     for n in range(5, 11):
-        drop = over(f"dup_{n}_gram", repeated_ngram_characters(words, n) / length)
-        if drop:
-            return drop
-    return None
+        yield f"dup_{n}_gram", repeated_ngram_characters(words, n) / length
 
 
-def quality(text: str, thresholds: dict, language: str = "") -> Drop | None:
-    """The first quality rule `text` fails, or None. The stop-word rule only applies to English pages (and pages
-    whose language was not identified); the word rules only to languages written with spaces (`is_spaced`)."""
-    limits = dict(QUALITY_DEFAULTS, **thresholds)
+def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
+    """The first repetition rule `text` fails, or None."""
+    limits = dict(REPETITION_DEFAULTS, **thresholds)
+    return first_drop(REPETITION, REPETITION_RULES, repetition_measures(text, limits, language), limits)
 
-    def drop(rule: str, value: float) -> Drop:
-        return Drop(QUALITY, rule, value, limits[rule])
 
+def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
+    """The quality rules' values of `text`, as (rule, value) in `QUALITY_RULES`' order, each computed when asked
+    for. The stop-word rule only applies to English pages (and pages whose language was not identified); the word
+    rules only to languages written with spaces (`is_spaced`), the mean word length to a text with a word."""
     lines = text.splitlines()
+    words: tuple[str, ...] = ()
     if is_spaced(language):
         words = split_words(text)
         content_words = [word for word in words if not is_symbol_word(word)]
-        if len(content_words) < limits["min_doc_words"]:
-            return drop("min_doc_words", len(content_words))
-        if len(content_words) > limits["max_doc_words"]:
-            return drop("max_doc_words", len(content_words))
-        mean_length = sum(map(len, content_words)) / len(content_words)
-        if mean_length < limits["min_avg_word_length"]:
-            return drop("min_avg_word_length", mean_length)
-        if mean_length > limits["max_avg_word_length"]:
-            return drop("max_avg_word_length", mean_length)
-        hashes = ratio(text.count("#"), len(words))
-        if hashes > limits["max_symbol_word_ratio"]:
-            return Drop(QUALITY, "max_symbol_word_ratio (#)", hashes, limits["max_symbol_word_ratio"])
-        ellipses = ratio(sum(map(text.count, ELLIPSES)), len(words))
-        if ellipses > limits["max_symbol_word_ratio"]:
-            return Drop(QUALITY, "max_symbol_word_ratio (...)", ellipses, limits["max_symbol_word_ratio"])
-    else:
-        words = []
-    bullets = ratio(sum(line.lstrip().startswith(BULLETS) for line in lines), len(lines))
-    if bullets > limits["max_bullet_lines_ratio"]:
-        return drop("max_bullet_lines_ratio", bullets)
-    ellipsis_lines = ratio(sum(line.rstrip().endswith(ELLIPSES) for line in lines), len(lines))
-    if ellipsis_lines > limits["max_ellipsis_lines_ratio"]:
-        return drop("max_ellipsis_lines_ratio", ellipsis_lines)
+        yield "min_doc_words", len(content_words)
+        yield "max_doc_words", len(content_words)
+        if content_words:
+            mean_length = sum(map(len, content_words)) / len(content_words)
+            yield "min_avg_word_length", mean_length
+            yield "max_avg_word_length", mean_length
+        yield "max_symbol_word_ratio (#)", ratio(text.count("#"), len(words))
+        yield "max_symbol_word_ratio (...)", ratio(sum(map(text.count, ELLIPSES)), len(words))
+    yield "max_bullet_lines_ratio", ratio(sum(line.lstrip().startswith(BULLETS) for line in lines), len(lines))
+    yield "max_ellipsis_lines_ratio", ratio(sum(line.rstrip().endswith(ELLIPSES) for line in lines), len(lines))
     if words:
-        alphabetic = sum(any(character.isalpha() for character in word) for word in words) / len(words)
         # Named as the reference names it: the share of words with a letter must reach this.
-        if alphabetic < limits["max_non_alpha_words_ratio"]:
-            return drop("max_non_alpha_words_ratio", alphabetic)
+        yield "max_non_alpha_words_ratio", sum(any(character.isalpha() for character in word)
+                                               for word in words) / len(words)
         if language in ("", "en"):
-            stop_words = len(STOP_WORDS.intersection(words))
-            if stop_words < limits["min_stop_words"]:
-                return drop("min_stop_words", stop_words)
-    return None
+            yield "min_stop_words", len(STOP_WORDS.intersection(words))
+
+
+def quality(text: str, thresholds: dict, language: str = "") -> Drop | None:
+    """The first quality rule `text` fails, or None."""
+    limits = dict(QUALITY_DEFAULTS, **thresholds)
+    return first_drop(QUALITY, QUALITY_RULES, quality_measures(text, limits, language), limits)

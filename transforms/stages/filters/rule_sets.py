@@ -21,6 +21,8 @@ from transforms.stages.filters import fineweb as fineweb_rules
 from transforms.stages.filters import gopher
 from transforms.stages.filters.verdict import Outcome
 
+# C4's steps, and whether each applies the terminal-punctuation line rule.
+C4_STEPS = {c4_rules.RULE_SET: True, "c4_without_terminal_punctuation": False}
 STEPS = {
     gopher.REPETITION: lambda text, limits, language: Outcome(text, gopher.repetition(text, limits, language)),
     gopher.QUALITY: lambda text, limits, language: Outcome(text, gopher.quality(text, limits, language)),
@@ -102,10 +104,15 @@ def thresholds_of(family: str, thresholds: dict) -> dict:
     return {name[len(prefix):]: value for name, value in thresholds.items() if name.startswith(prefix)}
 
 
+def steps_of(rule_sets: tuple[str, ...]) -> list[str]:
+    """The steps of `rule_sets`, in the order they apply."""
+    return [step for name in rule_sets for step in RULE_SETS[name]]
+
+
 def apply_rule_sets(text: str, rule_sets: tuple[str, ...], thresholds: dict, language: str = "") -> Outcome:
     """`text` through the steps of `rule_sets` in order: the first drop stops it; lines removed add up."""
     removed: Counter = Counter()
-    for step in (step for name in rule_sets for step in RULE_SETS[name]):
+    for step in steps_of(rule_sets):
         family = STEP_FAMILY[step]
         outcome = STEPS[step](text, thresholds_of(family, thresholds), language)
         removed.update({f"{family}/{rule}": count for rule, count in outcome.lines_removed.items()})
