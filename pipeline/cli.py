@@ -13,6 +13,7 @@ import stat
 import sys
 import tempfile
 import threading
+from typing import Callable
 
 import apache_beam as beam
 from apache_beam.io.filesystem import FileSystem
@@ -138,7 +139,8 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
     return total, matches
 
 
-def _resolved(path: str) -> str:
+def resolved_path(path: str) -> str:
+    """A local path resolved (links followed), a URL without its trailing slash: what tells two outputs apart."""
     return os.path.realpath(path) if is_local(path) else path.rstrip("/")
 
 
@@ -158,7 +160,7 @@ def _first_match(pattern: str, paths: list[str]) -> str | None:
     """The first of `paths` that the input pattern `pattern` matches, or None."""
     if GLOB_PREFIX.match(pattern).group(0) == pattern and not pattern.endswith(("/", "\\")):
         # A path, not a pattern (a crawl's listing gives 100,000 of them): it matches itself alone.
-        return next((path for path in paths if path in (pattern, _resolved(pattern))), None)
+        return next((path for path in paths if path in (pattern, resolved_path(pattern))), None)
     return next((path for expression in _as_matched(pattern) for path in paths if expression.match(path)), None)
 
 
@@ -178,15 +180,15 @@ def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> No
 def check_extend_is_no_output(settings: CorpusSettings) -> None:
     """No `--extend` corpus is the output directory, whose build this one replaces."""
     for path in settings.extend:
-        if _resolved(path) == _resolved(settings.output):
+        if resolved_path(path) == resolved_path(settings.output):
             raise UsageError(f"--extend {path} is --output: a build replaces the corpus in its output directory; "
                              "give the extended corpus another --output")
 
 
 def check_output_is_no_input(output: str, input_files: list[str]) -> None:
-    target = _resolved(output)
+    target = resolved_path(output)
     for path in input_files:
-        if _resolved(path) == target:
+        if resolved_path(path) == target:
             raise UsageError(f"--output {output} is the input file {redacted(path)}; give a directory for the corpus")
 
 
@@ -472,6 +474,9 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     `--trust-manifest`), it lists only outputs a build writes, and its inputs are WARC or ARC files (told by their
     first bytes, as a lone --input is, before anything is hashed) that are as they were."""
     path = settings.rebuild_of
+    if "select" in manifest["options"]:
+        raise UsageError(f"--rebuild {path} is a selection's manifest (python -m pipeline.select): repeat it with "
+                         f"python -m pipeline.select --rebuild {path} --output DIR")
     if not checksum_holds(manifest):
         raise UsageError(f"--rebuild {path} was changed since its build wrote it (manifest_sha256 differs): it cannot "
                          "say what that build was")
@@ -515,23 +520,34 @@ def compare_with_manifest(manifest: dict, output: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if settings.verbose else logging.WARNING)
-    unchanged = f"nothing was published, {settings.output} is as it was"
+
+    def launch() -> tuple[CorpusSettings, dict, list[str], dict | None]:
+        manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
+        if manifest is not None:
+            check_rebuild(manifest, settings)
+        return (settings, *run(settings), manifest)
+
+    return run_and_tell(settings.output, launch)
+
+
+def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, list[str], dict | None]]) -> int:
+    """Runs `launch` (which checks what it was asked, builds into `output` and publishes: the settings built, the
+    report, notes, and the manifest a rebuild repeats), says how it went in one line or the report, and returns
+    the exit status."""
+    unchanged = f"nothing was published, {output} is as it was"
     with RunWatch() as signals:
         try:
-            manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
-            if manifest is not None:
-                check_rebuild(manifest, settings)
-            report, notes = run(settings)
+            settings, report, notes, manifest = launch()
         except UsageError as error:
             print(f"{program_name()}: error: {error}", file=sys.stderr)
             return 2
         except PublishCutShort as error:
-            print(f"{program_name()}: publishing was cut short: {error}; the next run on {settings.output} "
+            print(f"{program_name()}: publishing was cut short: {error}; the next run on {output} "
                   "finishes it", file=sys.stderr)
             return 1
         except InterruptedWhilePublishing as error:
             print(f"{program_name()}: interrupted by {error.signum.name} while publishing; the publish was finished: "
-                  f"{settings.output} holds the new build", file=sys.stderr)
+                  f"{output} holds the new build", file=sys.stderr)
             return 128 + error.signum
         except (BuildFailed, KeyboardInterrupt) as error:
             if signals.received is None and isinstance(error, BuildFailed):
@@ -545,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
             return tell_the_build(settings, report, notes, manifest)
         except KeyboardInterrupt:
             received = signals.received or signal.SIGINT
-            print(f"{program_name()}: interrupted by {received.name}; the build was published in {settings.output}",
+            print(f"{program_name()}: interrupted by {received.name}; the build was published in {output}",
                   file=sys.stderr)
             return 128 + received
 

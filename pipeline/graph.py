@@ -160,10 +160,13 @@ class DocumentStage:
     wanted: Callable[[CorpusSettings], bool] = lambda settings: True
 
 
+def reminimize_of(settings: CorpusSettings) -> Callable:
+    """MinimizeText's own function, for a page whose lines a rule removed: minimized again from `cleaned_html`."""
+    return functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
+
+
 def quality_filter(settings: CorpusSettings) -> QualityFilter:
-    # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
-    reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout)
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize_of(settings), settings.page_timeout)
 
 
 # Every stage between reading and staging, in the order documents go through them.

@@ -75,6 +75,8 @@ class Document:
     duplicate_count: int = 0
     duplicate_urls: list[str] = field(default_factory=list)
     duplicate_record_ids: list[str] = field(default_factory=list)
+    # the measured values of the rules asked for and per-document signals, by name (--annotate)
+    signals: dict[str, float] = field(default_factory=dict)
 
     def replace(self, **changes) -> "Document":
         return dataclasses.replace(self, **changes)

@@ -33,6 +33,8 @@ HASH_DEDUP = "hash_dedup"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
 READ_CORPUS = "read_corpus"
+# What a selection of an annotated corpus keeps (`pipeline.select`).
+SELECT = "select"
 
 # --- Outputs (tags) ----------------------------------------------------------
 
