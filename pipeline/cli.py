@@ -530,38 +530,40 @@ def main(argv: list[str] | None = None) -> int:
     return run_and_tell(settings.output, launch)
 
 
-def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, list[str], dict | None]]) -> int:
+def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, list[str], dict | None]],
+                 program: str | None = None) -> int:
     """Runs `launch` (which checks what it was asked, builds into `output` and publishes: the settings built, the
     report, notes, and the manifest a rebuild repeats), says how it went in one line or the report, and returns
-    the exit status."""
+    the exit status. `program`: the command's name in what it says (`program_name()`'s by default)."""
+    program = program or program_name()
     unchanged = f"nothing was published, {output} is as it was"
     with RunWatch() as signals:
         try:
             settings, report, notes, manifest = launch()
         except UsageError as error:
-            print(f"{program_name()}: error: {error}", file=sys.stderr)
+            print(f"{program}: error: {error}", file=sys.stderr)
             return 2
         except PublishCutShort as error:
-            print(f"{program_name()}: publishing was cut short: {error}; the next run on {output} "
+            print(f"{program}: publishing was cut short: {error}; the next run on {output} "
                   "finishes it", file=sys.stderr)
             return 1
         except InterruptedWhilePublishing as error:
-            print(f"{program_name()}: interrupted by {error.signum.name} while publishing; the publish was finished: "
+            print(f"{program}: interrupted by {error.signum.name} while publishing; the publish was finished: "
                   f"{output} holds the new build", file=sys.stderr)
             return 128 + error.signum
         except (BuildFailed, KeyboardInterrupt) as error:
             if signals.received is None and isinstance(error, BuildFailed):
                 logging.getLogger(__name__).debug("build failed", exc_info=True)
-                print(f"{program_name()}: the build failed: {error}; {unchanged}", file=sys.stderr)
+                print(f"{program}: the build failed: {error}; {unchanged}", file=sys.stderr)
                 return 1
             received = signals.received or signal.SIGINT
-            print(f"{program_name()}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
+            print(f"{program}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
         try:
             return tell_the_build(settings, report, notes, manifest)
         except KeyboardInterrupt:
             received = signals.received or signal.SIGINT
-            print(f"{program_name()}: interrupted by {received.name}; the build was published in {output}",
+            print(f"{program}: interrupted by {received.name}; the build was published in {output}",
                   file=sys.stderr)
             return 128 + received
 

@@ -187,17 +187,17 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
         if name in options:
             raise UsageError(f"SOURCE {source} was built with {flag}: the pages it dropped are gone before any "
                              f"selection; annotate without {flag}, and select with --near-dedup")
+    measured, thresholds = options.get("quality_thresholds", {}), selection.thresholds()
+    for name in sorted(MEASURING_THRESHOLDS):
+        if thresholds[name] != measured.get(name, DEFAULT_THRESHOLDS[name]):
+            raise UsageError(f"--quality-threshold {name}={thresholds[name]:g} changes what SOURCE {source} measured "
+                             f"(with {measured.get(name, DEFAULT_THRESHOLDS[name]):g}): annotate again with it")
     annotated = steps_of(tuple(options.get("quality", ())))
     missing = [step for step in steps_of(selection.quality) if step not in annotated]
     if missing:
         raise UsageError(f"--quality {','.join(selection.quality)}: SOURCE {source} was annotated with "
                          f"--quality {','.join(options.get('quality', ())) or '(none)'}, which does not measure the "
                          f"step {missing[0]}; annotate with the rule sets to select by")
-    measured, thresholds = options.get("quality_thresholds", {}), selection.thresholds()
-    for name in sorted(MEASURING_THRESHOLDS):
-        if thresholds[name] != measured.get(name, DEFAULT_THRESHOLDS[name]):
-            raise UsageError(f"--quality-threshold {name}={thresholds[name]:g} changes what SOURCE {source} measured "
-                             f"(with {measured.get(name, DEFAULT_THRESHOLDS[name]):g}): annotate again with it")
     if selection.languages and not options.get("language"):
         raise UsageError(f"--languages: SOURCE {source} has no identified language; annotate with --language")
     known = signal_names(source)
@@ -256,7 +256,7 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
 def main(argv: list[str] | None = None) -> int:
     request = parse_request(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if request.verbose else logging.WARNING)
-    return run_and_tell(request.output, lambda: select(request))
+    return run_and_tell(request.output, lambda: select(request), PROGRAM)
 
 
 if __name__ == "__main__":
