@@ -41,6 +41,8 @@ from transforms.stages.near_dedup import MinHashParameters
 from transforms.stages.read_warc.snapshot import InputDigest
 
 PROGRAM = "python -m pipeline.select"
+# The field of a document's tokens (--tokenizer), which a token budget counts.
+TOKEN_COUNT = "token_count"
 # The documents whose signals tell which signals a corpus has: the first ones of its first shards.
 SIGNALS_LOOKED_AT = 1000
 # The manifest's record of a selection, beside a build's options.
@@ -74,6 +76,13 @@ def make_parser() -> argparse.ArgumentParser:
         "--max-signal", action="append", default=[], metavar="NAME=VALUE", dest="max_signal",
         help="Keep only documents whose signal NAME is at most VALUE. Repeatable.")
     parser.add_argument(
+        "--token-budget", type=int, default=None, metavar="N",
+        help="Keep the documents best by --budget-by until their tokens (token_count: annotate with --tokenizer) "
+             "would pass N; a content counts once, a tie at the cut stays out.")
+    parser.add_argument(
+        "--budget-by", default="", metavar="SIGNAL",
+        help="The signal whose highest values fill --token-budget first, e.g. fineweb/line_punct_ratio.")
+    parser.add_argument(
         "--sample", type=float, default=None, metavar="FRACTION",
         help="Keep this fraction of the contents, chosen by content hash: the same documents on every run, every "
              "capture of a content alike.")
@@ -101,6 +110,7 @@ def parse_request(argv: list[str]) -> SelectRequest:
                                               ("--quality-threshold", known.quality_threshold),
                                               ("--languages", known.languages), ("--min-signal", known.min_signal),
                                               ("--max-signal", known.max_signal), ("--sample", known.sample),
+                                              ("--token-budget", known.token_budget),
                                               ("--near-dedup", known.near_dedup)) if value not in (None, [])]
             if given:
                 raise ValueError(f"--rebuild takes the source and the selection from the manifest; leave out "
@@ -116,7 +126,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
             quality_thresholds=tuple(known.quality_threshold),
             languages=() if known.languages is None else parse_languages(known.languages),
             min_signals=parse_bounds(known.min_signal, "--min-signal"),
-            max_signals=parse_bounds(known.max_signal, "--max-signal"), sample=known.sample)
+            max_signals=parse_bounds(known.max_signal, "--max-signal"), sample=known.sample,
+            token_budget=known.token_budget, budget_by=known.budget_by)
         # The build's own checks of the rule sets and thresholds named.
         CorpusSettings(inputs=(), output=known.output, quality=selection.quality,
                        quality_thresholds=selection.quality_thresholds)
@@ -144,7 +155,8 @@ def request_of_manifest(path: str, output: str, trust_manifest: bool) -> SelectR
             quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
             languages=tuple(options.get("languages", ())),
             min_signals=tuple(sorted(chosen.get("min_signals", {}).items())),
-            max_signals=tuple(sorted(chosen.get("max_signals", {}).items())), sample=chosen.get("sample"))
+            max_signals=tuple(sorted(chosen.get("max_signals", {}).items())), sample=chosen.get("sample"),
+            token_budget=chosen.get("token_budget"), budget_by=chosen.get("budget_by", ""))
         near = MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None
         return SelectRequest(chosen["source"]["corpus"], output, selection, near, (), rebuild_of=path,
                              trust_manifest=trust_manifest)
@@ -165,17 +177,16 @@ def checked_source(source: str) -> dict:
     return manifest
 
 
-def signal_names(source: str) -> set[str]:
-    """The signals of the first documents of SOURCE's shards; UsageError if they have none."""
-    names = set()
-    with_signals = False
+def fields_and_signals(source: str) -> tuple[set[str], set[str]]:
+    """The fields and the signals of the first documents of SOURCE's shards; UsageError if they have no signals."""
+    fields, signals = set(), set()
     for record in itertools.islice(iter_corpus(source, verify=False), SIGNALS_LOOKED_AT):
-        with_signals = with_signals or "signals" in record
-        names.update(record.get("signals") or ())
-    if not with_signals:
+        fields.update(record)
+        signals.update(record.get("signals") or ())
+    if "signals" not in fields:
         raise UsageError(f"SOURCE {source} holds no signals: a selection reads the corpus of a build made with "
                          "--annotate")
-    return names
+    return fields, signals
 
 
 def check_selection(request: SelectRequest, manifest: dict) -> None:
@@ -200,8 +211,11 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
                          f"step {missing[0]}; annotate with the rule sets to select by")
     if selection.languages and not options.get("language"):
         raise UsageError(f"--languages: SOURCE {source} has no identified language; annotate with --language")
-    known = signal_names(source)
-    for name in sorted(selection.bounded_signals() - known):
+    fields, known = fields_and_signals(source)
+    if selection.token_budget is not None and TOKEN_COUNT not in fields:
+        raise UsageError(f"--token-budget: SOURCE {source}'s documents have no {TOKEN_COUNT}; annotate with "
+                         "--tokenizer FILE")
+    for name in sorted(selection.named_signals() - known):
         nearest = difflib.get_close_matches(name, known, n=1)
         raise UsageError(f"SOURCE {source}'s documents have no signal {name!r}"
                          + (f"; did you mean {nearest[0]}?" if nearest else f" (signals: {', '.join(sorted(known))})"))

@@ -47,22 +47,31 @@ class Selection:
     min_signals: tuple[tuple[str, float], ...] = ()
     max_signals: tuple[tuple[str, float], ...] = ()
     sample: float | None = None
+    # The tokens kept at most, and the signal that orders documents for them (`pipeline.select_budget`).
+    token_budget: int | None = None
+    budget_by: str = ""
 
     def __post_init__(self):
         if self.sample is not None and not 0 < self.sample <= 1:
             raise ValueError(f"--sample {self.sample:g}: a fraction of the documents, over 0 and at most 1")
+        if (self.token_budget is None) != (not self.budget_by):
+            raise ValueError("--token-budget N and --budget-by SIGNAL go together: the budget is filled best-first "
+                             "by the signal")
+        if self.token_budget is not None and self.token_budget <= 0:
+            raise ValueError(f"--token-budget {self.token_budget}: a number of tokens, over 0")
 
     def thresholds(self) -> dict:
         return parse_thresholds(self.quality_thresholds)
 
-    def bounded_signals(self) -> set[str]:
-        return {name for name, _ in self.min_signals + self.max_signals}
+    def named_signals(self) -> set[str]:
+        """The signals the selection reads by name: those bounded, and the budget's."""
+        return {name for name, _ in self.min_signals + self.max_signals} | ({self.budget_by} if self.budget_by else set())
 
     def recorded(self) -> dict:
         """What the manifest records of the selection beside a build's options (which hold `quality`, its
         thresholds and `languages`)."""
         described = {"min_signals": dict(self.min_signals), "max_signals": dict(self.max_signals),
-                     "sample": self.sample}
+                     "sample": self.sample, "token_budget": self.token_budget, "budget_by": self.budget_by}
         return {name: value for name, value in described.items() if value}
 
 

@@ -22,6 +22,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.graph import DocumentStage, DocumentSource, reminimize_of
+from pipeline.select_budget import TokenBudget
 from pipeline.select_documents import Selection, document_of, select_document
 from transforms.corpus.read_corpus_transform import ReadCorpus
 from transforms.document import DeadLetter, Skip
@@ -139,5 +140,8 @@ def annotated_source(source: str, manifest: InputDigest, selection: Selection, r
     return DocumentSource(
         "ReadAnnotated", lambda settings, progress_dir, units_dir, found: ReadAnnotated(source, manifest),
         (DocumentStage("Select", lambda settings: SelectDocuments(selection, reminimize_of(settings))),
-         DocumentStage("Hash", lambda settings: HashDocuments())),
+         DocumentStage("Hash", lambda settings: HashDocuments()),
+         # After the hash: a content's tokens count once.
+         DocumentStage("TokenBudget", lambda settings: TokenBudget(selection.token_budget, selection.budget_by),
+                       lambda settings: selection.token_budget is not None)),
         inspects_pages=False, resumable=False, recorded=recorded)

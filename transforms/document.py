@@ -75,6 +75,8 @@ class Document:
     duplicate_count: int = 0
     duplicate_urls: list[str] = field(default_factory=list)
     duplicate_record_ids: list[str] = field(default_factory=list)
+    # CountTokens (with --tokenizer): the tokens of `clean_text` as written (`transforms.stages.tokens`).
+    token_count: int = 0
     # the measured values of the rules asked for and per-document signals, by name (--annotate)
     signals: dict[str, float] = field(default_factory=dict)
 
