@@ -4,7 +4,7 @@ indexes alone (`transforms.state.corpus_index`): never their WARC files, never t
 An earlier corpus is input that decides which pages a build drops, so it is
 taken only if its manifest's checksum holds and a build of this user signed it
 (`pipeline.signing`; or it is named with `--trust-corpus`), it lists an index,
-it was built with the same text-shaping options (its content hashes are of
+it was built with the same text-shaping options, --annotate among them (its content hashes are of
 the same minimized text only then) and near-dedup settings (its signatures
 are comparable only then), and each index file is, before the build starts, a
 regular file and no link, of the size and SHA-256 the manifest lists, with
@@ -56,12 +56,15 @@ def text_shaping(options: dict) -> dict:
             "--scripts": list(options.get("scripts", DEFAULT_SCRIPTS)),
             "--quality": list(options.get("quality", [])),
             "--quality-threshold": options.get("quality_thresholds", {}),
+            # An annotated build's text is unedited by the rules, and keeps what they would drop.
+            "--annotate": options.get("annotate", False),
             "--pii": options.get("pii", False)}
 
 
 def ours_text_shaping(settings: CorpusSettings) -> dict:
     return text_shaping({"drop_selectors": settings.drop_selectors, "main_content": settings.main_content,
                          "scripts": settings.scripts, "quality": settings.quality, "pii": settings.pii,
+                         "annotate": settings.annotate,
                          "quality_thresholds": settings.thresholds() if settings.quality else {}})
 
 

@@ -166,7 +166,9 @@ def reminimize_of(settings: CorpusSettings) -> Callable:
 
 
 def quality_filter(settings: CorpusSettings) -> QualityFilter:
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize_of(settings), settings.page_timeout)
+    annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize_of(settings), settings.page_timeout,
+                         annotate)
 
 
 # Every stage between reading and staging, in the order documents go through them.
@@ -182,7 +184,7 @@ DOCUMENT_STAGES = (
     DocumentStage("MinimizeText", lambda settings: MinimizeText(
         settings.scripts, CLEAN_TEXT in settings.written_fields() or bool(settings.quality))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
-    DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout),
+    DocumentStage("ScrubPersonalData", lambda settings: ScrubPersonalData(settings.page_timeout, settings.annotate),
                   lambda settings: settings.pii),
     DocumentStage("Hash", lambda settings: HashDocuments()),
 )

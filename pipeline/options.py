@@ -197,6 +197,13 @@ def make_parser() -> argparse.ArgumentParser:
     )
     add_selection_arguments(parser)
     parser.add_argument(
+        "--annotate", action="store_true", default=None,
+        help="With --quality: measure every rule of its rule sets on each page and write the values in the field "
+             "signals (with clean_text, the readable text they measured), dropping and editing nothing for quality; "
+             "beside them the language's confidence, the main content's share, PII counts and the duplicate "
+             "clusters' sizes, as asked for. A selection then decides without the WARC files. See docs/output.md.",
+    )
+    parser.add_argument(
         "--url-blocklist", action="append", default=[], metavar="FILE", dest="url_blocklist",
         help="Skip captures whose URL this file lists, as url-blocked, from the record's headers before its payload "
              "is read: one entry a line, a domain (and its subdomains), a host (hosts-file form, 0.0.0.0 HOST) or a "
@@ -261,8 +268,8 @@ def make_parser() -> argparse.ArgumentParser:
         help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
              "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
              "its manifest. Its manifest must be one a build of this user signed (manifest_hmac), and it must have the "
-             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --pii) and near-dedup "
-             "settings. Repeatable.",
+             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --annotate, --pii) and "
+             "near-dedup settings. Repeatable.",
     )
     parser.add_argument(
         "--trust-corpus", action="append", default=[], metavar="CORPUS",
@@ -305,7 +312,8 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "page_memory": "--page-memory", "scripts": "--scripts",
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
-               "quality": "--quality", "quality_threshold": "--quality-threshold", "pii": "--pii",
+               "quality": "--quality", "quality_threshold": "--quality-threshold",
+               "annotate": "--annotate", "pii": "--pii",
                "url_blocklist": "--url-blocklist", "respect_opt_out": "--respect-opt-out",
                "near_dedup_threshold": "--near-dedup-threshold", "near_dedup_shingle_size": "--near-dedup-shingle-size",
                "near_dedup_bands": "--near-dedup-bands", "near_dedup_rows": "--near-dedup-rows",
@@ -471,6 +479,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             languages=() if known.languages is None else parse_languages(known.languages),
             quality=() if known.quality is None else tuple(known.quality.split(",")),
             quality_thresholds=tuple(known.quality_threshold),
+            annotate=bool(known.annotate),
             pii=bool(known.pii),
             url_blocklists=tuple(known.url_blocklist),
             respect_opt_out=bool(known.respect_opt_out),

@@ -178,14 +178,11 @@ def checked_source(source: str) -> dict:
 
 
 def fields_and_signals(source: str) -> tuple[set[str], set[str]]:
-    """The fields and the signals of the first documents of SOURCE's shards; UsageError if they have no signals."""
+    """The fields and the signals of the first documents of SOURCE's shards."""
     fields, signals = set(), set()
     for record in itertools.islice(iter_corpus(source, verify=False), SIGNALS_LOOKED_AT):
         fields.update(record)
         signals.update(record.get("signals") or ())
-    if "signals" not in fields:
-        raise UsageError(f"SOURCE {source} holds no signals: a selection reads the corpus of a build made with "
-                         "--annotate")
     return fields, signals
 
 
@@ -194,6 +191,9 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
     what was measured, a signal it lacks, languages it did not identify; and sources whose documents were already
     left out by what a selection decides anew (near-duplicates, earlier corpora)."""
     options, selection, source = manifest["options"], request.selection, request.source
+    if not options.get("annotate"):
+        raise UsageError(f"SOURCE {source} holds no signals: a selection reads the corpus of a build made with "
+                         "--annotate")
     for name, flag in (("near_dedup", "--near-dedup"), ("extend", "--extend")):
         if name in options:
             raise UsageError(f"SOURCE {source} was built with {flag}: the pages it dropped are gone before any "
@@ -227,7 +227,7 @@ def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     source_settings = settings_from_manifest(manifest, request.output, request.beam_args, "", quiet=True,
                                              verbose=request.verbose)
     selection = request.selection
-    return dataclasses.replace(source_settings, quality=selection.quality,
+    return dataclasses.replace(source_settings, annotate=False, quality=selection.quality,
                                quality_thresholds=selection.quality_thresholds, languages=selection.languages,
                                near_dedup=request.near_dedup, rebuild_of=request.rebuild_of)
 

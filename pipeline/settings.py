@@ -14,6 +14,7 @@ from pipeline.recipes import RECIPES
 from transforms.stages.clean_html.css_selectors import validate_selectors
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
 from transforms.stages.filters.rule_sets import parse_quality, parse_thresholds
+from transforms.stages.filters.signals import repeated_family
 from transforms.stages.language import parse_languages
 from transforms.filesystems.locations import redacted
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, parse_scripts
@@ -23,7 +24,7 @@ from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE
 from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec
-from transforms.stages.compress_write.schema import LANGUAGE_FIELDS, resolve_fields
+from transforms.stages.compress_write.schema import LANGUAGE_FIELDS, SIGNALS, resolve_fields
 
 if TYPE_CHECKING:
     from pipeline.build_inputs import BuildInputs
@@ -85,6 +86,8 @@ class CorpusSettings:
     # (`--quality-threshold`).
     quality: tuple[str, ...] = ()
     quality_thresholds: tuple[str, ...] = ()
+    # Measure every rule of `quality` and write the values (`signals`), dropping nothing for quality (`--annotate`).
+    annotate: bool = False
     # Replace e-mail and public IP addresses (`--pii`).
     pii: bool = False
     # Blocklist files of domains, hosts and URLs (`--url-blocklist`), absolute paths.
@@ -130,6 +133,14 @@ class CorpusSettings:
             object.__setattr__(self, "quality", parse_quality(self.quality))
         elif self.quality_thresholds:
             raise ValueError("--quality-threshold needs --quality")
+        if self.annotate and not self.quality:
+            raise ValueError("--annotate needs --quality: the rule sets whose rules it measures")
+        if SIGNALS in (self.fields or ()) and not self.annotate:
+            raise ValueError(f"--fields {SIGNALS} needs --annotate")
+        repeated = repeated_family(self.quality) if self.annotate else None
+        if repeated:
+            raise ValueError(f"--annotate --quality {','.join(self.quality)}: two steps of the rule sets are "
+                             f"{repeated}, whose signals would have the same names")
         object.__setattr__(self, "quality_thresholds", tuple(self.quality_thresholds))
         if self.recipe and self.recipe not in RECIPES:
             raise ValueError(f"no recipe {self.recipe!r} (recipes: {', '.join(sorted(RECIPES))})")
@@ -191,7 +202,8 @@ class CorpusSettings:
             del described["fields"]
         else:
             described["fields"] = list(self.fields)
-        for name in ("main_content", "clean_text", "language", "languages", "pii", "respect_opt_out", "recipe"):
+        for name in ("main_content", "clean_text", "language", "languages", "pii", "respect_opt_out", "recipe",
+                     "annotate"):
             if not described[name]:
                 del described[name]
         if self.languages:
@@ -213,7 +225,9 @@ class CorpusSettings:
 
     def written_fields(self) -> tuple[str, ...]:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
-        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text, self.language)
+        # An annotated build writes the readable text its signals measured.
+        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text or self.annotate, self.language,
+                              self.annotate)
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,
                            quiet: bool, verbose: bool = False, trust_manifest: bool = False,
                            trust_corpora: tuple[str, ...] = ()) -> CorpusSettings:
@@ -249,6 +263,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         languages=tuple(options.get("languages", ())),
         quality=tuple(options.get("quality", ())),
         quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
+        annotate=options.get("annotate", False),
         pii=options.get("pii", False),
         url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),
         respect_opt_out=options.get("respect_opt_out", False),

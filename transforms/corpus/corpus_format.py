@@ -32,10 +32,12 @@ def content_hash(div_html: str) -> str:
 
 def digest_in(parsed_schema, record: dict) -> str:
     """The `record_digest` of a record's fields, encoded with `parsed_schema`: those fields, in schema order,
-    without `record_digest` itself; `meta`'s entries sorted by key, so that their order is no difference."""
+    without `record_digest` itself; `meta`'s and `signals`' entries sorted by key, so that their order is no
+    difference."""
     digested = io.BytesIO()
-    if "meta" in record:
-        record = dict(record, meta=dict(sorted(record["meta"].items())))
+    for name in ("meta", "signals"):
+        if name in record:
+            record = dict(record, **{name: dict(sorted(record[name].items()))})
     fastavro.schemaless_writer(digested, parsed_schema, record)
     return hashlib.sha256(digested.getvalue()).hexdigest()[:DIGEST_HEX_DIGITS]
 

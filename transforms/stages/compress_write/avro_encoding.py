@@ -22,7 +22,7 @@ from transforms.compat import fastavro_compat
 from transforms.corpus.corpus_format import DIGEST_HEX_DIGITS, HASH_ALGORITHM, RECORD_DIGEST, digest_in
 from transforms.document import Document
 from transforms.stages.compress_write.schema import (DEFAULT_FIELDS, DUPLICATE_FIELDS, FIELD_NAMES, FIELDS_BY_NAME,
-                                                     NEAR_DUPLICATE_COUNT, parsed_schema)
+                                                     NEAR_DUPLICATE_COUNT, SIGNALS, parsed_schema)
 
 # codec -> (lowest level, highest level, default level); None: no levels.
 CODECS = {
@@ -99,17 +99,18 @@ def _encoded(schema, values: dict) -> bytes:
 class RecordLayout:
     """A build's corpus record as Avro bytes, in the parts a document's fields fall into, in schema order:
     `before_meta`, `meta`, `after_meta`, `duplicates` (the duplicate lists), `after_duplicates`; then
-    `near_duplicate_count` if the build writes it, and `record_digest`.
+    `near_duplicate_count` and `signals` if the build writes them, and `record_digest`.
 
     A document is encoded once, part by part, when it is staged; WriteShard joins the parts, with a survivor's
     duplicate lists and its near-duplicate count, and the digest, computed from the same bytes (with `meta`
     in key order: `sorted_meta`, staged when the page's is not). So no staged text is decoded or encoded
     again, and the record is the same bytes as fastavro's writer gives its dict, with `record_digest`'s
-    digest.
+    digest. `signals` is staged as the document's and written with the duplicate clusters' sizes its survivor
+    note gives (`dedup/exact_cluster`, and `dedup/near_cluster` with the near-duplicate count), keys sorted.
     """
 
     def __init__(self, fields: tuple[str, ...] = DEFAULT_FIELDS):
-        written = [name for name in fields if name not in (RECORD_DIGEST, NEAR_DUPLICATE_COUNT)]
+        written = [name for name in fields if name not in (RECORD_DIGEST, NEAR_DUPLICATE_COUNT, SIGNALS)]
         meta = FIELD_NAMES.index("meta")
         first_duplicate, last_duplicate = FIELD_NAMES.index(DUPLICATE_FIELDS[0]), FIELD_NAMES.index(DUPLICATE_FIELDS[-1])
 
@@ -125,7 +126,9 @@ class RecordLayout:
         }
         self._schemas = {part: parsed_schema(names) for part, names in self._parts.items()}
         self._near = NEAR_DUPLICATE_COUNT in fields
+        self._signals = SIGNALS in fields
         self._near_schema, self._digest_schema = parsed_schema((NEAR_DUPLICATE_COUNT,)), parsed_schema((RECORD_DIGEST,))
+        self._signals_schema = parsed_schema((SIGNALS,))
         self._tallied = TALLIED_FIELDS + (("language",) if "language" in fields else ())
         # What a staging record holds that names its document's content (`content_of`): in `after_meta`.
         self._content = tuple(name for name in CONTENT_FIELDS if name in self._parts["after_meta"])
@@ -137,10 +140,12 @@ class RecordLayout:
                       + [FIELDS_BY_NAME[name] for name in self._tallied]
                       + list(TALLIED_DOCUMENT_FIELDS)
                       + [{"name": part, "type": "bytes"} for part in self._parts]
-                      + [{"name": "sorted_meta", "type": ["null", "bytes"]}],
+                      + [{"name": "sorted_meta", "type": ["null", "bytes"]}]
+                      + ([FIELDS_BY_NAME[SIGNALS]] if self._signals else []),
         })
         # Staging files say which layout they hold: WriteShard refuses one of another.
-        self.identity = "|".join(",".join(names) for names in self._parts.values())
+        self.identity = "|".join(",".join(names) for names in self._parts.values()) + ("|signals" if self._signals
+                                                                                       else "")
 
     def _part(self, part: str, values: dict) -> bytes:
         # fastavro takes the part's fields from `values` by name and leaves the rest.
@@ -153,6 +158,8 @@ class RecordLayout:
         record.update((field["name"], fields[field["name"]]) for field in TALLIED_DOCUMENT_FIELDS)
         record.update({part: self._part(part, fields) for part in self._parts}, source_offset=doc.source_offset,
                       sorted_meta=None)
+        if self._signals:
+            record[SIGNALS] = doc.signals
         if self._parts["meta"] and list(doc.meta) != sorted(doc.meta):
             record["sorted_meta"] = self._part("meta", {"meta": dict(sorted(doc.meta.items()))})
         return record
@@ -170,13 +177,21 @@ class RecordLayout:
         return self._part("duplicates", dict(duplicate_count=duplicate_count, duplicate_urls=list(duplicate_urls),
                                              duplicate_record_ids=list(duplicate_record_ids)))
 
-    def record(self, staged: dict, duplicates: bytes | None = None, near_duplicate_count: int = 0) -> bytes:
+    def record(self, staged: dict, duplicates: bytes | None = None, near_duplicate_count: int = 0,
+               duplicate_count: int = 0) -> bytes:
         """The Avro bytes of a corpus record: `staged`'s parts, `duplicates` (None: the staged ones), the
-        near-duplicate count if the build writes it, and `record_digest`."""
+        near-duplicate count and the signals (with the clusters' sizes, of `duplicate_count` and
+        `near_duplicate_count`) if the build writes them, and `record_digest`."""
         rest = [staged["after_meta"], staged["duplicates"] if duplicates is None else duplicates,
                 staged["after_duplicates"]]
         if self._near:
             rest.append(_encoded(self._near_schema, {NEAR_DUPLICATE_COUNT: near_duplicate_count}))
+        if self._signals:
+            clusters = {"dedup/exact_cluster": 1.0 + duplicate_count}
+            if self._near:
+                clusters["dedup/near_cluster"] = 1.0 + near_duplicate_count
+            signals = dict(sorted({**staged[SIGNALS], **clusters}.items()))
+            rest.append(_encoded(self._signals_schema, {SIGNALS: signals}))
         digest = hashlib.sha256(staged["before_meta"])
         for part in (staged["sorted_meta"] or staged["meta"], *rest):
             digest.update(part)
@@ -185,7 +200,7 @@ class RecordLayout:
 
     def encoded(self, doc: Document) -> bytes:
         """The Avro bytes of a document's corpus record, with its own duplicate lists."""
-        return self.record(self.staged(doc))
+        return self.record(self.staged(doc), duplicate_count=doc.duplicate_count)
 
 
 class _Block(NamedTuple):

@@ -92,7 +92,8 @@ class WriteShard(beam.DoFn):
                 duplicates = None if note is None else self._layout.duplicates_of(
                     note.duplicate_count, note.duplicate_urls, note.duplicate_record_ids)
                 tally.update(tally_record(staged))
-                writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0)))
+                writer.write(self._layout.record(staged, duplicates, near_counts.get(offset, 0),
+                                                 0 if note is None else note.duplicate_count))
                 records += 1
         except BaseException:
             handle.close()

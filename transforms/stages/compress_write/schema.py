@@ -61,6 +61,7 @@ DIGESTED_FIELDS = [
 ]
 CLEAN_TEXT = "clean_text"
 NEAR_DUPLICATE_COUNT = "near_duplicate_count"
+SIGNALS = "signals"
 
 
 def _document_schema(fields: list[dict]) -> dict:
@@ -76,7 +77,8 @@ _LANG_INDEX, _TEXT_INDEX = _NAMES.index("lang"), _NAMES.index("text")
 LANGUAGE_FIELDS = ("language", "language_confidence")
 # Every field a record can have, in the order every schema gives them: the default ones, `language` and
 # `language_confidence` (with --language or --languages) after `lang`, `clean_text` (with --clean-text or
-# --fields) after `text`, `near_duplicate_count` (with --near-dedup) and `record_digest` last.
+# --fields) after `text`, `near_duplicate_count` (with --near-dedup), `signals` (with --annotate) and `record_digest`
+# last.
 ALL_FIELDS = (
     DIGESTED_FIELDS[:_LANG_INDEX + 1]
     + [_string("language", "Language identified from the page's text (fastText lid.176; ISO 639-1 where there is "
@@ -88,6 +90,10 @@ ALL_FIELDS = (
     + DIGESTED_FIELDS[_TEXT_INDEX + 1:]
     + [{"name": NEAR_DUPLICATE_COUNT, "type": "int",
         "doc": "Number of near-duplicate pages this one stands for (--near-dedup; listed in near-duplicates-*.jsonl)."},
+       {"name": SIGNALS, "type": {"type": "map", "values": "double"},
+        "doc": "What --annotate measured of the page, by name: every rule of --quality (FAMILY/RULE, the value it "
+               "compares with its threshold) and per-document signals (language/, main_content/, pii/, dedup/); "
+               "keys in sorted order. See docs/output.md."},
        RECORD_DIGEST_FIELD]
 )
 FIELD_NAMES = tuple(field["name"] for field in ALL_FIELDS)
@@ -101,11 +107,11 @@ def corpus_schema(fields: tuple[str, ...]) -> dict:
 
 
 def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False,
-                   language: bool = False) -> tuple[str, ...]:
+                   language: bool = False, signals: bool = False) -> tuple[str, ...]:
     """The fields a build writes, in schema order; raises ValueError for a name the schema lacks.
 
     `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it,
-    `language` the language fields.
+    `language` the language fields, `signals` (--annotate) it.
     `record_digest` is always written: it lets `pipeline.verify` and `read_corpus` check every record,
     whichever fields it has.
     """
@@ -122,6 +128,7 @@ def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, cle
     if NEAR_DUPLICATE_COUNT in chosen and not near_dedup:
         raise ValueError(f"--fields {NEAR_DUPLICATE_COUNT} needs --near-dedup")
     chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set()) | (set(LANGUAGE_FIELDS) if language else set())
+    chosen |= {SIGNALS} if signals else set()
     return tuple(name for name in FIELD_NAMES if name in chosen)
 
 

@@ -9,8 +9,10 @@ from typing import Callable
 from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document, Skip
 from transforms.stages.filters.pii import scrub
+from transforms.stages.filters.pii import KINDS
 from transforms.stages.filters.rule_sets import apply_rule_sets
 from transforms.stages.filters.verdict import Drop
+from transforms.stages.filters.signals import measure_rule_sets
 from transforms.vocabulary import FILTERED
 
 
@@ -51,11 +53,31 @@ def with_text(doc: Document, text: str, reminimize: Callable[[Document], Documen
     return reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
 
 
-def scrub_document(doc: Document) -> tuple[Document, Counter]:
+def annotate_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict, language: bool = False,
+                      main_content: bool = False) -> tuple[Document, Counter]:
+    """`doc` (as MinimizeText left it) with every rule of `rule_sets` measured on its `clean_text` in its `signals`
+    (`signals.measure_rule_sets`), kept whatever they say and its text unedited; and beside them, its language's
+    confidence (`language/confidence`, with `language`) and the share of its cleaned page that the main content
+    kept (`main_content/kept_share`, with `main_content`)."""
+    if not doc.clean_text.strip():
+        # A page without text is HashDedup's `no-text` skip: nothing to measure.
+        return doc, Counter()
+    signals = dict(doc.signals, **measure_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language).signals)
+    if language:
+        signals["language/confidence"] = doc.language_confidence
+    if main_content:
+        whole = doc.cleaned_bytes + doc.boilerplate_bytes
+        signals["main_content/kept_share"] = doc.cleaned_bytes / whole if whole else 1.0
+    return doc.replace(signals=signals), Counter()
+
+
+def scrub_document(doc: Document, annotate: bool = False) -> tuple[Document, Counter]:
     """`doc` (as MinimizeText, or QualityFilter, left it) with e-mail and public IP addresses replaced in `html`,
     `text` and `clean_text` (`pii.scrub`), and the replacements per kind, as `replaced:KIND` counts of `html`
-    (the field the content hash is of)."""
+    (the field the content hash is of). `annotate`: the counts are its signals too, `pii/KIND` (0 for none)."""
     html, counts = scrub(doc.html)
+    if annotate:
+        doc = doc.replace(signals=dict(doc.signals, **{f"pii/{kind}": float(counts[kind]) for kind in KINDS}))
     if not counts:
         return doc, Counter()
     return doc.replace(html=html, text=scrub(doc.text)[0], clean_text=scrub(doc.clean_text)[0],

@@ -11,7 +11,7 @@ import apache_beam as beam
 
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
 from transforms.document import DeadLetter, Document, Skip
-from transforms.stages.filters.filters import filter_document, scrub_document
+from transforms.stages.filters.filters import annotate_document, filter_document, scrub_document
 from transforms.stages.filters.opt_out import opt_out_document
 from transforms.stages.clean_html.isolation import ChildProcess
 from transforms.stage import CountsPerUnit, counter
@@ -85,38 +85,48 @@ class QualityFilter(beam.PTransform):
     `documents`, `skipped` (`filtered`), `filter_counts` (`FilterCounts`) and dead letters.
 
     `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
-    document (from its `cleaned_html`), for pages whose lines a rule removed.
+    document (from its `cleaned_html`), for pages whose lines a rule removed. `annotate` (--annotate): measure
+    instead (`filters.annotate_document`, which `annotate` gives its other arguments: `language`,
+    `main_content`), keeping every page as it is.
     """
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
     def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document],
-                 page_timeout: float = DEFAULT_PAGE_TIMEOUT):
+                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, annotate: dict | None = None):
         super().__init__()
         self._rule_sets = tuple(rule_sets)
         self._thresholds = dict(thresholds)
         self._reminimize = reminimize
         self._page_timeout = page_timeout
+        self._annotate = annotate
 
     def expand(self, docs):
-        apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
-                                  reminimize=self._reminimize)
+        if self._annotate is not None:
+            apply = functools.partial(annotate_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
+                                      **self._annotate)
+        else:
+            apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
+                                      reminimize=self._reminimize)
         return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply, self._page_timeout)).with_outputs(
             *self.OUTPUTS, main=DOCUMENTS)
 
 
 class ScrubPersonalData(beam.PTransform):
     """Replaces e-mail and public IP addresses in every document's `html`, `text` and `clean_text`
-    (`pii.scrub`); outputs `documents`, `filter_counts` (`replaced:KIND`) and dead letters."""
+    (`pii.scrub`); outputs `documents`, `filter_counts` (`replaced:KIND`) and dead letters. `annotate`
+    (--annotate): the counts go in each document's `signals` too."""
 
     OUTPUTS = (FILTER_COUNTS, DEAD_LETTER)
 
-    def __init__(self, page_timeout: float = DEFAULT_PAGE_TIMEOUT):
+    def __init__(self, page_timeout: float = DEFAULT_PAGE_TIMEOUT, annotate: bool = False):
         super().__init__()
         self._page_timeout = page_timeout
+        self._annotate = annotate
 
     def expand(self, docs):
-        return docs | beam.ParDo(FilterDocuments(PII_SCRUB, scrub_document, self._page_timeout)).with_outputs(
+        scrub = functools.partial(scrub_document, annotate=self._annotate)
+        return docs | beam.ParDo(FilterDocuments(PII_SCRUB, scrub, self._page_timeout)).with_outputs(
             *self.OUTPUTS, main=DOCUMENTS)
 
 

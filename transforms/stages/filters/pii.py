@@ -21,6 +21,7 @@ EMAIL_PLACEHOLDER = "email@example.com"
 IPV4_PLACEHOLDER = "22.214.171.124"
 IPV6_PLACEHOLDER = "2001:db8::1"
 EMAIL, IPV4, IPV6 = "email", "ipv4", "ipv6"
+KINDS = (EMAIL, IPV4, IPV6)
 
 _EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}\b")
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
