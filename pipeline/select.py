@@ -33,7 +33,7 @@ from pipeline.signing import checksum_holds, signature_problem
 from pipeline.verify import check_manifest, check_outputs
 from transforms.corpus.read_corpus import iter_corpus
 from transforms.report.manifest import MANIFEST_NAME, digest_file
-from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, steps_of
+from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, steps_of
 from transforms.stages.filters.signals import MEASURING_THRESHOLDS
 from transforms.stages.filters.url_blocklist import UrlBlocklist
 from transforms.stages.language import parse_languages
@@ -115,8 +115,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
             if given:
                 raise ValueError(f"--rebuild takes the source and the selection from the manifest; leave out "
                                  f"{', '.join(given)}")
-            return dataclasses.replace(request_of_manifest(known.rebuild, known.output, known.trust_manifest),
-                                       beam_args=tuple(beam_args), verbose=known.verbose)
+            return request_of_manifest(known.rebuild, known.output, known.trust_manifest)._replace(
+                beam_args=tuple(beam_args), verbose=known.verbose)
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         if known.source is None:
@@ -186,6 +186,16 @@ def fields_and_signals(source: str) -> tuple[set[str], set[str]]:
     return fields, signals
 
 
+def unmeasured_step(selected: list[str], annotated: list[str]) -> str | None:
+    """The first of the `selected` steps whose signals the `annotated` steps did not measure on the text it sees: a
+    step the annotation lacks, or one after other C4 steps (whose line rules edit the text) than in the selection."""
+    for position, step in enumerate(selected):
+        if step not in annotated or [edit for edit in selected[:position] if edit in C4_STEPS] != [
+                edit for edit in annotated[:annotated.index(step)] if edit in C4_STEPS]:
+            return step
+    return None
+
+
 def check_selection(request: SelectRequest, manifest: dict) -> None:
     """What SOURCE's signals cannot decide is refused: a rule set it was not annotated with, a threshold that changes
     what was measured, a signal it lacks, languages it did not identify; and sources whose documents were already
@@ -203,12 +213,11 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
         if thresholds[name] != measured.get(name, DEFAULT_THRESHOLDS[name]):
             raise UsageError(f"--quality-threshold {name}={thresholds[name]:g} changes what SOURCE {source} measured "
                              f"(with {measured.get(name, DEFAULT_THRESHOLDS[name]):g}): annotate again with it")
-    annotated = steps_of(tuple(options.get("quality", ())))
-    missing = [step for step in steps_of(selection.quality) if step not in annotated]
-    if missing:
+    step = unmeasured_step(steps_of(selection.quality), steps_of(tuple(options.get("quality", ()))))
+    if step is not None:
         raise UsageError(f"--quality {','.join(selection.quality)}: SOURCE {source} was annotated with "
                          f"--quality {','.join(options.get('quality', ())) or '(none)'}, which does not measure the "
-                         f"step {missing[0]}; annotate with the rule sets to select by")
+                         f"step {step} on the text it would see; annotate with the rule sets to select by")
     if selection.languages and not options.get("language"):
         raise UsageError(f"--languages: SOURCE {source} has no identified language; annotate with --language")
     fields, known = fields_and_signals(source)

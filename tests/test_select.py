@@ -153,14 +153,11 @@ def test_selecting_into_the_source_is_refused(plain_build):
     assert sorted(path.stat().st_mtime_ns for path in plain_build.iterdir()) == before
 
 
-def test_a_measuring_threshold_a_rule_set_not_annotated_and_bad_options_are_refused(plain_build, tmp_path):
+def test_bad_options_are_refused(plain_build, tmp_path):
     output = tmp_path / "out"
-    assert "changes what SOURCE" in refused([str(plain_build), "--output", str(output), "--quality", "c4",
-                                             "--quality-threshold", "c4.min_words_per_line=5"], output)
-    assert "which does not measure the step" in refused([str(plain_build), "--output", str(output),
-                                                         "--quality", "gopher"], output)
     assert "--sample" in refused([str(plain_build), "--output", str(output), "--sample", "2"], output)
     assert "no rule set" in refused([str(plain_build), "--output", str(output), "--quality", "gofer"], output)
+    assert "go together" in refused([str(plain_build), "--output", str(output), "--token-budget", "9"], output)
 
 
 def test_a_build_rebuilds_no_selection_and_a_selection_no_build(plain_build, tmp_path):
