@@ -426,13 +426,20 @@ def chosen_inputs(known: argparse.Namespace) -> tuple[tuple[str, ...], str]:
     return tuple(known.input) or (str(SAMPLE_WARC),), base
 
 
-def parse_settings(argv: list[str]) -> CorpusSettings:
-    """Parses the command line; exits with status 2 and one line on bad input."""
-    parser = make_parser()
+def parse_known(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """`parser`'s options of `argv`, and the rest, which must be Beam's (exits with status 2 and one line
+    otherwise: `unknown_argument`)."""
     known, beam_args = parser.parse_known_args(argv)
     mistake = unknown_argument(parser, beam_args)
     if mistake:
         parser.error(mistake)
+    return known, beam_args
+
+
+def parse_settings(argv: list[str]) -> CorpusSettings:
+    """Parses the command line; exits with status 2 and one line on bad input."""
+    parser = make_parser()
+    known, beam_args = parse_known(parser, argv)
     try:
         if known.rebuild:
             given = [flag for name, flag in BUILD_FLAGS.items() if getattr(known, name) not in (None, [])]

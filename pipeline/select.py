@@ -25,7 +25,7 @@ from pipeline.build_inputs import BuildInputs
 from pipeline.cli import UsageError, prepare_output, publish_build, remove_made, resolved_path, run_and_tell
 from pipeline.launch import main as launch_main
 from pipeline.options import (OneLineErrorParser, add_near_dedup_arguments, add_selection_arguments,
-                              near_dedup_parameters, unknown_argument)
+                              near_dedup_parameters, parse_known)
 from pipeline.select_documents import Selection, parse_bounds
 from pipeline.select_graph import annotated_source
 from pipeline.settings import CorpusSettings, load_manifest, settings_from_manifest
@@ -100,10 +100,7 @@ def make_parser() -> argparse.ArgumentParser:
 def parse_request(argv: list[str]) -> SelectRequest:
     """The command line's request; exits with status 2 and one line on bad input."""
     parser = make_parser()
-    known, beam_args = parser.parse_known_args(argv)
-    mistake = unknown_argument(parser, beam_args)
-    if mistake:
-        parser.error(mistake)
+    known, beam_args = parse_known(parser, argv)
     try:
         if known.rebuild:
             given = [flag for flag, value in (("SOURCE", known.source), ("--quality", known.quality),

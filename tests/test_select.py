@@ -3,8 +3,6 @@ build keeps of it (`select_documents`), and the command's refusals (one line, ex
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import shutil
@@ -39,13 +37,7 @@ def minimized(text: str, language: str = "en") -> Document:
 
 
 def run_select(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = select_command.main(argv)
-        except SystemExit as exit_:
-            code = exit_.code
-    return code, out.getvalue(), err.getvalue()
+    return run_main(argv, select_command.main)
 
 
 @settings(max_examples=300, deadline=None)

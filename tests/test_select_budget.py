@@ -10,7 +10,7 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from pipeline.select_budget import TokenBudget, order_key, value_of
 from transforms.document import Document
