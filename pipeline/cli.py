@@ -531,10 +531,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, list[str], dict | None]],
-                 program: str | None = None) -> int:
+                 program: str | None = None, advise: bool = True) -> int:
     """Runs `launch` (which checks what it was asked, builds into `output` and publishes: the settings built, the
     report, notes, and the manifest a rebuild repeats), says how it went in one line or the report, and returns
-    the exit status. `program`: the command's name in what it says (`program_name()`'s by default)."""
+    the exit status. `program`: the command's name in what it says (`program_name()`'s by default); `advise`: say
+    what the options given could do better (a build's options)."""
     program = program or program_name()
     unchanged = f"nothing was published, {output} is as it was"
     with RunWatch() as signals:
@@ -560,7 +561,7 @@ def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, l
             print(f"{program}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
         try:
-            return tell_the_build(settings, report, notes, manifest)
+            return tell_the_build(settings, report, notes, manifest, advise)
         except KeyboardInterrupt:
             received = signals.received or signal.SIGINT
             print(f"{program}: interrupted by {received.name}; the build was published in {output}",
@@ -568,10 +569,11 @@ def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, l
             return 128 + received
 
 
-def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None) -> int:
+def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None,
+                   advise: bool = True) -> int:
     """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
     # Not for a rebuild: it repeats its manifest's options as they are.
-    unreadable = None if manifest is not None else unreadable_text_note(settings)
+    unreadable = None if manifest is not None or not advise else unreadable_text_note(settings)
     for note in notes + ([unreadable] if unreadable else []):
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))

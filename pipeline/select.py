@@ -259,7 +259,8 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
     digests = tuple(entry["sha256"] for entry in options.get("url_blocklists", ()))
     # The source's blocklists left their captures out already: the selection only names them, as its build did.
     found = BuildInputs((), UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests)
-    source_manifest = digest_file(f"{source.rstrip('/')}/{MANIFEST_NAME}")
+    # By its resolved path: the report and manifest are the same however SOURCE was named.
+    source_manifest = digest_file(f"{resolved_path(source)}/{MANIFEST_NAME}")
     recorded = {SELECT: {"source": {"corpus": resolved_path(source), "manifest_sha256": manifest["manifest_sha256"]},
                          **request.selection.recorded()}}
     made = prepare_output(request.output)
@@ -276,7 +277,8 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
 def main(argv: list[str] | None = None) -> int:
     request = parse_request(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if request.verbose else logging.WARNING)
-    return run_and_tell(request.output, lambda: select(request), PROGRAM)
+    # (Whether the corpus holds its readable text is SOURCE's options': the build's advice would not apply.)
+    return run_and_tell(request.output, lambda: select(request), PROGRAM, advise=False)
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ def selected(annotated, tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-def test_a_selection_records_its_source_and_rebuilds_byte_for_byte(annotated, selected, tmp_path):
+def test_a_selection_records_its_source_and_rebuilds_byte_for_byte(annotated, selected, tmp_path, monkeypatch):
     manifest = json.loads((selected / "manifest.json").read_text())
     source = json.loads((annotated["fineweb-recipe"] / "manifest.json").read_text())
     assert manifest["options"]["select"] == {
@@ -100,6 +100,12 @@ def test_a_selection_records_its_source_and_rebuilds_byte_for_byte(annotated, se
     again = tmp_path / "again"
     code, stdout, stderr = run_select(["--rebuild", str(selected / "manifest.json"), "--output", str(again)])
     assert code == 0 and "byte-identical" in stdout, stdout + stderr
+    # SOURCE named relative to the current directory: the same selection.
+    monkeypatch.chdir(annotated["fineweb-recipe"].parent)
+    relative = tmp_path / "relative"
+    assert run_select(["corpus", "--output", str(relative), "--quality", "fineweb-recipe", "--min-signal",
+                       "gopher_quality/min_doc_words=10"])[0] == 0
+    assert snapshot(relative) == snapshot(selected)
 
 
 @pytest.mark.slow
