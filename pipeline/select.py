@@ -71,7 +71,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--min-signal", action="append", default=[], metavar="NAME=VALUE", dest="min_signal",
         help="Keep only documents whose signal NAME is at least VALUE (a document without it is dropped), e.g. "
-             "language/score=0.65. Repeatable.")
+             "language/confidence=0.65. Repeatable.")
     parser.add_argument(
         "--max-signal", action="append", default=[], metavar="NAME=VALUE", dest="max_signal",
         help="Keep only documents whose signal NAME is at most VALUE. Repeatable.")

@@ -100,7 +100,8 @@ def kept_text(text: str, rule_sets: tuple[str, ...], thresholds: dict) -> str:
     """What the line rules of `rule_sets` (C4's steps; the others edit no text) leave of a text they keep."""
     for step in steps_of(rule_sets):
         if step in C4_STEPS:
-            text = c4_rules.scan(text, thresholds_of(c4_rules.RULE_SET, thresholds), C4_STEPS[step]).text
+            text = c4_rules.scan(text, thresholds_of(c4_rules.RULE_SET, thresholds), C4_STEPS[step],
+                                 sentences=False).text
     return text
 
 
