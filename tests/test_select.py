@@ -40,7 +40,7 @@ def run_select(argv: list[str]) -> tuple[int, str, str]:
     return run_main(argv, select_command.main)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(TEXTS, st.sampled_from(sorted(RULE_SETS)), thresholds(), thresholds(), st.sampled_from(["", "en", "ru"]))
 def test_a_selection_keeps_what_a_filtering_build_keeps(text, rule_set, measuring, deciding, language):
     doc = minimized(text, language)
@@ -123,11 +123,13 @@ def refused(argv: list[str], output) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_corpus_without_signals_is_refused(plain_build, tmp_path):
     line = refused([str(plain_build), "--output", str(tmp_path / "out")], tmp_path / "out")
     assert "holds no signals" in line and "--annotate" in line
 
 
+@pytest.mark.slow
 def test_a_source_that_does_not_verify_is_refused(plain_build, tmp_path):
     damaged = shutil.copytree(plain_build, tmp_path / "damaged")
     shard = next(damaged.glob("corpus-*.avro"))
@@ -138,6 +140,7 @@ def test_a_source_that_does_not_verify_is_refused(plain_build, tmp_path):
     assert line.startswith(f"python -m pipeline.select: error: SOURCE {damaged} does not verify: {shard.name}")
 
 
+@pytest.mark.slow
 def test_selecting_into_the_source_is_refused(plain_build):
     before = sorted(path.stat().st_mtime_ns for path in plain_build.iterdir())
     code, _, stderr = run_select([str(plain_build), "--output", str(plain_build)])
@@ -145,13 +148,16 @@ def test_selecting_into_the_source_is_refused(plain_build):
     assert sorted(path.stat().st_mtime_ns for path in plain_build.iterdir()) == before
 
 
-def test_bad_options_are_refused(plain_build, tmp_path):
-    output = tmp_path / "out"
-    assert "--sample" in refused([str(plain_build), "--output", str(output), "--sample", "2"], output)
-    assert "no rule set" in refused([str(plain_build), "--output", str(output), "--quality", "gofer"], output)
-    assert "go together" in refused([str(plain_build), "--output", str(output), "--token-budget", "9"], output)
+def test_bad_options_are_refused(tmp_path):
+    source, output = str(tmp_path / "annotated"), tmp_path / "out"
+    assert "--sample" in refused([source, "--output", str(output), "--sample", "2"], output)
+    assert "no rule set" in refused([source, "--output", str(output), "--quality", "gofer"], output)
+    assert "go together" in refused([source, "--output", str(output), "--token-budget", "9"], output)
+    assert "NAME=VALUE" in refused([source, "--output", str(output), "--min-signal", "c4/lorem_ipsum"], output)
+    assert "leave out SOURCE" in refused([source, "--rebuild", "m.json", "--output", str(output)], output)
 
 
+@pytest.mark.slow
 def test_a_build_rebuilds_no_selection_and_a_selection_no_build(plain_build, tmp_path):
     manifest = json.loads((plain_build / "manifest.json").read_text())
     output = tmp_path / "out"

@@ -20,6 +20,8 @@ from tests.test_cli import json_lines, run_main
 from tests.test_publish import snapshot
 from tests.test_quality_filters import GOOD, GOOD_VARIANT, THIN
 from tests.test_select import refused, run_select
+from pipeline.select import unmeasured_step
+from transforms.stages.filters.rule_sets import steps_of
 
 # GOOD and THIN captured twice (exact duplicates in the annotated build: the copy's fate is its survivor's);
 # GOOD_VARIANT is GOOD once C4 removed its JavaScript line (one content in a build filtering with C4), and near it.
@@ -146,3 +148,15 @@ def test_what_an_annotated_source_cannot_decide_is_refused(annotated, tmp_path):
         [source, "--output", str(output), "--min-signal", "gopher_quality/min_doc_word=3"], output)
     assert "no token_count" in refused([source, "--output", str(output), "--token-budget", "100", "--budget-by",
                                         "fineweb/line_punct_ratio"], output)
+
+
+@pytest.mark.parametrize("selected, annotated, unmeasured", [
+    ("gopher", "gopher,fineweb,c4", None), ("fineweb", "gopher,fineweb,c4", None), ("c4", "gopher,fineweb,c4", None),
+    ("fineweb,gopher", "gopher,fineweb,c4", None), ("fineweb-recipe", "fineweb-recipe", None),
+    ("gopher", "fineweb-recipe", None),
+    # FineWeb measured on what C4 left; C4 without its terminal-punctuation rule is another step.
+    ("fineweb", "fineweb-recipe", "fineweb"), ("c4,fineweb", "gopher,fineweb,c4", "fineweb"),
+    ("fineweb-recipe", "gopher,fineweb,c4", "c4_without_terminal_punctuation"), ("c4", "gopher", "c4"),
+])
+def test_a_step_is_selectable_where_it_was_measured_on_the_text_it_sees(selected, annotated, unmeasured):
+    assert unmeasured_step(steps_of(tuple(selected.split(","))), steps_of(tuple(annotated.split(",")))) == unmeasured
