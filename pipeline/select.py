@@ -44,7 +44,7 @@ PROGRAM = "python -m pipeline.select"
 # The field of a document's tokens (--tokenizer), which a token budget counts.
 TOKEN_COUNT = "token_count"
 # The documents whose signals tell which signals a corpus has: the first ones of its first shards.
-SIGNALS_LOOKED_AT = 1000
+SIGNALS_LOOKED_AT = 200
 # The manifest's record of a selection, beside a build's options.
 SELECT = "select"
 

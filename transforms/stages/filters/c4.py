@@ -65,7 +65,8 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
     for index, line in enumerate(text.splitlines()):
         line = line.strip()
         words = line.split()
-        if any(len(word) > limits["max_word_length"] for word in words):
+        # (No word of a line that short can be over the limit: most lines are not looked at word by word.)
+        if len(line) > limits["max_word_length"] and any(len(word) > limits["max_word_length"] for word in words):
             result.removed["max_word_length"].append(index)
             continue
         line = CITATION.sub("", line)
