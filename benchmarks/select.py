@@ -1,6 +1,6 @@
 """Select: what a selection costs beside the annotated build it reads, and that it equals the filtering build.
 
-    python -m benchmarks.select [--corpus DIR] [--mb 50] [--reps 3] [--work DIR] [--sections cost,equality]
+    python -m benchmarks.select [--corpus DIR] [--mb 50] [--reps 3] [--work DIR] [--sections cost,equality] [--no-dev]
 
 `cost`: on the developer corpus (`--corpus`, default `$WEBCORPUS_CORPUS`) and on a generated crawl of `--mb`
 megabytes (`shared/tools/make_cc_corpus.py`, cached in `--work`), the annotated build
@@ -105,10 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-bench-select")
     parser.add_argument("--sections", default="cost,equality")
+    parser.add_argument("--no-dev", action="store_true", help="only the generated crawl, not the developer corpus")
     args = parser.parse_args(argv)
     corpus = args.corpus or default_corpus()
     args.work.mkdir(parents=True, exist_ok=True)
-    inputs = {"dev corpus": str(corpus / "warc" / "*")}
+    inputs = {} if args.no_dev else {"dev corpus": str(corpus / "warc" / "*")}
     if args.mb:
         inputs[f"generated {args.mb:g} MB"] = generated_crawl(args.work, args.mb, corpus)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
