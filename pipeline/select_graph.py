@@ -108,7 +108,10 @@ class ReadAnnotated(beam.PTransform):
             lambda problem: DeadLetter(READ_CORPUS, problem["reason"], "", 0, "", problem["url"]))
         dead = (_side_records(self._source, "dead-letter", pbegin), corrupt) | "DeadLetters" >> beam.Flatten()
         skipped = _side_records(self._source, "skipped", pbegin)
-        read = (documents, skipped, dead) | "Outcomes" >> beam.Flatten() | "CountRead" >> beam.ParDo(CountRead())
+        # Counted where each is made: a Flatten of the documents would hold them in the local runner.
+        read = [outcomes | f"CountRead-{name}" >> beam.ParDo(CountRead()) for name, outcomes in (
+            ("records", rehydrated[DOCUMENTS]), ("captures", captures), ("skipped", skipped), ("dead", dead))] \
+            | "Read" >> beam.Flatten()
         return {
             DOCUMENTS: documents, SKIPPED: skipped, DEAD_LETTER: dead, RECORDS_READ: read,
             INPUT_FILES: pbegin | "Manifest" >> beam.Create([self._manifest]),
