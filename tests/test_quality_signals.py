@@ -3,10 +3,12 @@ alone the one `apply_rule_sets` takes, for every rule set, text and thresholds."
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from transforms.stages.filters import c4
+from transforms.stages.filters import c4, gopher
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, RULE_SETS, apply_rule_sets
 from transforms.stages.filters.signals import MEASURING_THRESHOLDS, decide, measure_rule_sets
 
@@ -37,7 +39,8 @@ def with_measuring(decision: dict, measured: dict) -> dict:
     return {**decision, **{name: measured[name] for name in MEASURING_THRESHOLDS}}
 
 
-@settings(max_examples=400, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
 @given(TEXTS, st.sampled_from(sorted(RULE_SETS)), thresholds(), thresholds(), st.sampled_from(["", "en", "ru", "zh"]))
 def test_the_decision_from_the_signals_is_the_filters(text, rule_set, measuring, deciding, language):
     measured = measure_rule_sets(text, (rule_set,), measuring, language)
@@ -80,3 +83,35 @@ def test_a_rule_of_no_words_is_not_measured_and_a_zero_threshold_does_not_fail()
 def test_a_family_twice_cannot_be_measured():
     with pytest.raises(ValueError, match="the step c4 twice"):
         measure_rule_sets("Text.", ("c4", "fineweb-recipe"), {})
+
+
+def plain_top_ngram_characters(words, n):
+    """Gopher's top n-gram share's numerator as the reference computes it: n-grams joined by spaces."""
+    counts = Counter(" ".join(words[start:start + n]) for start in range(len(words) - n + 1))
+    ngram, count = max(counts.items(), key=lambda item: item[1]) if counts else ("", 0)
+    return len(ngram) * count
+
+
+def plain_repeated_ngram_characters(words, n):
+    """Gopher's repeated n-gram share's numerator as the reference computes it: each n-gram joined anew."""
+    seen, characters, start = set(), 0, 0
+    while start <= len(words) - n:
+        ngram = "".join(words[start:start + n])
+        if ngram in seen:
+            characters, start = characters + len(ngram), start + n
+        else:
+            seen.add(ngram)
+            start += 1
+    return characters
+
+
+# Words that join into the same text at other boundaries ("ab" "c" and "a" "bc"), and repeat.
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "ab", "c", "bc", "abc", "the", "cat"]), max_size=40))
+def test_the_ngram_measures_are_the_references(words):
+    words = tuple(words)
+    joined = gopher.JoinedNGrams(words)
+    for n in (2, 3, 4):
+        assert gopher.top_ngram_characters(words, n) == plain_top_ngram_characters(words, n)
+    for n in range(5, 11):
+        assert gopher.repeated_ngram_characters(joined.of(n), n) == plain_repeated_ngram_characters(words, n)

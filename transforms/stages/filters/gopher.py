@@ -9,6 +9,7 @@ share of words with a letter, and at least two of the English stop words "the be
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -38,29 +39,50 @@ _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 _LINE_BREAKS = re.compile(r"\n+")
 
 
+class JoinedNGrams:
+    """A text's words joined without spaces, and where each word starts in it: its n-grams are slices of it, cheaper
+    than joining their words again for every start."""
+
+    def __init__(self, words: Sequence[str]):
+        self._text = "".join(words)
+        self._starts = list(itertools.accumulate(map(len, words), initial=0))
+
+    def of(self, n: int) -> list[str]:
+        """Every n-gram, from each start in order."""
+        return list(map(self._text.__getitem__, map(slice, self._starts, self._starts[n:])))
+
+
 def top_ngram_characters(words: Sequence[str], n: int) -> int:
     """The characters of the most common n-gram (words joined by spaces) times its count; the first seen on a tie."""
-    counts = Counter(" ".join(words[start:start + n]) for start in range(len(words) - n + 1))
+    # As tuples of words: no word holds a space, so two n-grams joined by spaces are equal when their words are.
+    counts = Counter(zip(*(words[start:] for start in range(n))))
     if not counts:
         return 0
     # max() keeps the first of equal counts: the order n-grams were first seen.
     ngram, count = max(counts.items(), key=lambda item: item[1])
-    return len(ngram) * count
+    return (sum(map(len, ngram)) + n - 1) * count
 
 
-def repeated_ngram_characters(words: Sequence[str], n: int) -> int:
-    """The characters (words joined without spaces) of n-grams that repeat an earlier one, a repeat skipping its
+def repeated_ngram_characters(ngrams: list[str], n: int) -> int:
+    """The characters of the n-grams (words joined without spaces) that repeat an earlier one, a repeat skipping its
     n words so that overlapping repeats are counted once."""
+    counts = Counter(ngrams)
+    if len(counts) == len(ngrams):
+        return 0
     seen: set[str] = set()
     characters, start = 0, 0
-    while start <= len(words) - n:
-        ngram = "".join(words[start:start + n])
+    # Only an n-gram met more than once can repeat: the scan passes the others one word at a time, so it steps
+    # from one such start to the next.
+    for position in itertools.compress(itertools.count(), map((1).__lt__, map(counts.__getitem__, ngrams))):
+        if position < start:
+            continue
+        ngram = ngrams[position]
         if ngram in seen:
             characters += len(ngram)
-            start += n
+            start = position + n
         else:
             seen.add(ngram)
-            start += 1
+            start = position + 1
     return characters
 
 
@@ -92,8 +114,9 @@ def repetition_measures(text: str, limits: dict, language: str = "") -> Iterator
     for n in (2, 3, 4):
         if len(words) >= n:
             yield f"top_{n}_gram", top_ngram_characters(words, n) / length
+    joined = JoinedNGrams(words)
     for n in range(5, 11):
-        yield f"dup_{n}_gram", repeated_ngram_characters(words, n) / length
+        yield f"dup_{n}_gram", repeated_ngram_characters(joined.of(n), n) / length
 
 
 def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:

@@ -10,6 +10,7 @@ enough for thresholds on counts and shares (the benchmark measures how good).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 
@@ -51,10 +52,13 @@ _POSSESSIVE = re.compile(r"['’][sS]$")
 _LAST = re.compile(".$", re.S)
 
 
-def _split_chunk(chunk: str) -> list[str]:
+# The tokens of the chunks seen last: words repeat across a page and its lines (the rules tokenize a text whole, then
+# C4 its lines, then FineWeb what C4 kept), and across pages, so most chunks are split once.
+@functools.lru_cache(maxsize=1 << 16)
+def _split_chunk(chunk: str) -> tuple[str, ...]:
     if chunk.isalpha():
         # Most chunks: a word of letters alone has no affix to split (nor a unit after a number).
-        return _RUN_TOGETHER.get(chunk) or [chunk]
+        return tuple(_RUN_TOGETHER.get(chunk) or [chunk])
     prefixes: list[str] = []
     suffixes: list[str] = []
     while chunk and not (chunk in ABBREVIATIONS or _WHOLE.match(chunk)):
@@ -90,7 +94,7 @@ def _split_chunk(chunk: str) -> list[str]:
                 start = infix.end()
             if start < len(chunk):
                 middle.append(chunk[start:])
-    return prefixes + middle + suffixes
+    return (*prefixes, *middle, *suffixes)
 
 
 # The characters that end a sentence, in the scripts that use them (Unicode's Sentence_Terminal, the common part).
@@ -106,7 +110,7 @@ SENTENCE_TERMINALS = frozenset(
 def split_words(text: str) -> tuple[str, ...]:
     """The tokens of `text`: words, numbers and punctuation marks (see the module's docstring). The last few
     texts' are kept: rule sets count the words of one text several times."""
-    return tuple(token for chunk in text.split() for token in _split_chunk(chunk))
+    return tuple(itertools.chain.from_iterable(map(_split_chunk, text.split())))
 
 
 def is_symbol(character: str) -> bool:
