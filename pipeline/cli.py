@@ -13,6 +13,7 @@ import stat
 import sys
 import tempfile
 import threading
+from typing import Callable
 
 import apache_beam as beam
 from apache_beam.io.filesystem import FileSystem
@@ -23,7 +24,7 @@ from pipeline import resumable
 from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
-from pipeline.graph import build_corpus
+from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
 from pipeline.index_select import describe_selection
 from pipeline.launch import SIGNALS, Interrupted, program_name
 from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
@@ -139,7 +140,8 @@ def check_inputs(patterns: tuple[str, ...], each_an_archive: bool = False) -> tu
     return total, matches
 
 
-def _resolved(path: str) -> str:
+def resolved_path(path: str) -> str:
+    """A local path resolved (links followed), a URL without its trailing slash: what tells two outputs apart."""
     return os.path.realpath(path) if is_local(path) else path.rstrip("/")
 
 
@@ -159,7 +161,7 @@ def _first_match(pattern: str, paths: list[str]) -> str | None:
     """The first of `paths` that the input pattern `pattern` matches, or None."""
     if GLOB_PREFIX.match(pattern).group(0) == pattern and not pattern.endswith(("/", "\\")):
         # A path, not a pattern (a crawl's listing gives 100,000 of them): it matches itself alone.
-        return next((path for path in paths if path in (pattern, _resolved(pattern))), None)
+        return next((path for path in paths if path in (pattern, resolved_path(pattern))), None)
     return next((path for expression in _as_matched(pattern) for path in paths if expression.match(path)), None)
 
 
@@ -179,15 +181,15 @@ def check_inputs_apart_from_output(patterns: tuple[str, ...], output: str) -> No
 def check_extend_is_no_output(settings: CorpusSettings) -> None:
     """No `--extend` corpus is the output directory, whose build this one replaces."""
     for path in settings.extend:
-        if _resolved(path) == _resolved(settings.output):
+        if resolved_path(path) == resolved_path(settings.output):
             raise UsageError(f"--extend {path} is --output: a build replaces the corpus in its output directory; "
                              "give the extended corpus another --output")
 
 
 def check_output_is_no_input(output: str, input_files: list[str]) -> None:
-    target = _resolved(output)
+    target = resolved_path(output)
     for path in input_files:
-        if _resolved(path) == target:
+        if resolved_path(path) == target:
             raise UsageError(f"--output {output} is the input file {redacted(path)}; give a directory for the corpus")
 
 
@@ -340,13 +342,13 @@ def runner_output_to(log_path: str):
 
 
 def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = None,
-          found: BuildInputs | None = None) -> dict:
+          found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE) -> dict:
     """Runs the pipeline that writes the build `settings` describe into `settings.output`; returns its report,
     with the runner that built it (`runner`: not in report.json, which is the same whatever the runner).
 
     Unless `--verbose`, what Beam and its workers log goes to a log file,
     named when the build fails and removed when it succeeds. `units_dir`, `found`: see
-    `pipeline.graph.build_corpus`.
+    `pipeline.graph.build_corpus`; `source`: where its documents come from (`pipeline.graph.DocumentSource`).
     """
     options = ViewedOnceOptions(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
@@ -361,7 +363,7 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
                         if notes else contextlib.nullcontext(), remembered_dofn_specs(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found, source=source)
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:
@@ -422,10 +424,11 @@ def run(settings: CorpusSettings) -> tuple[dict, list[str]]:
 
 
 def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
-                  found: BuildInputs | None = None) -> tuple[dict, list[str]]:
+                  found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE) -> tuple[dict, list[str]]:
     """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
     the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`';
-    `found`: `found_inputs`')."""
+    `found`: `found_inputs`'). `source`: where the documents come from; one whose reader keeps no completion
+    records of units (a selection's) starts afresh each run."""
     found = found if found is not None else found_inputs(settings)
     try:
         key = signing_key(create=True)
@@ -436,17 +439,19 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
         with output_lock(settings.output) as taken_over:
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
-            units_dir, resumed = resumable.prepare(settings.output, resumable.build_identity(settings, found, input_files),
-                                                       settings.resume)
+            units_dir, resumed = resumable.prepare(
+                settings.output, resumable.build_identity(settings, found, input_files), settings.resume) \
+                if source.resumable else (None, [])
             # Said now: whether this run reuses earlier work matters while it runs.
             for note in taken_over + resumed:
                 print(f"{program_name()}: {note}", file=sys.stderr)
             staging = new_staging_dir(settings.output)
             try:
                 try:
-                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, found)
+                    report = build(dataclasses.replace(settings, output=staging), total_bytes, units_dir, found,
+                                   source)
                 finally:
-                    checked_out = resumable.not_reused(units_dir)
+                    checked_out = units_dir and resumable.not_reused(units_dir)
                     if checked_out:
                         print(f"{program_name()}: {checked_out}", file=sys.stderr)
                 unbalanced = imbalances(report)
@@ -458,13 +463,15 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
                         publish(staging, settings.output)
                     except Exception as error:
                         raise PublishCutShort(describe_failure(error)) from error
-                    resumable.finish(units_dir)
+                    if units_dir:
+                        resumable.finish(units_dir)
                     published = True
             except BaseException:
                 # A publish that began is finished by the next run (it may have moved the earlier build).
                 if not publish_begun(staging):
                     remove_exactly([staging])
-                    resumable.keep_if_finished_any(units_dir)
+                    if units_dir:
+                        resumable.keep_if_finished_any(units_dir)
                 raise
     except KeyboardInterrupt as interruption:
         # Once published, whatever ends the run (releasing the lock) says so: DIR holds the new build.
@@ -484,6 +491,9 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     `--trust-manifest`), it lists only outputs a build writes, and its inputs are WARC or ARC files (told by their
     first bytes, as a lone --input is, before anything is hashed) that are as they were."""
     path = settings.rebuild_of
+    if "select" in manifest["options"]:
+        raise UsageError(f"--rebuild {path} is a selection's manifest (python -m pipeline.select): repeat it with "
+                         f"python -m pipeline.select --rebuild {path} --output DIR")
     if not checksum_holds(manifest):
         raise UsageError(f"--rebuild {path} was changed since its build wrote it (manifest_sha256 differs): it cannot "
                          "say what that build was")
@@ -535,47 +545,67 @@ def compare_with_manifest(manifest: dict, output: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if settings.verbose else logging.WARNING)
-    unchanged = f"nothing was published, {settings.output} is as it was"
-    with RunWatch() as signals:
+
+    if settings.dry_run:
         try:
-            if settings.dry_run:
-                return dry_run(settings)
-            manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
-            if manifest is not None:
-                check_rebuild(manifest, settings)
-            report, notes = run(settings)
+            return dry_run(settings)
         except UsageError as error:
             print(f"{program_name()}: error: {error}", file=sys.stderr)
             return 2
+
+    def launch() -> tuple[CorpusSettings, dict, list[str], dict | None]:
+        manifest = load_manifest(settings.rebuild_of) if settings.rebuild_of else None
+        if manifest is not None:
+            check_rebuild(manifest, settings)
+        return (settings, *run(settings), manifest)
+
+    return run_and_tell(settings.output, launch)
+
+
+def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, list[str], dict | None]],
+                 program: str | None = None, advise: bool = True) -> int:
+    """Runs `launch` (which checks what it was asked, builds into `output` and publishes: the settings built, the
+    report, notes, and the manifest a rebuild repeats), says how it went in one line or the report, and returns
+    the exit status. `program`: the command's name in what it says (`program_name()`'s by default); `advise`: say
+    what the options given could do better (a build's options)."""
+    program = program or program_name()
+    unchanged = f"nothing was published, {output} is as it was"
+    with RunWatch() as signals:
+        try:
+            settings, report, notes, manifest = launch()
+        except UsageError as error:
+            print(f"{program}: error: {error}", file=sys.stderr)
+            return 2
         except PublishCutShort as error:
-            print(f"{program_name()}: publishing was cut short: {error}; the next run on {settings.output} "
+            print(f"{program}: publishing was cut short: {error}; the next run on {output} "
                   "finishes it", file=sys.stderr)
             return 1
         except InterruptedWhilePublishing as error:
-            print(f"{program_name()}: interrupted by {error.signum.name} while publishing; the publish was finished: "
-                  f"{settings.output} holds the new build", file=sys.stderr)
+            print(f"{program}: interrupted by {error.signum.name} while publishing; the publish was finished: "
+                  f"{output} holds the new build", file=sys.stderr)
             return 128 + error.signum
         except (BuildFailed, KeyboardInterrupt) as error:
             if signals.received is None and isinstance(error, BuildFailed):
                 logging.getLogger(__name__).debug("build failed", exc_info=True)
-                print(f"{program_name()}: the build failed: {error}; {unchanged}", file=sys.stderr)
+                print(f"{program}: the build failed: {error}; {unchanged}", file=sys.stderr)
                 return 1
             received = signals.received or signal.SIGINT
-            print(f"{program_name()}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
+            print(f"{program}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
         try:
-            return tell_the_build(settings, report, notes, manifest)
+            return tell_the_build(settings, report, notes, manifest, advise)
         except KeyboardInterrupt:
             received = signals.received or signal.SIGINT
-            print(f"{program_name()}: interrupted by {received.name}; the build was published in {settings.output}",
+            print(f"{program}: interrupted by {received.name}; the build was published in {output}",
                   file=sys.stderr)
             return 128 + received
 
 
-def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None) -> int:
+def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], manifest: dict | None,
+                   advise: bool = True) -> int:
     """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
     # Not for a rebuild: it repeats its manifest's options as they are.
-    unreadable = None if manifest is not None else unreadable_text_note(settings)
+    unreadable = None if manifest is not None or not advise else unreadable_text_note(settings)
     for note in notes + ([unreadable] if unreadable else []):
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))

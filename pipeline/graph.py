@@ -165,12 +165,15 @@ class DocumentStage:
     wanted: Callable[[CorpusSettings], bool] = lambda settings: True
 
 
+def reminimize_of(settings: CorpusSettings) -> Callable:
+    """MinimizeText's own function, for a page whose lines a rule removed: minimized again from `cleaned_html`."""
+    return functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
+
+
 def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:
-    # A page whose lines a rule removed is minimized again, by MinimizeText's own function.
-    reminimize = functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
     annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
-    return QualityFilter(settings.quality, settings.thresholds(), reminimize, settings.page_timeout, annotate,
-                         token_counter(found))
+    return QualityFilter(settings.quality, settings.thresholds(), reminimize_of(settings), settings.page_timeout,
+                         annotate, token_counter(found))
 
 
 def token_counter(found: BuildInputs) -> TokenCounter | None:
@@ -213,6 +216,42 @@ DOCUMENT_STAGES = (
 )
 
 
+def read_warc(settings: CorpusSettings, progress_dir: str | None, units_dir: str | None,
+              found: BuildInputs) -> ReadWarc:
+    """A build's reader: its WARC files (or the runs of records an `--index` selected in them), the captures its
+    screens skip from their headers left out."""
+    # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
+    screens = ((found.url_blocklist,) if found.url_blocklist is not None else ()) + (
+        (headers_opt_out,) if settings.respect_opt_out else ())
+    return ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes,
+                    settings.skip_truncated, Screens(screens) if screens else None, units_dir,
+                    settings.written_fields(), found.selected.units if found.selected else ())
+
+
+@dataclasses.dataclass(frozen=True)
+class DocumentSource:
+    """Where a graph's documents come from and the stages they go through before they are staged: a build's
+    WARC files (`WARC_SOURCE`), or an annotated corpus (`pipeline.select_graph`).
+
+    `read` makes the reader, whose outputs are those of `ReadWarc`, each by its tag: `documents`, `skipped`,
+    dead letters, `input_files` (`InputDigest`s), `records_read`, `notes`, `units_read` and `recorded`.
+    `inspects_pages`: whether report.html's inspector may read its sample pages again from the inputs;
+    `resumable`: whether its reader keeps completion records of units (`transforms.state.unit_ledger`).
+    `recorded`: what the report and the manifest record beside the settings' identity (a selection's source and
+    options); the shards' sync marker is of the settings' identity alone, as a build of them would write it.
+    """
+
+    label: str
+    read: Callable[[CorpusSettings, str | None, str | None, BuildInputs], beam.PTransform]
+    stages: tuple[DocumentStage, ...]
+    inspects_pages: bool = True
+    resumable: bool = True
+    recorded: dict = dataclasses.field(default_factory=dict)
+
+
+WARC_SOURCE = DocumentSource("ReadWarc", read_warc, DOCUMENT_STAGES)
+
+
 def _and(collection, replayed, name: str):
     """`collection` and, when a build resumes, the same outcomes `replayed` from completion records."""
     return collection if replayed is None else (collection, replayed) | name >> beam.Flatten()
@@ -220,7 +259,7 @@ def _and(collection, replayed, name: str):
 
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
                  side_file_lines: int = LINES_PER_SHARD, units_dir: str | None = None,
-                 found: BuildInputs | None = None):
+                 found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
@@ -228,7 +267,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     resume (`transforms.state.unit_ledger`): its staging files and the completion records of its units go there, and the
     units recorded there by an earlier run of the same build are replayed, not read. `found`: the earlier corpora
     and URL blocklists `settings` name, as the launcher read and checked them (`pipeline.build_inputs`); read here
-    where the caller did not.
+    where the caller did not. `source`: where the documents come from (`DocumentSource`: a build's WARC files).
     """
     if found is None:
         found = read_build_inputs(settings, check_files=False)
@@ -237,19 +276,14 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         units_dir = None
     # The shards' sync marker, the report and the manifest name the same identity.
     identity = settings.build_identity(found)
-    # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
-    screens = ((found.url_blocklist,) if found.url_blocklist is not None else ()) + (
-        (headers_opt_out,) if settings.respect_opt_out else ())
+    recorded = dict(identity, **source.recorded)
     fields = settings.written_fields()
-    read = pipeline | "ReadWarc" >> ReadWarc(settings.inputs, settings.range_bytes, progress_dir,
-                                             settings.max_page_bytes, settings.skip_truncated,
-                                             Screens(screens) if screens else None, units_dir, fields,
-                                             found.selected.units if found.selected else ())
+    read = pipeline | source.label >> source.read(settings, progress_dir, units_dir, found)
     # Each stage's outcomes that end a record or count its unit's documents, in stage order
     # (`transforms.state.unit_ledger`): the reader's, then each document stage's declared outputs.
-    tapped = [{SKIPPED: read.skipped, DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]
-    documents = read.documents
-    for stage in DOCUMENT_STAGES:
+    tapped = [{SKIPPED: read[SKIPPED], DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]
+    documents = read[DOCUMENTS]
+    for stage in source.stages:
         if stage.wanted(settings):
             transform = stage.make(settings, found)
             applied = documents | stage.label >> transform
@@ -303,14 +337,14 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         fields=fields, file_format=settings.format, thresholds=settings.thresholds())
 
     dead_letters = [outcomes[DEAD_LETTER] for outcomes in tapped if DEAD_LETTER in outcomes]
-    read_skips = [read.skipped]
+    read_skips = [read[SKIPPED]]
     if replayed is not None:
         dead_letters.append(replayed[DEAD_LETTER])
         # (A replayed unit's skips are of every stage: listed as the reader's are.)
         read_skips.append(replayed[SKIPPED])
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
-    listed_read_skips = (_and(read.skipped, replayed and replayed[SKIPPED], "ReadAndReplayedSkips")
+    listed_read_skips = (_and(read[SKIPPED], replayed and replayed[SKIPPED], "ReadAndReplayedSkips")
                          | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE))
     document_skips = [outcomes[SKIPPED] for outcomes in stage_outputs if SKIPPED in outcomes]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
@@ -329,16 +363,17 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     if replayed is not None:
         outcomes.extend(replayed[tag] for tag in (RECORDS_READ, NOTES, *COUNTS))
     # (A tuple: Beam takes a list given to a transform for one value, to create.)
-    report = tuple(outcomes) | "Report" >> WriteReport(settings.output, identity)
+    report = tuple(outcomes) | "Report" >> WriteReport(settings.output, recorded)
     report_page_inputs = {
         "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
         **{BOILERPLATE_LINES: stage[BOILERPLATE_LINES] for stage in stage_outputs if BOILERPLATE_LINES in stage}}
     report_page = report_page_inputs | "ReportPage" >> WriteReportPage(
-        settings.output, settings.report_sample, settings.drop_selectors, settings.scripts, settings.max_page_bytes,
-        readable_by_name(settings.inputs), settings.main_content, settings.site_boilerplate)
+        settings.output, settings.report_sample if source.inspects_pages else 0, settings.drop_selectors,
+        settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs), settings.main_content,
+        settings.site_boilerplate)
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())
     # With --tokenizer, the manifest gives the report's token totals too.
     totals = (report,) if settings.tokenizer else ()
-    return (read[INPUT_FILES], output_digests, *totals) | "Manifest" >> WriteManifest(settings.output, identity)
+    return (read[INPUT_FILES], output_digests, *totals) | "Manifest" >> WriteManifest(settings.output, recorded)

@@ -10,6 +10,7 @@ with another exit status. This module imports nothing heavy.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -33,12 +34,18 @@ def _interrupt(signum, frame):
     raise Interrupted(signum)
 
 
+# The commands started through `main`, by the name of what Python runs (`sys.argv[0]`); any other is the build's.
+COMMANDS = {"webcorpus": "webcorpus", "select.py": "python -m pipeline.select"}
+
+
 def program_name() -> str:
-    """How the user called the command: the `webcorpus` console script, or `python -m pipeline`."""
-    return "webcorpus" if os.path.basename(sys.argv[0]) == "webcorpus" else "python -m pipeline"
+    """How the user called the command: the `webcorpus` console script, `python -m pipeline.select`, or
+    `python -m pipeline`."""
+    return COMMANDS.get(os.path.basename(sys.argv[0]), "python -m pipeline")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, command: str = "pipeline.cli") -> int:
+    """Runs the `main` of the module `command` (the build's, or `pipeline.select`) once Beam is imported."""
     if threading.current_thread() is threading.main_thread():
         for signum in SIGNALS:
             signal.signal(signum, _interrupt)
@@ -46,9 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         # Before Beam is imported here: the worker processes' server imports it meanwhile (pipeline/runners/worker_fork.py).
         start_early(sys.argv[1:] if argv is None else argv)
         import_beam()
-        from pipeline.cli import main as run_command
-
-        status = run_command(argv)
+        status = importlib.import_module(command).main(argv)
     except KeyboardInterrupt as interruption:
         # Only before the run is watched: pipeline.cli says every later interruption itself.
         signum = getattr(interruption, "signum", signal.SIGINT)

@@ -59,6 +59,53 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--languages, --quality and --quality-threshold: what a build keeps, and a selection too (`pipeline.select`)."""
+    parser.add_argument(
+        "--languages", default=None, metavar="LIST",
+        help="Keep only pages identified as one of these languages, e.g. en,ru (implies --language); the others "
+             "are skipped as other-language, with their language in skipped-*.jsonl.",
+    )
+    parser.add_argument(
+        "--quality", default=None, metavar="LIST",
+        help=f"Quality rule sets to apply, in the order given, to each page's readable text after MinimizeText: "
+             f"{', '.join(RULE_SETS)} (e.g. fineweb-recipe). A page a rule drops is skipped as filtered, with its "
+             "rule and measured value in skipped-*.jsonl; C4 removes lines, and the corpus holds the filtered text. "
+             "Implies --language (English-only rules apply to English pages). See docs/stages.md.",
+    )
+    parser.add_argument(
+        "--quality-threshold", action="append", default=[], metavar="NAME=VALUE", dest="quality_threshold",
+        help="Change a --quality threshold, e.g. gopher_quality.min_doc_words=100 (names and defaults: "
+             "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
+    )
+
+
+def add_near_dedup_arguments(parser: argparse.ArgumentParser) -> None:
+    """--near-dedup and its parameters (`near_dedup_parameters`), of a build and of a selection."""
+    parser.add_argument(
+        "--near-dedup", action="store_true", default=None,
+        help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
+             "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
+             "near-duplicates-*.jsonl with their survivor and estimated similarity.",
+    )
+    parser.add_argument(
+        "--near-dedup-threshold", type=float, default=None, metavar="SIMILARITY",
+        help=f"Estimated Jaccard similarity from which two pages are near-duplicates (default {DEFAULT_THRESHOLD}).",
+    )
+    parser.add_argument(
+        "--near-dedup-shingle-size", type=int, default=None, metavar="WORDS",
+        help=f"Words per shingle (default {DEFAULT_SHINGLE_SIZE}).",
+    )
+    parser.add_argument(
+        "--near-dedup-bands", type=int, default=None, metavar="N",
+        help=f"LSH bands (default {DEFAULT_BANDS}); the signature has bands x rows hash values.",
+    )
+    parser.add_argument(
+        "--near-dedup-rows", type=int, default=None, metavar="N",
+        help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
+    )
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
         prog=program_name(),
@@ -152,23 +199,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="Identify each page's language from its text (fields language and language_confidence, beside the "
              "declared lang; the report counts documents and bytes per language).",
     )
-    parser.add_argument(
-        "--languages", default=None, metavar="LIST",
-        help="Keep only pages identified as one of these languages, e.g. en,ru (implies --language); the others "
-             "are skipped as other-language, with their language in skipped-*.jsonl.",
-    )
-    parser.add_argument(
-        "--quality", default=None, metavar="LIST",
-        help=f"Quality rule sets to apply, in the order given, to each page's readable text after MinimizeText: "
-             f"{', '.join(RULE_SETS)} (e.g. fineweb-recipe). A page a rule drops is skipped as filtered, with its "
-             "rule and measured value in skipped-*.jsonl; C4 removes lines, and the corpus holds the filtered text. "
-             "Implies --language (English-only rules apply to English pages). See docs/stages.md.",
-    )
-    parser.add_argument(
-        "--quality-threshold", action="append", default=[], metavar="NAME=VALUE", dest="quality_threshold",
-        help="Change a --quality threshold, e.g. gopher_quality.min_doc_words=100 (names and defaults: "
-             "docs/options.md; every threshold is recorded in the manifest). Repeatable.",
-    )
+    add_selection_arguments(parser)
     parser.add_argument(
         "--annotate", action="store_true", default=None,
         help="With --quality: measure every rule of its rule sets on each page and write the values in the field "
@@ -271,28 +302,7 @@ def make_parser() -> argparse.ArgumentParser:
              "their file) as `truncated`, instead of keeping what was received (each record's `truncated` field "
              "says why and how much).",
     )
-    parser.add_argument(
-        "--near-dedup", action="store_true", default=None,
-        help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "
-             "cluster keeps one page, chosen like exact duplicates; the dropped pages are listed in "
-             "near-duplicates-*.jsonl with their survivor and estimated similarity.",
-    )
-    parser.add_argument(
-        "--near-dedup-threshold", type=float, default=None, metavar="SIMILARITY",
-        help=f"Estimated Jaccard similarity from which two pages are near-duplicates (default {DEFAULT_THRESHOLD}).",
-    )
-    parser.add_argument(
-        "--near-dedup-shingle-size", type=int, default=None, metavar="WORDS",
-        help=f"Words per shingle (default {DEFAULT_SHINGLE_SIZE}).",
-    )
-    parser.add_argument(
-        "--near-dedup-bands", type=int, default=None, metavar="N",
-        help=f"LSH bands (default {DEFAULT_BANDS}); the signature has bands x rows hash values.",
-    )
-    parser.add_argument(
-        "--near-dedup-rows", type=int, default=None, metavar="N",
-        help=f"Hash values per LSH band (default {DEFAULT_ROWS}).",
-    )
+    add_near_dedup_arguments(parser)
     parser.add_argument(
         "--site-boilerplate", action="store_true", default=None,
         help="Remove the lines (blocks) that repeat across the pages of a site (its registered domain): a line on at "
@@ -489,13 +499,20 @@ def chosen_inputs(known: argparse.Namespace) -> tuple[tuple[str, ...], str]:
     return tuple(known.input) or (str(SAMPLE_WARC),), base
 
 
-def parse_settings(argv: list[str]) -> CorpusSettings:
-    """Parses the command line; exits with status 2 and one line on bad input."""
-    parser = make_parser()
+def parse_known(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """`parser`'s options of `argv`, and the rest, which must be Beam's (exits with status 2 and one line
+    otherwise: `unknown_argument`)."""
     known, beam_args = parser.parse_known_args(argv)
     mistake = unknown_argument(parser, beam_args)
     if mistake:
         parser.error(mistake)
+    return known, beam_args
+
+
+def parse_settings(argv: list[str]) -> CorpusSettings:
+    """Parses the command line; exits with status 2 and one line on bad input."""
+    parser = make_parser()
+    known, beam_args = parse_known(parser, argv)
     try:
         if known.rebuild:
             given = [flag for name, flag in BUILD_FLAGS.items() if getattr(known, name) not in (None, [])]

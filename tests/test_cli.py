@@ -48,11 +48,12 @@ COUNTS = ("read", "kept", "duplicates", "skipped", "dead_letter")
 RECORDS = 2 + 3 * (len(FIRST_FILE) + len(SECOND_FILE))  # a warcinfo per file, three records per capture
 
 
-def run_main(argv: list[str]) -> tuple[int, str, str]:
+def run_main(argv: list[str], main=None) -> tuple[int, str, str]:
+    """`main(argv)` (the build's command, `cli.main`, by default): its exit status, what it printed and said."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = cli.main(argv)
+            code = (main or cli.main)(argv)
         except SystemExit as exit_:
             code = exit_.code
     return code, out.getvalue(), err.getvalue()

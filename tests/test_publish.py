@@ -302,11 +302,11 @@ def test_a_second_run_refuses_while_the_first_runs_even_if_its_lock_note_was_rem
     build = pipeline.cli.build
     second = []
 
-    def build_while_a_second_run_starts(settings, total_bytes, units_dir=None, found=None):
+    def build_while_a_second_run_starts(settings, total_bytes, units_dir=None, found=None, *source):
         (earlier / LOCK_NAME).unlink()
         second.append(subprocess.run([sys.executable, "-m", "pipeline", *build_argv(inputs, earlier)], cwd=REPO,
                                      env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True))
-        return build(settings, total_bytes, units_dir, found)
+        return build(settings, total_bytes, units_dir, found, *source)
 
     monkeypatch.setattr(pipeline.cli, "build", build_while_a_second_run_starts)
     code, stdout, stderr = run_main(build_argv(other_inputs, earlier))

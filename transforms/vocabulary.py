@@ -38,6 +38,8 @@ COUNT_TOKENS = "count_tokens"
 NEAR_DEDUP = "near_dedup"
 COMPRESS_WRITE = "compress_write"
 READ_CORPUS = "read_corpus"
+# What a selection of an annotated corpus keeps (`pipeline.select`).
+SELECT = "select"
 
 # --- Outputs (tags) ----------------------------------------------------------
 

@@ -17,12 +17,19 @@ from transforms.vocabulary import DEAD_LETTER, READ_CORPUS
 
 
 class VerifyRecord(beam.DoFn):
+    """Records through, a damaged part or a record that does not match its digests (`verify_records`) out as a
+    dead letter."""
+
+    def __init__(self, verify_records: bool = True):
+        self._verify_records = verify_records
+
     def setup(self):
         self._bad = counter(READ_CORPUS, "corrupt")
 
     def process(self, record: dict | Problem):
         # A damaged part of a Parquet or JSON Lines shard (`shard_records`) comes as its Problem.
-        problem = str(record) if isinstance(record, Problem) else record_problem(record)
+        problem = str(record) if isinstance(record, Problem) else (
+            record_problem(record) if self._verify_records else None)
         if problem:
             self._bad.inc()
             url = "" if isinstance(record, Problem) else record.get("url", "")
@@ -43,12 +50,15 @@ class ReadCorpus(beam.PTransform):
     Parquet or JSON Lines shard's damaged parts).
 
     An Avro corpus (or pattern of `.avro` files) is read by Beam's splittable Avro source; Parquet and JSON Lines
-    corpora (`--format`) shard by shard, a shard being one unit of a build's input already.
+    corpora (`--format`) shard by shard, a shard being one unit of a build's input already. `verify_records` False:
+    the records are not checked against their digests (a corpus whose files were checked against its manifest's
+    digests holds the records its build wrote), only damaged parts are dead letters.
     """
 
-    def __init__(self, location: str):
+    def __init__(self, location: str, verify_records: bool = True):
         super().__init__()
         self._location = location
+        self._verify_records = verify_records
         self._pattern = location if location.endswith(".avro") else FileSystems.join(location, f"{FILE_PREFIX}-*.avro")
 
     def expand(self, pbegin):
@@ -58,4 +68,5 @@ class ReadCorpus(beam.PTransform):
             records = pbegin | "Shards" >> beam.Create(shards) | "ReadShards" >> beam.FlatMap(shard_records)
         else:
             records = pbegin | "ReadAvro" >> beam.io.ReadFromAvro(self._pattern)
-        return records | "Verify" >> beam.ParDo(VerifyRecord()).with_outputs(DEAD_LETTER, main="records")
+        return records | "Verify" >> beam.ParDo(VerifyRecord(self._verify_records)).with_outputs(DEAD_LETTER,
+                                                                                              main="records")

@@ -54,15 +54,19 @@ class Scan:
                 **{f"lines_removed/{rule}": len(lines) for rule, lines in self.removed.items()}}
 
 
-def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_rule: bool = True) -> Scan:
+def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_rule: bool = True,
+         sentences: bool = True) -> Scan:
     """C4's line rules over `text` (`limits`: every C4 threshold). `until_page_rule`: stop at the first line a page
     rule is met on (the page is dropped there); else scan every line, the page rules only recording where they are
-    met first. `terminal_punctuation`: apply the terminal-punctuation line rule (FineWeb's recipe leaves it out)."""
+    met first. `terminal_punctuation`: apply the terminal-punctuation line rule (FineWeb's recipe leaves it out).
+    `sentences`: count the sentences of the lines kept (a selection, which only needs the lines, does not: most of
+    the scan's time)."""
     result = Scan()
     for index, line in enumerate(text.splitlines()):
         line = line.strip()
         words = line.split()
-        if any(len(word) > limits["max_word_length"] for word in words):
+        # (No word of a line that short can be over the limit: most lines are not looked at word by word.)
+        if len(line) > limits["max_word_length"] and any(len(word) > limits["max_word_length"] for word in words):
             result.removed["max_word_length"].append(index)
             continue
         line = CITATION.sub("", line)
@@ -87,7 +91,8 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
         if any(phrase in lowered for phrase in POLICY_PHRASES):
             result.removed["policy"].append(index)
             continue
-        result.sentences += count_sentences(line)
+        if sentences:
+            result.sentences += count_sentences(line)
         result.kept.append(line)
     return result
 

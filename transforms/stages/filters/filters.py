@@ -12,6 +12,7 @@ from transforms.stages.filters.pii import scrub
 from transforms.stages.filters.pii import KINDS
 from transforms.stages.filters.rule_sets import apply_rule_sets
 from transforms.stages.tokens import FILTERED_TOKENS, tokens_of
+from transforms.stages.filters.verdict import Drop
 from transforms.stages.filters.signals import measure_rule_sets
 from transforms.vocabulary import FILTERED
 
@@ -33,18 +34,31 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
         return doc, Counter()
     outcome = apply_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language)
     counts = Counter({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})
-    drop = outcome.drop
-    if drop is not None:
-        counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
-        if count_tokens is not None:
-            tokens = count_tokens(doc.clean_text)
-            counts.update({f"tokens:{drop.name}": tokens, **tokens_of(FILTERED_TOKENS, doc.language, tokens)})
-        detail = f"{','.join(rule_sets)}: {drop.detail()}"
-        return Skip.for_document(FILTERED, doc, detail), counts
-    if outcome.text != doc.clean_text:
-        lines = outcome.text.split("\n") if outcome.text else []
-        doc = reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
-    return doc, counts
+    if outcome.drop is not None:
+        return dropped(doc, rule_sets, outcome.drop, counts, count_tokens)
+    return with_text(doc, outcome.text, reminimize), counts
+
+
+def dropped(doc: Document, rule_sets: tuple[str, ...], drop: Drop, counts: Counter,
+            count_tokens: Callable[[str], int] | None = None) -> tuple[Skip, Counter]:
+    """The `filtered` skip of `doc`, which `drop` dropped (its detail names the rule sets asked for, the rule, the
+    value and the threshold), and `counts` with the page counted under the rule (with `count_tokens`,
+    --tokenizer, its tokens too)."""
+    counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
+    if count_tokens is not None:
+        tokens = count_tokens(doc.clean_text)
+        counts.update({f"tokens:{drop.name}": tokens, **tokens_of(FILTERED_TOKENS, doc.language, tokens)})
+    detail = f"{','.join(rule_sets)}: {drop.detail()}"
+    return Skip.for_document(FILTERED, doc, detail), counts
+
+
+def with_text(doc: Document, text: str, reminimize: Callable[[Document], Document]) -> Document:
+    """`doc` (with its `clean_text`) holding `text`, what the line rules kept of it: minimized again where they
+    removed lines (`reminimize`: MinimizeText's function), so that its `html`, `text` and content hash are of it."""
+    if text == doc.clean_text:
+        return doc
+    lines = text.split("\n") if text else []
+    return reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
 
 
 def annotate_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict, language: bool = False,
