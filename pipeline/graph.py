@@ -235,6 +235,7 @@ class DocumentSource:
 
     `read` makes the reader, whose outputs are those of `ReadWarc`, each by its tag: `documents`, `skipped`,
     dead letters, `input_files` (`InputDigest`s), `records_read`, `notes`, `units_read` and `recorded`.
+    `stages`: None for a build's (`DOCUMENT_STAGES`, read when the graph is built: a new stage is its entry there).
     `inspects_pages`: whether report.html's inspector may read its sample pages again from the inputs;
     `resumable`: whether its reader keeps completion records of units (`transforms.state.unit_ledger`).
     `recorded`: what the report and the manifest record beside the settings' identity (a selection's source and
@@ -243,13 +244,13 @@ class DocumentSource:
 
     label: str
     read: Callable[[CorpusSettings, str | None, str | None, BuildInputs], beam.PTransform]
-    stages: tuple[DocumentStage, ...]
+    stages: tuple[DocumentStage, ...] | None
     inspects_pages: bool = True
     resumable: bool = True
     recorded: dict = dataclasses.field(default_factory=dict)
 
 
-WARC_SOURCE = DocumentSource("ReadWarc", read_warc, DOCUMENT_STAGES)
+WARC_SOURCE = DocumentSource("ReadWarc", read_warc, None)
 
 
 def _and(collection, replayed, name: str):
@@ -283,7 +284,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # (`transforms.state.unit_ledger`): the reader's, then each document stage's declared outputs.
     tapped = [{SKIPPED: read[SKIPPED], DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]
     documents = read[DOCUMENTS]
-    for stage in source.stages:
+    for stage in DOCUMENT_STAGES if source.stages is None else source.stages:
         if stage.wanted(settings):
             transform = stage.make(settings, found)
             applied = documents | stage.label >> transform

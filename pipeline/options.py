@@ -81,7 +81,7 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_near_dedup_arguments(parser: argparse.ArgumentParser) -> None:
-    """--near-dedup and its parameters (`near_dedup_parameters`), of a build and of a selection."""
+    """--near-dedup and its parameters (`stage_settings` with `NEAR_DEDUP_FLAGS`), of a build and of a selection."""
     parser.add_argument(
         "--near-dedup", action="store_true", default=None,
         help="Also drop near-duplicates (MinHash over word shingles of the minimized text, LSH in bands): each "

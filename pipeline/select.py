@@ -24,8 +24,8 @@ from typing import NamedTuple
 from pipeline.build_inputs import BuildInputs
 from pipeline.cli import UsageError, prepare_output, publish_build, remove_made, resolved_path, run_and_tell
 from pipeline.launch import main as launch_main
-from pipeline.options import (OneLineErrorParser, add_near_dedup_arguments, add_selection_arguments,
-                              near_dedup_parameters, parse_known)
+from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_near_dedup_arguments,
+                              add_selection_arguments, parse_known, stage_settings)
 from pipeline.select_documents import Selection, parse_bounds
 from pipeline.select_graph import annotated_source
 from pipeline.settings import CorpusSettings, load_manifest, settings_from_manifest
@@ -128,8 +128,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
         # The build's own checks of the rule sets and thresholds named.
         CorpusSettings(inputs=(), output=known.output, quality=selection.quality,
                        quality_thresholds=selection.quality_thresholds)
-        return SelectRequest(known.source, known.output, selection, near_dedup_parameters(known), tuple(beam_args),
-                             known.verbose)
+        near_dedup = stage_settings(known, "near_dedup", NEAR_DEDUP_FLAGS, MinHashParameters)
+        return SelectRequest(known.source, known.output, selection, near_dedup, tuple(beam_args), known.verbose)
     except ValueError as error:
         parser.error(str(error))
 
