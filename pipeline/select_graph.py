@@ -26,6 +26,7 @@ from pipeline.select_budget import TokenBudget
 from pipeline.select_documents import Selection, document_of, select_document
 from transforms.corpus.read_corpus_transform import ReadCorpus
 from transforms.document import DeadLetter, Document, Skip
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems.exact_paths import escape_glob
 from transforms.stage import FilterDocuments
 from transforms.stages.hash_dedup_transform import HashDocuments
