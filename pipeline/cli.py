@@ -12,7 +12,6 @@ import signal
 import stat
 import sys
 import tempfile
-import threading
 from typing import Callable
 
 import apache_beam as beam
@@ -26,7 +25,7 @@ from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
 from pipeline.index_select import describe_selection
-from pipeline.launch import SIGNALS, Interrupted, program_name
+from pipeline.launch import program_name
 from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
 from pipeline.settings import CorpusSettings, load_manifest
@@ -36,6 +35,7 @@ from pipeline.publish import (OutputRefused, check_nothing_in_the_way, example_p
                               names_a_build_may_write, new_staging_dir, output_lock, publish, publish_begun, recover,
                               sign_build)
 from pipeline.runner_check import flink_job_server_missing
+from pipeline.run_watch import InterruptedWhilePublishing, RunWatch, disk_full, signals_held
 from pipeline.signing import SigningKeyUnavailable, checksum_holds, signature_problem, signing_key
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import describe_error
@@ -225,70 +225,6 @@ class PublishCutShort(Exception):
     """Publishing failed half-way: its journal stays, and the next run on the output directory finishes it."""
 
 
-class InterruptedWhilePublishing(Exception):
-    """SIGINT or SIGTERM arrived while the build was published: the publish was finished first."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signal.Signals(signum)
-
-
-class RunWatch(logging.Filter):
-    """While active, SIGINT and SIGTERM stop the run (as Ctrl-C does) and are remembered in `received`.
-
-    Runners pass an interruption or a full disk on wrapped in errors of their
-    own, and log it with a traceback; the command says it in one line, so
-    those log records are dropped (all of them once a signal came). Handlers
-    can only be set in the main thread (Python's rule); elsewhere signals are
-    left as they are.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.received: signal.Signals | None = None
-        self._previous = {}
-
-    def _handle(self, signum, frame):
-        self.received = signal.Signals(signum)
-        raise Interrupted(signum)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self._previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
-        for handler in logging.getLogger().handlers:
-            handler.addFilter(self)
-        return self
-
-    def __exit__(self, *exc_info):
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        for handler in logging.getLogger().handlers:
-            handler.removeFilter(self)
-        return False
-
-
-@contextlib.contextmanager
-def signals_held():
-    """Publishing is a few renames: a SIGINT or SIGTERM then waits until they are done, and is raised after as
-    InterruptedWhilePublishing. So DIR holds the whole new build: the earlier build is moved out by then, and
-    putting it back would be as many renames again."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = []
-    previous = {signum: signal.signal(signum, lambda signum, frame: held.append(signum)) for signum in SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if held:
-        raise InterruptedWhilePublishing(held[0])
-
-
 def prepare_output(output: str) -> list[str]:
     """Creates the output directory (nothing in it is changed before the build is complete).
 
@@ -375,16 +311,6 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
         raise
     os.remove(log_path)
     return dict(read_report(settings.output), runner=runner_description)
-
-
-def disk_full(error: BaseException | None) -> bool:
-    """Whether `error` is, or was caused by, a full disk (runners may pass a worker's error on as text)."""
-    seen = error
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return error is not None and os.strerror(errno.ENOSPC) in str(error)
 
 
 def describe_failure(error: BaseException) -> str:

@@ -2,7 +2,7 @@
 
 Importing Beam takes seconds; a signal then would end the process without a
 word (SIGTERM's default) or with a traceback (SIGINT's). Until `pipeline.cli`
-watches the run itself (`RunWatch`), a signal ends it with one line. Once the
+watches the run itself (`run_watch.RunWatch`), a signal ends it with one line. Once the
 command said its last word, signals are ignored: Python's teardown of Beam's
 modules takes a moment, in which a signal would end the process silently,
 with another exit status. This module imports nothing heavy.

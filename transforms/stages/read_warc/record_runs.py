@@ -31,6 +31,7 @@ import urllib3
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filesystems import http_session
 from transforms.filesystems.http_session import RemoteReadError, check_stored_bytes, failure, session
