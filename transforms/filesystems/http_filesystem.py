@@ -33,11 +33,9 @@ from __future__ import annotations
 import functools
 import io
 import os
-import time
 from email.utils import parsedate_to_datetime
 
 import requests
-import urllib3
 from apache_beam.io.filesystem import (BeamIOError, CompressedFile, CompressionTypes, FileMetadata, FileSystem,
                                        MatchResult)
 
@@ -158,16 +156,9 @@ class HttpReadStream(io.RawIOBase):
             except RemoteReadError:
                 self._drop_whole()
                 raise  # an answer that retrying does not change (404, 403, another file)
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as error:
+            except http_session.BROKEN_OFF as error:
                 self._drop_whole()
-                if attempt >= http_session.ATTEMPTS:
-                    # (urllib3's ProtocolError repeats its cause after its message: the message says it.)
-                    why = error.args[0] if isinstance(error, urllib3.exceptions.ProtocolError) and error.args else error
-                    raise RemoteReadError(f"{self.name}: reading from offset {offset} failed after {attempt} "
-                                          f"attempts: {why}") from error
-                # The first retry at once (a new connection), then with backoff.
-                if attempt > 1:
-                    time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
+                http_session.after_failed_attempt(self.name, offset, attempt, error)
         self._block = bytes(received)
         self._block_start = start
         self._next_block = min(self._next_block * 2, LARGEST_BLOCK)

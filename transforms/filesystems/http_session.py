@@ -181,6 +181,23 @@ def check_stored_bytes(url: str, answer: requests.Response) -> None:
                               "file as it is")
 
 
+# What breaks a read off without saying anything of the file (a connection's failure, a body cut short or stalled):
+# the read is attempted again from the byte reached (`after_failed_attempt`).
+BROKEN_OFF = (requests.RequestException, urllib3.exceptions.HTTPError, OSError)
+
+
+def after_failed_attempt(name: str, offset: int, attempt: int, error: BaseException) -> None:
+    """After attempt number `attempt` at reading `name` from `offset` broke off (`error`, of `BROKEN_OFF`): raises
+    RemoteReadError once `ATTEMPTS` have, else waits before the next (the first retry at once, on a new connection,
+    then with backoff)."""
+    if attempt >= ATTEMPTS:
+        # (urllib3's ProtocolError repeats its cause after its message: the message says it.)
+        why = error.args[0] if isinstance(error, urllib3.exceptions.ProtocolError) and error.args else error
+        raise RemoteReadError(f"{name}: reading from offset {offset} failed after {attempt} attempts: {why}") from error
+    if attempt > 1:
+        time.sleep(min(BACKOFF * 2 ** (attempt - 2), BACKOFF_MAX))
+
+
 def read_body(answer: requests.Response, length: int, into: bytearray, stall: StallWindow,
               clock=time.monotonic) -> None:
     """Appends the next `length` bytes of `answer`'s body to `into`, unless it stalls (see `StallWindow`).

@@ -20,14 +20,11 @@ import dataclasses
 import hashlib
 import io
 import os
-import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Callable, Iterator
 
-import requests
-import urllib3
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
@@ -102,12 +99,8 @@ def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
             return bytes(received), total
         except (RemoteReadError, OutsideFile):
             raise
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as error:
-            if attempt >= http_session.ATTEMPTS:
-                raise RemoteReadError(f"{redacted(path)}: reading from offset {start + len(received)} failed after "
-                                      f"{attempt} attempts: {error}") from error
-            if attempt > 1:
-                time.sleep(min(http_session.BACKOFF * 2 ** (attempt - 2), http_session.BACKOFF_MAX))
+        except http_session.BROKEN_OFF as error:
+            http_session.after_failed_attempt(redacted(path), start + len(received), attempt, error)
 
 
 def _fetched_or_outside(path: str, start: int, end: int) -> tuple[bytes | None, int | None]:
