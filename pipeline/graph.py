@@ -200,7 +200,7 @@ DOCUMENT_STAGES = (
         settings.scripts, CLEAN_TEXT in settings.written_fields()
         or bool(settings.quality or settings.tokenizer or settings.quality_models or settings.decontaminate))),
     DocumentStage("QualityFilter", quality_filter, lambda settings: bool(settings.quality)),
-    DocumentStage("ScoreQuality", lambda settings, found: ScoreQuality(settings.models(), settings.annotate,
+    DocumentStage("ScoreQuality", lambda settings, found: ScoreQuality(found.quality_models, settings.annotate,
                                                                        settings.page_timeout),
                   lambda settings: bool(settings.quality_models)),
     DocumentStage("Decontaminate", lambda settings, found: Decontaminate(

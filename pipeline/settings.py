@@ -50,6 +50,16 @@ def absolute_pattern(pattern: str) -> str:
     return os.path.abspath(os.path.expanduser(pattern))
 
 
+def existing_files(flag: str, paths) -> tuple[str, ...]:
+    """The files `flag` names, made absolute (a build records where they are); ValueError in one line for a path
+    that is no file."""
+    absolute = tuple(map(os.path.abspath, paths))
+    for path in absolute:
+        if not os.path.isfile(path):
+            raise ValueError(f"{flag} {path}: no such file")
+    return absolute
+
+
 @dataclass(frozen=True)
 class CorpusSettings:
     inputs: tuple[str, ...]
@@ -167,29 +177,18 @@ class CorpusSettings:
         object.__setattr__(self, "quality_thresholds", tuple(self.quality_thresholds))
         if self.recipe and self.recipe not in RECIPES:
             raise ValueError(f"no recipe {self.recipe!r} (recipes: {', '.join(sorted(RECIPES))})")
-        object.__setattr__(self, "url_blocklists", tuple(map(os.path.abspath, self.url_blocklists)))
-        for path in self.url_blocklists:
-            if not os.path.isfile(path):
-                raise ValueError(f"--url-blocklist {path}: no such file")
+        object.__setattr__(self, "url_blocklists", existing_files("--url-blocklist", self.url_blocklists))
         parse_thresholds(self.quality_thresholds)
         if self.tokenizer:
-            object.__setattr__(self, "tokenizer", os.path.abspath(self.tokenizer))
-            if not os.path.isfile(self.tokenizer):
-                raise ValueError(f"--tokenizer {self.tokenizer}: no such file")
+            object.__setattr__(self, "tokenizer", existing_files("--tokenizer", (self.tokenizer,))[0])
         elif TOKEN_COUNT in (self.fields or ()):
             raise ValueError(f"--fields {TOKEN_COUNT} needs --tokenizer")
-        object.__setattr__(self, "quality_models", tuple(map(os.path.abspath, self.quality_models)))
-        for path in self.quality_models:
-            if not os.path.isfile(path):
-                raise ValueError(f"--quality-model {path}: no such file")
+        object.__setattr__(self, "quality_models", existing_files("--quality-model", self.quality_models))
         object.__setattr__(self, "quality_model_labels", tuple(self.quality_model_labels))
         object.__setattr__(self, "quality_model_thresholds", tuple(self.quality_model_thresholds))
         self.models()
-        object.__setattr__(self, "decontaminate", tuple(map(os.path.abspath, self.decontaminate)))
+        object.__setattr__(self, "decontaminate", existing_files("--decontaminate", self.decontaminate))
         object.__setattr__(self, "decontaminate_fields", tuple(self.decontaminate_fields))
-        for path in self.decontaminate:
-            if not os.path.isfile(path):
-                raise ValueError(f"--decontaminate {path}: no such file")
         if self.decontaminate_ngram < 1:
             raise ValueError(f"--decontaminate-ngram must be positive, not {self.decontaminate_ngram}")
         self.benchmarks()
