@@ -219,8 +219,9 @@ class CorpusSettings:
 
             found = BuildInputs()
         if not found.matches(self):
-            raise ValueError("the identity of a build that names earlier corpora, URL blocklists or a tokenizer needs "
-                             "them read: pipeline.build_inputs.read_build_inputs")
+            raise ValueError("the identity of a build that names files to read first (earlier corpora, URL blocklists, "
+                             "an index, a tokenizer, models, benchmarks) needs them read: "
+                             "pipeline.build_inputs.read_build_inputs")
         described = asdict(self)
         del described["index"]
         if self.index is not None:
