@@ -76,7 +76,9 @@ class Dictionary:
         hashes of all its words, known or not), as fastText's getLine and addWordNgrams give them."""
         for word in words:
             if word not in self._hashes:
-                self._hashes[word] = word_hash(word)
+                value = word_hash(word)
+                # fastText keeps a word's hash in an int32 and mixes it as a uint64: 2**31 or more sign-extends.
+                self._hashes[word] = value | 0xFFFFFFFF00000000 if value >> 31 else value
         hashes = [self._hashes[word] for word in words]
         ids = [self.word_ids[word] for word in words if word in self.word_ids]
         for start, first in enumerate(hashes):

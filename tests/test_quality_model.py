@@ -88,6 +88,31 @@ def test_a_page_is_scored_on_its_readable_text_as_one_line():
     assert word_hash("</s>") == 3617362777 and word_hash("é") != word_hash("e")
 
 
+def test_the_trainer_trains_the_bigram_rows_fasttext_reads(tmp_path):
+    import fasttext
+    import numpy as np
+
+    from pipeline.fasttext_model import Dictionary, Options, model_bytes, tokens
+
+    # Words whose hashes are 2**31 or more (fastText sign-extends them when it mixes a bigram's hash) and less.
+    words = ["w0", "w1", "v0", "v2", "x3"]
+    assert {word_hash(word) >> 31 for word in words} == {0, 1}
+    dictionary = Dictionary([("__label__a", tokens("known")), ("__label__b", tokens("known"))], 1)
+    options = Options(dim=2, bucket=1009)
+    for first, second in zip(words, words[1:]):
+        # Only the rows the trainer gives the bigrams say "a" (by 1): fastText must read them, and only them.
+        ids = dictionary.input_ids(tokens(f"{first} {second}"), 2, options.bucket)
+        bigrams = ids[ids >= len(dictionary.words)]
+        inputs = np.zeros((len(dictionary.words) + options.bucket, 2), np.float32)
+        inputs[bigrams] = [1, 0]
+        path = tmp_path / "bigram.bin"
+        path.write_bytes(model_bytes(dictionary, options, inputs, np.array([[1, 0], [0, 0]], np.float32)))
+        labels, probabilities = fasttext.load_model(str(path)).predict(f"{first} {second}", k=-1)
+        hidden = len(bigrams) / len(ids)
+        assert dict(zip(labels, probabilities))["__label__a"] == pytest.approx(
+            1 / (1 + np.exp(-hidden)) + 1e-5, abs=1e-6), (first, second)
+
+
 def test_below_its_threshold_a_page_is_filtered_and_annotated_it_is_a_signal(tiny_model):
     model = QualityModel("tiny", str(tiny_model), threshold=0.5)
     bad, good = (document(f"https://example.org/{name}", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10,
