@@ -65,6 +65,9 @@ setup(
         # MinimizeText's code pages (transforms/stages/minimize_text.py) in one pass.
         Extension("transforms.native._code_page", ["transforms/native/_code_page.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
+        # Decontamination's words and n-gram hashes (transforms/stages/decontaminate.py) in one pass.
+        Extension("transforms.native._ngrams", ["transforms/native/_ngrams.c"], extra_compile_args=["-O2", "-std=c11"],
+                  optional=True),
     ],
     cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),

@@ -9,6 +9,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline import train_quality
 from pipeline.fasttext_model import word_hash
@@ -211,6 +213,49 @@ def test_decontamination_normalises_as_datatrove_and_counts_ngrams_per_benchmark
     assert annotated.signals == {"decontamination/quiz": 5.0, "decontamination/lines": 0.0}
     clean = contaminated.replace(clean_text="the capital of Spain")
     assert decontaminate_document(clean, (lines, quiz), n=4)[0] is clean
+
+
+# Characters each class of `_ngrams`'s table holds, and the ones that take the pure path: spaces (ASCII, Unicode,
+# control), punctuation (ASCII, typographic, CJK), digits (ASCII, Arabic-Indic), letters with marks (precomposed,
+# combining, a mark with no letter), a Greek question mark (NFD: ";", which stays), Hangul, ligatures, an emoji.
+NORMALISED = list("aZ \t\n\x0b\x1c\x85\xa0\u2003\u3000,.-'\x00\x7f’“—、。！１09٣éÉñü\u0301\u0308\u0f73\u0344"
+                  "\u037eΣσς İıßﬁ한글\U0001F600")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(NORMALISED) | st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_the_c_normalisation_gives_the_pure_paths_words(text):
+    from transforms.stages import decontaminate
+
+    if decontaminate._ngrams is None:
+        pytest.skip("transforms.native._ngrams is not built")
+    lowered = text.lower()
+    assert decontaminate._ngrams.words(lowered, decontaminate._character_classes(),
+                                       decontaminate._lowered_words) == decontaminate._lowered_words(lowered)
+
+
+def test_the_c_and_pure_paths_find_the_same_matches(tmp_path, monkeypatch):
+    from transforms.stages import decontaminate
+    from transforms.stages.decontaminate import Benchmark, benchmark_table, matches
+
+    if decontaminate._ngrams is None:
+        pytest.skip("transforms.native._ngrams is not built")
+    chosen = random.Random(46)
+    pages = [" ".join(chosen.choice(NORMALISED[:-1] + GOOD) for _ in range(60)) for _ in range(40)]
+    items = tmp_path / "items.txt"
+    # Items from the pages (a match), and of the pages' words (mostly none).
+    items.write_text("".join(" ".join(page.split()[10:20]) + "\n" for page in pages[::4])
+                     + "\n".join(" ".join(chosen.choice(GOOD) for _ in range(12)) for _ in range(50)) + "\n")
+    benchmarks = (Benchmark("items", str(items)), Benchmark("good", str(items)))
+    found = {}
+    for path, module in (("c", decontaminate._ngrams), ("python", None)):
+        # Each path builds its own table (its hashes are its own).
+        benchmark_table.cache_clear()
+        decontaminate._slots.cache_clear()
+        monkeypatch.setattr(decontaminate, "_ngrams", module)
+        found[path] = [matches(page, benchmarks, 5) for page in pages]
+    benchmark_table.cache_clear()
+    assert found["c"] == found["python"] and sum(map(bool, found["c"])) >= 5
 
 
 @pytest.mark.slow

@@ -1,9 +1,9 @@
 """The C accelerators, and the pure-Python path that stands in for each.
 
-Three small C modules speed up the hot loops of CleanHtml and MinimizeText:
-`_lexbor_walk` (CleanHtml's walk over lexbor's tree), `_links`
-(`resolve_links`'s common case) and `_code_page` (MinimizeText's code
-pages). Each has a pure-Python path that gives the same output, byte for
+Four small C modules speed up the hot loops of CleanHtml, MinimizeText and
+Decontaminate: `_lexbor_walk` (CleanHtml's walk over lexbor's tree), `_links`
+(`resolve_links`'s common case), `_code_page` (MinimizeText's code pages) and
+`_ngrams` (decontamination's words and n-gram hashes). Each has a pure-Python path that gives the same output, byte for
 byte (the tests run both): the package installs and runs without a C
 compiler, and the C modules are only faster.
 
@@ -20,7 +20,7 @@ import importlib
 import logging
 import os
 
-ACCELERATORS = ("_lexbor_walk", "_links", "_code_page")
+ACCELERATORS = ("_lexbor_walk", "_links", "_code_page", "_ngrams")
 PURE_PYTHON_VARIABLE = "WEBCORPUS_PURE_PYTHON"
 
 _LOG = logging.getLogger("webcorpus")

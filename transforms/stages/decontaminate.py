@@ -8,12 +8,17 @@ removed (NFD, combining marks dropped), every run of digits made `0`; then split
 (datatrove splits with NLTK's `word_tokenize`, which on text without punctuation differs in a few contractions, e.g.
 `cannot`). An item shorter than n words has no n-gram, and matches nothing, as in datatrove.
 
-An n-gram is its words' 64-bit hashes (xxh3) mixed as a polynomial: a page costs one hash per word and one lookup
-per n-gram in a table built once per worker process (`benchmark_table`), whatever the number of items.
+An n-gram is its words' 64-bit hashes mixed as a polynomial: a page costs one hash per word and one lookup per n-gram
+in a table built once per worker process (`benchmark_table`), whatever the number of items. The C module
+`transforms.native._ngrams` normalises, splits and hashes a page in one pass (a table of what the normalisation makes
+of each BMP character, `_character_classes`, built once per process; a word with a character it cannot map alone,
+e.g. a Hangul syllable or an emoji, is normalised by the pure path); its words are the pure path's, and its hashes
+(FNV-1a) are its own, so a process builds its table and checks its pages by the same path.
 """
 
 from __future__ import annotations
 
+import array
 import functools
 import json
 import os
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
+from transforms import native
 from transforms.document import Document, Skip
 from transforms.vocabulary import FILTERED
 
@@ -40,6 +46,7 @@ _REMOVE = re.compile(f"[{re.escape(REMOVED)}]+")
 _DIGITS = re.compile(r"\d+")
 # The polynomial's multiplier (odd, so every word's place in the n-gram changes its hash).
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+_ngrams = native.load("_ngrams")
 
 
 class BenchmarkError(ValueError):
@@ -67,17 +74,53 @@ def _unmarked(word: str) -> str:
     return "".join(char for char in unicodedata.normalize("NFD", word) if unicodedata.category(char) != "Mn")
 
 
-def normalized_words(text: str) -> list[bytes]:
-    """`text`'s words (UTF-8) as datatrove's decontamination normalises it (the module's docstring)."""
-    text = _REMOVE.sub("", " ".join(text.lower().split()))
+def _lowered_words(text: str) -> list[bytes]:
+    """The words of `text`, lower-cased already, normalised by the pure path."""
+    text = _REMOVE.sub("", " ".join(text.split()))
     if not text.isascii():
         # Removing marks never adds nor removes a space: word by word is the same.
         text = " ".join(word if word.isascii() else _unmarked(word) for word in text.split(" "))
     return _DIGITS.sub("0", text).encode("utf-8").split()
 
 
-def ngram_hashes(words: list[bytes], n: int) -> list[int]:
-    """The hash of every n-gram of `words`, in order (none for fewer than n words)."""
+@functools.lru_cache(maxsize=1)
+def _character_classes() -> array.array:
+    """For `_ngrams`, what the normalisation makes of each BMP character, alone in a word: SPACE (a word ends),
+    DELETED (punctuation removed, or nothing but marks), DIGIT (one `0` a run), a code point (the character itself,
+    or the one character its marks come off), or PYTHON (any other: the word is normalised by the pure path)."""
+    classes = array.array("I", bytes(4 << 16))
+    for code in range(1 << 16):
+        char = chr(code)
+        decomposed = unicodedata.normalize("NFD", char)
+        unmarked = _unmarked(char)
+        if char.isspace():
+            classes[code] = _ngrams.SPACE
+        elif char in REMOVED or not unmarked:
+            classes[code] = _ngrams.DELETED
+        elif char.isdecimal() and decomposed == char and not unicodedata.combining(char):
+            classes[code] = _ngrams.DIGIT
+        elif (len(unmarked) == 1 and not unicodedata.combining(char) and not unicodedata.combining(unmarked)
+              and not unmarked.isspace() and not unmarked.isdecimal() and not 0xD800 <= code < 0xE000):
+            # Its marks, and only marks, come off (a mark of another character's is never reordered past it).
+            classes[code] = ord(unmarked)
+        else:
+            classes[code] = _ngrams.PYTHON
+    return classes
+
+
+def normalized_words(text: str) -> list[bytes]:
+    """`text`'s words (UTF-8) as datatrove's decontamination normalises it (the module's docstring)."""
+    if _ngrams is not None:
+        return _ngrams.words(text.lower(), _character_classes(), _lowered_words)
+    return _lowered_words(text.lower())
+
+
+def ngram_hashes(text: str, n: int) -> list[int]:
+    """The hash of every n-gram of `text`'s normalised words, in order (none for fewer than n words)."""
+    if _ngrams is not None:
+        return np.frombuffer(_ngrams.ngram_hashes(text.lower(), n, _character_classes(), _lowered_words),
+                             dtype=np.uint64).tolist()
+    words = _lowered_words(text.lower())
     if len(words) < n:
         return []
     hashes = np.fromiter(map(xxh3_64_intdigest, words), dtype=np.uint64, count=len(words))
@@ -129,19 +172,32 @@ def benchmark_table(benchmarks_: tuple[Benchmark, ...], n: int) -> dict[int, int
     table: dict[int, int] = {}
     for index, benchmark in enumerate(benchmarks_):
         for item in benchmark_items(benchmark):
-            for value in ngram_hashes(normalized_words(item), n):
+            for value in ngram_hashes(item, n):
                 table[value] = table.get(value, 0) | 1 << index
     return table
+
+
+@functools.lru_cache(maxsize=None)
+def _slots(benchmarks_: tuple[Benchmark, ...], n: int) -> bytes:
+    """The benchmarks' n-gram hashes in `_ngrams`'s own table, built once per worker process."""
+    table = benchmark_table(benchmarks_, n)
+    return _ngrams.slots(np.fromiter(table, dtype=np.uint64, count=len(table)).tobytes())
+
+
+def _candidates(text: str, benchmarks_: tuple[Benchmark, ...], n: int) -> list[int]:
+    """The hashes of `text`'s n-grams that may be the benchmarks': in C, those its table holds; in the pure path,
+    every one, unless none is."""
+    if _ngrams is not None:
+        return _ngrams.ngram_hits(text.lower(), n, _character_classes(), _lowered_words, _slots(benchmarks_, n))
+    hashes = ngram_hashes(text, n)
+    return [] if benchmark_table(benchmarks_, n).keys().isdisjoint(hashes) else hashes
 
 
 def matches(text: str, benchmarks_: tuple[Benchmark, ...], n: int) -> Counter:
     """The number of `text`'s n-grams (by position) found in each benchmark, by its signal's name."""
     table = benchmark_table(benchmarks_, n)
     found = Counter()
-    hashes = ngram_hashes(normalized_words(text), n)
-    if table.keys().isdisjoint(hashes):
-        return found
-    for value in hashes:
+    for value in _candidates(text, benchmarks_, n):
         bits = table.get(value)
         if bits:
             found.update(benchmark.signal for index, benchmark in enumerate(benchmarks_) if bits >> index & 1)
