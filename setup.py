@@ -65,6 +65,9 @@ setup(
         # MinimizeText's code pages (transforms/stages/minimize_text.py) in one pass.
         Extension("transforms.native._code_page", ["transforms/native/_code_page.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
+        # A fastText classifier's probabilities (transforms/stages/quality_model.py), as fastText's predict gives them.
+        Extension("transforms.native._classify", ["transforms/native/_classify.c"], libraries=["m"],
+                  extra_compile_args=["-O3", "-std=c11", "-ffp-contract=off"], optional=True),
         # Decontamination's words and n-gram hashes (transforms/stages/decontaminate.py) in one pass.
         Extension("transforms.native._ngrams", ["transforms/native/_ngrams.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),

@@ -115,6 +115,57 @@ def test_the_trainer_trains_the_bigram_rows_fasttext_reads(tmp_path):
             1 / (1 + np.exp(-hidden)) + 1e-5, abs=1e-6), (first, second)
 
 
+# Words of the models below, fastText's separators, a label of theirs and a word that reads as one, other letters.
+CLASSIFIED = ["alpha", "beta", "gamma", "été", "x", " ", "\t", "\r", "\v", "\f", "\0", "__label__a", "__label__zz",
+              "</s>", "é", "ß", "\u3000"]
+
+
+@pytest.fixture(scope="module")
+def random_models(tmp_path_factory):
+    """Models with random weights that `_classify` covers: dims fastText sums in a loop and in registers, uni-,
+    bi- and trigrams, three labels, and a dictionary without `</s>` (a line can have no row)."""
+    import numpy as np
+
+    from pipeline.fasttext_model import Dictionary, Options, model_bytes, tokens
+
+    folder, generator, paths = tmp_path_factory.mktemp("random-models"), np.random.default_rng(46), []
+    for dim, word_ngrams, bucket, with_end in ((100, 2, 1009, True), (16, 3, 97, True), (10, 1, 0, False)):
+        examples = [(label, tokens(" ".join(CLASSIFIED[:4])) if with_end else CLASSIFIED[:4])
+                    for label in ("__label__a", "__label__b", "__label__c")]
+        dictionary = Dictionary(examples, 1)
+        inputs = generator.normal(0, 1, (len(dictionary.words) + bucket, dim)).astype(np.float32)
+        outputs = generator.normal(0, 1, (3, dim)).astype(np.float32)
+        paths.append(folder / f"random{dim}.bin")
+        paths[-1].write_bytes(model_bytes(dictionary, Options(dim=dim, word_ngrams=word_ngrams, bucket=bucket),
+                                          inputs, outputs))
+    return [str(path) for path in paths]
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=st.lists(st.sampled_from(CLASSIFIED) | st.text(max_size=3), max_size=30))
+def test_the_c_classifier_gives_fasttexts_probabilities(random_models, words):
+    from transforms.stages.quality_model import loaded_model, native_model
+
+    line = scoring_line(" ".join(words))
+    for path in random_models:
+        if native_model(path) is None:
+            pytest.skip("transforms.native._classify is not built")
+        ours, theirs = native_model(path).predict(line), loaded_model(path).predict(line, k=-1)
+        assert dict(zip(*ours)) == dict(zip(theirs[0], map(float, theirs[1])))
+
+
+def test_a_model_the_c_classifier_does_not_cover_is_scored_by_fasttext(tiny_model, tmp_path):
+    from transforms.stages.quality_model import native_model, predictor
+
+    data = bytearray(tiny_model.read_bytes())
+    # The loss (its 7th argument) one-vs-all instead of softmax.
+    data[8 + 6 * 4] = 4
+    other = tmp_path / "ova.bin"
+    other.write_bytes(bytes(data))
+    assert native_model(str(other)) is None and predictor(str(other)).predict(" ".join(GOOD))[0]
+    assert score(QualityModel("ova", str(other)), " ".join(GOOD)) > 0
+
+
 def test_below_its_threshold_a_page_is_filtered_and_annotated_it_is_a_signal(tiny_model):
     model = QualityModel("tiny", str(tiny_model), threshold=0.5)
     bad, good = (document(f"https://example.org/{name}", "<urn:uuid:1>", "2024-01-01T00:00:00Z", "a.warc.gz", 10,

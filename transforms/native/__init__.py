@@ -20,7 +20,7 @@ import importlib
 import logging
 import os
 
-ACCELERATORS = ("_lexbor_walk", "_links", "_code_page", "_ngrams")
+ACCELERATORS = ("_lexbor_walk", "_links", "_code_page", "_ngrams", "_classify")
 PURE_PYTHON_VARIABLE = "WEBCORPUS_PURE_PYTHON"
 
 _LOG = logging.getLogger("webcorpus")

@@ -4,18 +4,28 @@ the page is a `filtered` skip.
 
 The text is scored as the model was trained (`pipeline.train_quality` writes its examples through the same
 `scoring_line`) and as datatrove's fastText filter and DCLM's classifier prepare it: one line, each line break a
-space; fastText splits the words on whitespace itself. A model is loaded once per worker process (`loaded_model`),
+space; fastText splits the words on whitespace itself. A model is loaded once per worker process (`predictor`),
 never per bundle; the launcher loads and checks it first (`check_model`, from `pipeline.build_inputs`), and the
 manifest records its file's SHA-256.
+
+The C module `transforms.native._classify` scores the models it covers (fastText's softmax classifiers without
+subword n-grams, quantization or pruning: the ones `pipeline.train_quality` writes) with fastText's own
+arithmetic, in the same order, so its probabilities are fastText's, bit for bit (tests compare them); it reads a
+line without fastText's stream and prefetches the rows of the bucket, which make fastText's predict wait on memory
+(docs/stages.md has the figures). Any other model, or a worker without the C module, is scored by fastText.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import struct
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
+from transforms import native
 from transforms.document import Document, Skip
 from transforms.vocabulary import FILTERED
 
@@ -23,6 +33,10 @@ from transforms.vocabulary import FILTERED
 # `pipeline.train_quality`'s models.
 DEFAULT_LABEL = "__label__positive"
 SIGNAL_PREFIX = "model"
+# fastText's model file (version 12): its signature; its enums' supervised model and softmax loss; an unpruned
+# dictionary's pruneidx_size.
+_MAGIC, _VERSION, _SUPERVISED, _SOFTMAX, _UNPRUNED = 793712314, 12, 3, 3, -1
+_classify = native.load("_classify")
 
 
 class ModelError(ValueError):
@@ -101,6 +115,86 @@ def loaded_model(path: str):
     return fasttext.load_model(path)
 
 
+@dataclass(frozen=True)
+class NativeModel:
+    """A model as `_classify` scores it: its dictionary (entries' bytes one after another, where each ends, and
+    their table), its labels, its sizes and its two matrices (float32, views of the file's bytes)."""
+
+    words: bytes
+    ends: np.ndarray
+    table: bytes
+    labels: tuple[str, ...]
+    nwords: int
+    bucket: int
+    word_ngrams: int
+    inputs: np.ndarray
+    outputs: np.ndarray
+    dim: int
+
+    def predict(self, line: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
+        """As fastText's predict with k=-1 (each label's probability; none for a line without a row)."""
+        found = _classify.probabilities(line.encode("utf-8") + b"\n", self.words, self.ends, self.table, self.nwords,
+                                        self.bucket, self.word_ngrams, self.inputs, self.outputs, self.dim)
+        return (self.labels if found else ()), found
+
+
+def _matrix(data: bytes, offset: int) -> tuple[np.ndarray, int]:
+    rows, columns = struct.unpack_from("<qq", data, offset)
+    offset += 16
+    return np.frombuffer(data, dtype="<f4", count=rows * columns, offset=offset).reshape(rows, columns), \
+        offset + 4 * rows * columns
+
+
+@functools.lru_cache(maxsize=None)
+def native_model(path: str) -> NativeModel | None:
+    """The model in `path` for `_classify`, once per process; None where it is not built or does not cover the
+    model (a quantized one, subword n-grams, a loss other than softmax, a pruned dictionary): fastText scores it."""
+    if _classify is None:
+        return None
+    with open(path, "rb") as file:
+        data = file.read()
+    if len(data) < 92 or struct.unpack_from("<ii", data) != (_MAGIC, _VERSION):
+        return None
+    # dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate (t follows).
+    dim, _, _, _, _, word_ngrams, loss, kind, bucket, _, maxn, _ = struct.unpack_from("<12i", data, 8)
+    size, nwords, _, _, pruneidx_size = struct.unpack_from("<iiiqq", data, 64)
+    if (kind, loss, maxn, pruneidx_size) != (_SUPERVISED, _SOFTMAX, 0, _UNPRUNED):
+        return None
+    entries, offset = [], 92
+    for _ in range(size):
+        end = data.index(b"\0", offset)
+        entries.append(data[offset:end])
+        # Its count (int64) and type (int8).
+        offset = end + 10
+    if data[offset]:
+        return None
+    inputs, offset = _matrix(data, offset + 1)
+    if data[offset]:
+        return None
+    outputs, _ = _matrix(data, offset + 1)
+    if inputs.shape != (nwords + bucket, dim) or outputs.shape != (size - nwords, dim):
+        return None
+    words = b"".join(entries)
+    ends = np.cumsum([len(entry) for entry in entries], dtype=np.int64)
+    return NativeModel(words, ends, _classify.word_table(words, ends.tobytes()),
+                       tuple(entry.decode("utf-8") for entry in entries[nwords:]), nwords, bucket, word_ngrams,
+                       inputs, outputs, dim)
+
+
+def predictor(path: str):
+    """What scores with the model in `path`, loaded once per process: `_classify`'s, where it covers the model,
+    or fastText's own (either's `predict(line)` gives the labels and their probabilities, the same)."""
+    return native_model(path) or _FastTextPredictor(loaded_model(path))
+
+
+@dataclass(frozen=True)
+class _FastTextPredictor:
+    model: object
+
+    def predict(self, line: str):
+        return self.model.predict(line, k=-1)
+
+
 def labels_of(model) -> tuple[str, ...]:
     """Every label `model` predicts (its `predict` with k=-1 gives them all, whatever the text)."""
     return tuple(model.predict("", k=-1)[0])
@@ -126,7 +220,7 @@ def check_model(model: QualityModel, memory_mib: int) -> None:
 
 def score(model: QualityModel, text: str) -> float:
     """The probability `model` gives its label for `text` (prepared by `scoring_line`)."""
-    labels, probabilities = loaded_model(model.path).predict(scoring_line(text), k=-1)
+    labels, probabilities = predictor(model.path).predict(scoring_line(text))
     return float(probabilities[labels.index(model.label)])
 
 

@@ -8,12 +8,12 @@ import apache_beam as beam
 
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
 from transforms.stage import FilterDocuments
-from transforms.stages.quality_model import QualityModel, loaded_model, score_document
+from transforms.stages.quality_model import QualityModel, predictor, score_document
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, QUALITY_MODEL, SKIPPED
 
 
 class LoadedFilter(FilterDocuments):
-    """FilterDocuments whose models are loaded when the worker sets it up: once per process (`loaded_model`)."""
+    """FilterDocuments whose models are loaded when the worker sets it up: once per process (`predictor`)."""
 
     def __init__(self, models: tuple[QualityModel, ...], *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -22,7 +22,7 @@ class LoadedFilter(FilterDocuments):
     def setup(self):
         super().setup()
         for model in self._models:
-            loaded_model(model.path)
+            predictor(model.path)
 
 
 class ScoreQuality(beam.PTransform):
