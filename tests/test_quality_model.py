@@ -16,7 +16,7 @@ from pipeline import train_quality
 from pipeline.fasttext_model import word_hash
 from pipeline.sample import Capture
 from tests.helpers import document, page
-from tests.test_cli import corpus_records, json_lines, run_main
+from tests.test_cli import corpus_records, json_lines, run_main, run_module
 from transforms.document import Skip
 from transforms.stages.quality_model import (QualityModel, check_model, loaded_model, quality_models, score,
                                              score_document, scoring_line)
@@ -237,6 +237,22 @@ def test_a_build_scores_drops_counts_records_and_refuses_models(write_warc, tiny
 def test_a_model_larger_than_a_pages_memory_is_refused(tiny_model):
     with pytest.raises(ValueError, match="more than --page-memory 0 MiB"):
         check_model(QualityModel("tiny", str(tiny_model)), memory_mib=0)
+
+
+@pytest.mark.slow
+def test_the_build_refuses_a_model_larger_than_a_pages_memory_in_one_line(example_files, write_warc, tmp_path):
+    # A model of 30,000 buckets of 10 dimensions: 1.1 MiB, more than --page-memory 1 (MiB) allows.
+    model = tmp_path / "large.bin"
+    code, _, stderr = run_train(*train_args(example_files, model), "--bucket", "30000")
+    assert code == 0 and model.stat().st_size > 1 << 20, stderr
+    source = write_warc([Capture("https://example.org/good", page(f"<p>{' '.join(GOOD)}</p>").encode())])
+    output = tmp_path / "never"
+    child = run_module("--input", str(source), "--output", str(output), "--quality-model", str(model),
+                       "--page-memory", "1")
+    assert child.returncode == 2 and len(child.stderr.strip().splitlines()) == 1, child.stderr
+    # Its size is not rounded down to the budget it exceeds.
+    assert f"--quality-model {model}: 1.1 MiB, more than --page-memory 1 MiB allows" in child.stderr
+    assert not output.exists() and not child.stdout
 
 
 def test_a_model_loads_once_per_process(tiny_model):

@@ -148,11 +148,20 @@ def _matrix(data: bytes, offset: int) -> tuple[np.ndarray, int]:
 @functools.lru_cache(maxsize=None)
 def native_model(path: str) -> NativeModel | None:
     """The model in `path` for `_classify`, once per process; None where it is not built or does not cover the
-    model (a quantized one, subword n-grams, a loss other than softmax, a pruned dictionary): fastText scores it."""
+    model (a quantized one, subword n-grams, a loss other than softmax, a pruned dictionary) or the file is not
+    one that it reads: fastText scores it (or refuses it)."""
     if _classify is None:
         return None
     with open(path, "rb") as file:
         data = file.read()
+    try:
+        return _parsed(data)
+    except (struct.error, ValueError, IndexError):
+        return None
+
+
+def _parsed(data: bytes) -> NativeModel | None:
+    """The model in `data` (fastText's .bin, version 12) for `_classify`, or None."""
     if len(data) < 92 or struct.unpack_from("<ii", data) != (_MAGIC, _VERSION):
         return None
     # dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate (t follows).
@@ -181,23 +190,26 @@ def native_model(path: str) -> NativeModel | None:
                        inputs, outputs, dim)
 
 
-def predictor(path: str):
-    """What scores with the model in `path`, loaded once per process: `_classify`'s, where it covers the model,
-    or fastText's own (either's `predict(line)` gives the labels and their probabilities, the same)."""
-    return native_model(path) or _FastTextPredictor(loaded_model(path))
-
-
 @dataclass(frozen=True)
-class _FastTextPredictor:
+class FastTextModel:
+    """A model as fastText scores it (`loaded_model`)."""
+
     model: object
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        # fastText's predict with k=-1 gives every label, whatever the text.
+        return tuple(self.model.predict("", k=-1)[0])
 
     def predict(self, line: str):
         return self.model.predict(line, k=-1)
 
 
-def labels_of(model) -> tuple[str, ...]:
-    """Every label `model` predicts (its `predict` with k=-1 gives them all, whatever the text)."""
-    return tuple(model.predict("", k=-1)[0])
+def predictor(path: str) -> NativeModel | FastTextModel:
+    """What scores with the model in `path`, loaded once per process: `_classify`'s, where it covers the model,
+    or fastText's own (either's `predict(line)` gives the labels and their probabilities, the same; `labels`,
+    every label)."""
+    return native_model(path) or FastTextModel(loaded_model(path))
 
 
 def check_model(model: QualityModel, memory_mib: int) -> None:
@@ -205,11 +217,11 @@ def check_model(model: QualityModel, memory_mib: int) -> None:
     (about its file's) exceeds `memory_mib` (`--page-memory`, a page's budget) or a label the model lacks."""
     size = os.path.getsize(model.path)
     if size > memory_mib << 20:
-        raise ModelError(f"--quality-model {model.path}: {size / (1 << 20):,.0f} MiB, more than --page-memory "
+        raise ModelError(f"--quality-model {model.path}: {size / (1 << 20):,.1f} MiB, more than --page-memory "
                          f"{memory_mib} MiB allows a page; quantize it (fasttext's quantize, .ftz) or raise "
                          "--page-memory")
     try:
-        labels = labels_of(loaded_model(model.path))
+        labels = predictor(model.path).labels
     except (ValueError, RuntimeError, MemoryError) as error:
         raise ModelError(f"--quality-model {model.path} is not a fastText supervised model: "
                          f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
