@@ -1,9 +1,11 @@
 """The C accelerators, and the pure-Python path that stands in for each.
 
-Four small C modules speed up the hot loops of CleanHtml, MinimizeText and
-Decontaminate: `_lexbor_walk` (CleanHtml's walk over lexbor's tree), `_links`
-(`resolve_links`'s common case), `_code_page` (MinimizeText's code pages) and
-`_ngrams` (decontamination's words and n-gram hashes). Each has a pure-Python path that gives the same output, byte for
+Five small C modules speed up the hot loops of CleanHtml, MinimizeText,
+ScoreQuality and Decontaminate: `_lexbor_walk` (CleanHtml's walk over lexbor's
+tree), `_links` (`resolve_links`'s common case), `_code_page` (MinimizeText's
+code pages), `_classify` (a fastText classifier's probabilities; its pure path
+is fastText's own predict) and `_ngrams` (decontamination's words and n-gram
+hashes). Each has a pure-Python path that gives the same output, byte for
 byte (the tests run both): the package installs and runs without a C
 compiler, and the C modules are only faster.
 

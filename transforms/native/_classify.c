@@ -62,25 +62,6 @@ static PyObject *word_table(PyObject *module, PyObject *args) {
     return result;
 }
 
-/* A growable array of row ids. */
-typedef struct {
-    int64_t *id;
-    Py_ssize_t count, room;
-} Rows;
-
-static int push(Rows *rows, int64_t id) {
-    if (rows->count == rows->room) {
-        Py_ssize_t room = rows->room * 2 + 256;
-        int64_t *grown = PyMem_Realloc(rows->id, room * sizeof(int64_t));
-        if (grown == NULL)
-            return -1;
-        rows->id = grown;
-        rows->room = room;
-    }
-    rows->id[rows->count++] = id;
-    return 0;
-}
-
 typedef struct {
     const char *bytes;
     const int64_t *end;
@@ -105,11 +86,12 @@ static int separator(char c) {
     return c == ' ' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0';
 }
 
-/* The rows of `line` (fastText's getLine and addWordNgrams); -1 on failure. */
-static int line_rows(Rows *rows, const char *line, Py_ssize_t length, const Dictionary *dictionary, int64_t nwords,
-                     int64_t bucket, int64_t word_ngrams) {
-    Rows hashes = {0};
-    Py_ssize_t at = 0;
+/* The rows of `line` (fastText's getLine and addWordNgrams) in `rows`, which has room for (length + 1) *
+ * word_ngrams (a word takes a byte and a separator, `</s>` one more; each word has at most word_ngrams - 1
+ * n-grams), using `hashes` (room for length + 1); their number. */
+static Py_ssize_t line_rows(int64_t *rows, int64_t *hashes, const char *line, Py_ssize_t length,
+                            const Dictionary *dictionary, int64_t nwords, int64_t bucket, int64_t word_ngrams) {
+    Py_ssize_t at = 0, count = 0, words = 0;
     int ended = 0;
     while (!ended) {
         const char *word;
@@ -137,24 +119,19 @@ static int line_rows(Rows *rows, const char *line, Py_ssize_t length, const Dict
                                   && memcmp(word, LABEL_PREFIX, sizeof(LABEL_PREFIX) - 1) == 0;
         if (label)
             continue;
+        if (id >= 0)
+            rows[count++] = id;
         /* A word's hash is an int32 in fastText, and sign-extends into the n-grams' uint64. */
-        if ((id >= 0 && push(rows, id) < 0) || push(&hashes, (int64_t)(int32_t)hash) < 0) {
-            PyMem_Free(hashes.id);
-            return -1;
+        hashes[words++] = (int64_t)(int32_t)hash;
+    }
+    for (Py_ssize_t i = 0; i < words; i++) {
+        uint64_t mixed = (uint64_t)hashes[i];
+        for (Py_ssize_t j = i + 1; j < words && j < i + word_ngrams; j++) {
+            mixed = mixed * NGRAM_MIX + (uint64_t)hashes[j];
+            rows[count++] = nwords + (int64_t)(mixed % (uint64_t)bucket);
         }
     }
-    for (Py_ssize_t i = 0; i < hashes.count; i++) {
-        uint64_t mixed = (uint64_t)hashes.id[i];
-        for (Py_ssize_t j = i + 1; j < hashes.count && j < i + word_ngrams; j++) {
-            mixed = mixed * NGRAM_MIX + (uint64_t)hashes.id[j];
-            if (push(rows, nwords + (int64_t)(mixed % (uint64_t)bucket)) < 0) {
-                PyMem_Free(hashes.id);
-                return -1;
-            }
-        }
-    }
-    PyMem_Free(hashes.id);
-    return 0;
+    return count;
 }
 
 /* Asks for every cache line of a row. */
@@ -176,38 +153,38 @@ static PyObject *probabilities(PyObject *module, PyObject *args) {
     Py_ssize_t rows_in = inputs.len / (Py_ssize_t)sizeof(float) / (dim > 0 ? dim : 1);
     Py_ssize_t labels = outputs.len / (Py_ssize_t)sizeof(float) / (dim > 0 ? dim : 1);
     PyObject *result = NULL;
-    Rows rows = {0};
+    int64_t *rows = NULL, *hashes = NULL;
     float *hidden = NULL, *output = NULL;
-    if (dim <= 0 || bucket < 0 || (bucket == 0 && word_ngrams > 1) || rows_in != nwords + bucket || labels < 1
-        || dictionary.size < 8) {
+    if (dim <= 0 || bucket < 0 || (bucket == 0 && word_ngrams > 1) || word_ngrams > 64 || rows_in != nwords + bucket
+        || labels < 1 || dictionary.size < 8) {
         PyErr_SetString(PyExc_ValueError, "probabilities: the model's parts do not fit together");
         goto done;
     }
-    if (line_rows(&rows, (const char *)line.buf, line.len, &dictionary, nwords, bucket, word_ngrams) < 0) {
+    rows = PyMem_Malloc((line.len + 1) * (word_ngrams > 1 ? word_ngrams : 1) * sizeof(int64_t));
+    hashes = PyMem_Malloc((line.len + 1) * sizeof(int64_t));
+    hidden = PyMem_Calloc(dim, sizeof(float));
+    output = PyMem_Calloc(labels, sizeof(float));
+    if (rows == NULL || hashes == NULL || hidden == NULL || output == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    if (rows.count == 0) {
+    Py_ssize_t count = line_rows(rows, hashes, (const char *)line.buf, line.len, &dictionary, nwords, bucket,
+                                 word_ngrams);
+    if (count == 0) {
         result = PyTuple_New(0);
         goto done;
     }
-    hidden = PyMem_Calloc(dim, sizeof(float));
-    output = PyMem_Calloc(labels, sizeof(float));
-    if (hidden == NULL || output == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
     const float *input = (const float *)inputs.buf, *weights = (const float *)outputs.buf;
-    for (Py_ssize_t i = 0; i < rows.count && i < AHEAD; i++)
-        prefetch_row(input + rows.id[i] * dim, dim);
-    for (Py_ssize_t i = 0; i < rows.count; i++) {
-        if (i + AHEAD < rows.count)
-            prefetch_row(input + rows.id[i + AHEAD] * dim, dim);
-        const float *row = input + rows.id[i] * dim;
+    for (Py_ssize_t i = 0; i < count && i < AHEAD; i++)
+        prefetch_row(input + rows[i] * dim, dim);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (i + AHEAD < count)
+            prefetch_row(input + rows[i + AHEAD] * dim, dim);
+        const float *row = input + rows[i] * dim;
         for (long long j = 0; j < dim; j++)
             hidden[j] += row[j];
     }
-    float scale = (float)(1.0 / (double)rows.count);
+    float scale = (float)(1.0 / (double)count);
     for (long long j = 0; j < dim; j++)
         hidden[j] *= scale;
     for (Py_ssize_t i = 0; i < labels; i++) {
@@ -237,7 +214,8 @@ static PyObject *probabilities(PyObject *module, PyObject *args) {
             PyTuple_SET_ITEM(result, i, value);
     }
 done:
-    PyMem_Free(rows.id);
+    PyMem_Free(rows);
+    PyMem_Free(hashes);
     PyMem_Free(hidden);
     PyMem_Free(output);
     PyBuffer_Release(&line);

@@ -8,9 +8,8 @@
  * a string to `words_of`, which returns its normalised words (bytes), as the pure path makes them.
  * `ngram_hashes` gives, as bytes of native uint64, the hash of every n-gram of the words: each word's FNV-1a
  * (64 bits, finished by splitmix64's mix), mixed as a polynomial (times MIX, plus the next word's hash).
- * `slots(hashes)` puts such hashes in an open-addressing table (linear probing), and `ngram_hits(text, n,
- * classes, words_of, table)` gives the n-gram hashes of `text` that the table holds, in order: a page costs one
- * probe an n-gram, whatever the number of benchmark items.
+ * `slots(hashes)` puts such hashes in an open-addressing table (linear probing); given one, `ngram_hashes` keeps
+ * the hashes that it holds, in order: a page costs one probe an n-gram, whatever the number of benchmark items.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -240,22 +239,6 @@ static uint64_t *page_ngrams(PyObject *text, Py_ssize_t n, Py_buffer *classes, P
     return hashes;
 }
 
-static PyObject *ngram_hashes(PyObject *module, PyObject *args) {
-    (void)module;
-    PyObject *text, *words_of, *result = NULL;
-    Py_ssize_t n, count = 0;
-    Py_buffer classes;
-    if (!PyArg_ParseTuple(args, "Uny*O:ngram_hashes", &text, &n, &classes, &words_of))
-        return NULL;
-    uint64_t *hashes = page_ngrams(text, n, &classes, words_of, &count);
-    if (hashes != NULL) {
-        result = PyBytes_FromStringAndSize((const char *)hashes, count * (Py_ssize_t)sizeof(uint64_t));
-        PyMem_Free(hashes);
-    }
-    PyBuffer_Release(&classes);
-    return result;
-}
-
 /* A slot table's place for `hash`, and the value that stands for it there (0 marks an empty slot). */
 #define SLOT_OF(hash, mask) (((hash) * MIX) >> 32 & (mask))
 #define STORED(hash) ((hash) ? (hash) : 1)
@@ -284,47 +267,49 @@ static PyObject *slots(PyObject *module, PyObject *args) {
     return result;
 }
 
-static PyObject *ngram_hits(PyObject *module, PyObject *args) {
+/* Keeps, in order, the first `count` hashes that `table` holds; their number. */
+static Py_ssize_t held(uint64_t *hashes, Py_ssize_t count, const uint64_t *slot, uint64_t mask) {
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t at = SLOT_OF(hashes[i], mask);
+        while (slot[at] != 0 && slot[at] != STORED(hashes[i]))
+            at = (at + 1) & mask;
+        if (slot[at] != 0)
+            hashes[kept++] = hashes[i];
+    }
+    return kept;
+}
+
+static PyObject *ngram_hashes(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *text, *words_of, *result = NULL;
     Py_ssize_t n, count = 0;
-    Py_buffer classes, table;
-    if (!PyArg_ParseTuple(args, "Uny*Oy*:ngram_hits", &text, &n, &classes, &words_of, &table))
+    Py_buffer classes, table = {0};
+    if (!PyArg_ParseTuple(args, "Uny*O|y*:ngram_hashes", &text, &n, &classes, &words_of, &table))
         return NULL;
     Py_ssize_t size = table.len / (Py_ssize_t)sizeof(uint64_t);
-    if (size < 8 || (size & (size - 1)) != 0)
+    if (table.buf != NULL && (size < 8 || (size & (size - 1)) != 0))
         PyErr_SetString(PyExc_ValueError, "the table must be one that slots() made");
     else {
         uint64_t *hashes = page_ngrams(text, n, &classes, words_of, &count);
-        if (hashes != NULL && (result = PyList_New(0)) != NULL) {
-            const uint64_t *slot = (const uint64_t *)table.buf, mask = (uint64_t)size - 1;
-            for (Py_ssize_t i = 0; i < count; i++) {
-                uint64_t at = SLOT_OF(hashes[i], mask);
-                while (slot[at] != 0 && slot[at] != STORED(hashes[i]))
-                    at = (at + 1) & mask;
-                if (slot[at] == 0)
-                    continue;
-                PyObject *hit = PyLong_FromUnsignedLongLong(hashes[i]);
-                if (hit == NULL || PyList_Append(result, hit) < 0) {
-                    Py_XDECREF(hit);
-                    Py_CLEAR(result);
-                    break;
-                }
-                Py_DECREF(hit);
-            }
+        if (hashes != NULL) {
+            if (table.buf != NULL)
+                count = held(hashes, count, (const uint64_t *)table.buf, (uint64_t)size - 1);
+            result = PyBytes_FromStringAndSize((const char *)hashes, count * (Py_ssize_t)sizeof(uint64_t));
+            PyMem_Free(hashes);
         }
-        PyMem_Free(hashes);
     }
     PyBuffer_Release(&classes);
-    PyBuffer_Release(&table);
+    if (table.buf != NULL)
+        PyBuffer_Release(&table);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"words", words, METH_VARARGS, "The normalised words (bytes) of a lower-cased text."},
-    {"ngram_hashes", ngram_hashes, METH_VARARGS, "The hashes of a lower-cased text's n-grams, as native uint64 bytes."},
-    {"slots", slots, METH_VARARGS, "A table of n-gram hashes (native uint64 bytes) for ngram_hits."},
-    {"ngram_hits", ngram_hits, METH_VARARGS, "The hashes of a lower-cased text's n-grams that a slots() table has."},
+    {"ngram_hashes", ngram_hashes, METH_VARARGS,
+     "The hashes of a lower-cased text's n-grams (those a slots() table holds, given one), as native uint64 bytes."},
+    {"slots", slots, METH_VARARGS, "A table of n-gram hashes (native uint64 bytes) for ngram_hashes."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -188,7 +188,8 @@ def _candidates(text: str, benchmarks_: tuple[Benchmark, ...], n: int) -> list[i
     """The hashes of `text`'s n-grams that may be the benchmarks': in C, those its table holds; in the pure path,
     every one, unless none is."""
     if _ngrams is not None:
-        return _ngrams.ngram_hits(text.lower(), n, _character_classes(), _lowered_words, _slots(benchmarks_, n))
+        return np.frombuffer(_ngrams.ngram_hashes(text.lower(), n, _character_classes(), _lowered_words,
+                                                  _slots(benchmarks_, n)), dtype=np.uint64).tolist()
     hashes = ngram_hashes(text, n)
     return [] if benchmark_table(benchmarks_, n).keys().isdisjoint(hashes) else hashes
 
