@@ -141,7 +141,7 @@ def random_models(tmp_path_factory):
     return [str(path) for path in paths]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(words=st.lists(st.sampled_from(CLASSIFIED) | st.text(max_size=3), max_size=30))
 def test_the_c_classifier_gives_fasttexts_probabilities(random_models, words):
     from transforms.stages.quality_model import loaded_model, native_model
