@@ -47,7 +47,7 @@ from transforms.report.manifest import digest_file
 from transforms.stages.read_warc.read_warc import open_uncompressed
 from transforms.stages.read_warc.formats import starts_like_archive
 from transforms.filesystems.regular_files import kind_of
-from transforms.report.report import format_report, imbalances, read_report
+from transforms.report.report import format_report, html_options_not_applied, imbalances, read_report
 
 # A pattern up to its first glob character.
 GLOB_PREFIX = re.compile(r"[^[*?]*")
@@ -532,7 +532,7 @@ def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], man
     """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
     # Not for a rebuild: it repeats its manifest's options as they are.
     unreadable = None if manifest is not None or not advise else unreadable_text_note(settings)
-    for note in notes + ([unreadable] if unreadable else []):
+    for note in notes + [note for note in (unreadable, html_options_not_applied(report)) if note]:
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))
     print(f"\nBuilt by the runner {report['runner']}")

@@ -55,6 +55,12 @@ BOILERPLATE = "boilerplate_dropped"
 WHOLE_PAGE_CONTENT = "main_content_whole_page"
 # Bytes that the requests of a selection through a capture index fetched of the WARC files.
 FETCHED_BYTES = "fetched_bytes"
+# Records of extracted text read (a WET file's conversion records), and what does not apply to them, as the report
+# names it: the stages' work on HTML, and the options that shape HTML (by their key in the options).
+EXTRACTED_TEXT_RECORDS = "extracted_text"
+NOT_APPLIED_TO_TEXT = ("charset detection (DecodeCharset: UTF-8 as written)",
+                       "CleanHtml's HTML parsing (its lines are its blocks)")
+HTML_OPTIONS = {"main_content": "--main-content", "drop_selectors": "--drop-selector"}
 # Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
 TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
@@ -107,6 +113,8 @@ def tally_records_read(read: RecordsRead) -> Counter:
     if read.fetched_bytes:
         # (A file's size once, however many of its units read from it.)
         tally.update({("total", FETCHED_BYTES): read.fetched_bytes, ("file_size", read.source_file, read.file_size): 1})
+    if read.extracted_text:
+        tally[("total", EXTRACTED_TEXT_RECORDS)] += read.extracted_text
     return tally
 
 
@@ -275,6 +283,8 @@ def build_report(tally: Counter, options: dict) -> dict:
             key[2] for key in tally if key[0] == "file_size"))
     if "site_boilerplate" in options:
         optional[SITE_BOILERPLATE] = site_boilerplate_section(tally)
+    if totals.get(EXTRACTED_TEXT_RECORDS):
+        optional[EXTRACTED_TEXT_RECORDS] = extracted_text_section(totals[EXTRACTED_TEXT_RECORDS], options)
     if "extend" in options:
         # Counted among `duplicates` (and `near_duplicates`) too.
         left_out = [name for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)]
@@ -316,6 +326,23 @@ def index_section(selection: dict, fetched: int, whole_files: int) -> dict:
     return {"captures_listed": selection["listed"], "captures_matched": selection["matched"],
             "records_bytes_read": fetched, "warc_files": selection["warc_files"], "warc_files_bytes": whole_files,
             "index_files_bytes": sum(file["size"] for file in selection["index_files"])}
+
+
+def extracted_text_section(records: int, options: dict) -> dict:
+    """The records read as extracted text, and what did not apply to them: the stages' work on HTML, and the options
+    given that shape HTML."""
+    given = [flag for name, flag in HTML_OPTIONS.items() if options.get(name)]
+    return {"records": records, "not_applied": list(NOT_APPLIED_TO_TEXT) + given}
+
+
+def html_options_not_applied(report: dict) -> str | None:
+    """One line for the user where options that shape HTML were given and records of extracted text were read."""
+    section = report.get(EXTRACTED_TEXT_RECORDS)
+    given = [name for name in section["not_applied"] if name.startswith("--")] if section else []
+    if not given:
+        return None
+    return (f"{', '.join(given)} did not apply to the {section['records']:,} records of extracted text (WET "
+            "conversion records): they are text, not HTML")
 
 
 def filter_section(tally: Counter, tokens: bool = False) -> dict:
@@ -399,6 +426,10 @@ def format_report(report: dict) -> str:
         counts = {name: count for name, count in earlier.items() if name != "corpus"}
         lines.append(f"  {earlier['corpus']} left out {sum(counts.values()):,} pages that it holds ("
                      + ", ".join(f"{count:,} {name.replace('_', '-')}" for name, count in counts.items()) + ")")
+    if report.get(EXTRACTED_TEXT_RECORDS):
+        text = report[EXTRACTED_TEXT_RECORDS]
+        lines.append(f"  {'read as extracted text (WET)':<36}{text['records']:>12,}  not applied to them: "
+                     + "; ".join(text["not_applied"]))
     if report.get("index"):
         index = report["index"]
         share = index["records_bytes_read"] / index["warc_files_bytes"] if index["warc_files_bytes"] else 0

@@ -198,7 +198,7 @@ class ReadWarcRange(beam.DoFn):
             yield beam.pvalue.TaggedOutput(RECORDED, record)
             return
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
-        read = 0
+        read = extracted_text = 0
         warnings: list[ReadNote] = []
         noted = 0
         listed: list[ReadNote] = []
@@ -238,6 +238,7 @@ class ReadWarcRange(beam.DoFn):
                 notes.update(min(max(read_at(outcome) - start, 0), restriction.size()), read)
             if isinstance(outcome, Document):
                 self._documents.inc()
+                extracted_text += outcome.is_extracted_text
                 yield outcome.replace(capture=outcome.capture.replace(source_range=unit.start))
             elif isinstance(outcome, Skip):
                 self._skipped.inc()
@@ -249,7 +250,8 @@ class ReadWarcRange(beam.DoFn):
         claims.finish()
         yield from listed_notes()
         if read:
-            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size))
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size,
+                                                                           extracted_text))
         if noted > NOTES_PER_RANGE:
             listed.append(ReadNote(source_file, None,
                                    f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
@@ -263,7 +265,7 @@ class ReadWarcRange(beam.DoFn):
                                     else read_digest.finish(path, unit.file_size, claims.reached))
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
                                                                 whole, read_to, read_sha256, fetched.bytes,
-                                                                fetched.file_size))
+                                                                fetched.file_size, extracted_text))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 
