@@ -24,7 +24,7 @@ from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
-from pipeline.index_select import describe_selection
+from pipeline.index_select import count_selection, describe_selection
 from pipeline.launch import program_name
 from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
@@ -204,8 +204,9 @@ def found_inputs(settings: CorpusSettings) -> BuildInputs:
 
 def check_selected(found: BuildInputs) -> None:
     """A selection through an index chose some capture to read."""
-    if found.selected is not None and not found.selected.units:
-        raise UsageError(f"the selection matches none of the {found.selected.listed:,} captures the index lists")
+    if found.index_plan is not None and not found.index_plan.units:
+        raise UsageError(f"the selection matches none of the {found.index_plan.listed:,} captures the index lists "
+                         "(no row group's statistics admit it)")
 
 
 def dry_run(settings: CorpusSettings) -> int:
@@ -213,7 +214,7 @@ def dry_run(settings: CorpusSettings) -> int:
     FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
     found = found_inputs(settings)
     check_selected(found)
-    print(describe_selection(found.selected))
+    print(describe_selection(found.index_plan, count_selection(settings.index, found.index_plan)))
     return 0
 
 

@@ -55,6 +55,16 @@ BOILERPLATE = "boilerplate_dropped"
 WHOLE_PAGE_CONTENT = "main_content_whole_page"
 # Bytes that the requests of a selection through a capture index fetched of the WARC files.
 FETCHED_BYTES = "fetched_bytes"
+# A selection through a capture index (`pipeline.index_read`): its report section, and its counts per window of a
+# file's records chosen: records, their bytes, the requests that read them, their file, and the records' digest (a
+# sum of the records' SHA-256, `pipeline.index_select.record_digest`).
+INDEX = "index"
+INDEX_MATCHED = "index_matched"
+INDEX_MATCHED_BYTES = "index_matched_bytes"
+INDEX_REQUESTS = "index_requests"
+INDEX_WARC_FILE = "index_warc_file"
+INDEX_DIGEST = "index_digest"
+DIGEST_SPACE = 1 << 256
 # Records of extracted text read (a WET file's conversion records), and what does not apply to them, as the report
 # names it: the stages' work on HTML, and the options that shape HTML (by their key in the options).
 EXTRACTED_TEXT_RECORDS = "extracted_text"
@@ -278,9 +288,8 @@ def build_report(tally: Counter, options: dict) -> dict:
     if options.get("main_content"):
         optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
                                     "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
-    if "index" in options:
-        optional["index"] = index_section(options["index"], totals.get(FETCHED_BYTES, 0), sum(
-            key[2] for key in tally if key[0] == "file_size"))
+    if INDEX in options:
+        optional[INDEX] = index_section(options[INDEX], tally)
     if "site_boilerplate" in options:
         optional[SITE_BOILERPLATE] = site_boilerplate_section(tally)
     if totals.get(EXTRACTED_TEXT_RECORDS):
@@ -320,12 +329,22 @@ def build_report(tally: Counter, options: dict) -> dict:
     }
 
 
-def index_section(selection: dict, fetched: int, whole_files: int) -> dict:
+def index_section(selection: dict, tally: Counter) -> dict:
     """A selection through a capture index: the captures it listed and matched, the bytes of records read, and
-    the bytes of the whole WARC files they were read from."""
-    return {"captures_listed": selection["listed"], "captures_matched": selection["matched"],
-            "records_bytes_read": fetched, "warc_files": selection["warc_files"], "warc_files_bytes": whole_files,
-            "index_files_bytes": sum(file["size"] for file in selection["index_files"])}
+    the bytes of the whole WARC files they were read from; the requests that read them, and the records' digest
+    (what a rebuild checks: the manifest gives this section too)."""
+    return {"captures_listed": selection["listed"], "captures_matched": tally[("total", INDEX_MATCHED)],
+            "matched_bytes": tally[("total", INDEX_MATCHED_BYTES)], "requests": tally[("total", INDEX_REQUESTS)],
+            "records_bytes_read": tally[("total", FETCHED_BYTES)],
+            "warc_files": sum(1 for key in tally if key[0] == INDEX_WARC_FILE),
+            "warc_files_bytes": sum(key[2] for key in tally if key[0] == "file_size"),
+            "index_files_bytes": sum(file["size"] for file in selection["index_files"]),
+            "records_digest": records_digest(tally[("total", INDEX_DIGEST)])}
+
+
+def records_digest(total: int) -> str:
+    """The records' digest from the sum of their SHA-256 (as numbers): the sum modulo 2^256, in hex."""
+    return f"{total % DIGEST_SPACE:064x}"
 
 
 def extracted_text_section(records: int, options: dict) -> dict:

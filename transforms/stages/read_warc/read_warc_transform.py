@@ -321,22 +321,17 @@ class ReadAllWarc(beam.PTransform):
 
 
 class ReadWarc(beam.PTransform):
-    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`), or, given `units`, only the
-    runs of records they name (`WarcRange`s with `runs`: a capture index's selection)."""
+    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`); a capture index's selection is
+    read by `pipeline.index_read.ReadIndexed`, with `ReadAllWarc.read_units`."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
                  skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
-                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS, units: tuple[WarcRange, ...] = ()):
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-        self._units = units
         self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir,
                                      staged_fields)
 
     def expand(self, pbegin):
-        if self._units:
-            # (Spread over the workers: each reads one run at a time, so the requests in flight are at most theirs.)
-            return (pbegin | "Units" >> beam.Create(self._units) | "SpreadUnits" >> beam.Reshuffle()
-                    | "Read" >> self._read_all.read_units())
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all
