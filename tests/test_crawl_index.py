@@ -23,6 +23,7 @@ from tests.index_crawl import make_crawl
 from tests.test_crawl import CrawlServer, RangeHandler
 from tests.test_cli import run_main
 from tests.test_resume import PIPELINE, REPO, killed_after, records_in
+from transforms.filesystems import http_session
 from transforms.report.report import records_digest
 
 CRAWL = "CC-TEST-2026-10"
@@ -269,3 +270,28 @@ def test_the_launcher_holds_units_of_row_groups_not_the_matching_records(indexed
     assert {type(unit) for unit in plans[0].units} == {index_select.RowGroups}
     assert sum(len(unit.groups) for unit in plans[0].units) == sum(
         pq.ParquetFile(path).num_row_groups for path in indexed.root.glob("cc-index/**/*.parquet"))
+
+
+def test_the_index_is_read_by_exact_ranges_and_a_read_cut_short_is_asked_for_again(indexed, server, monkeypatch):
+    """The index files are read by the https:// file system's stream in exact mode: each read is one Range GET of
+    its bytes alone, and a body that breaks off is asked for again from the byte it reached."""
+    monkeypatch.setattr(http_session, "BACKOFF", 0.01)
+    choice = IndexChoice(server.base + indexed.listing, server.base, languages=("rus",))
+    whole = count_selection(choice, plan_selection(choice))
+    asked = [wanted for command, path, wanted in server.requests if command == "GET" and path.endswith(".parquet")]
+    dropped: set[str] = set()
+
+    def drop_once(fault: str, path: str) -> bool:
+        if fault != "drop" or not path.endswith(".parquet") or path in dropped:
+            return False
+        dropped.add(path)
+        return True
+
+    server.reset()
+    monkeypatch.setattr(server, "fault_once", drop_once)
+    assert count_selection(choice, plan_selection(choice)) == whole
+    assert len(server.dropped_at) == 2
+    again = [wanted for command, path, wanted in server.requests if command == "GET" and path.endswith(".parquet")]
+    # (Each cut read once more, from where it broke off.)
+    assert len(again) == len(asked) + 2
+    assert all(wanted is not None for wanted in again)
