@@ -259,6 +259,10 @@ def test_a_killed_index_build_resumes_reusing_the_units_it_finished(indexed, ser
     urls = {record["url"] for record in corpus_records(output)}
     assert urls == indexed.urls("rus") | indexed.urls("eng")
     assert f"{finished} units (byte ranges of the inputs) it finished are reused" in result.stderr
+    # A finished unit's runs are not asked for again (its completion record names them, and their bytes' digest):
+    # at least one request a finished unit fewer than the runs of the whole selection.
+    requests = json.loads((output / "report.json").read_text())["index"]["requests"]
+    assert served_bytes(server, ".warc.gz")[0] <= requests - finished
 
 
 def test_the_launcher_holds_units_of_row_groups_not_the_matching_records(indexed):

@@ -346,6 +346,8 @@ class UnitRead:
     fetched_bytes: int = 0
     file_size: int = 0
     extracted_text: int = 0
+    # Of a unit of the runs a capture index chose: which runs (`record_runs.runs_digest`).
+    runs_sha256: str = ""
 
 
 # A page in NearDedup: its rank is its capture in HashDedup's survivor order (`Capture.rank`), so two captures

@@ -25,7 +25,7 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
-from transforms.stages.read_warc.record_runs import read_runs
+from transforms.stages.read_warc.record_runs import read_runs, runs_digest
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
@@ -265,7 +265,8 @@ class ReadWarcRange(beam.DoFn):
                                     else read_digest.finish(path, unit.file_size, claims.reached))
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
                                                                 whole, read_to, read_sha256, fetched.bytes,
-                                                                fetched.file_size, extracted_text))
+                                                                fetched.file_size, extracted_text,
+                                                                runs_digest(unit.runs) if unit.fetched else ""))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 
