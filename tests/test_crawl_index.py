@@ -299,3 +299,13 @@ def test_the_index_is_read_by_exact_ranges_and_a_read_cut_short_is_asked_for_aga
     # (Each cut read once more, from where it broke off.)
     assert len(again) == len(asked) + 2
     assert all(wanted is not None for wanted in again)
+
+
+def test_a_rebuild_whose_index_now_selects_other_records_is_refused(indexed):
+    source, base = str(indexed.root / indexed.listing), str(indexed.root) + "/"
+    rows = [row for row in indexed.rows if row[1] == "rus"]
+    digest = records_digest(sum(record_digest(*row[2:]) for row in rows))
+    index_select.check_recorded(IndexChoice(source, base, recorded_digest=digest), digest)
+    with pytest.raises(index_select.IndexRefused, match="selects other records than the build being repeated"):
+        index_select.check_recorded(IndexChoice(source, base, recorded_digest=digest),
+                                    records_digest(sum(record_digest(*row[2:]) for row in rows[1:])))
