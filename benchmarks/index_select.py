@@ -7,7 +7,7 @@ file) and the build that selects that language (`--crawl NAME --index-languages 
 fetched (the index's included) against the crawl's, its time against the full build's, and the requests against
 the matching records.
 
-    PYTHONPATH=. python benchmarks/index_select.py --files 8 --pages 500
+    python -m benchmarks.index_select --files 16 --pages 2000
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pipeline.extend import EarlierCorpus, earlier_corpus
-from pipeline.index_select import SelectedRecords, select_records
+from pipeline.index_select import IndexPlan, plan_selection
 from pipeline.settings import CorpusSettings
 from transforms.report.manifest import digest_file
 from transforms.stages.filters.url_blocklist import UrlBlocklist
@@ -30,8 +30,8 @@ class BuildInputs:
     # The entries of every `--url-blocklist` file, and each file's SHA-256 (what the manifest records of it).
     url_blocklist: UrlBlocklist | None = None
     url_blocklist_digests: tuple[str, ...] = ()
-    # The runs of records the `--index` selection chose, and the index files it read.
-    selected: SelectedRecords | None = None
+    # The `--index` selection's files and units of row groups, from their footers (`index_select.plan_selection`).
+    index_plan: IndexPlan | None = None
     # The `--tokenizer` file, read and checked.
     tokenizer: TokenizerFile | None = None
     # The `--quality-model`s, each with its file's SHA-256, checked (`quality_model.check_model`).
@@ -44,7 +44,7 @@ class BuildInputs:
         return (len(self.earlier_corpora) == len(settings.extend)
                 and len(self.url_blocklist_digests) == len(settings.url_blocklists)
                 and (self.url_blocklist is not None) == bool(settings.url_blocklists)
-                and (self.selected is not None) == (settings.index is not None)
+                and (self.index_plan is not None) == (settings.index is not None)
                 and (self.tokenizer is not None) == bool(settings.tokenizer)
                 and len(self.quality_models) == len(settings.quality_models)
                 and len(self.benchmark_digests) == len(settings.decontaminate))
@@ -56,7 +56,7 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
     file that is no tokenizer, a model that cannot be used), `BlocklistError` or OSError (a file that cannot be
     read), each in one line; an index that cannot be used is a ValueError too."""
     earlier = tuple(earlier_corpus(path, settings, check_files) for path in settings.extend)
-    selected = None if settings.index is None else select_records(settings.index, settings.range_bytes)
+    index_plan = None if settings.index is None else plan_selection(settings.index)
     tokenizer = TokenizerFile.read(settings.tokenizer) if settings.tokenizer else None
     models = tuple(replace(model, sha256=digest_file(model.path).sha256) for model in settings.models())
     for model in models:
@@ -64,7 +64,7 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
     for benchmark in settings.benchmarks():
         check_benchmark(benchmark)
     benchmark_digests = tuple(digest_file(path).sha256 for path in settings.decontaminate)
-    given = dict(selected=selected, tokenizer=tokenizer, quality_models=models, benchmark_digests=benchmark_digests)
+    given = dict(index_plan=index_plan, tokenizer=tokenizer, quality_models=models, benchmark_digests=benchmark_digests)
     if not settings.url_blocklists:
         return BuildInputs(earlier, **given)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),

@@ -24,7 +24,7 @@ from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
-from pipeline.index_select import describe_selection
+from pipeline.index_select import count_selection, describe_selection
 from pipeline.launch import program_name
 from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
 from pipeline.options import RUNNER_ALIASES, parse_settings
@@ -47,7 +47,7 @@ from transforms.report.manifest import digest_file
 from transforms.stages.read_warc.read_warc import open_uncompressed
 from transforms.stages.read_warc.formats import starts_like_archive
 from transforms.filesystems.regular_files import kind_of
-from transforms.report.report import format_report, imbalances, read_report
+from transforms.report.report import format_report, html_options_not_applied, imbalances, read_report
 
 # A pattern up to its first glob character.
 GLOB_PREFIX = re.compile(r"[^[*?]*")
@@ -204,8 +204,9 @@ def found_inputs(settings: CorpusSettings) -> BuildInputs:
 
 def check_selected(found: BuildInputs) -> None:
     """A selection through an index chose some capture to read."""
-    if found.selected is not None and not found.selected.units:
-        raise UsageError(f"the selection matches none of the {found.selected.listed:,} captures the index lists")
+    if found.index_plan is not None and not found.index_plan.units:
+        raise UsageError(f"the selection matches none of the {found.index_plan.listed:,} captures the index lists "
+                         "(no row group's statistics admit it)")
 
 
 def dry_run(settings: CorpusSettings) -> int:
@@ -213,7 +214,7 @@ def dry_run(settings: CorpusSettings) -> int:
     FileSystems.set_options(ViewedOnceOptions(list(settings.beam_args)))
     found = found_inputs(settings)
     check_selected(found)
-    print(describe_selection(found.selected))
+    print(describe_selection(found.index_plan, count_selection(settings.index, found.index_plan)))
     return 0
 
 
@@ -532,7 +533,7 @@ def tell_the_build(settings: CorpusSettings, report: dict, notes: list[str], man
     """Prints the report of a published build and, for a rebuild, whether it is byte-identical; the exit status."""
     # Not for a rebuild: it repeats its manifest's options as they are.
     unreadable = None if manifest is not None or not advise else unreadable_text_note(settings)
-    for note in notes + ([unreadable] if unreadable else []):
+    for note in notes + [note for note in (unreadable, html_options_not_applied(report)) if note]:
         print(f"{program_name()}: {note}", file=sys.stderr)
     print(format_report(report))
     print(f"\nBuilt by the runner {report['runner']}")

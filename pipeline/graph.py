@@ -33,6 +33,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.build_inputs import BuildInputs, read_build_inputs
+from pipeline.index_read import ReadIndexed
 from pipeline.settings import CorpusSettings
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.stages.charset_transform import DecodeCharset
@@ -54,9 +55,10 @@ from transforms.stages.tokens_transform import CountTokens
 from transforms.stages.quality_model_transform import ScoreQuality
 from transforms.stages.decontaminate_transform import Decontaminate
 from transforms.stages.near_dedup_transform import UNSIGNED, NearDedup, SignDocuments
-from transforms.stages.read_warc.read_warc_transform import ReadWarc
+from transforms.stages.read_warc.read_warc_transform import ReadAllWarc, ReadWarc
 from transforms.stages.site_boilerplate_transform import SiteBoilerplateLines
 from transforms.report.report_page_transform import WriteReportPage
+from transforms.report.report import INDEX, TOKENS
 from transforms.report.report_transform import WriteReport
 from transforms.state.unit_ledger_transform import Replay, tap
 from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan
@@ -217,15 +219,17 @@ DOCUMENT_STAGES = (
 
 
 def read_warc(settings: CorpusSettings, progress_dir: str | None, units_dir: str | None,
-              found: BuildInputs) -> ReadWarc:
+              found: BuildInputs) -> beam.PTransform:
     """A build's reader: its WARC files (or the runs of records an `--index` selected in them), the captures its
     screens skip from their headers left out."""
     # Captures skipped from their headers, before their payload is read (`--url-blocklist`, `--respect-opt-out`).
     screens = ((found.url_blocklist,) if found.url_blocklist is not None else ()) + (
         (headers_opt_out,) if settings.respect_opt_out else ())
-    return ReadWarc(settings.inputs, settings.range_bytes, progress_dir, settings.max_page_bytes,
-                    settings.skip_truncated, Screens(screens) if screens else None, units_dir,
-                    settings.written_fields(), found.selected.units if found.selected else ())
+    reading = (settings.range_bytes, progress_dir, settings.max_page_bytes, settings.skip_truncated,
+               Screens(screens) if screens else None, units_dir, settings.written_fields())
+    if settings.index is not None:
+        return ReadIndexed(settings.index, found.index_plan, settings.range_bytes, ReadAllWarc(*reading))
+    return ReadWarc(settings.inputs, *reading)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -357,6 +361,9 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # Everything the report counts, tallied (`tally_of`) and summed per bundle beside each stage; what every
     # document has is counted per range or bundle by the stage that does the work (RecordsRead, MostlyDropped).
     counts = [outcomes[tag] for outcomes in stage_outputs for tag in (*COUNTS, BUILD_COUNTS) if tag in outcomes]
+    if settings.index is not None:
+        # (What the index selected, counted per window of records: `pipeline.index_read`.)
+        counts.append(read[BUILD_COUNTS])
     outcomes = [read[INPUT_FILES], read[RECORDS_READ], *read_skips, *document_skips, read[NOTES], *dead_letters,
                 *counts, written[TALLIES], deduplicated.duplicates, written[DIGESTS]]
     if near is not None:
@@ -375,6 +382,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())
-    # With --tokenizer, the manifest gives the report's token totals too.
-    totals = (report,) if settings.tokenizer else ()
-    return (read[INPUT_FILES], output_digests, *totals) | "Manifest" >> WriteManifest(settings.output, recorded)
+    # With --tokenizer, the manifest gives the report's token totals too; with --index, its selection's counts and the
+    # digest of the records it chose, which a rebuild checks.
+    sections = tuple(name for name, given in ((TOKENS, settings.tokenizer), (INDEX, settings.index)) if given)
+    return (read[INPUT_FILES], output_digests, report) | "Manifest" >> WriteManifest(settings.output, recorded,
+                                                                                       sections)

@@ -10,8 +10,9 @@ subsets (`crawldiagnostics`, `robotstxt`) index no page.
 
 An index file over HTTP is never read whole (Common Crawl's are about 1 GB
 each, 300 to a crawl): pyarrow reads its footer, then only the column chunks
-of the columns asked for, each read one Range GET (`RangedIndexFile`). A
-server that ignores Range is refused in one line. Each file's size and ETag
+of the columns asked for, each read one Range GET (the https:// file
+system's `HttpReadStream` in exact mode: its retries, stall window and
+checks of each answer). A server that ignores Range is refused in one line. Each file's size and ETag
 (of its HEAD) are what the manifest records of it.
 """
 
@@ -19,19 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import io
 import os
 from dataclasses import dataclass
 
 import pyarrow.parquet as pq
-import requests
 from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.crawl import CRAWL_DATA, check_named_file, is_listing, read_listing, resolve_line
-from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.filesystems import http_session
-from transforms.filesystems.http_session import RemoteReadError, check_stored_bytes, failure, head, session, size_of
+from transforms.filesystems.http_filesystem import HttpReadStream, RangesIgnored
+from transforms.filesystems.http_session import RemoteReadError
 from transforms.filesystems.locations import redacted
 
 TABLE_LISTING = "cc-index-table.paths.gz"
@@ -82,70 +80,13 @@ def index_paths(source: str, base: str) -> list[str]:
     return chosen
 
 
-class RangedIndexFile(io.RawIOBase):
-    """An index file over HTTP, for pyarrow: each read is one Range GET of the bytes asked for."""
-
-    def __init__(self, url: str):
-        super().__init__()
-        self.url = url
-        answer = head(url)
-        if answer is None:
-            raise IndexRefused(f"no index file at {redacted(url)} (HTTP 404)")
-        self.size = size_of(url, answer)
-        self.etag = answer.headers.get("ETag", "")
-        self._position = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        self._position = {os.SEEK_SET: 0, os.SEEK_CUR: self._position, os.SEEK_END: self.size}[whence] + offset
-        return self._position
-
-    def read(self, size: int = -1) -> bytes:
-        last = self.size if size is None or size < 0 else min(self.size, self._position + size)
-        if last <= self._position:
-            return b""
-        try:
-            answer = session().get(self.url, headers={"Range": f"bytes={self._position}-{last - 1}"},
-                                   timeout=http_session.TIMEOUT)
-        except requests.RequestException as error:
-            raise http_session.unanswered(self.url, error) from error
-        if answer.status_code == 200:
-            raise IndexRefused(f"the server of the index file {redacted(self.url)} ignores Range requests: an index "
-                              "is read by the column chunks it needs, never whole; serve it with Range support")
-        if answer.status_code != 206:
-            raise failure(self.url, answer, self._position)
-        check_stored_bytes(self.url, answer)
-        etag = answer.headers.get("ETag", "")
-        if self.etag and etag and etag != self.etag:
-            raise RemoteReadError(f"{redacted(self.url)}: the index file changed while it was read (ETag "
-                                  f"{self.etag} became {etag})")
-        data = answer.content
-        self._position += len(data)
-        return data
-
-    def readall(self) -> bytes:
-        return self.read()
-
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
 @contextlib.contextmanager
 def opened_index(path: str):
     """(the `IndexFile`, a `pq.ParquetFile`) of one index file, local or over HTTP by Range."""
     try:
         if is_remote(path):
-            handle = RangedIndexFile(path)
+            # (Exact reads: pyarrow asks for the footer and the column chunks, and gets them alone.)
+            handle = HttpReadStream(path, exact=True)
             described = IndexFile(redacted(path), handle.size, handle.etag)
         else:
             # (A local file, or s3:// and gs:// by Beam's file systems, whose streams read by ranges themselves.)
@@ -159,7 +100,11 @@ def opened_index(path: str):
         try:
             # (pre_buffer: the column chunks of a row group are asked for together, adjacent ones in one read.)
             parquet = pq.ParquetFile(handle, pre_buffer=True)
-        except (IndexRefused, RemoteReadError):
+        except RangesIgnored as error:
+            raise IndexRefused(f"the server of the index file {redacted(path)} ignores Range requests: an index is "
+                               "read by the column chunks it needs, never whole; serve it with Range support") \
+                from error
+        except RemoteReadError:
             raise
         except Exception as error:  # noqa: BLE001 - whatever pyarrow says of a file that is not Parquet
             raise IndexRefused(f"the index file {redacted(path)} is not a Parquet file: {error}") from error

@@ -87,14 +87,19 @@ def index_choice(known: argparse.Namespace, crawl_base: str) -> IndexChoice | No
     )
 
 
-def recorded_choice(options: dict) -> IndexChoice | None:
-    """The selection a manifest's options record (`IndexChoice.described` and the records' digest), or None."""
-    if "index" not in options:
+def recorded_choice(manifest: dict) -> IndexChoice | None:
+    """The selection a manifest's options record (`IndexChoice.described`), with the digest of the records it chose
+    (the manifest's `index` section), or None."""
+    if "index" not in manifest["options"]:
         return None
-    selection = options["index"]
+    selection = manifest["options"]["index"]
+    if "index" not in manifest:
+        raise ValueError("the manifest records its selection through an index as an earlier release did (records_sha256 "
+                         "of the records in order): rebuild it with that release")
     return IndexChoice(
         source=selection["index"], base=selection["index_base"], crawl=selection.get("crawl", ""),
         languages=tuple(selection.get("languages", ())), domains=tuple(selection.get("domains", ())),
         tlds=tuple(selection.get("tlds", ())), url_pattern=selection.get("url_pattern", ""),
         mimes=tuple(selection.get("mimes", ())), statuses=tuple(selection.get("statuses", ())),
-        limit=selection.get("limit"), sample=selection.get("sample"), recorded_sha256=selection["records_sha256"])
+        limit=selection.get("limit"), sample=selection.get("sample"),
+        recorded_digest=manifest["index"]["records_digest"])

@@ -6,9 +6,9 @@ file, offset and length of its record. A build that selects by the index
 reads only the index columns its selection needs (`pipeline.index_files`),
 row group by row group, and then only the matching records' bytes: records
 adjacent in a file (up to `RUN_BYTES_LIMIT`) are one run, read by one
-request; the runs of a file that start in one `--range-size` window are a
-unit of reading, resume and progress, and a shard of the corpus, as that
-range is in a full build (`transforms.stages.read_warc.ranges.WarcRange`
+request; the chosen records of a file that start in one `--range-size`
+window are a unit of reading, resume and progress, and a shard of the corpus,
+as that range is in a full build (`transforms.stages.read_warc.ranges.WarcRange`
 with `runs`).
 
 A row matches when every option given holds of it: `languages` (ISO 639-3, as
@@ -20,14 +20,21 @@ keeps the first N in the index's order, and `sample` a deterministic fraction
 (by the SHA-256 of the URL, the same on every run). Each row's `warc_filename`
 is read under `base`; an index may name only relative paths there (under
 `crawl-data/NAME/` with `--crawl NAME`), as a listing may name only its
-crawl's files. The selection is made once, where the command starts; it
-holds the matching records (about 100 bytes each), not the index.
+crawl's files.
+
+Where the command starts, only each index file's footer is read
+(`plan_selection`: the schema checked, the row groups whose statistics leave
+out every row passed over); the rows are read and matched in the pipeline
+(`pipeline.index_read`), a unit of row groups at a time (`RowGroups`), and
+no step holds the matching records. The records chosen are recorded by a
+digest that needs no order (`record_digest`: the sum of their SHA-256).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +42,7 @@ import pycountry
 
 from pipeline.index_files import IndexFile, IndexRefused, index_paths, opened_index
 from transforms.filesystems.locations import redacted
-from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, WarcRange
+from transforms.stages.read_warc.ranges import WarcRange
 
 # The columns of Common Crawl's table a selection reads: where each record is, and its URL (sampled by it).
 LOCATION = ("url", "warc_filename", "warc_record_offset", "warc_record_length")
@@ -44,6 +51,8 @@ COLUMNS = {"languages": "content_languages", "domains": "url_host_registered_dom
 # Adjacent records read in one request, up to this many bytes (Common Crawl's records are about 20 KB gzipped).
 RUN_BYTES_LIMIT = 16 << 20
 SAMPLE_SCALE = 1 << 64
+# Row groups of one index file read by one unit of the selection (Common Crawl's files have about ten of ~100 MB).
+ROW_GROUPS_PER_UNIT = 4
 # --dry-run's estimate: a request's latency and a worker's throughput (Common Crawl's servers, one stream), and
 # the price of S3 GET requests (AWS's us-east-1 list price).
 ESTIMATE_REQUEST_SECONDS = 0.05
@@ -106,7 +115,7 @@ class IndexChoice:
     limit: int | None = None
     sample: float | None = None
     # The records' digest the manifest of the build this one repeats recorded (`--rebuild`): they must be the same.
-    recorded_sha256: str = field(default="", compare=False)
+    recorded_digest: str = field(default="", compare=False)
 
     def __post_init__(self):
         if self.limit is not None and self.limit <= 0:
@@ -169,30 +178,38 @@ class IndexChoice:
 
 
 @dataclass(frozen=True)
-class SelectedRecords:
-    """What a selection found: the index files read, the captures they list, and the runs of matching records."""
+class RowGroups:
+    """A unit of the selection, read by one worker: row groups of one index file (`number`: its place among the
+    index's files, for the index's order)."""
+
+    path: str
+    number: int
+    groups: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    """What the launcher reads of an index (each file's footer): its files, the captures they list, and the units of
+    row groups whose rows may match (`IndexChoice.may_match`), in the index's order."""
 
     index_files: tuple[IndexFile, ...]
     listed: int
-    matched: int
-    matched_bytes: int
-    units: tuple[WarcRange, ...]
-    records_sha256: str
-
-    @property
-    def warc_files(self) -> int:
-        return len({unit.path for unit in self.units})
-
-    @property
-    def requests(self) -> int:
-        """The requests that read the records: one per run."""
-        return sum(len(unit.runs) for unit in self.units)
+    units: tuple[RowGroups, ...]
 
     def described(self) -> dict:
-        """What the manifest and the report say of it (a rebuild selects again, and must find the same)."""
+        """What the manifest's options record of it: a rebuild reads the same files, or says that they changed."""
         return {"index_files": [{"path": file.path, "size": file.size, "etag": file.etag} for file in self.index_files],
-                "listed": self.listed, "matched": self.matched, "matched_bytes": self.matched_bytes,
-                "warc_files": self.warc_files, "requests": self.requests, "records_sha256": self.records_sha256}
+                "listed": self.listed}
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """A matching row: its place in the index's order (file number, row in the file) and the record it names."""
+
+    order: tuple[int, int]
+    warc_filename: str
+    offset: int
+    length: int
 
 
 def check_warc_filename(name: str, choice: IndexChoice, index_path: str, row: int) -> None:
@@ -214,32 +231,39 @@ def check_columns(parquet, path: str, columns: list[str]) -> None:
                                "(Common Crawl's cc-index table has it)")
 
 
-def matching_rows(choice: IndexChoice, path: str, parquet, first_row: int, wanted: int | None):
-    """(row number in the index, warc_filename, offset, length) of the rows of one index file that match, in order;
-    at most `wanted`. Reads the chosen columns row group by row group, but for the groups whose statistics say
-    no row can match (`IndexChoice.may_match`)."""
-    row = first_row
-    for group in range(parquet.num_row_groups):
-        if wanted is not None and wanted <= 0:
-            return
-        rows = parquet.metadata.row_group(group).num_rows
-        if not choice.may_match(parquet.metadata.row_group(group)):
-            row += rows
-            continue
-        table = parquet.read_row_group(group, columns=choice.columns())
-        numbers = pa.array(range(row, row + table.num_rows))
-        row += table.num_rows
-        chosen = table.append_column("row", numbers).filter(choice.matching(table))
-        for found in chosen.select(["row", "url", "warc_filename", "warc_record_offset",
-                                    "warc_record_length"]).to_pylist():
-            if not choice.sampled(found["url"]):
-                continue
-            check_warc_filename(found["warc_filename"], choice, path, found["row"])
-            yield found["row"], found["warc_filename"], found["warc_record_offset"], found["warc_record_length"]
-            if wanted is not None:
-                wanted -= 1
-                if wanted <= 0:
-                    return
+def plan_selection(choice: IndexChoice) -> IndexPlan:
+    """Each index file's footer read (its schema checked, its row groups' statistics): the `IndexPlan` of `choice`."""
+    files, listed, units = [], 0, []
+    columns = choice.columns()
+    for number, path in enumerate(index_paths(choice.source, choice.base)):
+        with opened_index(path) as (described, parquet):
+            files.append(described)
+            check_columns(parquet, path, columns)
+            groups = [group for group in range(parquet.num_row_groups)
+                      if choice.may_match(parquet.metadata.row_group(group))]
+            listed += parquet.metadata.num_rows
+        units.extend(RowGroups(path, number, tuple(groups[first:first + ROW_GROUPS_PER_UNIT]))
+                     for first in range(0, len(groups), ROW_GROUPS_PER_UNIT))
+    return IndexPlan(tuple(files), listed, tuple(units))
+
+
+def matching_rows(choice: IndexChoice, unit: RowGroups) -> Iterator[IndexRow]:
+    """The rows of a unit's row groups that match `choice` (before its `limit`), in the index's order; reads the
+    chosen columns row group by row group."""
+    with opened_index(unit.path) as (_, parquet):
+        firsts = [0]
+        for group in range(parquet.num_row_groups):
+            firsts.append(firsts[-1] + parquet.metadata.row_group(group).num_rows)
+        for group in unit.groups:
+            table = parquet.read_row_group(group, columns=choice.columns())
+            numbers = pa.array(range(firsts[group], firsts[group] + table.num_rows))
+            chosen = table.append_column("row", numbers).filter(choice.matching(table))
+            for found in chosen.select(["row", "url", "warc_filename", "warc_record_offset",
+                                        "warc_record_length"]).to_pylist():
+                if choice.sampled(found["url"]):
+                    check_warc_filename(found["warc_filename"], choice, unit.path, found["row"])
+                    yield IndexRow((unit.number, found["row"]), found["warc_filename"], found["warc_record_offset"],
+                                   found["warc_record_length"])
 
 
 def record_runs(records: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
@@ -257,58 +281,63 @@ def record_runs(records: list[tuple[str, int, int]]) -> list[tuple[str, int, int
     return runs
 
 
-def reading_units(runs: list[tuple[str, int, int]], base: str, range_bytes: int) -> tuple[WarcRange, ...]:
-    """The units of reading: the runs of a file that start in one `range_bytes` window of it (the range a full
-    build reads as a unit, and so a shard of the corpus as there), each unit a `WarcRange` of its runs."""
-    units: list[WarcRange] = []
-    grouped: list[tuple[str, int, list]] = []
-    for name, start, end in runs:
-        window = max(start, 0) // range_bytes
-        if grouped and grouped[-1][:2] == (name, window):
-            grouped[-1][2].append((start, end))
-        else:
-            grouped.append((name, window, [(start, end)]))
-    for name, _, spans in grouped:
-        # (A lone row of no range ends before it starts: its unit is empty, and its run a dead letter.)
-        end = max([spans[0][0]] + [span_end for _, span_end in spans])
-        units.append(WarcRange(base + name, spans[0][0], end, max(end, 0), runs=tuple(spans)))
-    return tuple(units)
+def window_unit(base: str, name: str, records: list[tuple[int, int]]) -> WarcRange:
+    """The unit of reading of the chosen records (offset, length; sorted, distinct) of the file `name` that start in
+    one `--range-size` window of it (the range a full build reads as a unit, and so a shard of the corpus as there):
+    a `WarcRange` of their runs (`record_runs`), from its first run's start."""
+    spans = [(start, end) for _, start, end in record_runs([(name, offset, length) for offset, length in records])]
+    # (A lone row of no range ends before it starts: its unit is empty, and its run a dead letter.)
+    end = max([spans[0][0]] + [span_end for _, span_end in spans])
+    return WarcRange(base + name, spans[0][0], end, max(end, 0), runs=tuple(spans))
 
 
-def select_records(choice: IndexChoice, range_bytes: int = DEFAULT_RANGE_BYTES) -> SelectedRecords:
-    """The captures of `choice`'s index that it selects (see the module's docstring), in units of the runs of a
-    file in one `range_bytes` window."""
-    files, listed, rows = [], 0, []
-    columns = choice.columns()
-    for path in index_paths(choice.source, choice.base):
-        with opened_index(path) as (described, parquet):
-            files.append(described)
-            check_columns(parquet, path, columns)
-            wanted = None if choice.limit is None else choice.limit - len(rows)
-            rows.extend(matching_rows(choice, path, parquet, listed, wanted))
-            listed += parquet.metadata.num_rows
-    records = sorted({(name, offset, length) for _, name, offset, length in rows})
-    sha = hashlib.sha256()
-    for name, offset, length in records:
-        sha.update(f"{name}\t{offset}\t{length}\n".encode("utf-8"))
-    selected = SelectedRecords(tuple(files), listed, len(records), sum(max(length, 0) for *_, length in records),
-                               reading_units(record_runs(records), choice.base, range_bytes), sha.hexdigest())
-    if choice.recorded_sha256 and choice.recorded_sha256 != selected.records_sha256:
+def record_digest(name: str, offset: int, length: int) -> int:
+    """A chosen record's part of the records' digest: its SHA-256 as a number (the digest is their sum modulo
+    2^256, `report.records_digest`: the same whatever the order in which they are chosen and summed)."""
+    return int.from_bytes(hashlib.sha256(f"{name}\t{offset}\t{length}\n".encode("utf-8")).digest(), "big")
+
+
+def check_recorded(choice: IndexChoice, digest: str) -> None:
+    """A rebuild (`recorded_digest`) selects the records the build it repeats selected."""
+    if choice.recorded_digest and choice.recorded_digest != digest:
         raise IndexRefused(f"the index {redacted(choice.source)} selects other records than the build being repeated "
-                           "read (records_sha256 differs): the index changed since its manifest was written")
-    return selected
+                           "read (records_digest differs): the index changed since its manifest was written")
 
 
-def describe_selection(selected: SelectedRecords, workers: int = 1) -> str:
-    """`--dry-run`'s account: what the selection would read, and an estimate of the time and the cost."""
-    requests = selected.requests
-    seconds = (requests * ESTIMATE_REQUEST_SECONDS + selected.matched_bytes / ESTIMATE_BYTES_PER_SECOND) / workers
+@dataclass(frozen=True)
+class SelectionCount:
+    """`--dry-run`'s count of what a selection matches: captures, their bytes, and the WARC files they are in."""
+
+    matched: int
+    matched_bytes: int
+    warc_files: int
+
+
+def count_selection(choice: IndexChoice, plan: IndexPlan) -> SelectionCount:
+    """The `SelectionCount` of `choice`, row group by row group, holding no row (only the names of the WARC files)."""
+    matched = matched_bytes = 0
+    files = set()
+    for unit in plan.units:
+        for row in matching_rows(choice, unit):
+            matched += 1
+            matched_bytes += max(row.length, 0)
+            files.add(row.warc_filename)
+            if matched == choice.limit:
+                return SelectionCount(matched, matched_bytes, len(files))
+    return SelectionCount(matched, matched_bytes, len(files))
+
+
+def describe_selection(plan: IndexPlan, count: SelectionCount, workers: int = 1) -> str:
+    """`--dry-run`'s account: what the selection would read, and an estimate of the time and the cost (at one
+    request a record: adjacent records share one, so the requests are at most that)."""
+    requests = count.matched
+    seconds = (requests * ESTIMATE_REQUEST_SECONDS + count.matched_bytes / ESTIMATE_BYTES_PER_SECOND) / workers
     return "\n".join([
-        f"Index: {len(selected.index_files):,} files ({sum(file.size for file in selected.index_files):,} bytes), "
-        f"{selected.listed:,} captures listed",
-        f"Matched: {selected.matched:,} captures in {selected.warc_files:,} WARC files, "
-        f"{selected.matched_bytes:,} bytes, read by {requests:,} requests",
-        f"Estimate: reading about {seconds:,.1f} s with {workers} worker{'s' if workers > 1 else ''} (at "
+        f"Index: {len(plan.index_files):,} files ({sum(file.size for file in plan.index_files):,} bytes), "
+        f"{plan.listed:,} captures listed",
+        f"Matched: {count.matched:,} captures in {count.warc_files:,} WARC files, "
+        f"{count.matched_bytes:,} bytes, read by at most {requests:,} requests (adjacent records share one)",
+        f"Estimate: reading about {seconds:,.1f} s at most with {workers} worker{'s' if workers > 1 else ''} (at "
         f"{ESTIMATE_REQUEST_SECONDS} s a request and {ESTIMATE_BYTES_PER_SECOND / 1e6:.0f} MB/s each); cost: "
         f"${requests * S3_GET_DOLLARS / 1000:,.2f} of S3 GET requests (${S3_GET_DOLLARS} per 1,000, --crawl-source "
         "s3 in us-east-1), nothing over https from data.commoncrawl.org",

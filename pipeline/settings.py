@@ -225,8 +225,8 @@ class CorpusSettings:
         described = asdict(self)
         del described["index"]
         if self.index is not None:
-            # The selection and what it found (the index files, the records' digest): a rebuild selects the same.
-            described["index"] = {**self.index.described(), **found.selected.described()}
+            # The selection and the index files it reads (their sizes and ETags): a rebuild reads the same.
+            described["index"] = {**self.index.described(), **found.index_plan.described()}
         for name in ("files", "crawl", "crawl_base", "beam_args", "dry_run", "output", "rebuild_of", "trust_manifest",
                      "trust_corpora", "quiet",
                      "verbose", "resume"):
@@ -354,7 +354,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         decontaminate_ngram=options.get("decontaminate", {}).get("ngram", DEFAULT_NGRAM),
         respect_opt_out=options.get("respect_opt_out", False),
         recipe=options.get("recipe", ""),
-        index=recorded_choice(options),
+        index=recorded_choice(manifest),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

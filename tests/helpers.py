@@ -83,6 +83,27 @@ def compressed_frames(data: bytes, new_decompressor=lambda: zlib.decompressobj(1
     return members
 
 
+def wet_bytes(texts: list[tuple[str, str]], name: str = "test.warc.wet.gz") -> bytes:
+    """A WET file as Common Crawl writes one, by warcio: a warcinfo record, then a `conversion` record of plain
+    UTF-8 text for each (url, text), gzipped per record, its ids and dates fixed."""
+    from warcio.warcwriter import WARCWriter
+
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True)
+    info = writer.create_warcinfo_record(name, {"Software-Info": "ia-web-commons.1.1.10-SNAPSHOT",
+                                                "Extracted-Date": "Mon, 15 Jan 2026 10:00:00 GMT"})
+    info.rec_headers.replace_header("WARC-Record-ID", "<urn:uuid:00000000-0000-0000-0000-000000000000>")
+    info.rec_headers.replace_header("WARC-Date", "2026-01-15T10:00:00Z")
+    writer.write_record(info)
+    for number, (url, text) in enumerate(texts, start=1):
+        writer.write_record(writer.create_warc_record(url, "conversion", payload=io.BytesIO(text.encode("utf-8")),
+                                                      warc_content_type="text/plain", warc_headers_dict={
+            "WARC-Record-ID": f"<urn:uuid:00000000-0000-0000-0000-{number:012d}>",
+            "WARC-Refers-To": f"<urn:uuid:10000000-0000-0000-0000-{number:012d}>",
+            "WARC-Date": "2026-01-15T10:00:00Z", "WARC-Identified-Content-Language": "eng"}))
+    return out.getvalue()
+
+
 def input_dir(tmp_path: Path) -> Path:
     """tmp_path/in, made: a glob of a test's inputs (`in/*`) never matches a build's files."""
     directory = tmp_path / "in"

@@ -16,12 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import index_select
-from pipeline.index_select import IndexChoice, check_pattern, parse_codes, reading_units, record_runs, select_records
+from pipeline.index_select import (IndexChoice, check_pattern, count_selection, parse_codes, plan_selection,
+                                   record_digest, record_runs, window_unit)
 from tests.helpers import corpus_records
 from tests.index_crawl import make_crawl
 from tests.test_crawl import CrawlServer, RangeHandler
 from tests.test_cli import run_main
 from tests.test_resume import PIPELINE, REPO, killed_after, records_in
+from transforms.filesystems import http_session
+from transforms.report.report import records_digest
 
 CRAWL = "CC-TEST-2026-10"
 
@@ -82,9 +85,13 @@ def test_a_build_reads_only_the_matching_records_and_keeps_the_full_builds_docum
     assert {url: same_fields(record) for url, record in selected.items()} == \
            {url: same_fields(record) for url, record in full.items()}
     index = json.loads((tmp_path / "index" / "report.json").read_text())["index"]
-    assert index == {"captures_listed": len(indexed.rows), "captures_matched": len(rows),
-                     "records_bytes_read": read, "warc_files": 3, "warc_files_bytes": indexed.warc_bytes(),
+    # The records' digest needs no order: the sum of each record's.
+    digest = records_digest(sum(record_digest(*row[2:]) for row in rows))
+    assert index == {"captures_listed": len(indexed.rows), "captures_matched": len(rows), "matched_bytes": read,
+                     "requests": requests, "records_bytes_read": read, "warc_files": 3,
+                     "warc_files_bytes": indexed.warc_bytes(), "records_digest": digest,
                      "index_files_bytes": sum(path.stat().st_size for path in indexed.root.glob("cc-index/**/*.parquet"))}
+    assert json.loads((tmp_path / "index" / "manifest.json").read_text())["index"] == index
     assert f"bytes of records read{read:>{12 + 36 - len('bytes of records read')},}" in out
 
 
@@ -167,8 +174,10 @@ def test_an_index_naming_a_file_outside_the_crawl_is_refused(indexed, tmp_path):
 
     index = rewritten_index(indexed, tmp_path, foreign)
     code, _, err = run_main(["--crawl", CRAWL, "--index", str(index), "--index-base", str(indexed.root),
-                             "--output", str(tmp_path / "out")])
-    assert code == 2 and "row 0, names crawl-data/CC-OTHER-2020-01/" in err and "not another crawl's" in err
+                             "--output", str(tmp_path / "out"), "--quiet"])
+    # (Found where the rows are read, in the pipeline: the build fails, and nothing is published.)
+    assert code == 1 and "row 0, names crawl-data/CC-OTHER-2020-01/" in err and "not another crawl's" in err
+    assert err.count("\n") == 1 and not (tmp_path / "out" / "manifest.json").exists()
 
 
 @pytest.mark.slow
@@ -194,37 +203,41 @@ def test_a_row_outside_its_file_or_not_at_a_record_is_a_dead_letter_naming_it(in
     assert len(corpus_records(output)) == len(table) - 2
 
 
-def test_adjacent_records_are_one_run_and_the_runs_of_a_window_one_unit():
+def test_adjacent_records_are_one_run_and_the_records_of_a_window_one_unit():
     records = [("a.warc.gz", 0, 10), ("a.warc.gz", 10, 5), ("a.warc.gz", 20, 5), ("a.warc.gz", 3 << 20, 5),
                ("b.warc.gz", 15, 5), ("b.warc.gz", 20, -1)]
     runs = record_runs(records)
     assert runs == [("a.warc.gz", 0, 15), ("a.warc.gz", 20, 25), ("a.warc.gz", 3 << 20, (3 << 20) + 5),
                     ("b.warc.gz", 15, 20), ("b.warc.gz", 20, 19)]
-    units = reading_units(runs, "http://x/", 2 << 20)
-    assert [(unit.path, unit.start, unit.end, unit.runs) for unit in units] == [
-        ("http://x/a.warc.gz", 0, 25, ((0, 15), (20, 25))),
-        ("http://x/a.warc.gz", 3 << 20, (3 << 20) + 5, ((3 << 20, (3 << 20) + 5),)),
-        ("http://x/b.warc.gz", 15, 20, ((15, 20), (20, 19)))]
+    unit = window_unit("http://x/", "a.warc.gz", [(0, 10), (10, 5), (20, 5)])
+    assert (unit.path, unit.start, unit.end, unit.runs) == ("http://x/a.warc.gz", 0, 25, ((0, 15), (20, 25)))
+    unit = window_unit("http://x/", "b.warc.gz", [(15, 5), (20, -1)])
+    assert (unit.start, unit.end, unit.runs) == (15, 20, ((15, 20), (20, 19)))
 
 
 def test_row_groups_that_cannot_match_are_not_read(indexed, server):
     # (The generated index is sorted by SURT key, as Common Crawl's: a TLD's rows are in a few row groups.)
-    select_records(IndexChoice(server.base + indexed.listing, server.base, tlds=("com", "de", "ru")))
+    choice = IndexChoice(server.base + indexed.listing, server.base, tlds=("com", "de", "ru"))
+    count_selection(choice, plan_selection(choice))
     every_group = served_bytes(server, ".parquet")
     server.reset()
-    selected = select_records(IndexChoice(server.base + indexed.listing, server.base, tlds=("zz",)))
-    assert selected.matched == 0 and selected.listed == len(indexed.rows)
+    plan = plan_selection(IndexChoice(server.base + indexed.listing, server.base, tlds=("zz",)))
+    assert plan.units == () and plan.listed == len(indexed.rows)
     # Each file's footer, and no column chunk.
     assert served_bytes(server, ".parquet")[0] == len(list(indexed.root.glob("cc-index/**/*.parquet"))) < every_group[0]
 
 
 def test_limit_and_sample_are_deterministic(indexed):
     source = str(indexed.root / indexed.listing)
-    first = select_records(IndexChoice(source, str(indexed.root) + "/", limit=4))
-    assert first.matched == 4 and first.listed == len(indexed.rows)
-    sampled = [select_records(IndexChoice(source, str(indexed.root) + "/", sample=0.5)).records_sha256
-               for _ in range(2)]
-    assert sampled[0] == sampled[1] != select_records(IndexChoice(source, str(indexed.root) + "/")).records_sha256
+
+    def rows(**selection) -> list:
+        choice = IndexChoice(source, str(indexed.root) + "/", **selection)
+        return [row for unit in plan_selection(choice).units for row in index_select.matching_rows(choice, unit)]
+
+    choice = IndexChoice(source, str(indexed.root) + "/", limit=4)
+    assert count_selection(choice, plan_selection(choice)).matched == 4
+    sampled = [rows(sample=0.5) for _ in range(2)]
+    assert sampled[0] == sampled[1] and 0 < len(sampled[0]) < len(rows())
 
 
 def test_codes_and_patterns_are_checked():
@@ -246,3 +259,53 @@ def test_a_killed_index_build_resumes_reusing_the_units_it_finished(indexed, ser
     urls = {record["url"] for record in corpus_records(output)}
     assert urls == indexed.urls("rus") | indexed.urls("eng")
     assert f"{finished} units (byte ranges of the inputs) it finished are reused" in result.stderr
+    # A finished unit's runs are not asked for again (its completion record names them, and their bytes' digest):
+    # at least one request a finished unit fewer than the runs of the whole selection.
+    requests = json.loads((output / "report.json").read_text())["index"]["requests"]
+    assert served_bytes(server, ".warc.gz")[0] <= requests - finished
+
+
+def test_the_launcher_holds_units_of_row_groups_not_the_matching_records(indexed):
+    """What the launcher hands the pipeline is the same whatever the rows match: the pipeline's graph does not grow
+    with the matches (they are read, matched and grouped into runs in the pipeline: `pipeline.index_read`)."""
+    source, base = str(indexed.root / indexed.listing), str(indexed.root) + "/"
+    plans = [plan_selection(IndexChoice(source, base, languages=languages)) for languages in (("rus",), ("zho",))]
+    assert plans[0] == plans[1] and plans[0].units
+    assert {type(unit) for unit in plans[0].units} == {index_select.RowGroups}
+    assert sum(len(unit.groups) for unit in plans[0].units) == sum(
+        pq.ParquetFile(path).num_row_groups for path in indexed.root.glob("cc-index/**/*.parquet"))
+
+
+def test_the_index_is_read_by_exact_ranges_and_a_read_cut_short_is_asked_for_again(indexed, server, monkeypatch):
+    """The index files are read by the https:// file system's stream in exact mode: each read is one Range GET of
+    its bytes alone, and a body that breaks off is asked for again from the byte it reached."""
+    monkeypatch.setattr(http_session, "BACKOFF", 0.01)
+    choice = IndexChoice(server.base + indexed.listing, server.base, languages=("rus",))
+    whole = count_selection(choice, plan_selection(choice))
+    asked = [wanted for command, path, wanted in server.requests if command == "GET" and path.endswith(".parquet")]
+    dropped: set[str] = set()
+
+    def drop_once(fault: str, path: str) -> bool:
+        if fault != "drop" or not path.endswith(".parquet") or path in dropped:
+            return False
+        dropped.add(path)
+        return True
+
+    server.reset()
+    monkeypatch.setattr(server, "fault_once", drop_once)
+    assert count_selection(choice, plan_selection(choice)) == whole
+    assert len(server.dropped_at) == 2
+    again = [wanted for command, path, wanted in server.requests if command == "GET" and path.endswith(".parquet")]
+    # (Each cut read once more, from where it broke off.)
+    assert len(again) == len(asked) + 2
+    assert all(wanted is not None for wanted in again)
+
+
+def test_a_rebuild_whose_index_now_selects_other_records_is_refused(indexed):
+    source, base = str(indexed.root / indexed.listing), str(indexed.root) + "/"
+    rows = [row for row in indexed.rows if row[1] == "rus"]
+    digest = records_digest(sum(record_digest(*row[2:]) for row in rows))
+    index_select.check_recorded(IndexChoice(source, base, recorded_digest=digest), digest)
+    with pytest.raises(index_select.IndexRefused, match="selects other records than the build being repeated"):
+        index_select.check_recorded(IndexChoice(source, base, recorded_digest=digest),
+                                    records_digest(sum(record_digest(*row[2:]) for row in rows[1:])))

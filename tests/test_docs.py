@@ -114,8 +114,10 @@ def test_the_files_the_install_commands_name_exist():
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory) -> Path:
-    """A directory where the docs' example inputs exist: crawl/ and warc/ hold generated WARC files."""
+    """A directory where the docs' example inputs exist: crawl/ and warc/ hold generated WARC files, wet/ a WET
+    file."""
     from pipeline.sample import Capture, sample_captures, warc_bytes
+    from tests.helpers import wet_bytes
 
     directory = tmp_path_factory.mktemp("docs")
     for folder, name in (("crawl", "a.warc.gz"), ("crawl", "b.warc.gz"), ("warc", "a.warc.gz")):
@@ -123,6 +125,9 @@ def sandbox(tmp_path_factory) -> Path:
         captures = sample_captures() if name == "a.warc.gz" else [
             Capture("https://other.example.org/", b"<html><body><div class=warning>x</div><p>Other</p></body></html>")]
         (directory / folder / name).write_bytes(warc_bytes(captures, filename=name))
+    (directory / "wet").mkdir()
+    (directory / "wet" / "a.warc.wet.gz").write_bytes(wet_bytes([
+        ("https://example.org/", "A page of text that a crawler extracted, with words enough to be one.")]))
     return directory
 
 

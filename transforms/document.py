@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from transforms.vocabulary import Capture
+from transforms.vocabulary import EXTRACTED_TEXT, Capture
 
 
 @dataclass
@@ -77,6 +77,12 @@ class Document:
 
     def replace(self, **changes) -> "Document":
         return dataclasses.replace(self, **changes)
+
+    @property
+    def is_extracted_text(self) -> bool:
+        """Whether the page is text a crawler extracted (a WET file's), not HTML: ReadWarc keeps no other
+        response of a plain-text type."""
+        return self.content_type == EXTRACTED_TEXT
 
     def fields(self) -> dict:
         """The document's fields by name, its capture's among them: what a corpus record is written from."""

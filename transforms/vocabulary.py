@@ -63,6 +63,13 @@ BUILD_COUNTS = "build_counts"
 BOILERPLATE_LINES = "boilerplate_lines"
 SITE_BOILERPLATE_DOMAIN = "site_boilerplate_domain"
 
+# --- Extracted text ----------------------------------------------------------
+
+# The content type of a document read from a WARC `conversion` record of plain text (Common Crawl's WET files: the
+# text a crawler extracted, in UTF-8): its page is text, not HTML, and the stages that read HTML leave it as it is
+# (`Document.is_extracted_text`).
+EXTRACTED_TEXT = "text/plain"
+
 # --- Skip kinds --------------------------------------------------------------
 
 NON_RESPONSE = "non-response"
@@ -316,6 +323,8 @@ class RecordsRead:
     # answers gave it (what the report sets the bytes read against).
     fetched_bytes: int = 0
     file_size: int = 0
+    # Of these, the records of extracted text (`EXTRACTED_TEXT`): documents the HTML stages do not apply to.
+    extracted_text: int = 0
 
 
 @dataclass(frozen=True)
@@ -336,6 +345,9 @@ class UnitRead:
     # Of a unit of the runs a capture index chose: as `RecordsRead`'s.
     fetched_bytes: int = 0
     file_size: int = 0
+    extracted_text: int = 0
+    # Of a unit of the runs a capture index chose: which runs (`record_runs.runs_digest`).
+    runs_sha256: str = ""
 
 
 # A page in NearDedup: its rank is its capture in HashDedup's survivor order (`Capture.rank`), so two captures

@@ -23,7 +23,10 @@ while it is read is an error, not a mixture. A server that ignores Range
 (answers 200 with the whole file, as Python's `http.server` does) is read
 as one stream from the start, as wget would: a stream reads on in the same
 answer, and a seek back asks for the file again (`serves_ranges` tells
-such a server, so that its files are not split into ranges). A URL's
+such a server, so that its files are not split into ranges). A stream in
+`exact` mode (a capture index's Parquet files, read by the column chunks
+pyarrow asks for) asks for exactly the bytes of each read, nothing ahead,
+and a server that ignores Range is `RangesIgnored`, not read whole. A URL's
 credentials (`user:password@`) are used to read it, and left out of every
 message and name written (`transforms.filesystems.locations.redacted`).
 """
@@ -47,6 +50,10 @@ FIRST_BLOCK = 256 << 10
 LARGEST_BLOCK = 16 << 20
 CHUNK = http_session.CHUNK
 
+class RangesIgnored(RemoteReadError):
+    """A stream in exact mode met a server that ignores Range requests: it would read the whole file."""
+
+
 class ReadOnly(BeamIOError):
     """Writing, copying, renaming or deleting over HTTP: this file system only reads."""
 
@@ -69,15 +76,17 @@ def serves_ranges(path: str) -> bool:
 
 
 class HttpReadStream(io.RawIOBase):
-    """A seekable read stream of one URL, by byte-range GETs; see the module's docstring."""
+    """A seekable read stream of one URL, by byte-range GETs; see the module's docstring (`exact`: each read
+    asks for its bytes alone)."""
 
     mode = "rb"
 
-    def __init__(self, url: str, stall: http_session.StallWindow = http_session.STALL):
+    def __init__(self, url: str, stall: http_session.StallWindow = http_session.STALL, exact: bool = False):
         super().__init__()
         self.url = url
         self.name = redacted(url)
         self.stall = stall
+        self.exact = exact
         self._position = 0
         self._size: int | None = None
         self._etag: str | None = None
@@ -94,16 +103,25 @@ class HttpReadStream(io.RawIOBase):
     def seekable(self) -> bool:
         return True
 
-    @property
-    def size(self) -> int:
-        """HEAD's Content-Length: every answer must agree with it."""
+    def _head(self) -> None:
         if self._size is None:
             answer = head(self.url)
             if answer is None:
                 raise RemoteReadError(f"{self.name}: HTTP 404, no such file")
             self._size = size_of(self.url, answer)
             self._etag = answer.headers.get("ETag")
+
+    @property
+    def size(self) -> int:
+        """HEAD's Content-Length: every answer must agree with it."""
+        self._head()
         return self._size
+
+    @property
+    def etag(self) -> str:
+        """HEAD's ETag ("" where the server gives none): every answer must agree with it."""
+        self._head()
+        return self._etag or ""
 
     def tell(self) -> int:
         return self._position
@@ -131,7 +149,7 @@ class HttpReadStream(io.RawIOBase):
         if not 0 <= offset < len(self._block):
             if self._position >= self.size:
                 return 0
-            self._fetch(max(len(buffer), self._next_block))
+            self._fetch(len(buffer) if self.exact else max(len(buffer), self._next_block))
             offset = 0
         count = min(len(buffer), len(self._block) - offset)
         buffer[:count] = self._block[offset:offset + count]
@@ -175,6 +193,10 @@ class HttpReadStream(io.RawIOBase):
         # A socket read that waits out the window has stalled.
         answer = session().get(self.url, headers={"Range": f"bytes={first}-{last}"}, stream=True,
                                timeout=(http_session.TIMEOUT[0], self.stall.seconds))
+        if answer.status_code == 200 and self.exact:
+            answer.close()
+            raise RangesIgnored(f"{self.name}: the server ignores Range requests, and this file is read by the "
+                                "ranges asked for, never whole")
         if answer.status_code == 200:
             # The whole file (the server ignores Range): kept open, to read on from where this read stops.
             try:

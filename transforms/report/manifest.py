@@ -104,7 +104,7 @@ def seal(manifest: dict) -> dict:
 
 
 def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options: dict,
-                   tokens: dict | None = None) -> dict:
+                   sections: dict | None = None) -> dict:
     def entry(digest: FileDigest, relative: bool) -> dict:
         described = asdict(digest)
         if relative:
@@ -119,8 +119,9 @@ def build_manifest(inputs: list[FileDigest], outputs: list[FileDigest], options:
         "options": options,
         "software": software_versions(options.get("format", "avro"), "tokenizer" in options),
         "outputs": [entry(digest, relative=True) for digest in sorted(outputs, key=lambda d: d.path)],
-        # With --tokenizer: the report's token totals, kept and dropped, per language (`report.tokens_section`).
-        **({"tokens": tokens} if tokens is not None else {}),
+        # Sections of the report: with --tokenizer, its token totals, kept and dropped, per language
+        # (`report.tokens_section`); with --index, the selection's counts and records' digest (`report.index_section`).
+        **(sections or {}),
     })
 
 

@@ -9,27 +9,30 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.report.manifest import build_manifest, write_manifest
-from transforms.report.report import TOKENS
 
 
-def token_totals(report_written) -> dict:
-    """The token totals of report.json (`report_written`: its digest), as written."""
+def report_sections(report_written, names: tuple[str, ...]) -> dict:
+    """The sections `names` of report.json (`report_written`: its digest), as written."""
     with FileSystems.open(report_written.path) as handle:
-        return json.loads(handle.read())[TOKENS]
+        report = json.loads(handle.read())
+    return {name: report[name] for name in names}
 
 
 class WriteManifest(beam.PTransform):
-    """Writes `manifest.json` from PCollections of input and output `FileDigest`s, and with a third, report.json's
-    digest (--tokenizer), the report's token totals."""
+    """Writes `manifest.json` from PCollections of input and output `FileDigest`s and report.json's digest, with the
+    report's `sections` (the token totals of --tokenizer, the selection of --index)."""
 
-    def __init__(self, output_dir: str, options: dict):
+    def __init__(self, output_dir: str, options: dict, sections: tuple[str, ...] = ()):
         super().__init__()
         self._output_dir = output_dir
         self._options = options
+        self._sections = sections
 
     def expand(self, digests):
-        inputs, outputs, *report = digests
-        tokens = [beam.pvalue.AsSingleton(report[0] | "TokenTotals" >> beam.Map(token_totals))] if report else []
+        inputs, outputs, report = digests
+        names = self._sections
+        sections = [beam.pvalue.AsSingleton(report | "ReportSections" >> beam.Map(report_sections, names))] \
+            if names else []
         return (
             inputs
             | "AllInputs" >> beam.combiners.ToList()
@@ -37,7 +40,7 @@ class WriteManifest(beam.PTransform):
                 build_manifest,
                 beam.pvalue.AsSingleton(outputs | "AllOutputs" >> beam.combiners.ToList()),
                 self._options,
-                *tokens,
+                *sections,
             )
             | "Write" >> beam.Map(write_manifest, self._output_dir)
         )

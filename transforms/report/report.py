@@ -55,6 +55,22 @@ BOILERPLATE = "boilerplate_dropped"
 WHOLE_PAGE_CONTENT = "main_content_whole_page"
 # Bytes that the requests of a selection through a capture index fetched of the WARC files.
 FETCHED_BYTES = "fetched_bytes"
+# A selection through a capture index (`pipeline.index_read`): its report section, and its counts per window of a
+# file's records chosen: records, their bytes, the requests that read them, their file, and the records' digest (a
+# sum of the records' SHA-256, `pipeline.index_select.record_digest`).
+INDEX = "index"
+INDEX_MATCHED = "index_matched"
+INDEX_MATCHED_BYTES = "index_matched_bytes"
+INDEX_REQUESTS = "index_requests"
+INDEX_WARC_FILE = "index_warc_file"
+INDEX_DIGEST = "index_digest"
+DIGEST_SPACE = 1 << 256
+# Records of extracted text read (a WET file's conversion records), and what does not apply to them, as the report
+# names it: the stages' work on HTML, and the options that shape HTML (by their key in the options).
+EXTRACTED_TEXT_RECORDS = "extracted_text"
+NOT_APPLIED_TO_TEXT = ("charset detection (DecodeCharset: UTF-8 as written)",
+                       "CleanHtml's HTML parsing (its lines are its blocks)")
+HTML_OPTIONS = {"main_content": "--main-content", "drop_selectors": "--drop-selector"}
 # Pages written though cut short (their `truncated` field says how: ReadWarc keeps them unless --skip-truncated).
 TRUNCATED_KEPT = "truncated_kept"
 BYTE_STAGES = (
@@ -107,6 +123,8 @@ def tally_records_read(read: RecordsRead) -> Counter:
     if read.fetched_bytes:
         # (A file's size once, however many of its units read from it.)
         tally.update({("total", FETCHED_BYTES): read.fetched_bytes, ("file_size", read.source_file, read.file_size): 1})
+    if read.extracted_text:
+        tally[("total", EXTRACTED_TEXT_RECORDS)] += read.extracted_text
     return tally
 
 
@@ -270,11 +288,12 @@ def build_report(tally: Counter, options: dict) -> dict:
     if options.get("main_content"):
         optional["main_content"] = {"boilerplate_bytes_dropped": tally.get(("bytes", BOILERPLATE), 0),
                                     "whole_page_documents": totals.get(WHOLE_PAGE_CONTENT, 0)}
-    if "index" in options:
-        optional["index"] = index_section(options["index"], totals.get(FETCHED_BYTES, 0), sum(
-            key[2] for key in tally if key[0] == "file_size"))
+    if INDEX in options:
+        optional[INDEX] = index_section(options[INDEX], tally)
     if "site_boilerplate" in options:
         optional[SITE_BOILERPLATE] = site_boilerplate_section(tally)
+    if totals.get(EXTRACTED_TEXT_RECORDS):
+        optional[EXTRACTED_TEXT_RECORDS] = extracted_text_section(totals[EXTRACTED_TEXT_RECORDS], options)
     if "extend" in options:
         # Counted among `duplicates` (and `near_duplicates`) too.
         left_out = [name for name in outcomes if name in ("duplicates", NEAR_DUPLICATES)]
@@ -310,12 +329,39 @@ def build_report(tally: Counter, options: dict) -> dict:
     }
 
 
-def index_section(selection: dict, fetched: int, whole_files: int) -> dict:
+def index_section(selection: dict, tally: Counter) -> dict:
     """A selection through a capture index: the captures it listed and matched, the bytes of records read, and
-    the bytes of the whole WARC files they were read from."""
-    return {"captures_listed": selection["listed"], "captures_matched": selection["matched"],
-            "records_bytes_read": fetched, "warc_files": selection["warc_files"], "warc_files_bytes": whole_files,
-            "index_files_bytes": sum(file["size"] for file in selection["index_files"])}
+    the bytes of the whole WARC files they were read from; the requests that read them, and the records' digest
+    (what a rebuild checks: the manifest gives this section too)."""
+    return {"captures_listed": selection["listed"], "captures_matched": tally[("total", INDEX_MATCHED)],
+            "matched_bytes": tally[("total", INDEX_MATCHED_BYTES)], "requests": tally[("total", INDEX_REQUESTS)],
+            "records_bytes_read": tally[("total", FETCHED_BYTES)],
+            "warc_files": sum(1 for key in tally if key[0] == INDEX_WARC_FILE),
+            "warc_files_bytes": sum(key[2] for key in tally if key[0] == "file_size"),
+            "index_files_bytes": sum(file["size"] for file in selection["index_files"]),
+            "records_digest": records_digest(tally[("total", INDEX_DIGEST)])}
+
+
+def records_digest(total: int) -> str:
+    """The records' digest from the sum of their SHA-256 (as numbers): the sum modulo 2^256, in hex."""
+    return f"{total % DIGEST_SPACE:064x}"
+
+
+def extracted_text_section(records: int, options: dict) -> dict:
+    """The records read as extracted text, and what did not apply to them: the stages' work on HTML, and the options
+    given that shape HTML."""
+    given = [flag for name, flag in HTML_OPTIONS.items() if options.get(name)]
+    return {"records": records, "not_applied": list(NOT_APPLIED_TO_TEXT) + given}
+
+
+def html_options_not_applied(report: dict) -> str | None:
+    """One line for the user where options that shape HTML were given and records of extracted text were read."""
+    section = report.get(EXTRACTED_TEXT_RECORDS)
+    given = [name for name in section["not_applied"] if name.startswith("--")] if section else []
+    if not given:
+        return None
+    return (f"{', '.join(given)} did not apply to the {section['records']:,} records of extracted text (WET "
+            "conversion records): they are text, not HTML")
 
 
 def filter_section(tally: Counter, tokens: bool = False) -> dict:
@@ -399,6 +445,10 @@ def format_report(report: dict) -> str:
         counts = {name: count for name, count in earlier.items() if name != "corpus"}
         lines.append(f"  {earlier['corpus']} left out {sum(counts.values()):,} pages that it holds ("
                      + ", ".join(f"{count:,} {name.replace('_', '-')}" for name, count in counts.items()) + ")")
+    if report.get(EXTRACTED_TEXT_RECORDS):
+        text = report[EXTRACTED_TEXT_RECORDS]
+        lines.append(f"  {'read as extracted text (WET)':<36}{text['records']:>12,}  not applied to them: "
+                     + "; ".join(text["not_applied"]))
     if report.get("index"):
         index = report["index"]
         share = index["records_bytes_read"] / index["warc_files_bytes"] if index["warc_files_bytes"] else 0

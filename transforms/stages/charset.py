@@ -13,6 +13,9 @@ transcoded first. The charset is taken, in this order, from:
    nothing or the page has too few non-ASCII bytes (under 0.5%) for
    detection to tell single-byte Latin code pages apart.
 
+Extracted text (a WET file's conversion records) is not a page: it is UTF-8
+as Common Crawl writes it, and no charset is detected (`extracted-text`).
+
 A declaration is only believed when the bytes agree with it: a page that
 declares a legacy single-byte charset but is valid UTF-8 with non-ASCII
 bytes is UTF-8 (a common mislabelling); its source then reads
@@ -33,6 +36,8 @@ import charset_normalizer
 from transforms.document import Document
 
 UTF8 = codecs.lookup("utf-8").name
+# The charset source of extracted text (WET files write it in UTF-8: its bytes are decoded so, invalid ones replaced).
+EXTRACTED_TEXT_SOURCE = "extracted-text"
 
 BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -260,6 +265,10 @@ def to_utf8(payload: bytes, content_type: str) -> tuple[bytes, str, str]:
 
 
 def decode_document(doc: Document) -> Document:
-    """`doc` with its payload transcoded to UTF-8 (`utf8_payload`, and `payload` emptied) and its charset."""
+    """`doc` with its payload transcoded to UTF-8 (`utf8_payload`, and `payload` emptied) and its charset; extracted
+    text (a WET file's) is UTF-8 as written, its charset not detected (source `EXTRACTED_TEXT_SOURCE`)."""
+    if doc.is_extracted_text:
+        utf8_payload = doc.payload.decode("utf-8", "replace").encode("utf-8")
+        return doc.replace(payload=b"", utf8_payload=utf8_payload, charset=UTF8, charset_source=EXTRACTED_TEXT_SOURCE)
     utf8_payload, charset, source = to_utf8(doc.payload, doc.content_type)
     return doc.replace(payload=b"", utf8_payload=utf8_payload, charset=charset, charset_source=source)

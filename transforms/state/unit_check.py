@@ -16,7 +16,9 @@ A record is reused only if:
   fingerprint's (a fingerprint pointed at another page's hash, digests and all, would drop the page as a
   duplicate; a build that writes neither field stages nothing to check its fingerprints against);
 - the input bytes the unit was read from (from its start to past its last record) have the SHA-256 they had
-  (a file changed in place with its size and modification time kept, as `cp -p` or a restore leave it).
+  (a file changed in place with its size and modification time kept, as `cp -p` or a restore leave it); of a
+  unit of the runs a capture index chose, the runs are those it was read from (their bytes are not asked for
+  again: `record_runs.runs_digest`).
 
 Otherwise the unit is read again, and a note says why (`units/NAME.not-reused`; the launcher says how many
 in one line, `pipeline.resumable.not_reused`). The digests resist damage, not an attacker: one who can write
@@ -162,10 +164,13 @@ def checked_record(units_dir: str, path: str, file_size: int, source_file: str, 
         if fingerprints:
             raise NotReusable("its staging files do not hold every document its fingerprints name")
         read_to, read_sha256 = record["read"]
-        # (A unit of the runs a capture index chose read only them: `record_runs`.)
-        read_from = (lambda: runs_digest(path, runs)) if runs else (lambda: range_digest(path, file_size, start,
-                                                                                          read_to))
-        if not start < read_to <= file_size or read_from() != read_sha256:
+        if not start < read_to <= file_size:
+            raise NotReusable("its input's bytes are not those it was read from (changed in place)")
+        if runs:
+            # (A unit of the runs a capture index chose: reused where the runs are the same, none asked for again.)
+            if record.get("index_runs") != runs_digest(runs):
+                raise NotReusable("it was read from other runs of records")
+        elif range_digest(path, file_size, start, read_to) != read_sha256:
             raise NotReusable("its input's bytes are not those it was read from (changed in place)")
     except DAMAGE as error:
         raise NotReusable(f"its record is damaged ({type(error).__name__})") from error

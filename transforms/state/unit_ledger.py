@@ -135,6 +135,10 @@ def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes
               "outcomes": sorted(map(encode, outcomes), key=json.dumps)}
     if read.fetched_bytes:
         record["fetched"] = [read.fetched_bytes, read.file_size]
+    if read.runs_sha256:
+        record["index_runs"] = read.runs_sha256
+    if read.extracted_text:
+        record["extracted_text"] = read.extracted_text
     body = json.dumps(record, sort_keys=True).encode("utf-8")
     with FileSystems.create(written, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         handle.write(gzip.compress(body + b"\n" + hashlib.sha256(body).hexdigest().encode("ascii"), compresslevel=1,

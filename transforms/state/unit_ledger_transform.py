@@ -59,7 +59,8 @@ class ReplayUnit(beam.DoFn):
             yield beam.pvalue.TaggedOutput(NOTES, decode(note))
         if record["records"]:
             yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, record["records"],
-                                                                           *record.get("fetched", (0, 0))))
+                                                                           *record.get("fetched", (0, 0)),
+                                                                           record.get("extracted_text", 0)))
         for encoded in record["outcomes"]:
             outcome = decode(encoded)
             tag = TAG_OF_KIND[type(outcome)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from transforms.stages.clean_html.page import with_cleaned_page
+from transforms.stages.clean_html.page import text_page, with_cleaned_page
 from transforms.document import Document
 from transforms.stages.clean_html.isolation import ChildProcess
 
@@ -79,6 +79,7 @@ class GuardedCleaner:
     lexbor, as native code, can neither be interrupted by a Python thread nor kept from taking the worker
     down if it crashes or exhausts the memory: a page over either limit goes to the dead letter alone. The
     child is started at the first such page (a Python with selectolax and CleanHtml's modules: about 21 MiB).
+    Extracted text (a WET file's) is not HTML: its lines are its blocks (`text_page`), nothing is parsed.
     """
 
     def __init__(self, cleaner: HtmlCleaner, page_timeout: float = DEFAULT_PAGE_TIMEOUT,
@@ -92,6 +93,8 @@ class GuardedCleaner:
         return {**self.__dict__, "_child": None}
 
     def __call__(self, doc: Document) -> Document:
+        if doc.is_extracted_text:
+            return with_cleaned_page(doc, text_page(doc.utf8_payload))
         if isolation_reason(doc.utf8_payload) is None:
             return self._cleaner(doc)
         if self._child is None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document
+from transforms.stages.clean_html.text import collapse_whitespace
 
 
 @dataclass(frozen=True)
@@ -35,3 +36,9 @@ def with_cleaned_page(doc: Document, page: CleanedPage) -> Document:
         cleaned_bytes=len(div_html.encode("utf-8")),
         boilerplate_bytes=len(blocks_to_html(page.boilerplate).encode("utf-8")),
     )
+
+
+def text_page(text: bytes) -> CleanedPage:
+    """Extracted text (UTF-8, a WET file's) as a cleaned page: its lines are its blocks, whitespace collapsed, empty
+    ones left out; it has no markup to parse, and no title, links or metadata."""
+    return CleanedPage([block for block in map(collapse_whitespace, text.decode("utf-8").splitlines()) if block])

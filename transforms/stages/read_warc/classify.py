@@ -2,7 +2,8 @@
 
 The record's headers decide first (`_classify`); what they leave open, its
 payload decides (`payload_verdict`: HTML or not, sniffed as the WHATWG MIME
-sniffing standard does). `read_record` reads one record into its outcome.
+sniffing standard does). A `conversion` record of plain text (a WET file's
+extracted text) is a document too, its page that text (`is_extracted_text`). `read_record` reads one record into its outcome.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from transforms.document import DeadLetter, Document, Skip, describe_error
 from transforms.stages.read_warc.payload import MalformedPayload, PayloadTooLarge, read_payload
-from transforms.vocabulary import (EMPTY, ERROR_STATUS, NON_HTML, NON_HTTP, NON_RESPONSE, REDIRECT, REVISIT, TOO_LARGE,
-                                   TRUNCATED, Capture)
+from transforms.vocabulary import (EMPTY, ERROR_STATUS, EXTRACTED_TEXT, NON_HTML, NON_HTTP, NON_RESPONSE, REDIRECT,
+                                   REVISIT, TOO_LARGE, TRUNCATED, Capture)
 from transforms.vocabulary import READ_WARC as STAGE
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -71,6 +72,13 @@ def payload_verdict(content_type: str, payload: bytes) -> str | None:
     return None
 
 
+def is_extracted_text(record) -> bool:
+    """A `conversion` record of plain text: the text a crawler extracted from a response (Common Crawl's WET files,
+    in UTF-8), read as a page of text (`EXTRACTED_TEXT`)."""
+    return record.rec_type == "conversion" and media_type(
+        record.rec_headers.get_header("Content-Type", "") or "") == EXTRACTED_TEXT
+
+
 # A check of a response's URL and HTTP headers: a skip (kind, detail), or None (`read_record`).
 Screen = Callable[[str, Callable[[str], "str | None"]], "tuple[str, str] | None"]
 
@@ -84,17 +92,22 @@ def _classify(record, skip_truncated: bool, screen: Screen | None = None) -> tup
     headers = record.rec_headers
     if record.rec_type == "revisit":
         return REVISIT, headers.get_header("WARC-Profile", "")
-    if record.rec_type != "response":
+    text = is_extracted_text(record)
+    if record.rec_type != "response" and not text:
         return NON_RESPONSE, record.rec_type
-    if record.http_headers is None:
+    if record.http_headers is None and not text:
         return NON_HTTP, headers.get_header("Content-Type", "")
     if screen is not None:
-        screened = screen(headers.get_header("WARC-Target-URI", "") or "", record.http_headers.get_header)
+        # (Extracted text has no HTTP headers: only its URL is screened.)
+        http_header = (lambda name: None) if text else record.http_headers.get_header
+        screened = screen(headers.get_header("WARC-Target-URI", "") or "", http_header)
         if screened is not None:
             return screened
     truncated = headers.get_header("WARC-Truncated")
     if truncated and skip_truncated:
         return TRUNCATED, truncated
+    if text:
+        return None
     status = int(record.http_headers.get_statuscode())
     if 300 <= status < 400:
         return REDIRECT, str(status)
@@ -120,6 +133,7 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     letter, as is one cut before its HTTP body.
     """
     headers = record.rec_headers
+    text = is_extracted_text(record)
     record_id = headers.get_header("WARC-Record-ID", "")
     url = headers.get_header("WARC-Target-URI", "")
     payload, failure = b"", None
@@ -132,10 +146,11 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
         verdict, failure = None, f"unreadable record: {describe_error(error)}"
     if verdict is None and failure is None:
+        # (Extracted text is a record's block as it is: no transfer or content coding.)
         http = record.http_headers
         try:
-            payload = read_payload(record.raw_stream, http.get_header("Transfer-Encoding", "") or "",
-                                   http.get_header("Content-Encoding", "") or "", max_page_bytes)
+            payload = read_payload(record.raw_stream, "" if text else http.get_header("Transfer-Encoding", "") or "",
+                                   "" if text else http.get_header("Content-Encoding", "") or "", max_page_bytes)
         except PayloadTooLarge as error:
             verdict = TOO_LARGE, str(error)
         except MalformedPayload as error:
@@ -149,10 +164,11 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     # ends; warcio raises nothing, but the record's block is incomplete.
     missing = getattr(record.raw_stream, "limit", 0)
     received = declared_body - missing
-    content_type = "" if verdict or failure else record.http_headers.get_header("Content-Type", "") or ""
+    content_type = "" if verdict or failure else (
+        EXTRACTED_TEXT if text else record.http_headers.get_header("Content-Type", "") or "")
     if verdict is None and failure is None and not payload:
         verdict = EMPTY, ""
-    elif verdict is None and failure is None and (not_html := payload_verdict(content_type, payload)):
+    elif verdict is None and failure is None and not text and (not_html := payload_verdict(content_type, payload)):
         verdict = NON_HTML, not_html
     if missing > 0 and (verdict is not None or failure is not None or skip_truncated or received <= 0):
         return dead(f"truncated: the file ends {missing} bytes before the end of this record")

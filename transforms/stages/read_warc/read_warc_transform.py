@@ -25,7 +25,7 @@ from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, FileToDigest, WarcRange, once_per_file, split_warc
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
-from transforms.stages.read_warc.record_runs import read_runs
+from transforms.stages.read_warc.record_runs import read_runs, runs_digest
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
 from transforms.state.unit_check import reusable
@@ -198,7 +198,7 @@ class ReadWarcRange(beam.DoFn):
             yield beam.pvalue.TaggedOutput(RECORDED, record)
             return
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
-        read = 0
+        read = extracted_text = 0
         warnings: list[ReadNote] = []
         noted = 0
         listed: list[ReadNote] = []
@@ -238,6 +238,7 @@ class ReadWarcRange(beam.DoFn):
                 notes.update(min(max(read_at(outcome) - start, 0), restriction.size()), read)
             if isinstance(outcome, Document):
                 self._documents.inc()
+                extracted_text += outcome.is_extracted_text
                 yield outcome.replace(capture=outcome.capture.replace(source_range=unit.start))
             elif isinstance(outcome, Skip):
                 self._skipped.inc()
@@ -249,7 +250,8 @@ class ReadWarcRange(beam.DoFn):
         claims.finish()
         yield from listed_notes()
         if read:
-            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size))
+            yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size,
+                                                                           extracted_text))
         if noted > NOTES_PER_RANGE:
             listed.append(ReadNote(source_file, None,
                                    f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
@@ -263,7 +265,8 @@ class ReadWarcRange(beam.DoFn):
                                     else read_digest.finish(path, unit.file_size, claims.reached))
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
                                                                 whole, read_to, read_sha256, fetched.bytes,
-                                                                fetched.file_size))
+                                                                fetched.file_size, extracted_text,
+                                                                runs_digest(unit.runs) if unit.fetched else ""))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 
@@ -319,22 +322,17 @@ class ReadAllWarc(beam.PTransform):
 
 
 class ReadWarc(beam.PTransform):
-    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`), or, given `units`, only the
-    runs of records they name (`WarcRange`s with `runs`: a capture index's selection)."""
+    """Reads the WARC files matched by the given file patterns (see `ReadAllWarc`); a capture index's selection is
+    read by `pipeline.index_read.ReadIndexed`, with `ReadAllWarc.read_units`."""
 
     def __init__(self, patterns: list[str] | str, range_bytes: int = DEFAULT_RANGE_BYTES,
                  progress_dir: str | None = None, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
                  skip_truncated: bool = False, screen: Screen | None = None, units_dir: str | None = None,
-                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS, units: tuple[WarcRange, ...] = ()):
+                 staged_fields: tuple[str, ...] = DEFAULT_FIELDS):
         super().__init__()
         self._patterns = [patterns] if isinstance(patterns, str) else list(patterns)
-        self._units = units
         self._read_all = ReadAllWarc(range_bytes, progress_dir, max_page_bytes, skip_truncated, screen, units_dir,
                                      staged_fields)
 
     def expand(self, pbegin):
-        if self._units:
-            # (Spread over the workers: each reads one run at a time, so the requests in flight are at most theirs.)
-            return (pbegin | "Units" >> beam.Create(self._units) | "SpreadUnits" >> beam.Reshuffle()
-                    | "Read" >> self._read_all.read_units())
         return pbegin | "Patterns" >> beam.Create(self._patterns) | self._read_all

@@ -125,14 +125,11 @@ def fetched_in_order(path: str, runs: tuple[tuple[int, int], ...], in_flight: in
             yield run, answer.result()
 
 
-def runs_digest(path: str, runs: tuple[tuple[int, int], ...]) -> str:
-    """SHA-256 of the runs' bytes one after the other (a run outside its file has none): what a unit of runs was
-    read from, for its completion record, checked again before the unit is reused."""
-    sha = hashlib.sha256()
-    for _, (data, _) in fetched_in_order(path, runs):
-        # (A run outside its file read no bytes: its dead letter is among the unit's outcomes.)
-        sha.update(data or b"")
-    return sha.hexdigest()
+def runs_digest(runs: tuple[tuple[int, int], ...]) -> str:
+    """SHA-256 of a unit's runs (start-end, a line each): which records a unit was read from, for its completion
+    record. A resumed build reuses the unit when its runs are the same, without asking for them again: the build's
+    identity holds the index files it selects by (their sizes and ETags), and a crawl's WARC files do not change."""
+    return hashlib.sha256("".join(f"{start}-{end}\n" for start, end in runs).encode("ascii")).hexdigest()
 
 
 def read_runs(path: str, source_file: str, runs: tuple[tuple[int, int], ...], on_note: Callable[[ReadNote], None],
