@@ -147,3 +147,12 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
     if drop is not None:
         return dropped(doc, (SELECTION,), drop, counts)
     return doc.replace(signals={}), counts
+
+
+def select_record(doc: Document, selection: Selection, thresholds: dict,
+                  reminimize: Callable[[Document], Document]) -> tuple[Document | Skip, Counter]:
+    """`select_document` of a record's document whose `duplicate_count` is of the captures that follow it (its
+    duplicates in the source, `select_graph.FollowRecords`): the same page, so the counts are the record's times
+    its captures."""
+    result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize)
+    return result, Counter({name: amount * (1 + doc.duplicate_count) for name, amount in counts.items()})
