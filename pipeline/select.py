@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import itertools
 import logging
+import os
 import sys
 from typing import NamedTuple
 
@@ -39,6 +40,7 @@ from transforms.stages.filters.url_blocklist import UrlBlocklist
 from transforms.stages.language import parse_languages
 from transforms.stages.near_dedup import MinHashParameters
 from transforms.stages.read_warc.snapshot import InputDigest
+from transforms.stages.tokens import TokenizerFile
 
 PROGRAM = "python -m pipeline.select"
 # The field of a document's tokens (--tokenizer), which a token budget counts.
@@ -227,6 +229,20 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
                          + (f"; did you mean {nearest[0]}?" if nearest else f" (signals: {', '.join(sorted(known))})"))
 
 
+def recorded_tokenizer(source: str, options: dict) -> TokenizerFile | None:
+    """The tokenizer SOURCE counted its tokens with (`--tokenizer`), as its manifest records it, to count again the
+    pages whose lines C4 removes; UsageError if the file is gone or changed."""
+    entry = options.get("tokenizer")
+    if not entry:
+        return None
+    tokenizer = TokenizerFile.read(entry["path"]) if os.path.isfile(entry["path"]) else None
+    if tokenizer is None or tokenizer.sha256 != entry["sha256"]:
+        raise UsageError(f"SOURCE {source} counted its tokens with --tokenizer {entry['path']}, which is "
+                         f"{'gone' if tokenizer is None else 'changed since (sha256 differs)'}: a selection counts "
+                         "the tokens of what C4 leaves of a page with it; put it back")
+    return tokenizer
+
+
 def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     """The settings of the build that the selection equals: SOURCE's, filtering with the selection's rule sets,
     thresholds and languages, and deduplicating near-duplicates as asked."""
@@ -254,11 +270,13 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
         if manifest["manifest_sha256"] != recorded:
             raise UsageError(f"SOURCE {source} changed since the selection of {request.rebuild_of} "
                              "(its manifest_sha256 differs)")
-    settings = selected_settings(request, manifest)
     options = manifest["options"]
+    tokenizer = recorded_tokenizer(source, options)
+    settings = selected_settings(request, manifest)
     digests = tuple(entry["sha256"] for entry in options.get("url_blocklists", ()))
     # The source's blocklists left their captures out already: the selection only names them, as its build did.
-    found = BuildInputs((), UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests)
+    found = BuildInputs((), UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests,
+                        tokenizer=tokenizer)
     # By its resolved path: the report and manifest are the same however SOURCE was named.
     source_manifest = digest_file(f"{resolved_path(source)}/{MANIFEST_NAME}")
     recorded = {SELECT: {"source": {"corpus": resolved_path(source), "manifest_sha256": manifest["manifest_sha256"]},

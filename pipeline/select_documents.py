@@ -129,9 +129,12 @@ def sample_position(doc: Document) -> float:
 
 
 def select_document(doc: Document, selection: Selection, thresholds: dict,
-                    reminimize: Callable[[Document], Document]) -> tuple[Document | Skip, Counter]:
+                    reminimize: Callable[[Document], Document],
+                    count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
     """`doc` (read back from an annotated corpus: `document_of`) kept, with the text a filtering build keeps, or its
-    skip (`other-language`, or `filtered` with the rule, value and threshold), and the filter counts of a build."""
+    skip (`other-language`, or `filtered` with the rule, value and threshold), and the filter counts of a build.
+    `count_tokens` (the source's --tokenizer) counts the tokens of a text whose lines C4 removed, as CountTokens
+    does after a filtering build's rules; a text unedited keeps the count the source has."""
     if selection.languages and doc.language not in selection.languages:
         return other_language_skip(doc), Counter()
     counts = Counter()
@@ -140,7 +143,10 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
         drop = decide(doc.signals, selection.quality, thresholds)
         if drop is not None:
             return dropped(doc, selection.quality, drop, counts)
-        doc = with_text(doc, kept_text(doc.clean_text, selection.quality, thresholds), reminimize)
+        kept = with_text(doc, kept_text(doc.clean_text, selection.quality, thresholds), reminimize)
+        if kept is not doc and count_tokens is not None:
+            kept = kept.replace(token_count=count_tokens(kept.clean_text))
+        doc = kept
     drop = out_of_bounds(doc.signals, selection)
     if drop is None and selection.sample is not None and sample_position(doc) >= selection.sample:
         drop = Drop("sample", "content_hash", sample_position(doc), selection.sample)
@@ -149,10 +155,10 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
     return doc.replace(signals={}), counts
 
 
-def select_record(doc: Document, selection: Selection, thresholds: dict,
-                  reminimize: Callable[[Document], Document]) -> tuple[Document | Skip, Counter]:
+def select_record(doc: Document, selection: Selection, thresholds: dict, reminimize: Callable[[Document], Document],
+                  count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
     """`select_document` of a record's document whose `duplicate_count` is of the captures that follow it (its
     duplicates in the source, `select_graph.FollowRecords`): the same page, so the counts are the record's times
     its captures."""
-    result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize)
+    result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize, count_tokens)
     return result, Counter({name: amount * (1 + doc.duplicate_count) for name, amount in counts.items()})

@@ -21,7 +21,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.graph import FOLLOWERS, DocumentStage, DocumentSource, reminimize_of
+from pipeline.graph import FOLLOWERS, DocumentStage, DocumentSource, reminimize_of, token_counter
 from pipeline.select_budget import TokenBudget
 from pipeline.select_documents import Selection, document_of, select_record
 from transforms.corpus.read_corpus_transform import ReadCorpus
@@ -31,6 +31,7 @@ from transforms.filesystems.exact_paths import escape_glob
 from transforms.stage import FilterDocuments
 from transforms.stages.hash_dedup_transform import HashDocuments
 from transforms.stages.read_warc.snapshot import InputDigest
+from transforms.stages.tokens import TokenCounter
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, INPUT_FILES, NOTES, READ_CORPUS,
                                    RECORDS_READ, SELECT, SKIPPED, UNITS_READ, Capture, Duplicate, Fingerprint,
                                    RecordsRead)
@@ -150,14 +151,15 @@ class SelectDocuments(beam.PTransform):
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
-    def __init__(self, selection: Selection, reminimize):
+    def __init__(self, selection: Selection, reminimize, count_tokens: TokenCounter | None = None):
         super().__init__()
         self._selection = selection
         self._reminimize = reminimize
+        self._count_tokens = count_tokens
 
     def expand(self, docs):
         apply = functools.partial(select_record, selection=self._selection, thresholds=self._selection.thresholds(),
-                                  reminimize=self._reminimize)
+                                  reminimize=self._reminimize, count_tokens=self._count_tokens)
         return docs | beam.ParDo(FilterDocuments(SELECT, apply)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)
 
 
@@ -166,7 +168,8 @@ def annotated_source(source: str, manifest: InputDigest, selection: Selection, r
     `DocumentSource` of the build's graph; `recorded`: what its manifest records of the selection."""
     return DocumentSource(
         "ReadAnnotated", lambda settings, progress_dir, units_dir, found: ReadAnnotated(source, manifest),
-        (DocumentStage("Select", lambda settings, found: SelectDocuments(selection, reminimize_of(settings))),
+        (DocumentStage("Select", lambda settings, found: SelectDocuments(selection, reminimize_of(settings),
+                                                                                  token_counter(found))),
          DocumentStage("Hash", lambda settings, found: HashDocuments()),
          # After the hash: a content's tokens count once.
          DocumentStage("TokenBudget", lambda settings, found: TokenBudget(selection.token_budget, selection.budget_by),
