@@ -13,18 +13,26 @@ is refused in one line (exit 2) before anything is written, and DEST is publishe
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__":
+    # `python -m pipeline.select`: the launcher first, before this module's imports (Beam's among them), as
+    # `python -m pipeline` does: SIGINT and SIGTERM taken from the first instant, Beam imported without pandas
+    # (`pipeline.beam_without_pandas`). It imports this module as `pipeline.select` and runs its `main`.
+    from pipeline.launch import main as launch_main
+
+    sys.exit(launch_main(command="pipeline.select"))
+
 import argparse
 import dataclasses
 import difflib
 import itertools
 import logging
 import os
-import sys
 from typing import NamedTuple
 
 from pipeline.build_inputs import BuildInputs
 from pipeline.cli import UsageError, prepare_output, publish_build, remove_made, resolved_path, run_and_tell
-from pipeline.launch import main as launch_main
 from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_near_dedup_arguments,
                               add_selection_arguments, parse_known, stage_settings)
 from pipeline.select_documents import Selection, parse_bounds
@@ -298,6 +306,3 @@ def main(argv: list[str] | None = None) -> int:
     # (Whether the corpus holds its readable text is SOURCE's options': the build's advice would not apply.)
     return run_and_tell(request.output, lambda: select(request), PROGRAM, advise=False)
 
-
-if __name__ == "__main__":
-    sys.exit(launch_main(command="pipeline.select"))

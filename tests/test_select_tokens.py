@@ -1,10 +1,11 @@
 """Token counts in a selection (`--tokenizer` at annotation): a page whose lines C4 removes is counted again with
-the source's tokenizer, so a selected corpus's `token_count` is the filtering build's; the tokenizer gone or
-changed is refused in one line. And `python -m pipeline --rebuild` of a build with `--tokenizer` repeats it."""
+the source's tokenizer, so a selected corpus's `token_count` and its report's tokens per outcome are the filtering
+build's; the tokenizer gone or changed is refused in one line. And `python -m pipeline --rebuild` of a build with `--tokenizer` repeats it."""
 
 from __future__ import annotations
 
 import filecmp
+import json
 import shutil
 from pathlib import Path
 
@@ -69,6 +70,9 @@ def test_a_selections_token_counts_are_the_filtering_builds(tokenized, tmp_path)
     counts = {record["url"]: record["token_count"] for record in corpus_records(selected)}
     annotated = {record["url"]: record["token_count"] for record in corpus_records(tokenized["annotated"])}
     assert 0 < counts[GOOD_VARIANT.url] < annotated[GOOD_VARIANT.url]
+    # The tokens of each outcome, as the filtering build's stages count them.
+    reports = [json.loads((corpus / "report.json").read_text()) for corpus in (built, selected)]
+    assert reports[0]["tokens"] == reports[1]["tokens"] and reports[0]["tokens"]["dropped"]["quality"] > 0
 
 
 @pytest.mark.slow
