@@ -173,5 +173,7 @@ def select_record(doc: Document, selection: Selection, thresholds: dict, reminim
     """`select_document` of a record's document whose `duplicate_count` is of the captures that follow it (its
     duplicates in the source, `select_graph.FollowRecords`): the same page, so the counts are the record's times
     its captures."""
+    if not doc.duplicate_count:
+        return select_document(doc, selection, thresholds, reminimize, count_tokens)
     result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize, count_tokens)
     return result, Counter({name: amount * (1 + doc.duplicate_count) for name, amount in counts.items()})

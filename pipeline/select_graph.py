@@ -50,7 +50,9 @@ def _side_records(source: str, name: str, pbegin):
 
 def record_document(record: dict) -> Document:
     """A record's document, with the count of its captures that follow it (its duplicates in the source)."""
-    return document_of(record).replace(duplicate_count=record.get("duplicate_count") or 0)
+    doc = document_of(record)
+    # (Most records have none: a document is copied only for one that has.)
+    return doc.replace(duplicate_count=record["duplicate_count"]) if record.get("duplicate_count") else doc
 
 
 def outcome_key(outcome: Fingerprint | Skip | DeadLetter) -> tuple[str, int]:
