@@ -32,8 +32,10 @@ import os
 from typing import NamedTuple
 
 from pipeline.build_inputs import BuildInputs
-from pipeline.cli import UsageError, prepare_output, publish_build, remove_made, resolved_path, run_and_tell
-from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_near_dedup_arguments,
+from pipeline.cli import (UsageError, check_extend_is_no_output, prepare_output, publish_build, remove_made,
+                          resolved_path, run_and_tell)
+from pipeline.extend import earlier_corpus
+from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_extend_arguments, add_near_dedup_arguments,
                               add_selection_arguments, parse_known, stage_settings)
 from pipeline.select_documents import Selection, parse_bounds
 from pipeline.select_graph import annotated_source
@@ -70,6 +72,9 @@ class SelectRequest(NamedTuple):
     verbose: bool = False
     rebuild_of: str = ""
     trust_manifest: bool = False
+    # The corpora whose contents the selection leaves out (`--extend`), and those taken unsigned (`--trust-corpus`).
+    extend: tuple[str, ...] = ()
+    trust_corpora: tuple[str, ...] = ()
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -97,6 +102,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="Keep this fraction of the contents, chosen by content hash: the same documents on every run, every "
              "capture of a content alike.")
     add_near_dedup_arguments(parser)
+    add_extend_arguments(parser)
     parser.add_argument(
         "--rebuild", metavar="MANIFEST",
         help="Select again as the selection whose manifest.json this is (its source and options) into --output, and "
@@ -118,12 +124,13 @@ def parse_request(argv: list[str]) -> SelectRequest:
                                               ("--languages", known.languages), ("--min-signal", known.min_signal),
                                               ("--max-signal", known.max_signal), ("--sample", known.sample),
                                               ("--token-budget", known.token_budget),
-                                              ("--near-dedup", known.near_dedup)) if value not in (None, [])]
+                                              ("--near-dedup", known.near_dedup), ("--extend", known.extend))
+                     if value not in (None, [])]
             if given:
                 raise ValueError(f"--rebuild takes the source and the selection from the manifest; leave out "
                                  f"{', '.join(given)}")
             return request_of_manifest(known.rebuild, known.output, known.trust_manifest)._replace(
-                beam_args=tuple(beam_args), verbose=known.verbose)
+                beam_args=tuple(beam_args), verbose=known.verbose, trust_corpora=tuple(known.trust_corpus))
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         if known.source is None:
@@ -139,7 +146,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
         CorpusSettings(inputs=(), output=known.output, quality=selection.quality,
                        quality_thresholds=selection.quality_thresholds)
         near_dedup = stage_settings(known, "near_dedup", NEAR_DEDUP_FLAGS, MinHashParameters)
-        return SelectRequest(known.source, known.output, selection, near_dedup, tuple(beam_args), known.verbose)
+        return SelectRequest(known.source, known.output, selection, near_dedup, tuple(beam_args), known.verbose,
+                             extend=tuple(known.extend), trust_corpora=tuple(known.trust_corpus))
     except ValueError as error:
         parser.error(str(error))
 
@@ -166,7 +174,8 @@ def request_of_manifest(path: str, output: str, trust_manifest: bool) -> SelectR
             token_budget=chosen.get("token_budget"), budget_by=chosen.get("budget_by", ""))
         near = MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None
         return SelectRequest(chosen["source"]["corpus"], output, selection, near, (), rebuild_of=path,
-                             trust_manifest=trust_manifest)
+                             trust_manifest=trust_manifest,
+                             extend=tuple(entry["corpus"] for entry in options.get("extend", ())))
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"--rebuild {path}: its selection is not one python -m pipeline.select records "
                          f"({type(error).__name__}: {error})") from error
@@ -253,13 +262,14 @@ def recorded_tokenizer(source: str, options: dict) -> TokenizerFile | None:
 
 def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     """The settings of the build that the selection equals: SOURCE's, filtering with the selection's rule sets,
-    thresholds and languages, and deduplicating near-duplicates as asked."""
+    thresholds and languages, deduplicating near-duplicates as asked, and extending the corpora asked."""
     source_settings = settings_from_manifest(manifest, request.output, request.beam_args, "", quiet=True,
                                              verbose=request.verbose)
     selection = request.selection
     return dataclasses.replace(source_settings, annotate=False, quality=selection.quality,
                                quality_thresholds=selection.quality_thresholds, languages=selection.languages,
-                               near_dedup=request.near_dedup, rebuild_of=request.rebuild_of)
+                               near_dedup=request.near_dedup, rebuild_of=request.rebuild_of, extend=request.extend,
+                               trust_corpora=request.trust_corpora)
 
 
 def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dict | None]:
@@ -280,10 +290,16 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
                              "(its manifest_sha256 differs)")
     options = manifest["options"]
     tokenizer = recorded_tokenizer(source, options)
-    settings = selected_settings(request, manifest)
+    try:
+        settings = selected_settings(request, manifest)
+        check_extend_is_no_output(settings)
+        # Each checked against its manifest and the selection's settings, as a build's (`pipeline.extend`).
+        earlier = tuple(earlier_corpus(path, settings) for path in settings.extend)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
     digests = tuple(entry["sha256"] for entry in options.get("url_blocklists", ()))
     # The source's blocklists left their captures out already: the selection only names them, as its build did.
-    found = BuildInputs((), UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests,
+    found = BuildInputs(earlier, UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests,
                         tokenizer=tokenizer)
     # By its resolved path: the report and manifest are the same however SOURCE was named.
     source_manifest = digest_file(f"{resolved_path(source)}/{MANIFEST_NAME}")
