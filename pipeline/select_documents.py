@@ -165,7 +165,8 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
         return dropped(doc, (SELECTION,), drop, counts, counted(doc) if tokens else None)
     if tokens and has_text(doc):
         counts.update(tokens_of(HASHED_TOKENS, doc.language, doc.token_count))
-    return doc.replace(signals={}), counts
+    # With its signals: a token budget after the content hash orders by one (the selected corpus writes none).
+    return doc, counts
 
 
 def select_record(doc: Document, selection: Selection, thresholds: dict, reminimize: Callable[[Document], Document],

@@ -94,3 +94,21 @@ def test_a_source_whose_tokenizer_is_gone_or_changed_is_refused(tokenized, tmp_p
         assert "--tokenizer" in refused(argv, tmp_path / "out") and "is gone" in refused(argv, tmp_path / "out")
     finally:
         tokenizer.write_bytes(kept)
+
+
+@pytest.mark.slow
+def test_a_token_budget_orders_by_the_selected_pages_signals(tokenized, tmp_path):
+    source, budget = str(tokenized["annotated"]), ["--token-budget", "--budget-by", "c4/min_num_sentences"]
+    runs = {name: tmp_path / name for name in ("unbounded", "ample", "one")}
+    for name, tokens in (("unbounded", None), ("ample", "1000000"), ("one", "1")):
+        options = [] if tokens is None else [budget[0], tokens, *budget[1:]]
+        code, _, stderr = run_select([source, "--output", str(runs[name]), "--quality", "c4", *options])
+        assert code == 0, stderr
+    # A budget that every page fits in keeps what the selection keeps without one.
+    shards = [path.name for path in runs["unbounded"].iterdir() if path.name.startswith("corpus-")]
+    assert shards and all(filecmp.cmp(runs["unbounded"] / name, runs["ample"] / name, shallow=False) for name in shards)
+    assert corpus_records(runs["one"]) == []
+    details = [json.loads(line)["detail"] for path in runs["one"].glob("skipped-*.jsonl")
+               for line in path.read_text().splitlines()]
+    assert any(detail.startswith("select: budget/c4/min_num_sentences: ") and "nan" not in detail
+               for detail in details)
