@@ -223,7 +223,7 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
     for name, flag in (("near_dedup", "--near-dedup"), ("extend", "--extend")):
         if name in options:
             raise UsageError(f"SOURCE {source} was built with {flag}: the pages it dropped are gone before any "
-                             f"selection; annotate without {flag}, and select with --near-dedup")
+                             f"selection; annotate without {flag}, and select with {flag}")
     measured, thresholds = options.get("quality_thresholds", {}), selection.thresholds()
     for name in sorted(MEASURING_THRESHOLDS):
         if thresholds[name] != measured.get(name, DEFAULT_THRESHOLDS[name]):
