@@ -63,10 +63,11 @@ def run_cost(name: str, inputs: str, work: Path, reps: int) -> None:
     if not (annotated / "manifest.json").exists():
         checked(run_measured(commands["annotated build"]), f"{name}: annotated build")
     runs = alternate(commands, reps, name)
-    build, select = (medians(runs[key]) for key in commands)
+    build, select = (medians(runs[key], ("seconds", "cpu_seconds", "peak_rss_mib")) for key in commands)
     print(f"{name}: annotated build {build['cpu_seconds']:.1f} s CPU ({build['seconds']:.1f} s wall), select "
           f"{select['cpu_seconds']:.1f} s CPU ({select['seconds']:.1f} s wall): select / build CPU "
-          f"{select['cpu_seconds'] / build['cpu_seconds']:.3f} (medians of {reps})")
+          f"{select['cpu_seconds'] / build['cpu_seconds']:.3f}; peak RSS of the process tree: build "
+          f"{build['peak_rss_mib']:.0f} MiB, select {select['peak_rss_mib']:.0f} MiB (medians of {reps})")
 
 
 def compared(left: Path, right: Path) -> tuple[list[str], int, int]:

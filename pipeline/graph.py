@@ -70,6 +70,8 @@ from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, COUNTS, DEAD
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
+# A reader's captures that follow a record's document (`DocumentSource.follow`).
+FOLLOWERS = "followers"
 
 
 # Lines per side-file shard: a shard is sorted in the memory of one worker, so this bounds that memory
@@ -244,6 +246,10 @@ class DocumentSource:
     `resumable`: whether its reader keeps completion records of units (`transforms.state.unit_ledger`).
     `recorded`: what the report and the manifest record beside the settings' identity (a selection's source and
     options); the shards' sync marker is of the settings' identity alone, as a build of them would write it.
+    `follow`: for a reader that gives one document for a record and the captures that follow it (the same page:
+    an annotated corpus's duplicates, its output `followers`), the transform that gives those captures' outcomes
+    from their record's (`fingerprints`, `skipped`, `dead_letter` in, the same out); None: every capture is a
+    document.
     """
 
     label: str
@@ -252,6 +258,7 @@ class DocumentSource:
     inspects_pages: bool = True
     resumable: bool = True
     recorded: dict = dataclasses.field(default_factory=dict)
+    follow: Callable[[], beam.PTransform] | None = None
 
 
 WARC_SOURCE = DocumentSource("ReadWarc", read_warc, None)
@@ -303,6 +310,14 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     tapped.append({"fingerprints": staged.fingerprints})
     replayed = None if plan is None else read[RECORDED] | "Replay" >> Replay(units_dir)
     fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
+    # The outcomes of the captures that follow a record, beside the stages' own.
+    followed = {}
+    if source.follow is not None:
+        of_records = {tag: [stage[tag] for stage in stage_outputs if tag in stage] | f"Records-{tag}" >> beam.Flatten()
+                      for tag in (SKIPPED, DEAD_LETTER)}
+        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: staged.fingerprints, **of_records}
+                    | "Follow" >> source.follow())
+        fingerprints = (fingerprints, followed[FINGERPRINTS]) | "AndFollowers" >> beam.Flatten()
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
     earlier_files = tuple(corpus.index_files for corpus in found.earlier_corpora)
     to_deduplicate = fingerprints
@@ -341,7 +356,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         sync_marker_for(identity), progress_dir, near_dedup=near is not None,
         fields=fields, file_format=settings.format, thresholds=settings.thresholds())
 
-    dead_letters = [outcomes[DEAD_LETTER] for outcomes in tapped if DEAD_LETTER in outcomes]
+    dead_letters = [outcomes[DEAD_LETTER] for outcomes in (*tapped, followed) if DEAD_LETTER in outcomes]
     read_skips = [read[SKIPPED]]
     if replayed is not None:
         dead_letters.append(replayed[DEAD_LETTER])
@@ -351,7 +366,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # Every request and metadata record is a skip; the report counts them, the list would only be noise.
     listed_read_skips = (_and(read[SKIPPED], replayed and replayed[SKIPPED], "ReadAndReplayedSkips")
                          | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE))
-    document_skips = [outcomes[SKIPPED] for outcomes in stage_outputs if SKIPPED in outcomes]
+    document_skips = [outcomes[SKIPPED] for outcomes in (*stage_outputs, followed) if SKIPPED in outcomes]
     listed_skips = (listed_read_skips, *document_skips) | "AllListedSkips" >> beam.Flatten()
     side_outputs = dict(zip(SIDE_OUTPUTS, (dead, listed_skips, deduplicated.duplicates)))
     if near is not None:

@@ -80,6 +80,24 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_extend_arguments(parser: argparse.ArgumentParser) -> None:
+    """--extend and --trust-corpus: the earlier corpora whose contents a build leaves out, and a selection too."""
+    parser.add_argument(
+        "--extend", action="append", default=[], metavar="CORPUS",
+        help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
+             "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
+             "its manifest. Its manifest must be one a build of this user signed (manifest_hmac), and it must have the "
+             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --annotate, --pii) and "
+             "near-dedup settings. Repeatable.",
+    )
+    parser.add_argument(
+        "--trust-corpus", action="append", default=[], metavar="CORPUS",
+        help="With --extend CORPUS (or --rebuild of a build that extended it): take CORPUS though no build of this "
+             "user signed its manifest (another user's corpus, an export). Its checksum must still hold, and its "
+             "index be the files its manifest lists. Repeatable.",
+    )
+
+
 def add_near_dedup_arguments(parser: argparse.ArgumentParser) -> None:
     """--near-dedup and its parameters (`stage_settings` with `NEAR_DEDUP_FLAGS`), of a build and of a selection."""
     parser.add_argument(
@@ -323,20 +341,7 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"Share of its site's distinct pages a line must be on to be removed, in [0, 1] "
              f"(default {DEFAULT_MIN_SHARE}).",
     )
-    parser.add_argument(
-        "--extend", action="append", default=[], metavar="CORPUS",
-        help="Extend an earlier corpus (the directory of its build): leave out every page whose content (and, with "
-             "--near-dedup, near-duplicate) it already holds, reading only its index (index-*.bin), checked against "
-             "its manifest. Its manifest must be one a build of this user signed (manifest_hmac), and it must have the "
-             "same text-shaping options (--drop-selector, --main-content, --scripts, --quality, --annotate, --pii) and "
-             "near-dedup settings. Repeatable.",
-    )
-    parser.add_argument(
-        "--trust-corpus", action="append", default=[], metavar="CORPUS",
-        help="With --extend CORPUS (or --rebuild of a build that extended it): take CORPUS though no build of this "
-             "user signed its manifest (another user's corpus, an export). Its checksum must still hold, and its "
-             "index be the files its manifest lists. Repeatable.",
-    )
+    add_extend_arguments(parser)
     parser.add_argument(
         "--verbose", action="store_true",
         help="Show Beam's and its workers' logging on stderr (otherwise it goes to a log file that a failed "

@@ -13,18 +13,29 @@ is refused in one line (exit 2) before anything is written, and DEST is publishe
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__":
+    # `python -m pipeline.select`: the launcher first, before this module's imports (Beam's among them), as
+    # `python -m pipeline` does: SIGINT and SIGTERM taken from the first instant, Beam imported without pandas
+    # (`pipeline.beam_without_pandas`). It imports this module as `pipeline.select` and runs its `main`.
+    from pipeline.launch import main as launch_main
+
+    sys.exit(launch_main(command="pipeline.select"))
+
 import argparse
 import dataclasses
 import difflib
 import itertools
 import logging
-import sys
+import os
 from typing import NamedTuple
 
 from pipeline.build_inputs import BuildInputs
-from pipeline.cli import UsageError, prepare_output, publish_build, remove_made, resolved_path, run_and_tell
-from pipeline.launch import main as launch_main
-from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_near_dedup_arguments,
+from pipeline.cli import (UsageError, check_extend_is_no_output, prepare_output, publish_build, remove_made,
+                          resolved_path, run_and_tell)
+from pipeline.extend import earlier_corpus
+from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_extend_arguments, add_near_dedup_arguments,
                               add_selection_arguments, parse_known, stage_settings)
 from pipeline.select_documents import Selection, parse_bounds
 from pipeline.select_graph import annotated_source
@@ -39,6 +50,7 @@ from transforms.stages.filters.url_blocklist import UrlBlocklist
 from transforms.stages.language import parse_languages
 from transforms.stages.near_dedup import MinHashParameters
 from transforms.stages.read_warc.snapshot import InputDigest
+from transforms.stages.tokens import TokenizerFile
 
 PROGRAM = "python -m pipeline.select"
 # The field of a document's tokens (--tokenizer), which a token budget counts.
@@ -60,6 +72,9 @@ class SelectRequest(NamedTuple):
     verbose: bool = False
     rebuild_of: str = ""
     trust_manifest: bool = False
+    # The corpora whose contents the selection leaves out (`--extend`), and those taken unsigned (`--trust-corpus`).
+    extend: tuple[str, ...] = ()
+    trust_corpora: tuple[str, ...] = ()
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -87,6 +102,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="Keep this fraction of the contents, chosen by content hash: the same documents on every run, every "
              "capture of a content alike.")
     add_near_dedup_arguments(parser)
+    add_extend_arguments(parser)
     parser.add_argument(
         "--rebuild", metavar="MANIFEST",
         help="Select again as the selection whose manifest.json this is (its source and options) into --output, and "
@@ -108,12 +124,13 @@ def parse_request(argv: list[str]) -> SelectRequest:
                                               ("--languages", known.languages), ("--min-signal", known.min_signal),
                                               ("--max-signal", known.max_signal), ("--sample", known.sample),
                                               ("--token-budget", known.token_budget),
-                                              ("--near-dedup", known.near_dedup)) if value not in (None, [])]
+                                              ("--near-dedup", known.near_dedup), ("--extend", known.extend))
+                     if value not in (None, [])]
             if given:
                 raise ValueError(f"--rebuild takes the source and the selection from the manifest; leave out "
                                  f"{', '.join(given)}")
             return request_of_manifest(known.rebuild, known.output, known.trust_manifest)._replace(
-                beam_args=tuple(beam_args), verbose=known.verbose)
+                beam_args=tuple(beam_args), verbose=known.verbose, trust_corpora=tuple(known.trust_corpus))
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         if known.source is None:
@@ -129,7 +146,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
         CorpusSettings(inputs=(), output=known.output, quality=selection.quality,
                        quality_thresholds=selection.quality_thresholds)
         near_dedup = stage_settings(known, "near_dedup", NEAR_DEDUP_FLAGS, MinHashParameters)
-        return SelectRequest(known.source, known.output, selection, near_dedup, tuple(beam_args), known.verbose)
+        return SelectRequest(known.source, known.output, selection, near_dedup, tuple(beam_args), known.verbose,
+                             extend=tuple(known.extend), trust_corpora=tuple(known.trust_corpus))
     except ValueError as error:
         parser.error(str(error))
 
@@ -156,7 +174,8 @@ def request_of_manifest(path: str, output: str, trust_manifest: bool) -> SelectR
             token_budget=chosen.get("token_budget"), budget_by=chosen.get("budget_by", ""))
         near = MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None
         return SelectRequest(chosen["source"]["corpus"], output, selection, near, (), rebuild_of=path,
-                             trust_manifest=trust_manifest)
+                             trust_manifest=trust_manifest,
+                             extend=tuple(entry["corpus"] for entry in options.get("extend", ())))
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"--rebuild {path}: its selection is not one python -m pipeline.select records "
                          f"({type(error).__name__}: {error})") from error
@@ -204,7 +223,7 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
     for name, flag in (("near_dedup", "--near-dedup"), ("extend", "--extend")):
         if name in options:
             raise UsageError(f"SOURCE {source} was built with {flag}: the pages it dropped are gone before any "
-                             f"selection; annotate without {flag}, and select with --near-dedup")
+                             f"selection; annotate without {flag}, and select with {flag}")
     measured, thresholds = options.get("quality_thresholds", {}), selection.thresholds()
     for name in sorted(MEASURING_THRESHOLDS):
         if thresholds[name] != measured.get(name, DEFAULT_THRESHOLDS[name]):
@@ -227,15 +246,30 @@ def check_selection(request: SelectRequest, manifest: dict) -> None:
                          + (f"; did you mean {nearest[0]}?" if nearest else f" (signals: {', '.join(sorted(known))})"))
 
 
+def recorded_tokenizer(source: str, options: dict) -> TokenizerFile | None:
+    """The tokenizer SOURCE counted its tokens with (`--tokenizer`), as its manifest records it, to count again the
+    pages whose lines C4 removes; UsageError if the file is gone or changed."""
+    entry = options.get("tokenizer")
+    if not entry:
+        return None
+    tokenizer = TokenizerFile.read(entry["path"]) if os.path.isfile(entry["path"]) else None
+    if tokenizer is None or tokenizer.sha256 != entry["sha256"]:
+        raise UsageError(f"SOURCE {source} counted its tokens with --tokenizer {entry['path']}, which is "
+                         f"{'gone' if tokenizer is None else 'changed since (sha256 differs)'}: a selection counts "
+                         "the tokens of what C4 leaves of a page with it; put it back")
+    return tokenizer
+
+
 def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     """The settings of the build that the selection equals: SOURCE's, filtering with the selection's rule sets,
-    thresholds and languages, and deduplicating near-duplicates as asked."""
+    thresholds and languages, deduplicating near-duplicates as asked, and extending the corpora asked."""
     source_settings = settings_from_manifest(manifest, request.output, request.beam_args, "", quiet=True,
                                              verbose=request.verbose)
     selection = request.selection
     return dataclasses.replace(source_settings, annotate=False, quality=selection.quality,
                                quality_thresholds=selection.quality_thresholds, languages=selection.languages,
-                               near_dedup=request.near_dedup, rebuild_of=request.rebuild_of)
+                               near_dedup=request.near_dedup, rebuild_of=request.rebuild_of, extend=request.extend,
+                               trust_corpora=request.trust_corpora)
 
 
 def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dict | None]:
@@ -254,11 +288,19 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
         if manifest["manifest_sha256"] != recorded:
             raise UsageError(f"SOURCE {source} changed since the selection of {request.rebuild_of} "
                              "(its manifest_sha256 differs)")
-    settings = selected_settings(request, manifest)
     options = manifest["options"]
+    tokenizer = recorded_tokenizer(source, options)
+    try:
+        settings = selected_settings(request, manifest)
+        check_extend_is_no_output(settings)
+        # Each checked against its manifest and the selection's settings, as a build's (`pipeline.extend`).
+        earlier = tuple(earlier_corpus(path, settings) for path in settings.extend)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
     digests = tuple(entry["sha256"] for entry in options.get("url_blocklists", ()))
     # The source's blocklists left their captures out already: the selection only names them, as its build did.
-    found = BuildInputs((), UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests)
+    found = BuildInputs(earlier, UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests,
+                        tokenizer=tokenizer)
     # By its resolved path: the report and manifest are the same however SOURCE was named.
     source_manifest = digest_file(f"{resolved_path(source)}/{MANIFEST_NAME}")
     recorded = {SELECT: {"source": {"corpus": resolved_path(source), "manifest_sha256": manifest["manifest_sha256"]},
@@ -280,6 +322,3 @@ def main(argv: list[str] | None = None) -> int:
     # (Whether the corpus holds its readable text is SOURCE's options': the build's advice would not apply.)
     return run_and_tell(request.output, lambda: select(request), PROGRAM, advise=False)
 
-
-if __name__ == "__main__":
-    sys.exit(launch_main(command="pipeline.select"))

@@ -23,7 +23,9 @@ from transforms.stages.filters.filters import dropped, with_text
 from transforms.stages.filters.rule_sets import C4_STEPS, parse_thresholds, steps_of, thresholds_of
 from transforms.stages.filters.signals import decide
 from transforms.stages.filters.verdict import Drop
+from transforms.stages.hash_dedup import has_text
 from transforms.stages.language import other_language_skip
+from transforms.stages.tokens import HASHED_TOKENS, OTHER_LANGUAGE_TOKENS, tokens_of
 from transforms.vocabulary import Capture
 
 # The fields of a document that a record of the corpus gives back (the others are emptied stages' forms of the
@@ -128,22 +130,51 @@ def sample_position(doc: Document) -> float:
     return int(content_hash(doc.html)[:16], 16) / HASH_SPACE
 
 
+def counted(doc: Document) -> Callable[[str], int]:
+    """The token count of `doc`'s readable text, as the source counted it (or the selection, where C4 edited it):
+    what `filters.dropped` counts a page's tokens with, the text not tokenized again."""
+    return lambda text: doc.token_count
+
+
 def select_document(doc: Document, selection: Selection, thresholds: dict,
-                    reminimize: Callable[[Document], Document]) -> tuple[Document | Skip, Counter]:
+                    reminimize: Callable[[Document], Document],
+                    count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
     """`doc` (read back from an annotated corpus: `document_of`) kept, with the text a filtering build keeps, or its
-    skip (`other-language`, or `filtered` with the rule, value and threshold), and the filter counts of a build."""
+    skip (`other-language`, or `filtered` with the rule, value and threshold), and the filter counts of a build.
+    `count_tokens` (the source's --tokenizer) counts the tokens of a text whose lines C4 removed, as CountTokens
+    does after a filtering build's rules (a text unedited keeps the source's count); with it, the counts give each
+    outcome's tokens, as a filtering build's stages do (`transforms.stages.tokens`)."""
+    tokens = count_tokens is not None
     if selection.languages and doc.language not in selection.languages:
-        return other_language_skip(doc), Counter()
+        return other_language_skip(doc), Counter(
+            tokens_of(OTHER_LANGUAGE_TOKENS, doc.language, doc.token_count) if tokens else {})
     counts = Counter()
     # A page without readable text is kept by a build's rule sets too: HashDedup skips it.
     if selection.quality and doc.clean_text.strip():
         drop = decide(doc.signals, selection.quality, thresholds)
         if drop is not None:
-            return dropped(doc, selection.quality, drop, counts)
-        doc = with_text(doc, kept_text(doc.clean_text, selection.quality, thresholds), reminimize)
+            return dropped(doc, selection.quality, drop, counts, counted(doc) if tokens else None)
+        kept = with_text(doc, kept_text(doc.clean_text, selection.quality, thresholds), reminimize)
+        if kept is not doc and tokens:
+            kept = kept.replace(token_count=count_tokens(kept.clean_text))
+        doc = kept
     drop = out_of_bounds(doc.signals, selection)
     if drop is None and selection.sample is not None and sample_position(doc) >= selection.sample:
         drop = Drop("sample", "content_hash", sample_position(doc), selection.sample)
     if drop is not None:
-        return dropped(doc, (SELECTION,), drop, counts)
-    return doc.replace(signals={}), counts
+        return dropped(doc, (SELECTION,), drop, counts, counted(doc) if tokens else None)
+    if tokens and has_text(doc):
+        counts.update(tokens_of(HASHED_TOKENS, doc.language, doc.token_count))
+    # With its signals: a token budget after the content hash orders by one (the selected corpus writes none).
+    return doc, counts
+
+
+def select_record(doc: Document, selection: Selection, thresholds: dict, reminimize: Callable[[Document], Document],
+                  count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
+    """`select_document` of a record's document whose `duplicate_count` is of the captures that follow it (its
+    duplicates in the source, `select_graph.FollowRecords`): the same page, so the counts are the record's times
+    its captures."""
+    if not doc.duplicate_count:
+        return select_document(doc, selection, thresholds, reminimize, count_tokens)
+    result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize, count_tokens)
+    return result, Counter({name: amount * (1 + doc.duplicate_count) for name, amount in counts.items()})

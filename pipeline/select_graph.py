@@ -1,13 +1,13 @@
 """A selection's graph: the build's graph (`pipeline.graph.build_corpus`) with an annotated corpus as its source.
 
-`ReadAnnotated` gives the documents of the corpus as a build had them before deduplication: each record, and each
-capture of its content that the build dropped as its duplicate (the source's `duplicates-*.jsonl`: its capture
-with the record's content, signals and all), so that the selection decides every capture, as a filtering build
-does, and deduplicates what it keeps again, by HashDedup's own rule. Beside them, the source's listed skips and
-dead letters, which a selection keeps as they are. Then `SelectDocuments` (`select_documents.select_document`)
-and the content hash, and from there the build's graph: staging, HashDedup, NearDedup (`--near-dedup`: signed
-from the kept text, after the selection, as a filtering build signs), the shards, side files, index, report,
-report page and manifest.
+`ReadAnnotated` streams the records of the corpus as the documents a build had before deduplication, and beside
+them the captures that follow each (its duplicates in the source's `duplicates-*.jsonl`: the same page, which a
+filtering build decides alike). `SelectDocuments` (`select_documents.select_record`) decides each record, then
+the content hash, and from there the build's graph: staging, HashDedup, NearDedup (`--near-dedup`: signed from the
+kept text, after the selection, as a filtering build signs), the shards, side files, index, report, report page
+and manifest. A follower's outcome is its record's, of its own capture (`FollowRecords`): only fingerprints, skips
+and dead letters are shuffled to give it, never a document, so no step holds what grows with the source. The
+source's listed skips and dead letters are kept as they are.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.graph import DocumentStage, DocumentSource, reminimize_of
+from pipeline.graph import FOLLOWERS, DocumentStage, DocumentSource, reminimize_of, token_counter
 from pipeline.select_budget import TokenBudget
-from pipeline.select_documents import Selection, document_of, select_document
+from pipeline.select_documents import Selection, document_of, select_record
 from transforms.corpus.read_corpus_transform import ReadCorpus
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
@@ -31,14 +31,14 @@ from transforms.filesystems.exact_paths import escape_glob
 from transforms.stage import FilterDocuments
 from transforms.stages.hash_dedup_transform import HashDocuments
 from transforms.stages.read_warc.snapshot import InputDigest
+from transforms.stages.tokens import TokenCounter
 from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, INPUT_FILES, NOTES, READ_CORPUS,
-                                   RECORDS_READ, SELECT, SKIPPED, UNITS_READ, Capture, Duplicate, RecordsRead)
-from transforms.state.unit_ledger import RECORDED
+                                   RECORDS_READ, SELECT, SKIPPED, UNITS_READ, Capture, Duplicate, Fingerprint,
+                                   RecordsRead)
+from transforms.state.unit_ledger import FINGERPRINTS, RECORDED
 
 # The source's side files a selection reads, and the record each line is.
 SIDE_RECORDS = {"duplicates": Duplicate, "skipped": Skip, "dead-letter": DeadLetter}
-# Where a capture was read, within its file: what a duplicate names its survivor by.
-WITH_DUPLICATES = "with-duplicates"
 
 
 def _side_records(source: str, name: str, pbegin):
@@ -48,26 +48,54 @@ def _side_records(source: str, name: str, pbegin):
             | f"Parse-{name}" >> beam.Map(lambda line: kind(**json.loads(line))))
 
 
-class Rehydrate(beam.DoFn):
-    """Records in; their documents out, and each capture a record's duplicates name, with its content (tagged
-    `WITH_DUPLICATES`: a record with duplicates, keyed for them to meet it, is handled in `with_duplicates`)."""
-
-    def process(self, record: dict):
-        doc = document_of(record)
-        if record.get("duplicate_count"):
-            yield beam.pvalue.TaggedOutput(WITH_DUPLICATES, ((doc.capture.source_file, doc.capture.source_offset), doc))
-        else:
-            yield doc
+def record_document(record: dict) -> Document:
+    """A record's document, with the count of its captures that follow it (its duplicates in the source)."""
+    doc = document_of(record)
+    # (Most records have none: a document is copied only for one that has.)
+    return doc.replace(duplicate_count=record["duplicate_count"]) if record.get("duplicate_count") else doc
 
 
-def with_duplicates(key_and_grouped):
-    """A record's document, then the same document as each capture its duplicates name."""
+def outcome_key(outcome: Fingerprint | Skip | DeadLetter) -> tuple[str, int]:
+    """Where the capture an outcome is about was read: what its followers name it by."""
+    capture = outcome.capture if isinstance(outcome, Fingerprint) else outcome
+    return capture.source_file, capture.source_offset
+
+
+def as_follower(outcome: Fingerprint | Skip | DeadLetter, follower: Duplicate):
+    """A record's outcome as that of a capture that follows it (the same page): its fingerprint, skip or dead
+    letter, of the follower's capture."""
+    if isinstance(outcome, Fingerprint):
+        return Fingerprint(Capture(**{field.name: getattr(follower, field.name)
+                                      for field in dataclasses.fields(Capture)}), outcome.content_hash,
+                           outcome.content_check)
+    return dataclasses.replace(outcome, source_file=follower.source_file, source_offset=follower.source_offset,
+                               warc_record_id=follower.warc_record_id, url=follower.url)
+
+
+def followed(key_and_grouped):
+    """A record's outcome, once for each capture that follows it: fingerprints (main), skips and dead letters."""
     _, grouped = key_and_grouped
-    for doc in grouped["record"]:
-        yield doc
-        for duplicate in grouped["duplicates"]:
-            yield doc.replace(capture=Capture(**{field.name: getattr(duplicate, field.name)
-                                                 for field in dataclasses.fields(Capture)}))
+    for outcome in grouped["outcomes"]:
+        for follower in grouped[FOLLOWERS]:
+            copy = as_follower(outcome, follower)
+            yield copy if isinstance(copy, Fingerprint) else beam.pvalue.TaggedOutput(
+                SKIPPED if isinstance(copy, Skip) else DEAD_LETTER, copy)
+
+
+class FollowRecords(beam.PTransform):
+    """The outcomes of the captures that follow a record (`followers`, the source's duplicates, by their survivor)
+    from the record's (`fingerprints`, `skipped`, `dead_letter`), met by capture: only these small values are
+    shuffled, never a document. Outputs `fingerprints` (main), `skipped` and `dead_letter`."""
+
+    def expand(self, inputs):
+        outcomes = ([inputs[FINGERPRINTS], inputs[SKIPPED], inputs[DEAD_LETTER]] | "Outcomes" >> beam.Flatten()
+                    | "ByCapture" >> beam.Map(lambda outcome: (outcome_key(outcome), outcome)))
+        followers = inputs[FOLLOWERS] | "BySurvivor" >> beam.Map(
+            lambda duplicate: ((duplicate.survivor_source_file, duplicate.survivor_source_offset), duplicate))
+        copies = ({"outcomes": outcomes, FOLLOWERS: followers}
+                  | "OutcomesAndFollowers" >> beam.CoGroupByKey()
+                  | "Followed" >> beam.FlatMap(followed).with_outputs(SKIPPED, DEAD_LETTER, main=FINGERPRINTS))
+        return {tag: copies[tag] for tag in (FINGERPRINTS, SKIPPED, DEAD_LETTER)}
 
 
 class CountRead(beam.DoFn):
@@ -98,24 +126,20 @@ class ReadAnnotated(beam.PTransform):
     def expand(self, pbegin):
         # SOURCE's files were checked against its manifest's digests before the selection began.
         records = pbegin | "Records" >> ReadCorpus(self._source, verify_records=False)
-        rehydrated = records.records | "Documents" >> beam.ParDo(Rehydrate()).with_outputs(WITH_DUPLICATES,
-                                                                                            main=DOCUMENTS)
-        duplicates = _side_records(self._source, "duplicates", pbegin) | "BySurvivor" >> beam.Map(
-            lambda duplicate: ((duplicate.survivor_source_file, duplicate.survivor_source_offset), duplicate))
-        captures = ({"record": rehydrated[WITH_DUPLICATES], "duplicates": duplicates}
-                    | "RecordAndDuplicates" >> beam.CoGroupByKey()
-                    | "Captures" >> beam.FlatMap(with_duplicates))
-        documents = (rehydrated[DOCUMENTS], captures) | "AllDocuments" >> beam.Flatten()
+        # Streamed to the selection: a record's followers are its duplicates' captures, whose outcomes are its own
+        # (`FollowRecords`).
+        documents = records.records | "Documents" >> beam.Map(record_document)
+        followers = _side_records(self._source, "duplicates", pbegin)
         corrupt = records[DEAD_LETTER] | "Corrupt" >> beam.Map(
             lambda problem: DeadLetter(READ_CORPUS, problem["reason"], "", 0, "", problem["url"]))
         dead = (_side_records(self._source, "dead-letter", pbegin), corrupt) | "DeadLetters" >> beam.Flatten()
         skipped = _side_records(self._source, "skipped", pbegin)
         # Counted where each is made: a Flatten of the documents would hold them in the local runner.
         read = [outcomes | f"CountRead-{name}" >> beam.ParDo(CountRead()) for name, outcomes in (
-            ("records", rehydrated[DOCUMENTS]), ("captures", captures), ("skipped", skipped), ("dead", dead))] \
+            ("records", documents), ("followers", followers), ("skipped", skipped), ("dead", dead))] \
             | "Read" >> beam.Flatten()
         return {
-            DOCUMENTS: documents, SKIPPED: skipped, DEAD_LETTER: dead, RECORDS_READ: read,
+            DOCUMENTS: documents, FOLLOWERS: followers, SKIPPED: skipped, DEAD_LETTER: dead, RECORDS_READ: read,
             INPUT_FILES: pbegin | "Manifest" >> beam.Create([self._manifest]),
             NOTES: pbegin | "NoNotes" >> beam.Create([]),
             UNITS_READ: pbegin | "NoUnits" >> beam.Create([]),
@@ -124,19 +148,20 @@ class ReadAnnotated(beam.PTransform):
 
 
 class SelectDocuments(beam.PTransform):
-    """`select_document` applied to every document; outputs `documents`, `skipped` (`filtered`, `other-language`),
+    """`select_record` applied to every document; outputs `documents`, `skipped` (`filtered`, `other-language`),
     `filter_counts` and dead letters, as QualityFilter does."""
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
-    def __init__(self, selection: Selection, reminimize):
+    def __init__(self, selection: Selection, reminimize, count_tokens: TokenCounter | None = None):
         super().__init__()
         self._selection = selection
         self._reminimize = reminimize
+        self._count_tokens = count_tokens
 
     def expand(self, docs):
-        apply = functools.partial(select_document, selection=self._selection, thresholds=self._selection.thresholds(),
-                                  reminimize=self._reminimize)
+        apply = functools.partial(select_record, selection=self._selection, thresholds=self._selection.thresholds(),
+                                  reminimize=self._reminimize, count_tokens=self._count_tokens)
         return docs | beam.ParDo(FilterDocuments(SELECT, apply)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)
 
 
@@ -145,9 +170,10 @@ def annotated_source(source: str, manifest: InputDigest, selection: Selection, r
     `DocumentSource` of the build's graph; `recorded`: what its manifest records of the selection."""
     return DocumentSource(
         "ReadAnnotated", lambda settings, progress_dir, units_dir, found: ReadAnnotated(source, manifest),
-        (DocumentStage("Select", lambda settings, found: SelectDocuments(selection, reminimize_of(settings))),
+        (DocumentStage("Select", lambda settings, found: SelectDocuments(selection, reminimize_of(settings),
+                                                                                  token_counter(found))),
          DocumentStage("Hash", lambda settings, found: HashDocuments()),
          # After the hash: a content's tokens count once.
          DocumentStage("TokenBudget", lambda settings, found: TokenBudget(selection.token_budget, selection.budget_by),
                        lambda settings: selection.token_budget is not None)),
-        inspects_pages=False, resumable=False, recorded=recorded)
+        inspects_pages=False, resumable=False, recorded=recorded, follow=FollowRecords)

@@ -355,6 +355,8 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         respect_opt_out=options.get("respect_opt_out", False),
         recipe=options.get("recipe", ""),
         index=recorded_choice(manifest),
+        # Recorded with its SHA-256, which the caller checks (`cli.check_rebuild`, `select.recorded_tokenizer`).
+        tokenizer=options.get("tokenizer", {}).get("path", ""),
         beam_args=beam_args,
         rebuild_of=path,
         trust_manifest=trust_manifest,

@@ -1,4 +1,5 @@
-"""A build's process imports Beam without pandas (pipeline/beam_without_pandas.py), and pandas stays importable."""
+"""A build's process imports Beam without pandas (pipeline/beam_without_pandas.py), and pandas stays importable;
+`python -m pipeline.select` starts through the launcher too."""
 
 import subprocess
 import sys
@@ -21,3 +22,16 @@ def test_a_build_imports_beam_without_pandas_which_can_be_imported_after_it(tmp_
     assert run.returncode == 0, run.stderr
     assert "imported by the build: False" in run.stdout
     assert "imported after it: (1, 1)" in run.stdout
+
+
+@pytest.mark.slow
+def test_python_m_pipeline_select_starts_through_the_launcher_before_its_imports():
+    pytest.importorskip("pandas", reason="pandas is not installed: Beam cannot import it anyway")
+    script = ("import runpy, sys\ntry:\n    runpy.run_module('pipeline.select', run_name='__main__', alter_sys=True)\n"
+              "except SystemExit as end:\n    print('exit', end.code)\n"
+              "print('pandas imported:', 'pandas' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", script, "--help"], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "usage: python -m pipeline.select" in run.stdout and "exit 0" in run.stdout
+    assert "pandas imported: False" in run.stdout

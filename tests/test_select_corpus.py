@@ -23,10 +23,12 @@ from tests.test_select import refused, run_select
 from pipeline.select import unmeasured_step
 from transforms.stages.filters.rule_sets import steps_of
 
-# GOOD and THIN captured twice (exact duplicates in the annotated build: the copy's fate is its survivor's);
+# GOOD and THIN captured twice, GOOD once more in a file of its own (exact duplicates in the annotated build: a
+# copy's fate is its survivor's);
 # GOOD_VARIANT is GOOD once C4 removed its JavaScript line (one content in a build filtering with C4), and near it.
 CAPTURES = [GOOD, GOOD_VARIANT, THIN, dataclasses.replace(GOOD, url="https://en.example.org/cranes-copy"),
             dataclasses.replace(THIN, url="https://en.example.org/a-thin-copy", date="2026-01-14T10:00:00Z")]
+LATE_COPY = dataclasses.replace(GOOD, url="https://en.example.org/cranes-late-copy", date="2026-01-20T10:00:00Z")
 # Each rule set, selected from the annotation that measures it as a build filtering with it alone would; with and
 # without --near-dedup.
 CASES = [("gopher", "gopher,fineweb,c4", ()), ("c4", "gopher,fineweb,c4", ()),
@@ -38,6 +40,8 @@ COMPARED = ("corpus-", "skipped-", "duplicates-", "near-duplicates-", "dead-lett
 def crawl(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("crawl")
     (directory / "a.warc.gz").write_bytes(warc_bytes(CAPTURES, filename="a.warc.gz"))
+    # A file of copies only: a filtering build gives it an empty shard; a selection stages none of its captures.
+    (directory / "b.warc.gz").write_bytes(warc_bytes([LATE_COPY], filename="b.warc.gz"))
     return directory
 
 
@@ -75,7 +79,8 @@ def test_a_selection_is_the_filtering_build_byte_for_byte(crawl, annotated, tmp_
     records = {record["url"]: record for record in corpus_records(selected)}
     if rule_set in ("c4", "fineweb-recipe"):
         # One content once C4 removed the JavaScript lines: GOOD stands for its copy and GOOD_VARIANT.
-        assert records[GOOD.url]["duplicate_count"] == 2 and "javascript" not in records[GOOD.url]["text"]
+        assert records[GOOD.url]["duplicate_count"] == 3 and "javascript" not in records[GOOD.url]["text"]
+    assert len([name for name in compared_files(selected) if name.startswith("corpus-")]) == 2
     filtered = [line for line in json_lines(selected, "skipped") if line["kind"] == "filtered"]
     # THIN and its copy, each dropped with its rule, value and threshold.
     assert sorted(line["url"] for line in filtered if "thin" in line["url"]) == [

@@ -200,18 +200,22 @@ class CompressWrite(beam.PTransform):
 
     def expand(self, inputs):
         staged = inputs[STAGED]
+        dropped = inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
+            lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset))
+        # A unit whose captures reached deduplication has a shard, an empty one if they were all dropped: in a build
+        # each was staged; a selection stages no capture that follows a record (`pipeline.graph.DocumentSource`).
         shard_order = (
-            staged
-            | "Units" >> beam.Keys()
+            (staged | "StagedUnits" >> beam.Keys(), dropped | "DroppedUnits" >> beam.Keys())
+            | "Units" >> beam.Flatten()
+            | "DistinctUnits" >> beam.Distinct()
             | "AllUnits" >> beam.combiners.ToList()
-            | "Sorted" >> beam.Map(lambda units: sorted(set(units)))
+            | "Sorted" >> beam.Map(sorted)
         )
         parts = {
             STAGED: staged,
             "survivors": inputs["survivors"] | "SurvivorsByUnit" >> beam.Map(
                 lambda note: ((note.source_file, note.source_range), note)),
-            "duplicates": inputs["duplicates"] | "DroppedByUnit" >> beam.Map(
-                lambda duplicate: ((duplicate.source_file, duplicate.source_range), duplicate.source_offset)),
+            "duplicates": dropped,
         }
         if self._near_dedup:
             # Within a unit, a capture is its offset.
