@@ -1,6 +1,6 @@
 """Select: what a selection costs beside the annotated build it reads, and that it equals the filtering build.
 
-    python -m benchmarks.select [--corpus DIR] [--mb 50] [--reps 3] [--work DIR] [--sections cost,equality] [--no-dev]
+    python -m benchmarks.select_cost [--corpus DIR] [--mb 50] [--reps 3] [--work DIR] [--sections cost,equality] [--no-dev]
 
 `cost`: on the developer corpus (`--corpus`, default `$WEBCORPUS_CORPUS`) and on a generated crawl of `--mb`
 megabytes (`shared/tools/make_cc_corpus.py`, cached in `--work`), the annotated build
@@ -100,7 +100,7 @@ def run_equality(name: str, inputs: str, work: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.select", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.select_cost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=None, help="the developer corpus (default: WEBCORPUS_CORPUS)")
     parser.add_argument("--mb", type=float, default=50, help="megabytes of the generated crawl (0: none)")
     parser.add_argument("--reps", type=int, default=3)
