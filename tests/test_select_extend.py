@@ -72,3 +72,11 @@ def test_what_a_selection_cannot_extend_is_refused(corpora, tmp_path):
     assert "is no --extend corpus" in line
     assert "--rebuild takes" in refused(["--rebuild", str(corpora["first"] / "manifest.json"), "--output", str(output),
                                          "--extend", str(corpora["first"])], output)
+
+
+def test_a_rebuild_of_a_selection_takes_no_extend(tmp_path):
+    # Refused from the options alone: the manifest names what the rebuild extends.
+    output = tmp_path / "out"
+    line = refused(["--rebuild", str(tmp_path / "manifest.json"), "--output", str(output), "--extend",
+                    str(tmp_path / "earlier")], output)
+    assert "--rebuild takes" in line
