@@ -47,7 +47,7 @@ setup(
     classifiers=["License :: OSI Approved :: Apache Software License"],
     python_requires=">=3.10",
     packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
-    package_data={"pipeline": ["data/*.warc.gz"]},
+    package_data={"pipeline": ["data/*.warc.gz"], "transforms.stages.filters": ["data/*.json"]},
     # The C accelerators of transforms/native/. Each is optional: without a C compiler (or Python's
     # headers) the build warns and goes on, and the pure-Python path gives the same corpus.
     ext_modules=[

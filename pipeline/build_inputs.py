@@ -1,8 +1,8 @@
 """What a build reads where it starts, once, beside its WARC files: the earlier corpora of `--extend` (their
 manifests and indexes, checked: `pipeline.extend`), the `--url-blocklist` files (their entries and digests), the
 records a capture index selects (`--index`: `pipeline.index_select`), the `--tokenizer` file (its JSON, checked,
-and its digest), the `--quality-model` files (their digests, each loaded and checked) and the `--decontaminate`
-files (their digests, every item read and checked).
+and its digest), the `--quality-model` files (their digests, each loaded and checked), the `--decontaminate`
+files (their digests, every item read and checked) and `--quality fineweb2`'s language packs (read and checked).
 
 `CorpusSettings` is a record of what was asked for; `BuildInputs` is what was found. The launcher reads them
 before it writes anything (a refusal is one line, exit 2), and the build's identity, its manifest and its
@@ -20,6 +20,8 @@ from transforms.report.manifest import digest_file
 from transforms.stages.filters.url_blocklist import UrlBlocklist
 from transforms.stages.tokens import TokenizerFile
 from transforms.stages.decontaminate import check_benchmark
+from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, read_packs
+from transforms.stages.filters.rule_sets import PER_LANGUAGE
 from transforms.stages.quality_model import QualityModel, check_model
 
 
@@ -38,6 +40,10 @@ class BuildInputs:
     quality_models: tuple[QualityModel, ...] = ()
     # Each `--decontaminate` file's SHA-256, its items read once and checked (`decontaminate.check_benchmark`).
     benchmark_digests: tuple[str, ...] = ()
+    # With `--quality fineweb2`: the language packs by language code (`fineweb2.read_packs`: `--quality-pack`'s,
+    # or the shipped ones), and `--quality-pack`'s SHA-256.
+    quality_packs: dict | None = None
+    quality_pack_sha256: str = ""
 
     def matches(self, settings: CorpusSettings) -> bool:
         """Whether these were read for `settings` (one earlier corpus per `--extend`, one digest per list)."""
@@ -47,7 +53,8 @@ class BuildInputs:
                 and (self.selected is not None) == (settings.index is not None)
                 and (self.tokenizer is not None) == bool(settings.tokenizer)
                 and len(self.quality_models) == len(settings.quality_models)
-                and len(self.benchmark_digests) == len(settings.decontaminate))
+                and len(self.benchmark_digests) == len(settings.decontaminate)
+                and (self.quality_packs is not None) == (PER_LANGUAGE in settings.quality))
 
 
 def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> BuildInputs:
@@ -65,6 +72,9 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
         check_benchmark(benchmark)
     benchmark_digests = tuple(digest_file(path).sha256 for path in settings.decontaminate)
     given = dict(selected=selected, tokenizer=tokenizer, quality_models=models, benchmark_digests=benchmark_digests)
+    if PER_LANGUAGE in settings.quality:
+        given["quality_packs"] = read_packs(settings.quality_pack or DEFAULT_PACKS)
+        given["quality_pack_sha256"] = digest_file(settings.quality_pack).sha256 if settings.quality_pack else ""
     if not settings.url_blocklists:
         return BuildInputs(earlier, **given)
     return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),

@@ -442,7 +442,8 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     for option, entry in [*(("--quality-model", model) for model in options.get("quality_models", ())),
                           *(("--decontaminate", benchmark)
                             for benchmark in options.get("decontaminate", {}).get("benchmarks", ())),
-                          *([("--tokenizer", options["tokenizer"])] if options.get("tokenizer") else [])]:
+                          *([("--tokenizer", options["tokenizer"])] if options.get("tokenizer") else []),
+                          *([("--quality-pack", options["quality_pack"])] if options.get("quality_pack") else [])]:
         if not os.path.isfile(entry["path"]) or digest_file(entry["path"]).sha256 != entry["sha256"]:
             raise UsageError(f"--rebuild {path}: its {option} {entry['path']} is missing or changed since the "
                              "manifest was written (sha256 differs)")

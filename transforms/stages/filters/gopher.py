@@ -127,7 +127,8 @@ def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
 
 def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
     """The quality rules' values of `text`, as (rule, value) in `QUALITY_RULES`' order, each computed when asked
-    for. The stop-word rule only applies to English pages (and pages whose language was not identified); the word
+    for. The stop-word rule only applies to English pages (and pages whose language was not identified), unless
+    `limits` gives the page's language's `stop_words`; the word
     rules only to languages written with spaces (`is_spaced`), the mean word length to a text with a word."""
     lines = text.splitlines()
     words: tuple[str, ...] = ()
@@ -148,8 +149,10 @@ def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tu
         # Named as the reference names it: the share of words with a letter must reach this.
         yield "max_non_alpha_words_ratio", sum(any(character.isalpha() for character in word)
                                                for word in words) / len(words)
-        if language in ("", "en"):
-            yield "min_stop_words", len(STOP_WORDS.intersection(words))
+        # (`--quality fineweb2` gives each language's own stop words as `stop_words`, None for a language without.)
+        stop_words = limits.get("stop_words", STOP_WORDS if language in ("", "en") else None)
+        if stop_words is not None:
+            yield "min_stop_words", len(stop_words.intersection(words))
 
 
 def quality(text: str, thresholds: dict, language: str = "") -> Drop | None:
