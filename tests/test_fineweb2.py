@@ -151,3 +151,10 @@ def test_a_build_records_its_pack_and_counts_each_language(tmp_path):
     per_language = json.loads((output / "report.json").read_text())["filters"]["per_language"]
     assert per_language["en"] == {fineweb2.NO_PACK: 4} and "ru" in per_language
     assert "fineweb2" in (output / "report.html").read_text()
+    code, _, stderr = run_main(["--rebuild", str(output / "manifest.json"), "--output", str(tmp_path / "again"),
+                                "--quiet"])
+    assert code == 0, stderr
+    with open(path, "a", encoding="utf-8") as pack:
+        pack.write(" ")
+    code, _, stderr = run_main(["--rebuild", str(output / "manifest.json"), "--output", str(tmp_path / "third")])
+    assert code == 2 and f"its --quality-pack {path} is missing or changed" in stderr
