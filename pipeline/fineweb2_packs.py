@@ -1,6 +1,8 @@
 """The language packs of `--quality fineweb2`, generated from FineWeb-2's per-language configurations.
 
-    python -m pipeline.fineweb2_packs /path/to/fineweb-2/configs --output transforms/stages/filters/data/fineweb2_packs.json
+    python -m pipeline.fineweb2_packs /path/to/fineweb-2/configs \
+        --tokenizers /path/to/datatrove/assets/tokenizer_assignment.csv \
+        --output transforms/stages/filters/data/fineweb2_packs.json
 
 FineWeb-2 (HuggingFaceFW/fineweb-2, Apache-2.0) tunes its filters per language in `configs/{iso3}_{Script}.yml`
 (1,929 files): stop words, the duplicate-line share, the top and duplicated n-gram shares, the word-length bounds,
@@ -9,12 +11,15 @@ A pack is written for every language that both lid.176 (the language identifier,
 gives and FineWeb-2 configures: lid.176's code (Wikipedia's, ISO 639-1 where there is one) is matched to one
 configuration by `configuration_of`. The thresholds are named as `--quality-threshold` names them (`FAMILY.RULE`),
 each key of a configuration as FineWeb-2's pipeline script passes it to datatrove's filter (`PACK_THRESHOLDS`).
-A newer FineWeb-2 release is this one command; the file's `notice` says where the numbers come from.
+Each pack's word segmenter (`words`) is the word tokenizer datatrove (Apache-2.0), which FineWeb-2's pipeline runs,
+assigns to the configuration in its `tokenizer_assignment.csv` (`segmenter_of`). A newer FineWeb-2 release is this
+one command; the file's `notice` says where the numbers come from.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from collections import defaultdict
@@ -63,18 +68,43 @@ def configuration_of(code: str, configured: dict[str, list[str]]) -> str | None:
     return f"{iso3}_{SCRIPTS.get(code, scripts[0])}" if scripts else None
 
 
-def pack_of(configuration: dict, name: str) -> dict:
-    """A pack from one FineWeb-2 configuration (`name`: its file's name, `iso3_Script`)."""
+# datatrove's word tokenizers (its table's `type`) as the segmenters of `segmenters.py` name them (`:CODE`: with the
+# table's `tok_code`); its whitespace tokenizer is spaCy's multilingual one.
+SEGMENTER_KINDS = {"SpaCyTokenizer": "spacy", "IndicNLPTokenizer": "indic", "StanzaTokenizer": "stanza",
+                   "ThaiTokenizer": "thai", "KiwiTokenizer": "kiwi", "KhmerTokenizer": "khmer", "LaoTokenizer": "lao",
+                   "TibetanTokenizer": "tibetan", "BurmeseTokenizer": "burmese", "WhitespaceTokenizer": "spacy"}
+
+
+def read_tokenizers(path: Path) -> dict[str, str]:
+    """datatrove's `tokenizer_assignment.csv`: the segmenter of each configuration it assigns one (`iso3_Script`)."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    segmenters = {}
+    for row in rows:
+        kind = SEGMENTER_KINDS.get(row["type"])
+        if kind is None:
+            continue
+        code = "xx" if row["type"] == "WhitespaceTokenizer" else row["tok_code"]
+        segmenters.setdefault(f"{row['code_3']}_{row['script']}", f"{kind}:{code}" if code else kind)
+    if not segmenters:
+        raise ValueError(f"{path}: no word tokenizer assigned (not datatrove's tokenizer_assignment.csv)")
+    return segmenters
+
+
+def pack_of(configuration: dict, name: str, words: str) -> dict:
+    """A pack from one FineWeb-2 configuration (`name`: its file's name, `iso3_Script`), counting words by `words`."""
     thresholds = {name: configuration[key] for name, key in SCALAR_KEYS.items()}
     for kind in ("top_n_grams", "dup_n_grams"):
         for n, share in configuration[kind]:
             thresholds[f"gopher_repetition.{'top' if kind == 'top_n_grams' else 'dup'}_{n}_gram"] = share
     return {"fineweb2": name, "language_score": configuration["language_score"],
-            "stop_words": list(configuration["stopwords"]), "thresholds": dict(sorted(thresholds.items()))}
+            "stop_words": list(configuration["stopwords"]), "thresholds": dict(sorted(thresholds.items())),
+            "words": words}
 
 
-def build_packs(configs: Path) -> dict:
-    """The pack file's content from FineWeb-2's `configs` folder."""
+def build_packs(configs: Path, tokenizers: Path) -> dict:
+    """The pack file's content from FineWeb-2's `configs` folder and datatrove's `tokenizers` table."""
+    segmenters = read_tokenizers(tokenizers)
     configured: dict[str, list[str]] = defaultdict(list)
     for path in sorted(configs.glob("*.yml")):
         iso3, _, script = path.stem.partition("_")
@@ -85,7 +115,10 @@ def build_packs(configs: Path) -> dict:
     for code in sorted(known_languages()):
         name = configuration_of(code, configured)
         if name is not None:
-            packs[code] = pack_of(yaml.safe_load((configs / f"{name}.yml").read_text(encoding="utf-8")), name)
+            if name not in segmenters:
+                raise ValueError(f"{tokenizers}: no word tokenizer for {name} (lid.176's {code})")
+            packs[code] = pack_of(yaml.safe_load((configs / f"{name}.yml").read_text(encoding="utf-8")), name,
+                                  segmenters[name])
     content = {"format": FORMAT, "notice": NOTICE, "configurations": sum(map(len, configured.values())),
                "packs": packs}
     check_packs(content, str(configs))
@@ -95,15 +128,17 @@ def build_packs(configs: Path) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline.fineweb2_packs", description=__doc__.split("\n\n")[0])
     parser.add_argument("configs", type=Path, help="FineWeb-2's configs/ folder (iso3_Script.yml files)")
+    parser.add_argument("--tokenizers", type=Path, required=True,
+                        help="datatrove's assets/tokenizer_assignment.csv (the word tokenizer of each configuration)")
     parser.add_argument("--output", type=Path, required=True, help="the pack file to write (JSON)")
     options = parser.parse_args(argv)
     try:
-        content = build_packs(options.configs)
-    except (OSError, ValueError, KeyError, yaml.YAMLError) as error:
+        content = build_packs(options.configs, options.tokenizers)
+    except (OSError, ValueError, KeyError, yaml.YAMLError, csv.Error) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
     options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(json.dumps(content, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n",
+    options.output.write_text(json.dumps(content, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
                               encoding="utf-8")
     print(f"{len(content['packs'])} packs of {len(known_languages())} lid.176 languages from "
           f"{content['configurations']} FineWeb-2 configurations: {options.output}")

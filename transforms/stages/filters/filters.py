@@ -15,7 +15,7 @@ from transforms.stages.filters.pii import KINDS
 from transforms.stages.filters.rule_sets import apply_rule_sets
 from transforms.stages.tokens import FILTERED_TOKENS, tokens_of
 from transforms.stages.filters.verdict import Drop
-from transforms.stages.filters.words import is_spaced
+from transforms.stages.filters.segmenters import word_splitter
 from transforms.stages.filters.signals import measure_rule_sets
 from transforms.vocabulary import FILTERED
 
@@ -55,7 +55,7 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
     outcome = apply_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language)
     counts.update({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})
     if packs is not None:
-        kept = fineweb2.KEPT if is_spaced(doc.language) else fineweb2.NO_WORDS
+        kept = fineweb2.KEPT if word_splitter(doc.language, pack.words) else fineweb2.NO_WORDS
         counts[f"language:{language}:{outcome.drop.name if outcome.drop else kept}"] = 1
     if outcome.drop is not None:
         return dropped(doc, rule_sets, outcome.drop, counts, count_tokens)
