@@ -297,6 +297,9 @@ class CorpusSettings:
             described["quality"] = list(self.quality)
             if PER_LANGUAGE not in self.quality:
                 described["quality_thresholds"] = self.thresholds()
+            else:
+                # The segmenters' versions shape the word counts: --rebuild refuses others.
+                described["word_segmenters"] = found.word_segmenters
         return described
 
     def thresholds(self) -> dict:

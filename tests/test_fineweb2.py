@@ -58,9 +58,18 @@ def test_the_generator_maps_lid176_codes_to_fineweb2_configurations(tmp_path):
     for name, words in (("rus_Cyrl", ["и"]), ("srp_Cyrl", ["и", "у"]), ("srp_Latn", ["i"]), ("als_Latn", ["e"]),
                         ("gsw_Latn", ["und"]), ("ekk_Latn", ["ja"])):
         (tmp_path / f"{name}.yml").write_text(configuration(words, dup_line_frac=0.0 if name == "ekk_Latn" else 0.3))
-    content = build_packs(tmp_path)
+    # datatrove's table of word tokenizers (its columns; a Whitespace tokenizer is spaCy's multilingual one).
+    (tmp_path / "tokenizers.csv").write_text(
+        "code_3,code_1,script,name,family,type,tok_code,proxy,auto_assigned,default_code_1,default_script\n"
+        + "".join(f"{iso3},,{script},x,x,{kind},{code},FALSE,FALSE,FALSE,TRUE\n" for iso3, script, kind, code in (
+            ("rus", "Cyrl", "SpaCyTokenizer", "ru"), ("srp", "Cyrl", "SpaCyTokenizer", "sr"),
+            ("als", "Latn", "StanzaTokenizer", "sq"), ("gsw", "Latn", "SpaCyTokenizer", "de"),
+            ("ekk", "Latn", "WhitespaceTokenizer", ""))))
+    content = build_packs(tmp_path, tmp_path / "tokenizers.csv")
     assert {code: pack["fineweb2"] for code, pack in content["packs"].items()} == {
         "ru": "rus_Cyrl", "sr": "srp_Cyrl", "sq": "als_Latn", "als": "gsw_Latn", "et": "ekk_Latn"}
+    assert {code: pack["words"] for code, pack in content["packs"].items()} == {
+        "ru": "spacy:ru", "sr": "spacy:sr", "sq": "stanza:sq", "als": "spacy:de", "et": "spacy:xx"}
     assert content["packs"]["sr"]["stop_words"] == ["и", "у"] and content["configurations"] == 6
     assert content["packs"]["ru"]["thresholds"]["gopher_repetition.dup_7_gram"] == 0.1
     # datatrove leaves a duplicate-line share of 0 unapplied: so does the pack.
@@ -86,7 +95,11 @@ def test_a_page_under_its_languages_score_is_dropped_and_one_without_a_pack_is_c
     assert counts["language:ru:fineweb2/language_score"] == 1
     kept, counts = judged("One line.", "en")
     assert kept.clean_text == "One line." and counts == Counter({f"language:en:{fineweb2.NO_PACK}": 1})
-    kept, counts = judged("\n".join(["今天的天气很好，我们去公园散步。"] * 1 + ["他在学校学习中文和数学。"]), "zh")
+    # Chinese, its segmenter missing (here one datatrove has that none stands for): no word rules.
+    packs = {"zh": fineweb2.pack_rules({**json.loads(DEFAULT_PACKS.read_text(encoding="utf-8"))["packs"]["zh"],
+                                        "words": "stanza:zh"})}
+    kept, counts = judged("\n".join(["今天的天气很好，我们去公园散步。"] * 1 + ["他在学校学习中文和数学。"]), "zh",
+                          packs=packs)
     assert counts == Counter({f"language:zh:{fineweb2.NO_WORDS}": 1})
 
 
@@ -120,6 +133,7 @@ def pack_file(tmp_path, change) -> str:
     (lambda pack: pack["thresholds"].update({"fineweb.new_line_ratio": "high"}),
      "pack 'ru': threshold fineweb.new_line_ratio is 'high', not a number"),
     (lambda pack: pack.update(language_score=2), "pack 'ru': language_score 2 is not a number from 0 to 1"),
+    (lambda pack: pack.update(words="icu:ru"), "pack 'ru': no word segmenter 'icu:ru'"),
 ])
 def test_a_bad_pack_file_is_one_line_exit_2_and_nothing_written(tmp_path, change, message):
     output = tmp_path / "out"
@@ -148,6 +162,7 @@ def test_a_build_records_its_pack_and_counts_each_language(tmp_path):
     manifest = json.loads((output / "manifest.json").read_text())
     assert manifest["options"]["quality_pack"]["path"] == path
     assert len(manifest["options"]["quality_pack"]["sha256"]) == 64
+    assert set(manifest["options"]["word_segmenters"]) == {"packages", "fallback"}
     per_language = json.loads((output / "report.json").read_text())["filters"]["per_language"]
     assert per_language["en"] == {fineweb2.NO_PACK: 4} and "ru" in per_language
     assert "fineweb2" in (output / "report.html").read_text()

@@ -188,3 +188,10 @@ def word_splitter(language: str, spec: str | None = None) -> Callable[[str], tup
     if spec and is_available(spec):
         return segmenter(spec)
     return split_words if is_spaced(language) else None
+
+
+def word_counting(specs: dict[str, str]) -> dict:
+    """What counts the words of `specs`' languages (language -> segmenter) here, as the manifest records it: the
+    installed segmenters' packages and versions, and the languages counted without their own segmenter."""
+    return {"packages": segmenter_packages(specs.values()),
+            "fallback": sorted(language for language, spec in specs.items() if not is_available(spec))}
