@@ -11,7 +11,9 @@ letters, as prose, menus, repeated lines, lists and pages without stop words, so
 the rule set's chain at the page's pack's thresholds (`rule_sets.apply_rule_sets`); theirs, in the Python of
 `--datatrove-python` (benchmarks/requirements-fineweb2.txt): `benchmarks/fineweb2_agreement_datatrove.py`, the
 filters as FineWeb-2's pipeline script composes them, each language's configuration read from `--configs`. The
-language score is left out of both (it compares a number the pages are given). Cost: ms per page of the
+language score is left out of both (it compares a number the pages are given). Per language: the segmenter that
+counted our words (`segmenters.py`; "missing": not installed, the fallback counted them) and ms per page of ours
+(a second pass: the segmenters loaded) and of datatrove's filters. Cost: ms per page of the
 `fineweb2` and `fineweb-recipe` chains on the same texts (the pages with a pack), in this process.
 """
 
@@ -31,6 +33,7 @@ from benchmarks.filters import corpus_texts
 from devcorpus import default_corpus
 from transforms.stages.filters.fineweb2 import read_packs
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets
+from transforms.stages.filters.segmenters import is_available, word_counting
 from transforms.stages.filters.words import is_spaced
 
 HELPER = Path(__file__).with_name("fineweb2_agreement_datatrove.py")
@@ -79,15 +82,18 @@ def generated_texts(packs: dict, pages: int, seed: int = 47) -> list[dict]:
             for language in LANGUAGES for index in range(pages)]
 
 
-def ours(texts: list[dict], packs: dict, rule_set: str) -> tuple[dict, float]:
-    """Each text's decision by `rule_set` (fineweb2: at its language's pack's thresholds), and the seconds taken."""
+def ours(texts: list[dict], packs: dict, rule_set: str) -> tuple[dict, float, Counter]:
+    """Each text's decision by `rule_set` (fineweb2: at its language's pack's thresholds), the seconds taken, and
+    the seconds per language."""
     start = time.perf_counter()
-    decisions = {}
+    decisions, seconds = {}, Counter()
     for text in texts:
+        began = time.perf_counter()
         thresholds = packs[text["language"]].thresholds if rule_set == "fineweb2" else DEFAULT_THRESHOLDS
         drop = apply_rule_sets(text["text"], (rule_set,), thresholds, text["language"]).drop
         decisions[text["id"]] = {"kept": drop is None, "reason": drop.detail() if drop else ""}
-    return decisions, time.perf_counter() - start
+        seconds[text["language"]] += time.perf_counter() - began
+    return decisions, time.perf_counter() - start, seconds
 
 
 def theirs(python: str, configs: Path, texts: list[dict], packs: dict, work: Path) -> dict:
@@ -101,7 +107,8 @@ def theirs(python: str, configs: Path, texts: list[dict], packs: dict, work: Pat
     return json.loads(output.read_text())
 
 
-def report(label: str, texts: list[dict], mine: dict, reference: dict, show: int) -> None:
+def report(label: str, texts: list[dict], mine: dict, reference: dict, show: int, packs: dict,
+           seconds: Counter) -> None:
     by_language: dict[str, Counter] = defaultdict(Counter)
     differing: dict[tuple[str, str], list[str]] = defaultdict(list)
     for text in texts:
@@ -116,11 +123,16 @@ def report(label: str, texts: list[dict], mine: dict, reference: dict, show: int
             counts["differing"] += 1
             differing[(a["reason"].split(":")[0] or "kept", b["reason"] or "kept")].append(
                 f"{text['id']} ({a['reason'] or 'kept'})")
-    print(f"\n{label}\n  {'language':<10}{'pages':>7}{'kept':>7}{'agreement':>11}{'not run':>9}")
+    print(f"\n{label}\n  {'language':<10}{'pages':>7}{'kept':>7}{'agreement':>11}{'not run':>9}  {'words by':<16}"
+          f"{'ours ms/page':>13}{'datatrove':>10}")
     for language, counts in sorted(by_language.items(), key=lambda item: -item[1]["pages"]):
         compared = counts["pages"] - counts["not run"]
         agreement = 1 - counts["differing"] / compared if compared else float("nan")
-        print(f"  {language:<10}{counts['pages']:>7}{counts['kept']:>7}{agreement:>11.2%}{counts['not run']:>9}")
+        words = packs[language].words + ("" if is_available(packs[language].words) else " (missing)")
+        theirs_seconds = reference["seconds"].get(packs[language].origin, float("nan"))
+        print(f"  {language:<10}{counts['pages']:>7}{counts['kept']:>7}{agreement:>11.2%}{counts['not run']:>9}  "
+              f"{words:<16}{seconds[language] * 1000 / counts['pages']:>13.2f}"
+              f"{theirs_seconds * 1000 / counts['pages']:>10.2f}")
     for (ours_rule, their_rule), ids in sorted(differing.items(), key=lambda item: -len(item[1])):
         print(f"  ours {ours_rule} / datatrove {their_rule}: {len(ids)}: {'; '.join(ids[:show])}")
 
@@ -143,13 +155,15 @@ def main(argv: list[str] | None = None) -> int:
         for label, texts in sets.items():
             if not texts:
                 continue
-            mine, _ = ours(texts, packs, "fineweb2")
+            ours(texts, packs, "fineweb2")  # loads the segmenters
+            mine, _, seconds = ours(texts, packs, "fineweb2")
             report(label, texts, mine, theirs(args.datatrove_python, args.configs, texts, packs, Path(scratch)),
-                   args.show)
+                   args.show, packs, seconds)
     texts = dev + sets[f"generated ({args.pages} pages a language)"]
     seconds = {rule_set: min(ours(texts, packs, rule_set)[1] for _ in range(3))
                for rule_set in ("fineweb-recipe", "fineweb2")}
-    print(f"\ncost on {len(texts)} pages (best of 3): fineweb2 {seconds['fineweb2'] * 1000 / len(texts):.3f} ms/page, "
+    print(f"\nwords counted by {word_counting({language: pack.words for language, pack in packs.items()})['packages']}")
+    print(f"cost on {len(texts)} pages (best of 3): fineweb2 {seconds['fineweb2'] * 1000 / len(texts):.3f} ms/page, "
           f"fineweb-recipe {seconds['fineweb-recipe'] * 1000 / len(texts):.3f} ms/page, "
           f"ratio {seconds['fineweb2'] / seconds['fineweb-recipe']:.2f}x")
     return 0
