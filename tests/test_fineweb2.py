@@ -10,7 +10,7 @@ import pytest
 from pipeline.fineweb2_packs import build_packs
 from tests.helpers import document
 from tests.test_cli import run_main
-from transforms.stages.filters import fineweb2
+from transforms.stages.filters import fineweb2, segmenters
 from transforms.stages.filters.filters import annotate_document, filter_document
 from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, read_packs
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, parse_quality
@@ -154,7 +154,7 @@ def test_quality_pack_needs_fineweb2_and_fineweb2_takes_no_threshold(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_build_records_its_pack_and_counts_each_language(tmp_path):
+def test_a_build_records_its_pack_and_counts_each_language(tmp_path, monkeypatch):
     path = pack_file(tmp_path, lambda pack: pack["thresholds"].update({"fineweb.line_punct_thr": 0.0}))
     output = tmp_path / "out"
     code, _, stderr = run_main(["--output", str(output), "--quality", "fineweb2", "--quality-pack", path, "--quiet"])
@@ -169,6 +169,11 @@ def test_a_build_records_its_pack_and_counts_each_language(tmp_path):
     code, _, stderr = run_main(["--rebuild", str(output / "manifest.json"), "--output", str(tmp_path / "again"),
                                 "--quiet"])
     assert code == 0, stderr
+    # Other versions of the segmenters would count other words: refused, in one line.
+    monkeypatch.setattr(segmenters, "installed_version", lambda package: "0.0.1")
+    code, _, stderr = run_main(["--rebuild", str(output / "manifest.json"), "--output", str(tmp_path / "other")])
+    assert code == 2 and len(stderr.strip().splitlines()) == 1 and "its words were counted by" in stderr
+    monkeypatch.undo()
     with open(path, "a", encoding="utf-8") as pack:
         pack.write(" ")
     code, _, stderr = run_main(["--rebuild", str(output / "manifest.json"), "--output", str(tmp_path / "third")])
