@@ -10,10 +10,11 @@ import pytest
 from pipeline.fineweb2_packs import build_packs
 from tests.helpers import document
 from tests.test_cli import run_main
-from transforms.stages.filters import fineweb2, segmenters
+from transforms.stages.filters import fineweb as fineweb_rules
+from transforms.stages.filters import fineweb2, gopher, segmenters
 from transforms.stages.filters.filters import annotate_document, filter_document
 from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, read_packs
-from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, parse_quality
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, parse_quality, thresholds_of
 
 RUSSIAN = ("Совет города во вторник проголосовал за восстановление старых кранов, которые стоят на набережной "
            "уже сто лет. Инженеры сказали, что работа займёт два лета и что река останется открытой для лодок. "
@@ -178,3 +179,14 @@ def test_a_build_records_its_pack_and_counts_each_language(tmp_path, monkeypatch
         pack.write(" ")
     code, _, stderr = run_main(["--rebuild", str(output / "manifest.json"), "--output", str(tmp_path / "third")])
     assert code == 2 and f"its --quality-pack {path} is missing or changed" in stderr
+
+
+def test_fineweb2_measures_with_datatroves_punctuation():
+    # datatrove counts `©` and `€` as words and ends a sentence with Khmer's `៖`; Unicode's categories do not.
+    limits = thresholds_of("gopher_quality", read_packs()["ru"].thresholds)
+    words = dict(gopher.quality_measures("© € слово", limits, "ru"))["min_doc_words"]
+    assert words == 3 and dict(gopher.quality_measures("© € слово", {}, "ru"))["min_doc_words"] == 1
+    lines = "ពាក្យ៖\nពាក្យ"
+    fineweb_limits = {**fineweb_rules.DEFAULTS, **thresholds_of("fineweb", read_packs()["km"].thresholds)}
+    assert dict(fineweb_rules.measures(lines, fineweb_limits, "km"))["line_punct_thr"] == 0.5
+    assert dict(fineweb_rules.measures(lines, fineweb_rules.DEFAULTS, "km"))["line_punct_thr"] == 0

@@ -30,7 +30,10 @@ def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str,
     yield "empty", len(lines)
     if not lines:
         return
-    yield "line_punct_thr", sum(map(ends_sentence, lines)) / len(lines)
+    # (`--quality fineweb2` gives datatrove's terminal punctuation as `terminal_punctuation`.)
+    terminals = limits.get("terminal_punctuation")
+    ends = (lambda line: line[-1] in terminals) if terminals else ends_sentence
+    yield "line_punct_thr", sum(map(ends, lines)) / len(lines)
     yield "short_line_thr", sum(len(line) <= limits["short_line_length"] for line in lines) / len(lines)
     yield "char_duplicates_ratio", ratio(duplicates(lines)[1], len(text.replace("\n", "")))
     split = word_splitter(language, limits.get("word_segmenter"))

@@ -138,7 +138,9 @@ def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tu
     split = word_splitter(language, limits.get("word_segmenter"))
     if split is not None:
         words = split(text)
-        content_words = [word for word in words if not is_symbol_word(word)]
+        # (`--quality fineweb2` gives datatrove's punctuation as `symbol_characters`.)
+        symbols = limits.get("symbol_characters")
+        content_words = [word for word in words if not (symbols.issuperset(word) if symbols else is_symbol_word(word))]
         yield "min_doc_words", len(content_words)
         yield "max_doc_words", len(content_words)
         if content_words:

@@ -131,7 +131,8 @@ def _tokenizer(spec: str) -> Callable[[str], list[str]]:
         from sudachipy import Dictionary, SplitMode
 
         sudachi = Dictionary().tokenizer(mode=SplitMode.A)
-        return lambda text: [morpheme.surface() for chunk in japanese_chunks(text) for morpheme in sudachi.tokenize(chunk)]
+        return lambda text: [morpheme.surface() for chunk in japanese_chunks(text)
+                             for morpheme in sudachi.tokenize(chunk)]
     if kind == "spacy":
         import spacy
 
