@@ -3,8 +3,8 @@ manifests and indexes, checked: `pipeline.extend`), the `--url-blocklist` files 
 records a capture index selects (`--index`: `pipeline.index_select`), the `--tokenizer` file (its JSON, checked,
 and its digest), the `--quality-model` files (their digests, each loaded and checked), the `--decontaminate`
 files (their digests, every item read and checked) and `--quality fineweb2`'s language packs (read and checked,
-with the word segmenters installed for their languages: a language `--languages` names whose segmenter is not
-installed is refused).
+with the word segmenters installed for their languages: a language without spaces that `--languages` names and
+whose segmenter is not installed is refused).
 
 `CorpusSettings` is a record of what was asked for; `BuildInputs` is what was found. The launcher reads them
 before it writes anything (a refusal is one line, exit 2), and the build's identity, its manifest and its
@@ -24,6 +24,7 @@ from transforms.stages.tokens import TokenizerFile
 from transforms.stages.decontaminate import check_benchmark
 from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, read_packs
 from transforms.stages.filters.segmenters import UNSUPPORTED, missing_segmenters, word_counting
+from transforms.stages.filters.words import is_spaced
 from transforms.stages.filters.rule_sets import PER_LANGUAGE
 from transforms.stages.quality_model import QualityModel, check_model
 
@@ -90,11 +91,12 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
 
 
 def check_segmenters(packs: dict, languages: tuple[str, ...]) -> None:
-    """Raises ValueError (one line) where `--languages` names a language whose word segmenter could be installed
-    but is not: its pages would be judged without FineWeb-2's word counts. (Without `--languages`, such a language's
-    pages are judged with the words `segmenters.word_splitter` falls back to, and the manifest names it.)"""
+    """Raises ValueError (one line) where `--languages` names a language written without spaces whose word
+    segmenter could be installed but is not: its pages would be judged without FineWeb-2's word rules. (A language
+    written with spaces falls back to webcorpus's own word rules, and one `--languages` does not name to none;
+    the manifest names them: `segmenters.word_counting`.)"""
     wanted = {language: packs[language].words for language in languages if language in packs
-              and packs[language].words.partition(":")[0] not in UNSUPPORTED}
+              and not is_spaced(language) and packs[language].words.partition(":")[0] not in UNSUPPORTED}
     for language, reason in missing_segmenters(wanted).items():
         raise ValueError(f"--quality {PER_LANGUAGE} --languages {language}: its word segmenter {reason}")
 

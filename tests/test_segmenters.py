@@ -47,7 +47,7 @@ def test_japanese_is_cut_in_pieces_of_at_most_40000_bytes_where_datatrove_cuts_i
     assert japanese_chunks("") == [] and japanese_chunks("短い。") == ["短い。"]
 
 
-def test_a_build_for_a_language_whose_segmenter_is_not_installed_is_refused(tmp_path, nothing_installed):
+def test_a_build_for_an_unspaced_language_whose_segmenter_is_not_installed_is_refused(tmp_path, nothing_installed):
     output = tmp_path / "out"
     code, _, stderr = run_main(["--output", str(output), "--quality", "fineweb2", "--languages", "th"])
     assert code == 2 and not output.exists()
@@ -82,3 +82,13 @@ def test_chinese_japanese_thai_and_hindi_are_segmented():
     assert segmenter("thai")("สวัสดีครับ วันนี้อากาศดี") == ("สวัสดี", "ครับ", "วันนี้", "อากาศ", "ดี")
     assert segmenter("indic:hi")("यह एक परीक्षण है।") == ("यह", "एक", "परीक्षण", "है", "।")
     assert json.loads(json.dumps(word_counting({"zh": "spacy:zh"})))["packages"].keys() == {"jieba"}
+
+
+@pytest.mark.slow
+def test_a_build_for_a_spaced_language_whose_segmenter_is_missing_falls_back_to_the_own_word_rules(
+        tmp_path, nothing_installed):
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--output", str(output), "--quality", "fineweb2", "--languages", "ru", "--quiet"])
+    assert code == 0, stderr
+    counting = json.loads((output / "manifest.json").read_text())["options"]["word_segmenters"]
+    assert counting["packages"] == {} and "ru" in counting["fallback"]
