@@ -30,8 +30,8 @@ class BuildExtensions(build_ext):
         super().build_extension(extension)
 
 
-def requirements():
-    lines = Path(__file__).with_name("requirements.txt").read_text().splitlines()
+def requirements(name: str = "requirements.txt"):
+    lines = Path(__file__).with_name(name).read_text().splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "-"))]
 
 
@@ -47,7 +47,7 @@ setup(
     classifiers=["License :: OSI Approved :: Apache Software License"],
     python_requires=">=3.10",
     packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*"]),
-    package_data={"pipeline": ["data/*.warc.gz"]},
+    package_data={"pipeline": ["data/*.warc.gz"], "transforms.stages.filters": ["data/*.json"]},
     # The C accelerators of transforms/native/. Each is optional: without a C compiler (or Python's
     # headers) the build warns and goes on, and the pure-Python path gives the same corpus.
     ext_modules=[
@@ -78,6 +78,8 @@ setup(
     extras_require={
         "study": ["matplotlib>=3.8,<4"],
         "dask": ["dask[distributed]>=2024.4.2"],
+        # --quality fineweb2's word segmenters (transforms/stages/filters/segmenters.py).
+        "languages": requirements("requirements-languages.txt"),
     },
     entry_points={"console_scripts": ["webcorpus=pipeline.launch:main"]},
 )

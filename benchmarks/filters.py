@@ -80,7 +80,8 @@ def theirs(python: str, texts: list[dict], work: Path) -> dict:
     with open(source, "w", encoding="utf-8") as handle:
         for text in texts:
             handle.write(json.dumps({"id": text["id"], "text": text["text"]}) + "\n")
-    subprocess.run([python, str(HELPER), str(source), str(output)], check=True)
+    # -I: not benchmarks/ first on sys.path (its select.py would shadow the standard library's).
+    subprocess.run([python, "-I", str(HELPER), str(source), str(output)], check=True)
     return json.loads(output.read_text())
 
 

@@ -20,7 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipeline import resumable
-from pipeline.build_inputs import BuildInputs, read_build_inputs
+from pipeline.build_inputs import BuildInputs, read_build_inputs, segmenters_changed
 from pipeline.runners.fn_api_patches import remembered_dofn_specs
 from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
@@ -443,10 +443,14 @@ def check_rebuild(manifest: dict, settings: CorpusSettings) -> None:
     for option, entry in [*(("--quality-model", model) for model in options.get("quality_models", ())),
                           *(("--decontaminate", benchmark)
                             for benchmark in options.get("decontaminate", {}).get("benchmarks", ())),
-                          *([("--tokenizer", options["tokenizer"])] if options.get("tokenizer") else [])]:
+                          *([("--tokenizer", options["tokenizer"])] if options.get("tokenizer") else []),
+                          *([("--quality-pack", options["quality_pack"])] if options.get("quality_pack") else [])]:
         if not os.path.isfile(entry["path"]) or digest_file(entry["path"]).sha256 != entry["sha256"]:
             raise UsageError(f"--rebuild {path}: its {option} {entry['path']} is missing or changed since the "
                              "manifest was written (sha256 differs)")
+    problem = segmenters_changed(options.get("word_segmenters"), settings)
+    if problem:
+        raise UsageError(f"--rebuild {path}: {problem}")
     for input_path, sha256 in inputs:
         try:
             if not FileSystems.exists(input_path):

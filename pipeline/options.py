@@ -226,6 +226,12 @@ def make_parser() -> argparse.ArgumentParser:
              "clusters' sizes, as asked for. A selection then decides without the WARC files. See docs/output.md.",
     )
     parser.add_argument(
+        "--quality-pack", default=None, metavar="FILE", dest="quality_pack",
+        help="With --quality fineweb2: the language packs to judge each page by, a file in the format of the ones "
+             "webcorpus ships (python -m pipeline.fineweb2_packs writes them); recorded in the manifest with its "
+             "SHA-256. See docs/stages.md.",
+    )
+    parser.add_argument(
         "--quality-model", action="append", default=[], metavar="FILE", dest="quality_model",
         help="Score each page's readable text with this fastText supervised model (.bin or quantized .ftz, e.g. one "
              "trained by python -m pipeline.train_quality): the probability of its label is the signal model/NAME "
@@ -378,7 +384,7 @@ BUILD_FLAGS = {"input": "--input", "format": "--format", "codec": "--codec", "le
                "page_memory": "--page-memory", "scripts": "--scripts",
                "report_sample": "--report-sample", "near_dedup": "--near-dedup", "clean_text": "--clean-text",
                "fields": "--fields", "language": "--language", "languages": "--languages",
-               "quality": "--quality", "quality_threshold": "--quality-threshold",
+               "quality": "--quality", "quality_threshold": "--quality-threshold", "quality_pack": "--quality-pack",
                "annotate": "--annotate", "pii": "--pii",
                "url_blocklist": "--url-blocklist", "quality_model": "--quality-model",
                "quality_model_label": "--quality-model-label", "quality_model_threshold": "--quality-model-threshold",
@@ -571,6 +577,7 @@ def parse_settings(argv: list[str]) -> CorpusSettings:
             annotate=bool(known.annotate),
             pii=bool(known.pii),
             url_blocklists=tuple(known.url_blocklist),
+            quality_pack=known.quality_pack or "",
             quality_models=tuple(known.quality_model),
             quality_model_labels=tuple(known.quality_model_label),
             quality_model_thresholds=tuple(known.quality_model_threshold),

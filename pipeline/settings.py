@@ -15,7 +15,7 @@ from pipeline.recipes import RECIPES
 
 from transforms.stages.clean_html.css_selectors import validate_selectors
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
-from transforms.stages.filters.rule_sets import parse_quality, parse_thresholds
+from transforms.stages.filters.rule_sets import PER_LANGUAGE, parse_quality, parse_thresholds
 from transforms.stages.filters.signals import repeated_family
 from transforms.stages.language import parse_languages
 from transforms.filesystems.locations import redacted
@@ -103,6 +103,9 @@ class CorpusSettings:
     # (`--quality-threshold`).
     quality: tuple[str, ...] = ()
     quality_thresholds: tuple[str, ...] = ()
+    # A builder's own language packs for `--quality fineweb2` (`--quality-pack`), an absolute path; "": the shipped
+    # ones.
+    quality_pack: str = ""
     # Measure every rule of `quality` and write the values (`signals`), dropping nothing for quality (`--annotate`).
     annotate: bool = False
     # Replace e-mail and public IP addresses (`--pii`).
@@ -175,6 +178,13 @@ class CorpusSettings:
             raise ValueError(f"--annotate --quality {','.join(self.quality)}: two steps of the rule sets are "
                              f"{repeated}, whose signals would have the same names")
         object.__setattr__(self, "quality_thresholds", tuple(self.quality_thresholds))
+        if PER_LANGUAGE in self.quality and self.quality_thresholds:
+            raise ValueError(f"--quality-threshold with --quality {PER_LANGUAGE}: its thresholds are each language's "
+                             "pack's (--quality-pack)")
+        if self.quality_pack:
+            if PER_LANGUAGE not in self.quality:
+                raise ValueError(f"--quality-pack needs --quality {PER_LANGUAGE}")
+            object.__setattr__(self, "quality_pack", existing_files("--quality-pack", (self.quality_pack,))[0])
         if self.recipe and self.recipe not in RECIPES:
             raise ValueError(f"no recipe {self.recipe!r} (recipes: {', '.join(sorted(RECIPES))})")
         object.__setattr__(self, "url_blocklists", existing_files("--url-blocklist", self.url_blocklists))
@@ -259,6 +269,10 @@ class CorpusSettings:
         if self.languages:
             described["languages"] = list(self.languages)
         del described["quality"], described["quality_thresholds"], described["url_blocklists"], described["tokenizer"]
+        del described["quality_pack"]
+        if self.quality_pack:
+            # The packs' content shapes the corpus: recorded by digest (--rebuild checks it).
+            described["quality_pack"] = {"path": self.quality_pack, "sha256": found.quality_pack_sha256}
         if self.tokenizer:
             # The tokenizer's content shapes the token counts: recorded by digest, as a list is.
             described["tokenizer"] = {"path": self.tokenizer, "sha256": found.tokenizer.sha256}
@@ -281,7 +295,11 @@ class CorpusSettings:
         if self.quality:
             # Every threshold, changed or not: the manifest says what each rule measured against.
             described["quality"] = list(self.quality)
-            described["quality_thresholds"] = self.thresholds()
+            if PER_LANGUAGE not in self.quality:
+                described["quality_thresholds"] = self.thresholds()
+            else:
+                # The segmenters' versions shape the word counts: --rebuild refuses others.
+                described["word_segmenters"] = found.word_segmenters
         return described
 
     def thresholds(self) -> dict:
@@ -340,6 +358,7 @@ def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ..
         languages=tuple(options.get("languages", ())),
         quality=tuple(options.get("quality", ())),
         quality_thresholds=tuple(f"{name}={value}" for name, value in options.get("quality_thresholds", {}).items()),
+        quality_pack=options.get("quality_pack", {}).get("path", ""),
         annotate=options.get("annotate", False),
         pii=options.get("pii", False),
         url_blocklists=tuple(entry["path"] for entry in options.get("url_blocklists", ())),

@@ -124,6 +124,20 @@ def test_parse_languages():
         parse_languages(" , ")
 
 
+def test_a_language_name_is_refused_with_the_nearest_codes_and_nothing_written(tmp_path):
+    output = tmp_path / "out"
+    code, _, stderr = run_main(["--output", str(output), "--languages", "en,english"])
+    assert code == 2
+    assert stderr.splitlines() == ["python -m pipeline: error: --languages: 'english' is no language code the "
+                                   "identifier gives (lid.176's ISO 639 codes); did you mean en? "
+                                   "(see python -m pipeline --help)"]
+    assert not output.exists()
+    with pytest.raises(ValueError, match=r"'rus' .*; did you mean ru or rue\?$"):
+        parse_languages("rus")
+    with pytest.raises(ValueError, match=r"'zz' .*, e\.g\. en,ru$"):
+        parse_languages("zz")
+
+
 @pytest.mark.slow
 def test_languages_keeps_only_those_and_counts_the_rest(write_warc, tmp_path):
     source = write_warc([ENGLISH, RUSSIAN])

@@ -366,15 +366,22 @@ def html_options_not_applied(report: dict) -> str | None:
 
 def filter_section(tally: Counter, tokens: bool = False) -> dict:
     """Per rule (`STEP/RULE`): documents dropped, their raw HTML bytes (and with `tokens`, --tokenizer, their
-    tokens), and lines removed by line rules; per kind (`email`, `ipv4`, `ipv6`), the addresses --pii replaced."""
+    tokens), and lines removed by line rules; per kind (`email`, `ipv4`, `ipv6`), the addresses --pii replaced; with
+    `--quality fineweb2`, per language, the documents kept and dropped by each rule (`per_language`)."""
     section = {"documents": {}, "raw_bytes": {}, "lines": {}, "replaced": {}, "tokens": {}}
+    per_language: dict[str, dict] = {}
     for key, value in sorted(tally.items()):
         if key[0] == "filter":
             measure, _, rule = key[1].partition(":")
-            section[measure][rule] = value
+            if measure == "language":
+                language, _, outcome = rule.partition(":")
+                per_language.setdefault(language, {})[outcome] = value
+            else:
+                section[measure][rule] = value
     return {"documents_dropped": section["documents"], "raw_bytes_dropped": section["raw_bytes"],
             "lines_removed": section["lines"], "pii_replaced": section["replaced"],
-            **({"tokens_dropped": section["tokens"]} if tokens else {})}
+            **({"tokens_dropped": section["tokens"]} if tokens else {}),
+            **({"per_language": per_language} if per_language else {})}
 
 
 def tokens_section(tally: Counter) -> dict:

@@ -400,7 +400,10 @@ def _filters(report: dict) -> str:
                              numeric={1})
     replaced = sortable_table(["kind (--pii)", "replaced"], [list(item) for item in filters["pii_replaced"].items()],
                               numeric={1})
-    return f'<section id="filters"><h2>Filters</h2>{dropped}{removed}{replaced}</section>'
+    per_language = sortable_table(["language (--quality fineweb2)", "outcome", "documents"], [
+        [language, outcome, count] for language, outcomes in filters.get("per_language", {}).items()
+        for outcome, count in outcomes.items()], numeric={2}) if filters.get("per_language") else ""
+    return f'<section id="filters"><h2>Filters</h2>{dropped}{removed}{replaced}{per_language}</section>'
 
 
 def _main_content(report: dict) -> str:

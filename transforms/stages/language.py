@@ -23,7 +23,11 @@ This module is the stage's pure part; `language_transform` runs it in Beam.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import threading
+
+import pycountry
 
 from transforms.compat.langdetect_compat import as_detected, load_lite_model
 from transforms.corpus.blocks import html_to_blocks
@@ -68,12 +72,38 @@ def identify(text: str) -> tuple[str, float]:
     return identify_words(identified_words(text))
 
 
+@functools.cache
+def known_languages() -> frozenset[str]:
+    """Every label the model gives (176 codes): its predictions for an empty text, every label ranked."""
+    labels, _ = lite_model().predict("", k=-1, threshold=-1.0)
+    return frozenset(label.removeprefix("__label__") for label in labels)
+
+
+def nearest_languages(name: str) -> list[str]:
+    """The codes the model knows that `name` may mean: the code of a language so named (pycountry: `english`,
+    `eng` -> `en`), then the codes spelt most like it."""
+    known = known_languages()
+    try:
+        language = pycountry.languages.lookup(name)
+    except LookupError:
+        language = None
+    named = [code for code in (getattr(language, "alpha_2", ""), getattr(language, "alpha_3", "")) if code in known]
+    spelt = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    return list(dict.fromkeys(named[:1] + spelt))[:3]
+
+
 def parse_languages(value) -> tuple[str, ...]:
-    """A `--languages` list (`en,ru` or a sequence) as sorted codes; raises ValueError for an empty one."""
+    """A `--languages` list (`en,ru` or a sequence) as sorted codes; raises ValueError for an empty one or a code
+    the model never gives (`english`: no page would be kept), naming the nearest codes it knows."""
     names = value.split(",") if isinstance(value, str) else list(value)
     languages = tuple(sorted({name.strip().lower() for name in names if name.strip()}))
     if not languages:
         raise ValueError("--languages needs at least one language code, e.g. en,ru")
+    for language in languages:
+        if language not in known_languages():
+            nearest = nearest_languages(language)
+            raise ValueError(f"--languages: {language!r} is no language code the identifier gives (lid.176's ISO 639 "
+                             "codes)" + (f"; did you mean {' or '.join(nearest)}?" if nearest else ", e.g. en,ru"))
     return languages
 
 

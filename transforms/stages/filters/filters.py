@@ -8,18 +8,22 @@ from typing import Callable
 
 from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document, Skip
+from transforms.stages.filters import fineweb2
+from transforms.stages.filters.fineweb2 import Pack
 from transforms.stages.filters.pii import scrub
 from transforms.stages.filters.pii import KINDS
 from transforms.stages.filters.rule_sets import apply_rule_sets
 from transforms.stages.tokens import FILTERED_TOKENS, tokens_of
 from transforms.stages.filters.verdict import Drop
+from transforms.stages.filters.segmenters import word_splitter
 from transforms.stages.filters.signals import measure_rule_sets
 from transforms.vocabulary import FILTERED
 
 
 def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
                     reminimize: Callable[[Document], Document],
-                    count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
+                    count_tokens: Callable[[str], int] | None = None,
+                    packs: dict[str, Pack] | None = None) -> tuple[Document | Skip, Counter]:
     """`doc` (as MinimizeText left it, with its `clean_text`) through `rule_sets`, and what the rules did (the
     counts of `FilterCounts`).
 
@@ -28,12 +32,31 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
     (`reminimize`: MinimizeText's function, from `cleaned_html`), so that its `html`, `text` and so its content
     hash are of the filtered text. With `count_tokens` (--tokenizer), a dropped page's tokens of its `clean_text`
     are counted too, by rule (`tokens:STEP/RULE`) and by language (`tokens.tokens_of`).
+
+    With `packs` (`--quality fineweb2`: language packs by language code), the thresholds are those of the page's
+    language's pack, a page under its pack's language score is dropped by `fineweb2/language_score`, a page whose
+    language has none is kept unjudged, and each page's outcome is counted per language
+    (`language:LANGUAGE:OUTCOME`: the rule that dropped it, `kept`, or `fineweb2.NO_PACK`, `fineweb2.NO_WORDS`).
     """
     if not doc.clean_text.strip():
         # A page without text is HashDedup's `no-text` skip, whatever the rules would say.
         return doc, Counter()
+    counts = Counter()
+    if packs is not None:
+        language = doc.language or "none"
+        pack = packs.get(doc.language)
+        if pack is None:
+            return doc, Counter({f"language:{language}:{fineweb2.NO_PACK}": 1})
+        if doc.language_confidence < pack.language_score:
+            counts[f"language:{language}:{fineweb2.RULE_SET}/language_score"] = 1
+            return dropped(doc, rule_sets, Drop(fineweb2.RULE_SET, "language_score", doc.language_confidence,
+                                                pack.language_score), counts, count_tokens)
+        thresholds = pack.thresholds
     outcome = apply_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language)
-    counts = Counter({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})
+    counts.update({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})
+    if packs is not None:
+        kept = fineweb2.KEPT if word_splitter(doc.language, pack.words) else fineweb2.NO_WORDS
+        counts[f"language:{language}:{outcome.drop.name if outcome.drop else kept}"] = 1
     if outcome.drop is not None:
         return dropped(doc, rule_sets, outcome.drop, counts, count_tokens)
     return with_text(doc, outcome.text, reminimize), counts
@@ -62,14 +85,18 @@ def with_text(doc: Document, text: str, reminimize: Callable[[Document], Documen
 
 
 def annotate_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict, language: bool = False,
-                      main_content: bool = False) -> tuple[Document, Counter]:
+                      main_content: bool = False, packs: dict[str, Pack] | None = None) -> tuple[Document, Counter]:
     """`doc` (as MinimizeText left it) with every rule of `rule_sets` measured on its `clean_text` in its `signals`
     (`signals.measure_rule_sets`), kept whatever they say and its text unedited; and beside them, its language's
     confidence (`language/confidence`, with `language`) and the share of its cleaned page that the main content
-    kept (`main_content/kept_share`, with `main_content`)."""
+    kept (`main_content/kept_share`, with `main_content`). With `packs` (`--quality fineweb2`), the stop words are
+    those of the page's language's pack (none without one)."""
     if not doc.clean_text.strip():
         # A page without text is HashDedup's `no-text` skip: nothing to measure.
         return doc, Counter()
+    if packs is not None:
+        pack = packs.get(doc.language)
+        thresholds = pack.thresholds if pack else {**thresholds, fineweb2.STOP_WORDS: None}
     signals = dict(doc.signals, **measure_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language).signals)
     if language:
         signals["language/confidence"] = doc.language_confidence

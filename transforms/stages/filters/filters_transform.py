@@ -24,16 +24,18 @@ class QualityFilter(beam.PTransform):
     document (from its `cleaned_html`), for pages whose lines a rule removed. `annotate` (--annotate): measure
     instead (`filters.annotate_document`, which `annotate` gives its other arguments: `language`,
     `main_content`), keeping every page as it is. `count_tokens` (--tokenizer): counts the tokens of a text, for
-    the pages dropped (`filter_document`).
+    the pages dropped (`filter_document`). `packs` (`--quality fineweb2`): the language packs
+    (`fineweb2.read_packs`), whose thresholds each page is judged and measured by.
     """
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
     def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document],
                  page_timeout: float = DEFAULT_PAGE_TIMEOUT, annotate: dict | None = None,
-                 count_tokens: Callable[[str], int] | None = None):
+                 count_tokens: Callable[[str], int] | None = None, packs: dict | None = None):
         super().__init__()
         self._count_tokens = count_tokens
+        self._packs = packs
         self._rule_sets = tuple(rule_sets)
         self._thresholds = dict(thresholds)
         self._reminimize = reminimize
@@ -43,10 +45,11 @@ class QualityFilter(beam.PTransform):
     def expand(self, docs):
         if self._annotate is not None:
             apply = functools.partial(annotate_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
-                                      **self._annotate)
+                                      packs=self._packs, **self._annotate)
         else:
             apply = functools.partial(filter_document, rule_sets=self._rule_sets, thresholds=self._thresholds,
-                                      reminimize=self._reminimize, count_tokens=self._count_tokens)
+                                      reminimize=self._reminimize, count_tokens=self._count_tokens,
+                                      packs=self._packs)
         return docs | beam.ParDo(FilterDocuments(QUALITY_FILTER, apply, self._page_timeout)).with_outputs(
             *self.OUTPUTS, main=DOCUMENTS)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
-from transforms.stages.filters.words import duplicates, ends_sentence, is_spaced, split_words
+from transforms.stages.filters.segmenters import word_splitter
+from transforms.stages.filters.words import duplicates, ends_sentence
 
 RULE_SET = "fineweb"
 DEFAULTS = {"line_punct_thr": 0.12, "short_line_thr": 0.67, "short_line_length": 30, "char_duplicates_ratio": 0.01,
@@ -23,17 +24,21 @@ RULES = rule_table(Empty("empty"), Rule("line_punct_thr", minimum=True), Rule("s
 
 def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
     """FineWeb's rules' values of `text`, as (rule, value) in `RULES`' order, each computed when asked for. `empty`
-    is the count of non-blank lines: none leaves the others unmeasured. Newlines per word only counts on languages
-    written with spaces (`is_spaced`)."""
+    is the count of non-blank lines: none leaves the others unmeasured. Newlines per word only counts where the text
+    has words (`segmenters.word_splitter`: a language written with spaces, or a language pack's segmenter)."""
     lines = [line for line in text.split("\n") if line.strip()]
     yield "empty", len(lines)
     if not lines:
         return
-    yield "line_punct_thr", sum(map(ends_sentence, lines)) / len(lines)
+    # (`--quality fineweb2` gives datatrove's terminal punctuation as `terminal_punctuation`.)
+    terminals = limits.get("terminal_punctuation")
+    ends = (lambda line: line[-1] in terminals) if terminals else ends_sentence
+    yield "line_punct_thr", sum(map(ends, lines)) / len(lines)
     yield "short_line_thr", sum(len(line) <= limits["short_line_length"] for line in lines) / len(lines)
     yield "char_duplicates_ratio", ratio(duplicates(lines)[1], len(text.replace("\n", "")))
-    if is_spaced(language):
-        yield "new_line_ratio", ratio(text.count("\n"), len(split_words(text)))
+    split = word_splitter(language, limits.get("word_segmenter"))
+    if split is not None:
+        yield "new_line_ratio", ratio(text.count("\n"), len(split(text)))
 
 
 def fineweb(text: str, thresholds: dict, language: str = "") -> Drop | None:

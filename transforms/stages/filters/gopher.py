@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
-from transforms.stages.filters.words import duplicates, is_spaced, is_symbol_word, split_words
+from transforms.stages.filters.segmenters import word_splitter
+from transforms.stages.filters.words import duplicates, is_symbol_word
 
 REPETITION = "gopher_repetition"
 QUALITY = "gopher_quality"
@@ -98,8 +99,9 @@ QUALITY_RULES = rule_table(
 
 def repetition_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
     """The repetition rules' values of `text`, as (rule, value) in `REPETITION_RULES`' order, each computed when
-    asked for. `empty` is the text's characters: none leaves the others unmeasured. Word n-grams only count on
-    languages written with spaces (`is_spaced`), and a top n-gram on a text of n words or more."""
+    asked for. `empty` is the text's characters: none leaves the others unmeasured. Word n-grams only count where
+    the text has words (`segmenters.word_splitter`: a language written with spaces, or the `word_segmenter` a
+    language pack names), and a top n-gram on a text of n words or more."""
     yield "empty", len(text)
     if not text:
         return
@@ -108,9 +110,10 @@ def repetition_measures(text: str, limits: dict, language: str = "") -> Iterator
         count, characters = duplicates(parts)
         yield f"dup_{unit}_frac", count / len(parts)
         yield f"dup_{unit}_char_frac", characters / length
-    if not is_spaced(language):
+    split = word_splitter(language, limits.get("word_segmenter"))
+    if split is None:
         return
-    words = split_words(text)
+    words = split(text)
     for n in (2, 3, 4):
         if len(words) >= n:
             yield f"top_{n}_gram", top_ngram_characters(words, n) / length
@@ -127,13 +130,17 @@ def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
 
 def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
     """The quality rules' values of `text`, as (rule, value) in `QUALITY_RULES`' order, each computed when asked
-    for. The stop-word rule only applies to English pages (and pages whose language was not identified); the word
-    rules only to languages written with spaces (`is_spaced`), the mean word length to a text with a word."""
+    for. The stop-word rule only applies to English pages (and pages whose language was not identified), unless
+    `limits` gives the page's language's `stop_words`; the word rules only where the text has words
+    (`segmenters.word_splitter`), the mean word length to a text with a word."""
     lines = text.splitlines()
     words: tuple[str, ...] = ()
-    if is_spaced(language):
-        words = split_words(text)
-        content_words = [word for word in words if not is_symbol_word(word)]
+    split = word_splitter(language, limits.get("word_segmenter"))
+    if split is not None:
+        words = split(text)
+        # (`--quality fineweb2` gives datatrove's punctuation as `symbol_characters`.)
+        symbols = limits.get("symbol_characters")
+        content_words = [word for word in words if not (symbols.issuperset(word) if symbols else is_symbol_word(word))]
         yield "min_doc_words", len(content_words)
         yield "max_doc_words", len(content_words)
         if content_words:
@@ -148,8 +155,10 @@ def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tu
         # Named as the reference names it: the share of words with a letter must reach this.
         yield "max_non_alpha_words_ratio", sum(any(character.isalpha() for character in word)
                                                for word in words) / len(words)
-        if language in ("", "en"):
-            yield "min_stop_words", len(STOP_WORDS.intersection(words))
+        # (`--quality fineweb2` gives each language's own stop words as `stop_words`, None for a language without.)
+        stop_words = limits.get("stop_words", STOP_WORDS if language in ("", "en") else None)
+        if stop_words is not None:
+            yield "min_stop_words", len(stop_words.intersection(words))
 
 
 def quality(text: str, thresholds: dict, language: str = "") -> Drop | None:

@@ -5,7 +5,9 @@ A rule set is a chain of steps, each a rule family of `gopher`, `c4` or `fineweb
 - `c4`: C4's line and page rules;
 - `fineweb`: FineWeb's own rules;
 - `fineweb-recipe`: FineWeb's chain: Gopher repetition, Gopher quality, C4 without its terminal-punctuation line
-  rule, FineWeb.
+  rule, FineWeb;
+- `fineweb2`: FineWeb-2's chain: Gopher repetition, FineWeb, Gopher quality, at each page's language's thresholds
+  (`fineweb2.py`: its language pack replaces the thresholds given).
 Rule sets apply in the order given; a step that removes lines (C4) hands the edited text to the next.
 Thresholds are named `STEP.NAME` (`gopher_quality.min_doc_words`); the C4 step of `fineweb-recipe` takes `c4.*`.
 """
@@ -38,7 +40,10 @@ RULE_SETS = {
     "c4": (c4_rules.RULE_SET,),
     "fineweb": (fineweb_rules.RULE_SET,),
     "fineweb-recipe": (gopher.REPETITION, gopher.QUALITY, "c4_without_terminal_punctuation", fineweb_rules.RULE_SET),
+    "fineweb2": (gopher.REPETITION, fineweb_rules.RULE_SET, gopher.QUALITY),
 }
+# The rule set whose thresholds are each page's language's (`fineweb2.py`), which applies alone.
+PER_LANGUAGE = "fineweb2"
 DEFAULT_THRESHOLDS = {
     f"{family}.{name}": value
     for family, defaults in ((gopher.REPETITION, gopher.REPETITION_DEFAULTS), (gopher.QUALITY, gopher.QUALITY_DEFAULTS),
@@ -62,6 +67,9 @@ def parse_quality(value) -> tuple[str, ...]:
             nearest = difflib.get_close_matches(name, RULE_SETS, n=1, cutoff=0.7)
             raise ValueError(f"--quality {given}: no rule set {name!r}" + (f"; did you mean {nearest[0]}?" if nearest
                              else f" (rule sets: {', '.join(RULE_SETS)})"))
+    if PER_LANGUAGE in names and len(names) > 1:
+        raise ValueError(f"--quality {given}: {PER_LANGUAGE} applies alone (its language packs set the thresholds "
+                         "of the rules the others share)")
     return tuple(names)
 
 
