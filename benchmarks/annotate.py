@@ -7,8 +7,14 @@ The input: the developer corpus's WARC files (`$WEBCORPUS_CORPUS`), and with `--
 crawl of about N MB (`benchmarks.extend`'s pages). Each build runs `--runs` times, the builds alternated (ABC,
 CBA, ...): filtering (`--quality fineweb-recipe`), filtering with `--clean-text` (the annotated build writes
 `clean_text` too), and annotating (`--annotate`). Prints the median wall and CPU seconds (user + system of the
-process tree) of each, the records written, and the CPU ratios of annotating to each filtering build. The
-figures are in benchmarks/README.md. Nothing in it is a test.
+process tree) of each, the records written, and the CPU ratios of annotating to each filtering build.
+
+Then where annotating's extra CPU goes: the rules alone, on the texts the annotated build measured (its records'
+`clean_text` and language), as filtering applies them (`apply_rule_sets`, which stops at a page's first drop) and
+as annotating measures them (`measure_rule_sets`, every rule), each pass in a fresh process (cold caches, as a
+build's worker), alternated, medians; the extra of measuring is their difference, the rest of the builds' is
+the rest (writing and compressing 2.7x the records, with `clean_text` and `signals`; the signals' tallies, timed
+alone too). The figures are in benchmarks/README.md. Nothing in it is a test.
 """
 
 from __future__ import annotations
@@ -16,14 +22,20 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import multiprocessing
 import shutil
 import tempfile
+import time
+from collections import Counter
 from pathlib import Path
+
+import fastavro
 
 from benchmarks import alternated_runs, medians
 from benchmarks.extend import generate
 from benchmarks.throughput import pipeline_command, run_measured
 from devcorpus import default_corpus
+from transforms.corpus.read_corpus import iter_corpus
 
 BUILDS = {
     "filtering": ("--quality", "fineweb-recipe"),
@@ -53,6 +65,86 @@ def measure(inputs: list[str], work: Path, runs: int) -> dict[str, dict]:
     return {name: dict(medians(made[name]), records=made[name][0]["records"]) for name in BUILDS}
 
 
+def rules_cpu(measuring: bool, pages: list[tuple[str, str]]) -> float:
+    """CPU seconds of `--quality fineweb-recipe`'s rules on `pages` (text, language): measured (every rule) or
+    applied (as a filtering build: up to a page's first drop). Run in a fresh process: caches as cold as a worker's."""
+    from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets
+    from transforms.stages.filters.signals import measure_rule_sets
+
+    rules = measure_rule_sets if measuring else apply_rule_sets
+    start = time.process_time()
+    for text, language in pages:
+        rules(text, ("fineweb-recipe",), DEFAULT_THRESHOLDS, language)
+    return time.process_time() - start
+
+
+def tally_cpu(records: list[dict]) -> float:
+    """CPU seconds of the report's tallies of the records' signals (`tally_record`'s part that only annotating has)."""
+    from transforms.report.signal_histograms import tally_signals
+    from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
+
+    start, tally = time.process_time(), Counter()
+    for record in records:
+        tally.update(tally_signals(record["signals"], record.get("language", ""), 0, DEFAULT_THRESHOLDS))
+    return time.process_time() - start
+
+
+def compressing_cpu(output: Path) -> float:
+    """CPU seconds of compressing a build's corpus blocks again as its writer did (the default codec and level)."""
+    from transforms.stages.compress_write.formats import resolve_codec
+
+    codec, level = resolve_codec("avro", None, None)
+    blocks = []
+    for shard in sorted(output.glob("corpus-*.avro")):
+        with shard.open("rb") as handle:
+            blocks.extend(block.bytes_.getvalue() for block in fastavro.block_reader(handle))
+    assert codec == "zstandard", codec
+    try:
+        from compression import zstd  # Python 3.14 on, as fastavro takes it
+    except ImportError:
+        from backports import zstd
+
+    start = time.process_time()
+    for block in blocks:
+        zstd.compress(block, level=level)
+    return time.process_time() - start
+
+
+def extra_parts(work: Path, runs: int) -> dict[str, float]:
+    """The rules' CPU filtering and measuring, the signals' tallies, and compressing the corpus of each build, on
+    what the last builds wrote."""
+    records = list(iter_corpus(str(work / "annotating")))
+    pages = [(record["clean_text"], record.get("language", "")) for record in records]
+    spawn = multiprocessing.get_context("spawn")
+
+    def rules(measuring: bool):
+        def run() -> dict:
+            with spawn.Pool(1) as pool:
+                return {"cpu_seconds": pool.apply(rules_cpu, (measuring, pages))}
+        return run
+
+    made = alternated_runs({"filtering's rules": rules(False), "annotating's rules": rules(True)}, runs,
+                           lambda name, run: f"  {name}: {run['cpu_seconds']:.2f} s CPU")
+    parts = {name: medians(made[name], ("cpu_seconds",))["cpu_seconds"] for name in made}
+    return dict(parts, **{"signals' tallies": tally_cpu(records),
+                          "compressing, filtering": compressing_cpu(work / "filtering"),
+                          "compressing, annotating": compressing_cpu(work / "annotating")})
+
+
+def report_parts(figures: dict[str, dict], parts: dict[str, float]) -> None:
+    filtering, annotating = figures["filtering"]["cpu_seconds"], figures["annotating"]["cpu_seconds"]
+    measuring = parts["annotating's rules"] - parts["filtering's rules"]
+    print("  where annotating's extra CPU goes")
+    for name, seconds in parts.items():
+        print(f"    {name:<40} {seconds:6.2f} s")
+    print(f"    {'extra, all':<40} {annotating - filtering:6.2f} s")
+    print(f"    {'extra, measuring every rule':<40} {measuring:6.2f} s")
+    print(f"    {'extra, the rest':<40} {annotating - filtering - measuring:6.2f} s")
+    print(f"    {'  of it, compressing 2.7x the records':<40} "
+          f"{parts['compressing, annotating'] - parts['compressing, filtering']:6.2f} s")
+    print(f"    annotating / filtering, were measuring every rule free: {(annotating - measuring) / filtering:.3f}x")
+
+
 def report(title: str, figures: dict[str, dict]) -> None:
     print(title)
     print(f"  {'':<26} {'wall s':>8} {'CPU s':>8} {'records':>8} {'annotating CPU /':>17}")
@@ -72,14 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     inputs = {"developer corpus": sorted(glob.glob(str(args.corpus / "warc" / "*.warc.gz")))}
     if args.generated_mb:
         inputs[f"generated crawl, {args.generated_mb} MB"] = generate("a", args.generated_mb, args.work / "generated")
-    results = {}
+    results, parts = {}, {}
     for title, paths in inputs.items():
         print(f"{title}: {len(paths)} files, runs: {args.runs}", flush=True)
         results[title] = measure(paths, args.work, args.runs)
+        parts[title] = extra_parts(args.work, args.runs)
     for title, figures in results.items():
         report(title, figures)
-    print(json.dumps({title: {name: {key: round(value, 1) for key, value in figure.items()}
-                              for name, figure in figures.items()} for title, figures in results.items()}))
+        report_parts(figures, parts[title])
+    print(json.dumps({title: dict({name: {key: round(value, 1) for key, value in figure.items()}
+                                   for name, figure in figures.items()},
+                                  parts={name: round(value, 2) for name, value in parts[title].items()})
+                      for title, figures in results.items()}))
     return 0
 
 

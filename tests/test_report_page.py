@@ -218,31 +218,39 @@ def test_report_html_renders_in_a_browser_from_disk_with_no_error_and_no_request
     assert screenshot.stat().st_size > 20_000
 
 
-@pytest.mark.slow
-def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the_counts_each_side(
-        write_warc, tmp_path, tiny_tokenizer):
+@pytest.fixture(scope="module")
+def signals_page(tmp_path_factory, tiny_tokenizer) -> tuple[list[dict], LexborHTMLParser]:
+    """An annotated build's records (Gopher's rules, --tokenizer) and its report.html as Chromium renders it."""
     from tests.helpers import corpus_records, html_capture
 
+    work = tmp_path_factory.mktemp("signals-page")
     sentence = "The quick brown fox jumps over the lazy dog. "
-    inputs = write_warc([html_capture(f"https://example.org/{words}", f"<p>{sentence * words}</p>")
-                         for words in (1, 3, 5, 7, 9, 20)])
-    output = tmp_path / "out"
+    inputs = work / "in" / "test.warc.gz"
+    inputs.parent.mkdir()
+    inputs.write_bytes(warc_bytes([html_capture(f"https://example.org/{words}", f"<p>{sentence * words}</p>")
+                                   for words in (1, 3, 5, 7, 9, 20)] + [
+        html_capture("https://example.org/figures", "<p>" + "12 34 56 78 90 and 1.5 2.5 " * 8 + "</p>")]))
+    output = work / "out"
     assert cli.main(["--input", str(inputs), "--output", str(output), "--quiet", "--annotate", "--quality", "gopher",
                      "--quality-threshold", "gopher_quality.min_doc_words=50", "--tokenizer", str(tiny_tokenizer)]) == 0
-    records = corpus_records(output)
-    name = "gopher_quality/min_doc_words"
-    values = [(record["signals"][name], record["token_count"]) for record in records]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    dom, console, page_requests = open_in_chromium(output / REPORT_PAGE_NAME, tmp_path,
+    dom, console, page_requests = open_in_chromium(output / REPORT_PAGE_NAME, work,
                                                    ARTIFACTS / "report-page-signals.png")
     assert console == [] and page_requests == []
-    rendered = LexborHTMLParser(dom)
+    return corpus_records(output), LexborHTMLParser(dom)
+
+
+@pytest.mark.slow
+def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the_counts_each_side(signals_page):
+    records, rendered = signals_page
+    name = "gopher_quality/min_doc_words"
+    values = [(record["signals"][name], record["token_count"]) for record in records]
     [signal] = rendered.css(f'#signals .signal[data-signal="{name}"]')
     # All documents, then per language (Gopher's rules depend on it): here English alone.
     histograms = signal.css("svg.histogram")
     assert len(histograms) == 2
     bars = histograms[0].css("rect.bin")
-    assert sum(int(bar.attributes["data-documents"]) for bar in bars) == len(records) == 6
+    assert sum(int(bar.attributes["data-documents"]) for bar in bars) == len(records) == 7
     assert histograms[0].css_first("line.threshold") is not None and "threshold 50" in histograms[0].text()
     below, at, above = signal.css_first("table.sides").css("tbody tr")
     for row, side in ((below, lambda value: value < 50), (at, lambda value: value == 50),
@@ -250,3 +258,32 @@ def test_each_signals_histogram_is_drawn_in_a_browser_with_its_threshold_and_the
         chosen = [tokens for value, tokens in values if side(value)]
         assert [cell.text() for cell in row.css("td")[1:]] == [f"{len(chosen):,}", f"{sum(chosen):,}"]
     assert rendered.css_first("#tokens") is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, threshold, drops", [
+    ("gopher_quality/min_doc_words", 50, "below"),
+    # Named "max_", the rule keeps a page whose share of words with a letter reaches the threshold: it drops below.
+    ("gopher_quality/max_non_alpha_words_ratio", 0.8, "below"),
+    ("gopher_quality/max_doc_words", 100_000, "above"),
+])
+def test_each_histogram_shades_and_counts_the_side_its_rule_drops(signals_page, name, threshold, drops):
+    records, rendered = signals_page
+    values = [(record["signals"][name], record["token_count"]) for record in records]
+    [signal] = rendered.css(f'#signals .signal[data-signal="{name}"]')
+    label = f"dropped: {drops} {threshold:g}"
+    for histogram in signal.css("svg.histogram"):
+        shaded = histogram.css_first("rect.dropped-side")
+        assert shaded.attributes["data-drops"] == drops and label in histogram.text()
+        # The shade runs from the threshold's line to the chart's end on the side dropped.
+        line_x = float(histogram.css_first("line.threshold").attributes["x1"])
+        left, width = float(shaded.attributes["x"]), float(shaded.attributes["width"])
+        assert (left + width if drops == "below" else left) == pytest.approx(line_x, abs=0.1) and width >= 0
+    dropped_by_rule = (lambda value: value < threshold) if drops == "below" else (lambda value: value > threshold)
+    rows = {row.attributes["class"]: [cell.text() for cell in row.css("td")]
+            for row in signal.css_first("table.sides").css("tfoot tr")}
+    for outcome, chosen in (("dropped", [tokens for value, tokens in values if dropped_by_rule(value)]),
+                            ("kept", [tokens for value, tokens in values if not dropped_by_rule(value)])):
+        assert rows[outcome] == [f"{len(chosen):,}", f"{sum(chosen):,}"]
+    [marked] = signal.css_first("table.sides").css("tbody tr.dropped")
+    assert marked.css_first("td").text() == f"{drops} {threshold:g}"

@@ -9,8 +9,10 @@ from hypothesis import given, strategies as st
 
 from transforms.report.report import build_report, tally_record
 from transforms.report.report_page_signals import signals_html
-from transforms.report.signal_histograms import ALL_LANGUAGES, BINS, EDGES, bin_of, signals_section, threshold_name
-from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
+from transforms.report.signal_histograms import (ALL_LANGUAGES, BINS, EDGES, bin_of, dropped_side, signals_section,
+                                                threshold_name)
+from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, thresholds_of
+from transforms.stages.filters.signals import THRESHOLD_RULES
 
 NON_ALPHA = "gopher_quality/max_non_alpha_words_ratio"
 THRESHOLDS = dict(DEFAULT_THRESHOLDS, **{"gopher_quality.max_non_alpha_words_ratio": 0.8})
@@ -89,3 +91,33 @@ def test_the_page_draws_a_histogram_per_signal_with_its_threshold_and_the_counts
     assert page.count('class="threshold"') == 3 and "threshold 0.8" in page
     assert '<td class="n side-documents">1</td>' in page and '<td class="n side-documents">2</td>' in page
     assert signals_html({"options": {}}) == ""
+
+
+def test_the_side_a_signal_drops_is_its_rules_definition_not_its_name():
+    assert dropped_side("gopher_quality/min_doc_words") == "below"
+    assert dropped_side("gopher_repetition/dup_line_frac") == "above"
+    # Named "max_", the rule drops a page whose share of words with a letter is under the threshold.
+    assert dropped_side(NON_ALPHA) == "below"
+    assert dropped_side("fineweb/line_punct_thr") == "below" and dropped_side("fineweb/short_line_thr") == "above"
+    assert dropped_side("c4/min_num_sentences") == "below"
+    assert dropped_side("gopher_quality/max_symbol_word_ratio (...)") == "above"
+    assert dropped_side("language/confidence") is None and dropped_side("c4/lorem_ipsum") is None
+    # Whatever the side said, the rule itself drops a value past its threshold on that side, and keeps one at it.
+    for name, rule in THRESHOLD_RULES.items():
+        family, _, rule_name = name.partition("/")
+        limits = thresholds_of(family, DEFAULT_THRESHOLDS)
+        threshold = limits[rule.threshold or rule.name]
+        past = threshold - 0.5 if dropped_side(name) == "below" else threshold + 0.5
+        assert rule.drop(family, past, limits) is not None and rule.drop(family, threshold, limits) is None, name
+
+
+def test_the_page_shades_the_side_each_rule_drops_and_counts_what_it_drops_and_keeps():
+    records = [staged({NON_ALPHA: value, "gopher_quality/max_avg_word_length": length}, "en", tokens)
+               for value, length, tokens in ((0.5, 4, 7), (0.85, 12, 5), (0.8, 5, 3))]
+    page = signals_html({"signals": section_of(records), "options": {}})
+    assert 'data-drops="below"' in page and "dropped: below 0.8" in page
+    assert 'data-drops="above"' in page and "dropped: above 10" in page
+    # max_non_alpha_words_ratio drops 0.5 (7 tokens), keeps 0.8 and 0.85 (8 tokens).
+    assert ('<tr class="dropped" style="background:#fdecea"><th>dropped: below 0.8</th><td class="n">1</td>'
+            '<td class="n">7</td></tr><tr class="kept"><th>kept: at or above 0.8</th><td class="n">2</td>'
+            '<td class="n">8</td></tr>') in page

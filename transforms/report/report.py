@@ -172,8 +172,11 @@ def tally_record(record: dict, thresholds: dict | None = None) -> Counter:
     if "token_count" in record:
         tally[(TOKENS, record.get("language") or "none", KEPT_TOKENS)] += record["token_count"]
     if record.get("signals"):
-        tally.update(tally_signals(record["signals"], record.get("language", ""), record.get("token_count", 0),
-                                   thresholds or {}))
+        # The few keys above into the signals' hundreds, not the other way round: an update is a loop over its keys.
+        signals = tally_signals(record["signals"], record.get("language", ""), record.get("token_count", 0),
+                                thresholds or {})
+        signals.update(tally)
+        return signals
     return tally
 
 

@@ -1,19 +1,22 @@
 """report.html's sections of --tokenizer and --annotate: the tokens kept and dropped, and "look before choosing":
 each signal's distribution over the corpus as a histogram of inline SVG (no script, no fetch), the rule's
-threshold marked, and the documents and tokens below, at and above it; per language for the rules that depend
-on it (report.json's `signals`: `signal_histograms`)."""
+threshold marked and the side its rule drops shaded, and the documents and tokens below, at and above it and
+dropped and kept by the rule; per language for the rules that depend on it (report.json's `signals`:
+`signal_histograms`)."""
 
 from __future__ import annotations
 
 from html import escape
 
 from transforms.report.report import TOKENS_DROPPED
-from transforms.report.signal_histograms import ALL_LANGUAGES, SHARE_BINS, SIDES, bin_of
+from transforms.report.signal_histograms import ALL_LANGUAGES, SHARE_BINS, SIDES, bin_of, dropped_side
 
 # Languages shown per signal that depends on language (the most documents first); report.json has them all.
 LANGUAGES_SHOWN = 8
 WIDTH, HEIGHT, MARGIN = 520, 150, 40
 BAR_COLOUR, THRESHOLD_COLOUR = "#42a5f5", "#c62828"
+# The rows of what a rule drops, in their own style (the page's style sheet stays that of a build without signals).
+DROPPED_ROW_STYLE = "background:#fdecea"
 
 
 def _number(value: float) -> str:
@@ -38,10 +41,11 @@ def tokens_html(report: dict) -> str:
             f"<tbody>{body}</tbody></table></div></section>")
 
 
-def histogram(title: str, counts: dict, edges: list[float], threshold: float | None) -> str:
+def histogram(title: str, counts: dict, edges: list[float], threshold: float | None, drops: str | None = None) -> str:
     """One signal's histogram as inline SVG, over 0 to 1 for a share, else the bins from the first to the last that
     hold a document (or the threshold): a bar a bin, its height the documents in it (the most written on the left);
-    the threshold a red line at its place in its bin; each bar's title its range, documents and tokens."""
+    the threshold a red line at its place in its bin, the side its rule drops (`drops`: "below" or "above")
+    shaded and labelled; each bar's title its range, documents and tokens."""
     documents, tokens = counts["documents"], counts["tokens"]
     filled = [int(index) for index in documents]
     shown = filled + ([bin_of(threshold)] if threshold is not None else [])
@@ -69,6 +73,18 @@ def histogram(title: str, counts: dict, edges: list[float], threshold: float | N
         index = bin_of(threshold)
         within = (threshold - edges[index]) / (edges[index + 1] - edges[index])
         x = MARGIN + (index - first + min(max(within, 0), 1)) * step
+        if drops is not None:
+            # The side the rule drops, under the bars: from the threshold to the chart's end that side.
+            left, right = (MARGIN, x) if drops == "below" else (x, MARGIN + len(bins) * step)
+            dropped = f"dropped: {drops} {_number(threshold)}"
+            parts.insert(0, f'<rect class="dropped-side" data-drops="{drops}" x="{left:.1f}" y="16" '
+                            f'width="{right - left:.1f}" height="{HEIGHT - 36}" fill="{THRESHOLD_COLOUR}" '
+                            f'fill-opacity="0.1"><title>{dropped}</title></rect>')
+            # Under the threshold's label, on the same side of the line (the one with room), an arrow to the shade.
+            arrowed = f"{dropped} \u2192" if drops == "above" else f"\u2190 {dropped}"
+            parts.append(f'<text class="dropped-label" x="{x + 3 if x < WIDTH / 2 else x - 3:.1f}" y="26" '
+                         f'font-size="11" text-anchor="{"start" if x < WIDTH / 2 else "end"}" '
+                         f'fill="{THRESHOLD_COLOUR}">{arrowed}</text>')
         parts.append(f'<line class="threshold" x1="{x:.1f}" x2="{x:.1f}" y1="16" y2="{HEIGHT - 20}" '
                      f'stroke="{THRESHOLD_COLOUR}" stroke-width="2"><title>threshold {_number(threshold)}</title>'
                      f'</line><text x="{x + 3 if x < WIDTH / 2 else x - 3:.1f}" y="12" font-size="11" '
@@ -78,18 +94,33 @@ def histogram(title: str, counts: dict, edges: list[float], threshold: float | N
             f'width="{WIDTH}" height="{HEIGHT}">{"".join(parts)}</svg>')
 
 
-def _sides(counts: dict, signal: dict) -> str:
+def _row_attributes(outcome: str) -> str:
+    return f'class="{outcome}"' + (f' style="{DROPPED_ROW_STYLE}"' if outcome == "dropped" else "")
+
+
+def _sides(counts: dict, signal: dict, drops: str | None) -> str:
+    """The documents and tokens below, at and above the threshold; with the side the rule drops (`drops`), that row
+    marked, and the documents and tokens dropped and kept by it."""
     threshold = _number(signal["threshold"])
-    rows = "".join(f'<tr><td>{side} {threshold}</td><td class="n side-documents">'
-                   f'{counts[side]["documents"]:,}</td><td class="n">{counts[side]["tokens"]:,}</td></tr>'
-                   for side in SIDES)
+    rows = "".join(f'<tr {_row_attributes("dropped" if side == drops else "kept")}><td>{side} {threshold}</td>'
+                   f'<td class="n side-documents">{counts[side]["documents"]:,}</td>'
+                   f'<td class="n">{counts[side]["tokens"]:,}</td></tr>' for side in SIDES)
+    totals = ""
+    if drops is not None:
+        kept = [side for side in SIDES if side != drops]
+        totals = "<tfoot>" + "".join(
+            f"<tr {_row_attributes(outcome)}><th>{outcome}: {label}</th>"
+            + "".join(f'<td class="n">{sum(counts[side][measure] for side in sides):,}</td>'
+                      for measure in ("documents", "tokens")) + "</tr>"
+            for outcome, label, sides in (("dropped", f"{drops} {threshold}", (drops,)),
+                                          ("kept", f"{' or '.join(kept)} {threshold}", kept))) + "</tfoot>"
     return (f'<table class="sides"><thead><tr><th>value ({escape(signal["threshold_name"])})</th><th>documents</th>'
-            f"<th>tokens</th></tr></thead><tbody>{rows}</tbody></table>")
+            f"<th>tokens</th></tr></thead><tbody>{rows}</tbody>{totals}</table>")
 
 
-def _one(title: str, counts: dict, edges: list[float], signal: dict) -> str:
-    sides = _sides(counts, signal) if signal["threshold"] is not None else ""
-    chart = histogram(title, counts, edges, signal["threshold"])
+def _one(title: str, counts: dict, edges: list[float], signal: dict, drops: str | None) -> str:
+    sides = _sides(counts, signal, drops) if signal["threshold"] is not None else ""
+    chart = histogram(title, counts, edges, signal["threshold"], drops)
     return f'<div class="signal-chart"><h4>{escape(title)}</h4>{chart}{sides}</div>'
 
 
@@ -103,10 +134,12 @@ def signals_html(report: dict) -> str:
     edges, charts = section["edges"], []
     for name, signal in section["by_signal"].items():
         languages = signal["languages"]
-        overall = _one(f"{name}: all documents", languages[ALL_LANGUAGES], edges, signal)
+        # Which side the rule drops is its definition's, not its name's (`max_non_alpha_words_ratio` drops below).
+        drops = dropped_side(name) if signal["threshold"] is not None else None
+        overall = _one(f"{name}: all documents", languages[ALL_LANGUAGES], edges, signal, drops)
         by_documents = sorted((language for language in languages if language != ALL_LANGUAGES),
                               key=lambda language: (-sum(languages[language]["documents"].values()), language))
-        per_language = "".join(_one(f"{name}: {language}", languages[language], edges, signal)
+        per_language = "".join(_one(f"{name}: {language}", languages[language], edges, signal, drops)
                                for language in by_documents[:LANGUAGES_SHOWN])
         more = (f'<p class="legend">{len(by_documents) - LANGUAGES_SHOWN} more languages in report.json.</p>'
                 if len(by_documents) > LANGUAGES_SHOWN else "")
@@ -117,6 +150,7 @@ def signals_html(report: dict) -> str:
                       f"{overall}{languages_html}</div>")
     return ('<section id="signals"><h2>Signals: look before choosing</h2><p class="legend">Each signal over the '
             "kept documents: a bar per bin (its title gives the range, documents and tokens), the rule's threshold "
-            "(--quality-threshold) in red, and the documents and tokens below, at and above it, counted exactly. "
+            "(--quality-threshold) in red, the side the rule drops shaded, and the documents and tokens below, at and "
+            "above it, counted exactly, and dropped and kept by the rule (a value at the threshold is kept). "
             "A rule that depends on the language has it per language too.</p>"
             f'<div class="charts">{"".join(charts)}</div></section>')

@@ -9,19 +9,21 @@ like every tally of the report (`report.tally_record`, per written shard; `repor
 A signal named after a rule, `FAMILY/RULE` (`gopher_quality/max_non_alpha_words_ratio`), has the threshold
 `FAMILY.RULE` of the build's `--quality-threshold` values (a rule measured twice, `max_symbol_word_ratio (#)`
 and `(...)`, has its one threshold): the documents and tokens below it, at it and above it are counted exactly,
-not read off the bins. Which side a rule drops is the rule's (`min_*` rules drop below, most others above: the
-skip's detail and docs/stages.md say). The rules of Gopher and FineWeb depend on the page's language (words only
-count in languages written with spaces, stop words only in English): their signals are counted per language
-too.
+not read off the bins. Which side a rule drops is the rule's (`dropped_side`, from its definition: the `min_*` rules
+and `max_non_alpha_words_ratio` and `line_punct_thr` drop below, the others above; a value at the threshold is
+kept). The rules of Gopher and FineWeb depend on the page's language (words only count in languages written with
+spaces, stop words only in English): their signals are counted per language too.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import Counter
 
 from transforms.stages.filters import fineweb, gopher
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
+from transforms.stages.filters.signals import THRESHOLD_RULES
 
 SHARE_BINS = 20
 EDGES = tuple(step / SHARE_BINS for step in range(SHARE_BINS + 1)) + tuple(float(2 ** power) for power in range(1, 41))
@@ -31,7 +33,6 @@ LANGUAGE_DEPENDENT = (gopher.REPETITION, gopher.QUALITY, fineweb.RULE_SET)
 # The histogram of every document, beside those per language.
 ALL_LANGUAGES = "*"
 SIDES = ("below", "at", "above")
-MEASURES = ("documents", "tokens")
 # Tally keys: (BIN_KEY, signal, language, measure, bin) and (SIDE_KEY, signal, language, measure, side).
 BIN_KEY, SIDE_KEY = "signal_bin", "signal_side"
 
@@ -50,6 +51,20 @@ def threshold_name(signal: str) -> str | None:
     return name if name in DEFAULT_THRESHOLDS else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _counted(signal: str) -> tuple[str | None, bool]:
+    """A signal's threshold name (`threshold_name`), and whether it is counted per language: the same for every
+    document, so found once per name (a build has a few dozen)."""
+    return threshold_name(signal), signal.partition("/")[0] in LANGUAGE_DEPENDENT
+
+
+def dropped_side(signal: str) -> str | None:
+    """The side of its threshold that the rule of a signal named after it drops ("below" or "above", from the rule's
+    definition: `max_non_alpha_words_ratio` drops below), or None for a signal of no rule with a threshold."""
+    rule = THRESHOLD_RULES.get(signal)
+    return rule.dropped_side if rule is not None and threshold_name(signal) is not None else None
+
+
 def side_of(value: float, threshold: float) -> str:
     return SIDES[(value >= threshold) + (value > threshold)]
 
@@ -57,16 +72,20 @@ def side_of(value: float, threshold: float) -> str:
 def tally_signals(signals: dict[str, float], language: str, tokens: int, thresholds: dict) -> Counter:
     """What a written document adds to the signals' histograms: per signal, its bin and its side of the threshold,
     in documents and tokens, for every document and (for rules that depend on it) for its language."""
+    # Each key is met once per document: set, not added (a tally per document, summed per shard by the caller).
     tally = Counter()
+    everywhere, here = (ALL_LANGUAGES,), (ALL_LANGUAGES, language or "none")
     for name, value in signals.items():
-        threshold = thresholds.get(threshold_name(name))
-        languages = (ALL_LANGUAGES, language or "none") if name.partition("/")[0] in LANGUAGE_DEPENDENT else (
-            ALL_LANGUAGES,)
-        for where in languages:
-            for measure, amount in zip(MEASURES, (1, tokens)):
-                tally[(BIN_KEY, name, where, measure, bin_of(value))] += amount
-                if threshold is not None:
-                    tally[(SIDE_KEY, name, where, measure, side_of(value, threshold))] += amount
+        named, per_language = _counted(name)
+        threshold = thresholds.get(named) if named is not None else None
+        place = bin_of(value)
+        side = None if threshold is None else side_of(value, threshold)
+        for where in here if per_language else everywhere:
+            tally[(BIN_KEY, name, where, "documents", place)] = 1
+            tally[(BIN_KEY, name, where, "tokens", place)] = tokens
+            if side is not None:
+                tally[(SIDE_KEY, name, where, "documents", side)] = 1
+                tally[(SIDE_KEY, name, where, "tokens", side)] = tokens
     return tally
 
 

@@ -26,13 +26,19 @@ from transforms.stages.filters import c4 as c4_rules
 from transforms.stages.filters import fineweb as fineweb_rules
 from transforms.stages.filters import gopher
 from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, STEP_FAMILY, steps_of, thresholds_of
-from transforms.stages.filters.verdict import Drop, first_drop
+from transforms.stages.filters.verdict import Drop, Empty, first_drop
 
 # The families whose rules measure the text as it is, each rule by itself: their values, and their rules.
 MEASURES = {
     gopher.REPETITION: (gopher.repetition_measures, gopher.REPETITION_RULES),
     gopher.QUALITY: (gopher.quality_measures, gopher.QUALITY_RULES),
     fineweb_rules.RULE_SET: (fineweb_rules.measures, fineweb_rules.RULES),
+}
+# The rule that compares a signal with its threshold, by the signal's name (`Rule.dropped_side`: which side drops).
+THRESHOLD_RULES = {
+    **{f"{family}/{name}": rule for family, (_, rules) in MEASURES.items() for name, rule in rules.items()
+       if not isinstance(rule, Empty)},
+    f"{c4_rules.RULE_SET}/{c4_rules.MIN_NUM_SENTENCES.name}": c4_rules.MIN_NUM_SENTENCES,
 }
 # The thresholds that change what is measured: C4's line thresholds change the lines kept (and so the text the
 # steps after it measure), FineWeb's short-line length the share of short lines. Moving one means measuring again.

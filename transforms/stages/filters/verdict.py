@@ -46,6 +46,11 @@ class Rule:
     minimum: bool = False
     threshold: str = ""
 
+    @property
+    def dropped_side(self) -> str:
+        """The side of its threshold that the rule drops: "below" (a minimum) or "above"; a value at it is kept."""
+        return "below" if self.minimum else "above"
+
     def drop(self, rule_set: str, value: float, limits: dict) -> Drop | None:
         limit = limits[self.threshold or self.name]
         return Drop(rule_set, self.name, value, limit) if (value < limit if self.minimum else value > limit) else None
