@@ -12,8 +12,10 @@ gives and FineWeb-2 configures: lid.176's code (Wikipedia's, ISO 639-1 where the
 configuration by `configuration_of`. The thresholds are named as `--quality-threshold` names them (`FAMILY.RULE`),
 each key of a configuration as FineWeb-2's pipeline script passes it to datatrove's filter (`PACK_THRESHOLDS`).
 Each pack's word segmenter (`words`) is the word tokenizer datatrove (Apache-2.0), which FineWeb-2's pipeline runs,
-assigns to the configuration in its `tokenizer_assignment.csv` (`segmenter_of`). A newer FineWeb-2 release is this
-one command; the file's `notice` says where the numbers come from.
+assigns to the configuration in its `tokenizer_assignment.csv` (`read_tokenizers`). Each pack's `min_confidence`, the
+threshold applied to lid.176's confidence, is decided from FineWeb-2's score and lid.176's confidence measured on
+pages of the language (`--confidence`, the project's table by default: `min_confidence`). A newer FineWeb-2 release
+is this one command; the file's `notice` says where the numbers come from.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 import pycountry
 import yaml
 
-from transforms.stages.filters.fineweb2 import FORMAT, NOTICE, SCALAR_KEYS, check_packs
+from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, FORMAT, NOTICE, SCALAR_KEYS, check_packs
 from transforms.stages.language import known_languages
 
 # lid.176's codes whose FineWeb-2 configuration is not the ISO 639-3 code pycountry gives: a macrolanguage, which
@@ -97,7 +99,7 @@ def read_tokenizers(path: Path) -> dict[str, str]:
 # model's number, so where lid.176 was measured on enough pages of a language (`CONFIDENCE_TABLE`, written by
 # `python -m benchmarks.fineweb2_language_score --table`) the same rule is applied to its numbers where it lowers
 # the threshold (`min_confidence`), and elsewhere FineWeb-2's threshold is kept as it is.
-CONFIDENCE_TABLE = Path(__file__).resolve().parent.parent / "transforms/stages/filters/data/lid176_confidence.json"
+CONFIDENCE_TABLE = DEFAULT_PACKS.with_name("lid176_confidence.json")
 MEASURED_PAGES = 10
 SCORE_BOUNDS = (0.3, 0.9)
 
