@@ -9,7 +9,8 @@ lid.176's confidence (`transforms/stages/language.py`), another model's number. 
 build computes it (CleanHtml's blocks of each page, `language.page_words`, `identify_words`) on:
 
 - the developer corpus's pages (`$WEBCORPUS_CORPUS`), each of its gold language (`gold/*.jsonl`'s `lang`: py3langid
-  on the gold text or the source dataset's language) where the gold has the page, else of lid.176's own label; a
+  on the gold text or the source dataset's language) where the gold has the page, else of lid.176's own label,
+  leaving out the extractors' synthetic test cases (Lorem ipsum, no language's text); a
   language's pack applies to a page lid.176 labels so, so its confidences are those of the pages of that language
   labelled so (the others are counted as missed);
 - `--pages` generated pages in each of the ten languages of `benchmarks.fineweb2_agreement` (its generator: the
@@ -44,22 +45,23 @@ from transforms.stages.language import identify, identify_words, page_words
 from transforms.stages.read_warc.read_warc import read_warc
 
 
-def gold_languages(corpus: Path) -> dict[tuple[str, str], str]:
-    """(WARC file name, record id) -> the gold's language of the page, for every page the gold has."""
+def gold_languages(corpus: Path) -> dict[tuple[str, str], str | None]:
+    """(WARC file name, record id) -> the gold's language of the page, for every page the gold has; None for an
+    extractor's synthetic test case (`synthetic_testcase`: Lorem ipsum placeholder, which py3langid calls Latin)."""
     languages = {}
     for name in ("gold.jsonl", "snippets.jsonl"):
         path = corpus / "gold" / name
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 row = json.loads(line)
-                if row.get("lang"):
-                    languages[(row["warc_file"], row["record_id"])] = row["lang"]
+                languages[(row["warc_file"], row["record_id"])] = (
+                    None if row.get("synthetic_testcase") else row.get("lang") or "")
     return languages
 
 
 def corpus_confidences(corpus: Path) -> tuple[dict[str, list[float]], Counter, Counter]:
     """Per language, lid.176's confidence on its pages that lid.176 labels so; the pages of each language labelled
-    otherwise (missed); and how many pages' language is the gold's."""
+    otherwise (missed); and the pages by where their language comes from (or why they are left out)."""
     gold = gold_languages(corpus)
     cleaner = HtmlCleaner()
     confidences: dict[str, list[float]] = defaultdict(list)
@@ -69,9 +71,10 @@ def corpus_confidences(corpus: Path) -> tuple[dict[str, list[float]], Counter, C
             if not isinstance(outcome, Document):
                 continue
             label, confidence = identify_words(page_words(cleaner(decode_document(outcome))))
-            if not label:
+            language = gold.get((Path(path).name, outcome.capture.warc_record_id), "")
+            if not label or language is None:
+                truth["left out: no words" if not label else "left out: synthetic test case"] += 1
                 continue
-            language = gold.get((Path(path).name, outcome.capture.warc_record_id))
             truth["gold" if language else "lid.176's label"] += 1
             language = language or label
             if label == language:
@@ -104,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     packs = read_packs()
     confidences, missed, truth = corpus_confidences(args.corpus)
-    print(f"developer corpus: {sum(truth.values())} pages with words, language by {dict(truth)}; "
+    print(f"developer corpus: {sum(truth.values())} pages, language by {dict(truth)}; "
           f"a threshold is measured where a language has at least {MEASURED_PAGES} pages")
     print_table("developer corpus (languages with a pack)", confidences, missed, packs, decide=True)
     generated: dict[str, list[float]] = defaultdict(list)

@@ -119,8 +119,8 @@ def min_confidence(fineweb2_score: float, row: dict | None) -> tuple[float, str]
     where it gives more (the measured pages are gold pages, narrower in spread than a crawl, so the rule on them
     would drop true pages FineWeb-2 kept) or where under `MEASURED_PAGES` pages were measured."""
     if row is None or row["pages"] < MEASURED_PAGES:
-        measured = f"measured on {row['pages']}" if row else "measured on no"
-        return fineweb2_score, f"FineWeb-2's GlotLID score (lid.176 {measured} pages, under {MEASURED_PAGES})"
+        measured = f"measured on too few pages: {row['pages']}, under {MEASURED_PAGES}" if row else "not measured"
+        return fineweb2_score, f"FineWeb-2's GlotLID score (lid.176's confidence {measured})"
     low, high = SCORE_BOUNDS
     value = round(max(low, min(high, row["median"] - row["sd"])), 3)
     rule = (f"FineWeb-2's rule on lid.176's confidence over {row['pages']} developer-corpus pages (median "
