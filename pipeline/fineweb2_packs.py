@@ -12,8 +12,10 @@ gives and FineWeb-2 configures: lid.176's code (Wikipedia's, ISO 639-1 where the
 configuration by `configuration_of`. The thresholds are named as `--quality-threshold` names them (`FAMILY.RULE`),
 each key of a configuration as FineWeb-2's pipeline script passes it to datatrove's filter (`PACK_THRESHOLDS`).
 Each pack's word segmenter (`words`) is the word tokenizer datatrove (Apache-2.0), which FineWeb-2's pipeline runs,
-assigns to the configuration in its `tokenizer_assignment.csv` (`segmenter_of`). A newer FineWeb-2 release is this
-one command; the file's `notice` says where the numbers come from.
+assigns to the configuration in its `tokenizer_assignment.csv` (`read_tokenizers`). Each pack's `min_confidence`, the
+threshold applied to lid.176's confidence, is decided from FineWeb-2's score and lid.176's confidence measured on
+pages of the language (`--confidence`, the project's table by default: `min_confidence`). A newer FineWeb-2 release
+is this one command; the file's `notice` says where the numbers come from.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -28,7 +31,7 @@ from pathlib import Path
 import pycountry
 import yaml
 
-from transforms.stages.filters.fineweb2 import FORMAT, NOTICE, SCALAR_KEYS, check_packs
+from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, FORMAT, NOTICE, SCALAR_KEYS, check_packs
 from transforms.stages.language import known_languages
 
 # lid.176's codes whose FineWeb-2 configuration is not the ISO 639-3 code pycountry gives: a macrolanguage, which
@@ -91,20 +94,70 @@ def read_tokenizers(path: Path) -> dict[str, str]:
     return segmenters
 
 
-def pack_of(configuration: dict, name: str, words: str) -> dict:
-    """A pack from one FineWeb-2 configuration (`name`: its file's name, `iso3_Script`), counting words by `words`."""
+# The language score. FineWeb-2 set each language's minimum as GlotLID's confidence on the pages GlotLID gave the
+# language, their median less their standard deviation, kept within 0.3 and 0.9; lid.176's confidence is another
+# model's number, so where lid.176 was measured on enough pages of a language (`CONFIDENCE_TABLE`, written by
+# `python -m benchmarks.fineweb2_language_score --table`) the same rule is applied to its numbers where it lowers
+# the threshold (`min_confidence`), and elsewhere FineWeb-2's threshold is kept as it is.
+CONFIDENCE_TABLE = DEFAULT_PACKS.with_name("lid176_confidence.json")
+MEASURED_PAGES = 10
+SCORE_BOUNDS = (0.3, 0.9)
+
+
+def confidence_row(confidences: list[float]) -> dict:
+    """The measured row of a language: its pages, and the median, 5th percentile and (population) standard
+    deviation of lid.176's confidence on them, to 4 digits."""
+    p5 = statistics.quantiles(confidences, n=20, method="inclusive")[0] if len(confidences) > 1 else confidences[0]
+    return {"pages": len(confidences), "median": round(statistics.median(confidences), 4), "p5": round(p5, 4),
+            "sd": round(statistics.pstdev(confidences), 4)}
+
+
+def min_confidence(fineweb2_score: float, row: dict | None) -> tuple[float, str]:
+    """The minimum lid.176 confidence of a language whose FineWeb-2 (GlotLID) score is `fineweb2_score`, measured
+    as `row` (`confidence_row`, or None), and where it comes from: FineWeb-2's rule on lid.176's numbers where it
+    gives less (lid.176 less sure of the language's pages than GlotLID's threshold assumes), FineWeb-2's score
+    where it gives more (the measured pages are gold pages, narrower in spread than a crawl, so the rule on them
+    would drop true pages FineWeb-2 kept) or where under `MEASURED_PAGES` pages were measured."""
+    if row is None or row["pages"] < MEASURED_PAGES:
+        measured = f"measured on too few pages: {row['pages']}, under {MEASURED_PAGES}" if row else "not measured"
+        return fineweb2_score, f"FineWeb-2's GlotLID score (lid.176's confidence {measured})"
+    low, high = SCORE_BOUNDS
+    value = round(max(low, min(high, row["median"] - row["sd"])), 3)
+    rule = (f"FineWeb-2's rule on lid.176's confidence over {row['pages']} developer-corpus pages (median "
+            f"{row['median']} less sd {row['sd']}, within {low}-{high})")
+    if value >= fineweb2_score:
+        return fineweb2_score, f"FineWeb-2's GlotLID score, not raised to {value}: {rule}"
+    return value, f"{rule}, under FineWeb-2's GlotLID score {fineweb2_score}"
+
+
+def read_confidence_table(path: Path) -> dict[str, dict]:
+    """The measured rows by language of a table `benchmarks.fineweb2_language_score --table` wrote."""
+    rows = json.loads(path.read_text(encoding="utf-8"))["languages"]
+    for language, row in rows.items():
+        if not all(isinstance(row.get(key), (int, float)) for key in ("pages", "median", "p5", "sd")):
+            raise ValueError(f"{path}: {language}'s row needs pages, median, p5 and sd (numbers)")
+    return rows
+
+
+def pack_of(configuration: dict, name: str, words: str, measured: dict | None = None) -> dict:
+    """A pack from one FineWeb-2 configuration (`name`: its file's name, `iso3_Script`), counting words by `words`,
+    its minimum lid.176 confidence from `measured` (its row of the confidence table, or None: `min_confidence`)."""
     thresholds = {name: configuration[key] for name, key in SCALAR_KEYS.items()}
     for kind in ("top_n_grams", "dup_n_grams"):
         for n, share in configuration[kind]:
             thresholds[f"gopher_repetition.{'top' if kind == 'top_n_grams' else 'dup'}_{n}_gram"] = share
-    return {"fineweb2": name, "language_score": configuration["language_score"],
+    threshold, origin = min_confidence(configuration["language_score"], measured)
+    return {"fineweb2": name, "language_score": configuration["language_score"], "min_confidence": threshold,
+            "min_confidence_origin": origin,
             "stop_words": list(configuration["stopwords"]), "thresholds": dict(sorted(thresholds.items())),
             "words": words}
 
 
-def build_packs(configs: Path, tokenizers: Path) -> dict:
-    """The pack file's content from FineWeb-2's `configs` folder and datatrove's `tokenizers` table."""
+def build_packs(configs: Path, tokenizers: Path, confidence: Path = CONFIDENCE_TABLE) -> dict:
+    """The pack file's content from FineWeb-2's `configs` folder, datatrove's `tokenizers` table and the measured
+    `confidence` table."""
     segmenters = read_tokenizers(tokenizers)
+    measured = read_confidence_table(confidence)
     configured: dict[str, list[str]] = defaultdict(list)
     for path in sorted(configs.glob("*.yml")):
         iso3, _, script = path.stem.partition("_")
@@ -118,7 +171,7 @@ def build_packs(configs: Path, tokenizers: Path) -> dict:
             if name not in segmenters:
                 raise ValueError(f"{tokenizers}: no word tokenizer for {name} (lid.176's {code})")
             packs[code] = pack_of(yaml.safe_load((configs / f"{name}.yml").read_text(encoding="utf-8")), name,
-                                  segmenters[name])
+                                  segmenters[name], measured.get(code))
     content = {"format": FORMAT, "notice": NOTICE, "configurations": sum(map(len, configured.values())),
                "packs": packs}
     check_packs(content, str(configs))
@@ -130,10 +183,13 @@ def main(argv=None) -> int:
     parser.add_argument("configs", type=Path, help="FineWeb-2's configs/ folder (iso3_Script.yml files)")
     parser.add_argument("--tokenizers", type=Path, required=True,
                         help="datatrove's assets/tokenizer_assignment.csv (the word tokenizer of each configuration)")
+    parser.add_argument("--confidence", type=Path, default=CONFIDENCE_TABLE,
+                        help="lid.176's confidence measured per language (default: the project's table, written by "
+                             "python -m benchmarks.fineweb2_language_score --table)")
     parser.add_argument("--output", type=Path, required=True, help="the pack file to write (JSON)")
     options = parser.parse_args(argv)
     try:
-        content = build_packs(options.configs, options.tokenizers)
+        content = build_packs(options.configs, options.tokenizers, options.confidence)
     except (OSError, ValueError, KeyError, yaml.YAMLError, csv.Error) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2

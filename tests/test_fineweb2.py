@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.fineweb2_packs import build_packs
+from pipeline.fineweb2_packs import build_packs, main
 from tests.helpers import document
 from tests.test_cli import run_main
 from transforms.stages.filters import fineweb as fineweb_rules
@@ -54,18 +54,22 @@ def configuration(stop_words: list[str], line_punct_thr: float = 0.2, dup_line_f
                        "dup_n_grams": [[n, 0.1] for n in range(5, 11)]})
 
 
-def test_the_generator_maps_lid176_codes_to_fineweb2_configurations(tmp_path):
-    # (JSON is YAML.) Serbian in two scripts: lid.176's is Cyrillic; Albanian is Tosk (als), Alemannic gsw.
-    for name, words in (("rus_Cyrl", ["и"]), ("srp_Cyrl", ["и", "у"]), ("srp_Latn", ["i"]), ("als_Latn", ["e"]),
-                        ("gsw_Latn", ["und"]), ("ekk_Latn", ["ja"])):
-        (tmp_path / f"{name}.yml").write_text(configuration(words, dup_line_frac=0.0 if name == "ekk_Latn" else 0.3))
-    # datatrove's table of word tokenizers (its columns; a Whitespace tokenizer is spaCy's multilingual one).
-    (tmp_path / "tokenizers.csv").write_text(
+def write_tokenizers(folder) -> None:
+    """datatrove's table of word tokenizers (its columns; a Whitespace tokenizer is spaCy's multilingual one)."""
+    (folder / "tokenizers.csv").write_text(
         "code_3,code_1,script,name,family,type,tok_code,proxy,auto_assigned,default_code_1,default_script\n"
         + "".join(f"{iso3},,{script},x,x,{kind},{code},FALSE,FALSE,FALSE,TRUE\n" for iso3, script, kind, code in (
             ("rus", "Cyrl", "SpaCyTokenizer", "ru"), ("srp", "Cyrl", "SpaCyTokenizer", "sr"),
             ("als", "Latn", "StanzaTokenizer", "sq"), ("gsw", "Latn", "SpaCyTokenizer", "de"),
             ("ekk", "Latn", "WhitespaceTokenizer", ""))))
+
+
+def test_the_generator_maps_lid176_codes_to_fineweb2_configurations(tmp_path):
+    # (JSON is YAML.) Serbian in two scripts: lid.176's is Cyrillic; Albanian is Tosk (als), Alemannic gsw.
+    for name, words in (("rus_Cyrl", ["и"]), ("srp_Cyrl", ["и", "у"]), ("srp_Latn", ["i"]), ("als_Latn", ["e"]),
+                        ("gsw_Latn", ["und"]), ("ekk_Latn", ["ja"])):
+        (tmp_path / f"{name}.yml").write_text(configuration(words, dup_line_frac=0.0 if name == "ekk_Latn" else 0.3))
+    write_tokenizers(tmp_path)
     content = build_packs(tmp_path, tmp_path / "tokenizers.csv")
     assert {code: pack["fineweb2"] for code, pack in content["packs"].items()} == {
         "ru": "rus_Cyrl", "sr": "srp_Cyrl", "sq": "als_Latn", "als": "gsw_Latn", "et": "ekk_Latn"}
@@ -76,6 +80,42 @@ def test_the_generator_maps_lid176_codes_to_fineweb2_configurations(tmp_path):
     # datatrove leaves a duplicate-line share of 0 unapplied: so does the pack.
     (tmp_path / "packs.json").write_text(json.dumps(content))
     assert read_packs(tmp_path / "packs.json")["et"].thresholds["gopher_repetition.dup_line_frac"] == 1.0
+
+
+def test_the_generator_writes_each_languages_min_confidence_from_the_measured_table(tmp_path, capsys):
+    for name in ("rus_Cyrl", "srp_Cyrl", "ekk_Latn", "gsw_Latn"):
+        (tmp_path / f"{name}.yml").write_text(configuration(["и"]))
+    write_tokenizers(tmp_path)
+    # lid.176 measured less sure of Russian than FineWeb-2's 0.8 assumes, surer of Serbian, on too few Estonian pages.
+    (tmp_path / "confidence.json").write_text(json.dumps({"languages": {
+        "ru": {"pages": 20, "median": 0.62, "p5": 0.4, "sd": 0.1},
+        "sr": {"pages": 20, "median": 0.99, "p5": 0.97, "sd": 0.01},
+        "et": {"pages": 3, "median": 0.5, "p5": 0.45, "sd": 0.02}}}))
+    assert main(["--tokenizers", str(tmp_path / "tokenizers.csv"), "--confidence", str(tmp_path / "confidence.json"),
+                 "--output", str(tmp_path / "packs.json"), str(tmp_path)]) == 0
+    packs = json.loads((tmp_path / "packs.json").read_text())["packs"]
+    assert {code: (pack["language_score"], pack["min_confidence"]) for code, pack in packs.items()} == {
+        "ru": (0.8, 0.52), "sr": (0.8, 0.8), "et": (0.8, 0.8), "als": (0.8, 0.8)}
+    assert packs["ru"]["min_confidence_origin"].startswith("FineWeb-2's rule on lid.176's confidence over 20 ")
+    assert packs["sr"]["min_confidence_origin"].startswith("FineWeb-2's GlotLID score, not raised to 0.9: ")
+    assert packs["et"]["min_confidence_origin"] == ("FineWeb-2's GlotLID score (lid.176's confidence measured on too "
+                                                    "few pages: 3, under 10)")
+    assert packs["als"]["min_confidence_origin"] == "FineWeb-2's GlotLID score (lid.176's confidence not measured)"
+    assert read_packs(tmp_path / "packs.json")["ru"].min_confidence == 0.52
+    capsys.readouterr()
+
+
+def test_the_language_score_applied_is_the_packs_min_confidence():
+    # lid.176 is surer of German pages (median 0.987 on the developer corpus's) than FineWeb-2's 0.821 assumes.
+    german = json.loads(DEFAULT_PACKS.read_text(encoding="utf-8"))["packs"]["de"]
+    assert (german["language_score"], german["min_confidence"]) == (0.821, 0.821)
+    assert german["min_confidence_origin"].startswith("FineWeb-2's GlotLID score, not raised to 0.9: ")
+    pack = {**json.loads(DEFAULT_PACKS.read_text(encoding="utf-8"))["packs"]["ru"], "min_confidence": 0.8}
+    packs = {"ru": fineweb2.pack_rules(pack)}
+    kept, counts = judged(PARAGRAPHS, "ru", confidence=0.85, packs=packs)
+    assert kept.clean_text == PARAGRAPHS and counts["language:ru:kept"] == 1
+    skip, _ = judged(PARAGRAPHS, "ru", confidence=0.75, packs=packs)
+    assert skip.detail == "fineweb2: fineweb2/language_score: 0.75 (threshold 0.8)"
 
 
 def test_a_russian_page_is_judged_by_russian_stop_words_and_thresholds():
@@ -134,6 +174,7 @@ def pack_file(tmp_path, change) -> str:
     (lambda pack: pack["thresholds"].update({"fineweb.new_line_ratio": "high"}),
      "pack 'ru': threshold fineweb.new_line_ratio is 'high', not a number"),
     (lambda pack: pack.update(language_score=2), "pack 'ru': language_score 2 is not a number from 0 to 1"),
+    (lambda pack: pack.update(min_confidence="high"), "pack 'ru': min_confidence 'high' is not a number from 0 to 1"),
     (lambda pack: pack.update(words="icu:ru"), "pack 'ru': no word segmenter 'icu:ru'"),
 ])
 def test_a_bad_pack_file_is_one_line_exit_2_and_nothing_written(tmp_path, change, message):

@@ -34,7 +34,7 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
     are counted too, by rule (`tokens:STEP/RULE`) and by language (`tokens.tokens_of`).
 
     With `packs` (`--quality fineweb2`: language packs by language code), the thresholds are those of the page's
-    language's pack, a page under its pack's language score is dropped by `fineweb2/language_score`, a page whose
+    language's pack, a page under its pack's `min_confidence` is dropped by `fineweb2/language_score`, a page whose
     language has none is kept unjudged, and each page's outcome is counted per language
     (`language:LANGUAGE:OUTCOME`: the rule that dropped it, `kept`, or `fineweb2.NO_PACK`, `fineweb2.NO_WORDS`).
     """
@@ -47,10 +47,10 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
         pack = packs.get(doc.language)
         if pack is None:
             return doc, Counter({f"language:{language}:{fineweb2.NO_PACK}": 1})
-        if doc.language_confidence < pack.language_score:
+        if doc.language_confidence < pack.min_confidence:
             counts[f"language:{language}:{fineweb2.RULE_SET}/language_score"] = 1
             return dropped(doc, rule_sets, Drop(fineweb2.RULE_SET, "language_score", doc.language_confidence,
-                                                pack.language_score), counts, count_tokens)
+                                                pack.min_confidence), counts, count_tokens)
         thresholds = pack.thresholds
     outcome = apply_rule_sets(doc.clean_text, rule_sets, thresholds, doc.language)
     counts.update({f"lines:{rule}": removed for rule, removed in outcome.lines_removed.items()})

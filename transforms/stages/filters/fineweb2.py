@@ -8,7 +8,8 @@ The project ships those numbers as language packs (`data/fineweb2_packs.json`, g
 lid.176's code: the thresholds (`PACK_THRESHOLDS`, named as `--quality-threshold` names them), the stop words, the
 minimum language score and the word segmenter that counts the language's words (`words`: `segmenters.py`); the
 punctuation is datatrove's (`datatrove_punctuation.py`). A page whose language has no pack is not judged, and
-counted so per language; a page whose language confidence is under its pack's score is dropped by
+counted so per language; a page whose lid.176 confidence is under its pack's `min_confidence` (FineWeb-2's GlotLID
+score, or lower where lid.176 was measured less sure of the language: pipeline/fineweb2_packs.py) is dropped by
 `fineweb2/language_score`.
 """
 
@@ -44,7 +45,8 @@ SCALAR_KEYS = {
 NGRAM_THRESHOLDS = tuple(f"{gopher.REPETITION}.top_{n}_gram" for n in (2, 3, 4)) + tuple(
     f"{gopher.REPETITION}.dup_{n}_gram" for n in range(5, 11))
 PACK_THRESHOLDS = tuple(sorted((*SCALAR_KEYS, *NGRAM_THRESHOLDS)))
-PACK_KEYS = ("fineweb2", "language_score", "stop_words", "thresholds", "words")
+PACK_KEYS = ("fineweb2", "language_score", "min_confidence", "min_confidence_origin", "stop_words", "thresholds",
+             "words")
 # The families whose rules count words, each given the pack's segmenter as its `word_segmenter`.
 WORD_FAMILIES = (gopher.REPETITION, gopher.QUALITY, fineweb_rules.RULE_SET)
 # What the pipeline script sets for every language: paragraph and line-character repeats and FineWeb's short lines
@@ -67,11 +69,13 @@ STOP_WORDS = f"{gopher.QUALITY}.stop_words"
 class Pack:
     """One language's rules: its thresholds (every one, `FAMILY.RULE`, the stop words under `STOP_WORDS`, the word
     segmenter under each of `WORD_FAMILIES`' `word_segmenter`, datatrove's punctuation under `symbol_characters` and
-    `terminal_punctuation`), the minimum language confidence, the FineWeb-2
-    configuration it came from, and its word segmenter."""
+    `terminal_punctuation`), FineWeb-2's minimum language score (GlotLID's), the minimum lid.176 confidence applied
+    (`min_confidence`: pipeline/fineweb2_packs.py decides it per language), the FineWeb-2 configuration it came
+    from, and its word segmenter."""
 
     thresholds: dict
     language_score: float
+    min_confidence: float
     origin: str
     words: str
 
@@ -95,9 +99,9 @@ def check_packs(content, where: str) -> None:
         missing = [key for key in PACK_KEYS if not isinstance(pack, dict) or key not in pack]
         if missing:
             raise _problem(where, f"pack {language!r} has no {missing[0]!r}")
-        if not _number(pack["language_score"]) or not 0 <= pack["language_score"] <= 1:
-            raise _problem(where, f"pack {language!r}: language_score {pack['language_score']!r} is not a number "
-                                  "from 0 to 1")
+        for key in ("language_score", "min_confidence"):
+            if not _number(pack[key]) or not 0 <= pack[key] <= 1:
+                raise _problem(where, f"pack {language!r}: {key} {pack[key]!r} is not a number from 0 to 1")
         problem = check_segmenter(pack["words"]) if isinstance(pack["words"], str) else "words is not a string"
         if problem:
             raise _problem(where, f"pack {language!r}: {problem}")
@@ -135,4 +139,5 @@ def pack_rules(pack: dict) -> Pack:
     thresholds.update({f"{family}.word_segmenter": pack["words"] for family in WORD_FAMILIES})
     thresholds[f"{gopher.QUALITY}.symbol_characters"] = datatrove_punctuation.PUNCTUATION
     thresholds[f"{fineweb_rules.RULE_SET}.terminal_punctuation"] = datatrove_punctuation.TERMINAL_PUNCTUATION
-    return Pack(thresholds, float(pack["language_score"]), pack["fineweb2"], pack["words"])
+    return Pack(thresholds, float(pack["language_score"]), float(pack["min_confidence"]), pack["fineweb2"],
+                pack["words"])
