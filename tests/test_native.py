@@ -140,7 +140,7 @@ def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
     """setup.py offline, without a copy of the sdist: one warning, no walk, the other modules built."""
     source = tmp_path / "source"
     shutil.copytree(ROOT / "transforms", source / "transforms", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-    for name in ("setup.py", "lexbor_headers.py", "requirements.txt", "README.md"):
+    for name in ("setup.py", "lexbor_headers.py", "requirements.txt", "requirements-languages.txt", "README.md"):
         shutil.copy(ROOT / name, source / name)
     (tmp_path / "empty").write_bytes(b"")
     env = dict(os.environ, **{lexbor_headers.SDIST_VARIABLE: str(tmp_path / "empty")})
