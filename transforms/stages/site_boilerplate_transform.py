@@ -7,13 +7,14 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
    pages is a combiner's sum, not a hot key; the pages of each site likewise.
 3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
-4. Join to pages: each page's lines, in `LINE_BUCKETS` buckets of their hashes, keyed by (site, bucket, one of
-   `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the bucket (each given to every
-   part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a million pages is
-   `JOIN_PARTS` groups.
+4. Join to pages: each page's lines, in `line_buckets` buckets of their hashes (one with the default share),
+   keyed by (site, bucket, one of `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the
+   bucket (each given to every part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a
+   million pages is `JOIN_PARTS` groups.
 5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
-   from its pages, in a join keyed by the stretch; its pages go on in file order (staging writes one run a
-   stretch at most), so that a worker holds the pages read from `STRETCH_BYTES` at once; the raw page is gone.
+   from its pages (each page with its blocks' line hashes from step 1: a line is hashed once), in a join keyed by
+   the stretch; its pages go on in file order (staging writes one run a stretch at most), so that a worker holds
+   the pages read from `STRETCH_BYTES` at once; the raw page is gone.
 
 The result is a function of the pages alone: every step is a combine or a keyed join.
 Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the domains most removed from)
@@ -23,21 +24,28 @@ Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 
 import apache_beam as beam
 
 from transforms.document import DeadLetter, Document
 from transforms.stage import counter
-from transforms.stages.site_boilerplate import SiteBoilerplate, line_hashes, site_of, text_hash, without_lines
+from transforms.corpus.blocks import html_to_blocks
+from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, packed, site_of, text_hash,
+                                                unpacked, without_lines)
 from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, DEAD_LETTER, DOCUMENTS, SITE_BOILERPLATE,
                                    SITE_BOILERPLATE_DOMAIN)
 
 # Groups a boilerplate line's pages are joined in: a line on N pages is N / JOIN_PARTS pages a group.
 JOIN_PARTS = 16
 # Buckets of line hashes a page's lines go to the join in (one element a bucket): a site's boilerplate lines of a
-# bucket are held while its pages' pass.
+# bucket are held while its pages' pass. A site's boilerplate lines, each on `min_share` of its pages, are at most
+# its pages' mean count of distinct lines over `min_share`: with buckets enough that `min_share` times their count
+# is `SHARE_PER_BUCKET`, a group holds at most five times the lines of a mean page, and a page is one element
+# with the default share, not one a bucket (`line_buckets`).
 LINE_BUCKETS = 16
+SHARE_PER_BUCKET = 0.2
 # Groups a site's repeated lines meet its count of pages in: one for a registered domain (a site's repeated lines,
 # not its pages); the whole crawl's in 256.
 DECISION_PARTS = {"domain": 1, "crawl": 256}
@@ -57,6 +65,13 @@ def _part(value: bytes, parts: int) -> int:
     return int.from_bytes(hashlib.blake2b(value, digest_size=4).digest(), "big") % parts
 
 
+def line_buckets(settings: SiteBoilerplate) -> int:
+    """The buckets of line hashes a page's lines go to the join in (see `SHARE_PER_BUCKET`)."""
+    if not settings.min_share:
+        return LINE_BUCKETS
+    return min(LINE_BUCKETS, math.ceil(SHARE_PER_BUCKET / settings.min_share))
+
+
 def stretch_key(doc: Document) -> bytes:
     """The stretch of its unit of reading a document was read from (`STRETCH_BYTES` of its file), as 16 bytes (a
     join's key, repeated with each of its lines)."""
@@ -66,11 +81,12 @@ def stretch_key(doc: Document) -> bytes:
 
 
 class LinesOfDocuments(beam.DoFn):
-    """Each page keyed by its stretch, its lines keyed by its site and text (`PAGES`), and by its site and bucket
-    of their hashes, for the join (`LINES`)."""
+    """Each page keyed by its stretch, with its blocks' line hashes (hashed once: `packed`); its lines keyed by its
+    site and text (`PAGES`), and by its site and bucket of their hashes, for the join (`LINES`)."""
 
-    def __init__(self, scope: str):
+    def __init__(self, scope: str, buckets: int):
         self._scope = scope
+        self._buckets = buckets
 
     def setup(self):
         self._failed = counter(SITE_BOILERPLATE, "dead_letter")
@@ -78,7 +94,9 @@ class LinesOfDocuments(beam.DoFn):
     def process(self, doc: Document):
         try:
             site = site_of(doc.capture.url, self._scope)
-            hashes = line_hashes(doc)
+            of_blocks = block_hashes(html_to_blocks(doc.cleaned_html))
+            hashes = set(of_blocks)
+            hashes.discard(NO_LINE)
             page = text_hash(doc)
         except Exception as error:  # noqa: BLE001 - a page that cannot be read is a dead letter, not a crash
             self._failed.inc()
@@ -86,7 +104,7 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        yield stretch, doc
+        yield stretch, (doc, packed(of_blocks) if hashes else b"")
         if not hashes:
             return
         lines = tuple(sorted(hashes))
@@ -94,7 +112,7 @@ class LinesOfDocuments(beam.DoFn):
         part = _part(stretch + doc.capture.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
         buckets: dict[int, list[int]] = {}
         for line in lines:
-            buckets.setdefault(line % LINE_BUCKETS, []).append(line)
+            buckets.setdefault(line % self._buckets, []).append(line)
         for bucket, in_bucket in sorted(buckets.items()):
             yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, tuple(in_bucket))))
 
@@ -132,8 +150,9 @@ class RemoveFromStretch(beam.DoFn):
         removed_of: dict[int, set[int]] = {}
         for offset, lines in joined["removals"]:
             removed_of.setdefault(offset, set()).update(lines)
-        for doc in sorted(joined[DOCUMENTS], key=lambda doc: doc.capture.source_offset):
-            kept, lines, size = without_lines(doc, removed_of.get(doc.capture.source_offset, set()))
+        for doc, hashes in sorted(joined[DOCUMENTS], key=lambda pair: pair[0].capture.source_offset):
+            removed = removed_of.get(doc.capture.source_offset)
+            kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
             if lines:
                 self._changed.inc()
                 yield beam.pvalue.TaggedOutput(BUILD_COUNTS, (site_of(doc.capture.url, "domain"), (lines, size, 1)))
@@ -181,7 +200,8 @@ class SiteBoilerplateLines(beam.PTransform):
 
     def expand(self, docs):
         settings = self._settings
-        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope)).with_outputs(
+        buckets = line_buckets(settings)
+        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope, buckets)).with_outputs(
             PAGES, LINES, DEAD_LETTER, main=DOCUMENTS)
         parts = DECISION_PARTS[settings.scope]
         # (A page text's lines are the same on each of its copies: any one of them.)
@@ -204,7 +224,7 @@ class SiteBoilerplateLines(beam.PTransform):
             | "Decide" >> beam.FlatMap(_decide, settings))
         removals = (
             {"boilerplate": boilerplate | "ToEveryJoinPart" >> beam.FlatMapTuple(
-                lambda site, line: [((site, line % LINE_BUCKETS, part), line) for part in range(JOIN_PARTS)]),
+                lambda site, line: [((site, line % buckets, part), line) for part in range(JOIN_PARTS)]),
              LINES: read[LINES]}
             | "MeetPageLines" >> beam.CoGroupByKey()
             | "Removals" >> beam.FlatMap(_removals))
