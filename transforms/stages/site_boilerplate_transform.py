@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import pickle
 from collections import Counter
 
 import apache_beam as beam
+import zstandard
 
 from transforms.document import DeadLetter, Document
 from transforms.stage import counter
@@ -52,6 +54,9 @@ DECISION_PARTS = {"domain": 1, "crawl": 256}
 # The bytes of an input file whose pages meet their lines removed in one group (4 MiB of compressed WARC: some
 # 10 to 40 MB of pages' text at most).
 STRETCH_BYTES = 4 << 20
+# A page waits for its site's lines in the join of its stretch compressed (`sealed`): a runner holds every page
+# of the crawl while the lines are counted, at a quarter of their size or less for a zstd level 1 pass.
+SEALED_LEVEL = 1
 # The domains report.json lists by bytes removed.
 TOP_DOMAINS = 20
 
@@ -80,6 +85,15 @@ def stretch_key(doc: Document) -> bytes:
     return hashlib.blake2b(stretch.encode("utf-8"), digest_size=16).digest()
 
 
+def sealed(doc: Document, hashes: bytes) -> bytes:
+    """A page and its blocks' line hashes as they wait in the join of its stretch: pickled and compressed."""
+    return zstandard.compress(pickle.dumps((doc, hashes), pickle.HIGHEST_PROTOCOL), SEALED_LEVEL)
+
+
+def unsealed(page: bytes) -> tuple[Document, bytes]:
+    return pickle.loads(zstandard.decompress(page))
+
+
 class LinesOfDocuments(beam.DoFn):
     """Each page keyed by its stretch, with its blocks' line hashes (hashed once: `packed`); its lines keyed by its
     site and text (`PAGES`), and by its site and bucket of their hashes, for the join (`LINES`)."""
@@ -104,7 +118,7 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        yield stretch, (doc, packed(of_blocks) if hashes else b"")
+        yield stretch, sealed(doc, packed(of_blocks) if hashes else b"")
         if not hashes:
             return
         lines = tuple(sorted(hashes))
@@ -150,7 +164,7 @@ class RemoveFromStretch(beam.DoFn):
         removed_of: dict[int, set[int]] = {}
         for offset, lines in joined["removals"]:
             removed_of.setdefault(offset, set()).update(lines)
-        for doc, hashes in sorted(joined[DOCUMENTS], key=lambda pair: pair[0].capture.source_offset):
+        for doc, hashes in sorted(map(unsealed, joined[DOCUMENTS]), key=lambda pair: pair[0].capture.source_offset):
             removed = removed_of.get(doc.capture.source_offset)
             kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
             if lines:
