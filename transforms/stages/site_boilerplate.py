@@ -116,8 +116,9 @@ def _hash_of(line: str) -> int:
 
 # A block's hash when it has no line (`line_hash` None); a line whose hash is 0 (one in 2**64) is no line either.
 NO_LINE = 0
-# Non-word characters as `_NOT_WORD`, less the boundary between blocks: a page's blocks are normalised in one pass.
-_NOT_WORD_WITHIN_BLOCK = re.compile(f"(?:[^\\w{BOUNDARY}]|_)+")
+# Non-word characters, less the boundary between blocks: a page's blocks are normalised in one pass (`_` made a
+# space first: `_NOT_WORD` in a character class, which re matches faster than an alternation).
+_NOT_WORD_WITHIN_BLOCK = re.compile(f"[^\\w{BOUNDARY}]+")
 _HASHES = struct.Struct(">q")
 
 
@@ -129,7 +130,8 @@ def block_hashes(blocks: list[str]) -> list[int]:
         # A block with the boundary in it (lexbor never parses one), or no block: one block at a time.
         lines = [normalised_line(block) for block in blocks]
     else:
-        lines = _NOT_WORD_WITHIN_BLOCK.sub(" ", _DIGIT.sub("0", joined.casefold())).split(BOUNDARY)
+        folded = _DIGIT.sub("0", joined.casefold()).replace("_", " ")
+        lines = _NOT_WORD_WITHIN_BLOCK.sub(" ", folded).split(BOUNDARY)
     hashes: dict[str, int] = {}
     return [hashes[line] if line in hashes else hashes.setdefault(line, _hash_of(line))
             for line in map(str.strip, lines)]

@@ -85,13 +85,14 @@ def stretch_key(doc: Document) -> bytes:
     return hashlib.blake2b(stretch.encode("utf-8"), digest_size=16).digest()
 
 
-def sealed(doc: Document, hashes: bytes) -> bytes:
-    """A page and its blocks' line hashes as they wait in the join of its stretch: pickled and compressed."""
-    return zstandard.compress(pickle.dumps((doc, hashes), pickle.HIGHEST_PROTOCOL), SEALED_LEVEL)
+def sealed(doc: Document, hashes: bytes, compressor: zstandard.ZstdCompressor) -> bytes:
+    """A page and its blocks' line hashes as they wait in the join of its stretch: pickled and compressed (by a
+    DoFn's own compressor: one made a page costs as much as the compression)."""
+    return compressor.compress(pickle.dumps((doc, hashes), pickle.HIGHEST_PROTOCOL))
 
 
-def unsealed(page: bytes) -> tuple[Document, bytes]:
-    return pickle.loads(zstandard.decompress(page))
+def unsealed(page: bytes, decompressor: zstandard.ZstdDecompressor) -> tuple[Document, bytes]:
+    return pickle.loads(decompressor.decompress(page))
 
 
 class LinesOfDocuments(beam.DoFn):
@@ -104,6 +105,7 @@ class LinesOfDocuments(beam.DoFn):
 
     def setup(self):
         self._failed = counter(SITE_BOILERPLATE, "dead_letter")
+        self._compressor = zstandard.ZstdCompressor(level=SEALED_LEVEL)
 
     def process(self, doc: Document):
         try:
@@ -118,7 +120,7 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        yield stretch, sealed(doc, packed(of_blocks) if hashes else b"")
+        yield stretch, sealed(doc, packed(of_blocks) if hashes else b"", self._compressor)
         if not hashes:
             return
         lines = tuple(sorted(hashes))
@@ -158,13 +160,15 @@ class RemoveFromStretch(beam.DoFn):
 
     def setup(self):
         self._changed = counter(SITE_BOILERPLATE, "documents_changed")
+        self._decompressor = zstandard.ZstdDecompressor()
 
     def process(self, grouped):
         _, joined = grouped
         removed_of: dict[int, set[int]] = {}
         for offset, lines in joined["removals"]:
             removed_of.setdefault(offset, set()).update(lines)
-        for doc, hashes in sorted(map(unsealed, joined[DOCUMENTS]), key=lambda pair: pair[0].capture.source_offset):
+        pages = (unsealed(page, self._decompressor) for page in joined[DOCUMENTS])
+        for doc, hashes in sorted(pages, key=lambda pair: pair[0].capture.source_offset):
             removed = removed_of.get(doc.capture.source_offset)
             kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
             if lines:
