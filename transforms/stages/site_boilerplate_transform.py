@@ -120,7 +120,8 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        yield stretch, sealed(doc, packed(of_blocks) if hashes else b"", self._compressor)
+        page_sealed = sealed(doc, packed(of_blocks) if hashes else b"", self._compressor)
+        yield stretch, (doc.capture.source_offset, page_sealed)
         if not hashes:
             return
         lines = tuple(sorted(hashes))
@@ -167,8 +168,9 @@ class RemoveFromStretch(beam.DoFn):
         removed_of: dict[int, set[int]] = {}
         for offset, lines in joined["removals"]:
             removed_of.setdefault(offset, set()).update(lines)
-        pages = (unsealed(page, self._decompressor) for page in joined[DOCUMENTS])
-        for doc, hashes in sorted(pages, key=lambda pair: pair[0].capture.source_offset):
+        # In file order, each page unsealed as it goes: a stretch is held compressed.
+        for _, page in sorted(joined[DOCUMENTS], key=lambda pair: pair[0]):
+            doc, hashes = unsealed(page, self._decompressor)
             removed = removed_of.get(doc.capture.source_offset)
             kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
             if lines:
