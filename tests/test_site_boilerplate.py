@@ -60,6 +60,10 @@ def test_a_pages_blocks_hashed_in_one_pass_are_each_blocks_line_hash():
     expected = [line_hash(block) or NO_LINE for block in blocks]
     assert block_hashes(blocks) == expected
     assert expected[0] == expected[4] and expected[2] == expected[3] == NO_LINE
+    # An ASCII page's blocks, by a byte table.
+    ascii_blocks = ["Copyright 2024, Example_Ltd!", " \t-- ", "COPYRIGHT 1999 example  ltd", "Tab\x1fbed A-Z 0-9"]
+    assert block_hashes(ascii_blocks) == [line_hash(block) or NO_LINE for block in ascii_blocks]
+    assert block_hashes(ascii_blocks)[0] == block_hashes(ascii_blocks)[2]
     # A block with the boundary in it (never parsed) is normalised alone.
     assert block_hashes(["one\x00two", "three"]) == [line_hash("one\x00two"), line_hash("three")]
     assert unpacked(packed(expected)) == expected

@@ -105,13 +105,13 @@ def normalised_line(block: str) -> str:
 def line_hash(block: str) -> int | None:
     """The signed 64-bit hash (BLAKE2b: the same on every machine) of a block's normalised line; None for a block
     with no letter or digit, which is nobody's boilerplate."""
-    return _hash_of(normalised_line(block)) or None
+    return _hash_of(normalised_line(block).encode("utf-8")) or None
 
 
-def _hash_of(line: str) -> int:
+def _hash_of(line: bytes) -> int:
     if not line:
         return NO_LINE
-    return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    return int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "big", signed=True)
 
 
 # A block's hash when it has no line (`line_hash` None); a line whose hash is 0 (one in 2**64) is no line either.
@@ -119,6 +119,12 @@ NO_LINE = 0
 # Non-word characters, less the boundary between blocks: a page's blocks are normalised in one pass (`_` made a
 # space first: `_NOT_WORD` in a character class, which re matches faster than an alternation).
 _NOT_WORD_WITHIN_BLOCK = re.compile(f"[^\\w{BOUNDARY}]+")
+# The same normalisation of an ASCII page (most of an English crawl's) as one byte table: letters lowered, digits
+# made 0, the boundary kept, anything else a space (whose runs `split` and `join` make one).
+_ASCII_TABLE = bytes(ord(BOUNDARY) if character == BOUNDARY else ord("0") if character.isdigit()
+                     else ord(character.lower()) if character.isalnum() else ord(" ")
+                     for character in map(chr, range(256)))
+_ENCODED_BOUNDARY = BOUNDARY.encode("ascii")
 _HASHES = struct.Struct(">q")
 
 
@@ -128,13 +134,15 @@ def block_hashes(blocks: list[str]) -> list[int]:
     joined = BOUNDARY.join(blocks)
     if joined.count(BOUNDARY) != len(blocks) - 1:
         # A block with the boundary in it (lexbor never parses one), or no block: one block at a time.
-        lines = [normalised_line(block) for block in blocks]
+        lines = [normalised_line(block).encode("utf-8") for block in blocks]
+    elif joined.isascii():
+        lines = b" ".join(joined.encode("ascii").translate(_ASCII_TABLE).split()).split(_ENCODED_BOUNDARY)
     else:
         folded = _DIGIT.sub("0", joined.casefold()).replace("_", " ")
-        lines = _NOT_WORD_WITHIN_BLOCK.sub(" ", folded).split(BOUNDARY)
-    hashes: dict[str, int] = {}
+        lines = _NOT_WORD_WITHIN_BLOCK.sub(" ", folded).encode("utf-8").split(_ENCODED_BOUNDARY)
+    hashes: dict[bytes, int] = {}
     return [hashes[line] if line in hashes else hashes.setdefault(line, _hash_of(line))
-            for line in map(str.strip, lines)]
+            for line in map(bytes.strip, lines)]
 
 
 def packed(hashes: list[int]) -> bytes:
