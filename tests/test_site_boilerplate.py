@@ -18,7 +18,8 @@ from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, line_hash, line_hashes,
                                                 normalised_line, packed, registered_domain, unpacked, without_lines)
-from transforms.stages.site_boilerplate_transform import LINE_BUCKETS, SiteBoilerplateLines, line_buckets
+from transforms.stages.site_boilerplate_transform import (LINE_BUCKETS, PAGES, SITES, SiteBoilerplateLines,
+                                                          _lines_to_count, line_buckets)
 from transforms.vocabulary import BUILD_COUNTS, DOCUMENTS, SITE_BOILERPLATE
 
 FOOTER = "Copyright 2024 Example Ltd. All rights reserved."
@@ -179,6 +180,14 @@ def test_the_crawl_scope_counts_lines_across_sites(share):
     docs = [page(f"https://{word}.com/", [f"Article {word}.", FOOTER], n) for n, word in enumerate(WORDS[:4])]
     assert_stage(docs, {f"https://{word}.com/": [f"Article {word}."] for word in WORDS[:4]},
                  SiteBoilerplate("crawl", min_share=share))
+
+
+def test_only_the_lines_of_sites_of_pages_enough_are_counted():
+    # A (site, part) group: its distinct pages' lines, and its site's count of pages where it has `min_pages`.
+    pages = [packed([1, 2]), packed([2])]
+    assert list(_lines_to_count((("many.com", 3), {PAGES: pages, SITES: [3]}))) == [
+        (("many.com", 1), 1), (("many.com", 2), 1), (("many.com", 2), 1)]
+    assert list(_lines_to_count((("few.com", 3), {PAGES: pages, SITES: []}))) == []
 
 
 def test_the_decision_in_memory_is_the_transforms():

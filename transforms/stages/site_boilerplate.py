@@ -146,7 +146,8 @@ def block_hashes(blocks: list[str]) -> list[int]:
 
 
 def packed(hashes: list[int]) -> bytes:
-    """`block_hashes` as 8 bytes each, as they go with their page to the join (`unpacked` reads them)."""
+    """Line hashes as 8 bytes each, as they go to the shuffles and with their page to the join (`unpacked` reads
+    them)."""
     return struct.pack(f">{len(hashes)}q", *hashes)
 
 

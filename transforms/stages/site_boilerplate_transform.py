@@ -3,8 +3,9 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
 
 1. Each page gives, beside itself keyed by its stretch (`stretch_key`), its lines keyed by (site, page text).
 2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
-   times is a combiner's work), then its lines counted per (site, line) by a combine, so a footer on a million
-   pages is a combiner's sum, not a hot key; the pages of each site likewise.
+   times is a combiner's work); the pages of each site by a combine; then the lines of the sites of at least
+   `min_pages` pages (each site's pages meet its count in `JOIN_PARTS` groups) counted per (site, line) by a
+   combine, so a footer on a million pages is a combiner's sum, not a hot key.
 3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
 4. Join to pages: each page's lines, in `line_buckets` buckets of their hashes (one with the default share),
@@ -64,6 +65,7 @@ TOP_DOMAINS = 20
 MEASURES = ("lines", "bytes", "documents")
 PAGES = "pages"
 LINES = "lines"
+SITES = "sites"
 
 
 def _part(value: bytes, parts: int) -> int:
@@ -124,14 +126,26 @@ class LinesOfDocuments(beam.DoFn):
         yield stretch, (doc.capture.source_offset, page_sealed)
         if not hashes:
             return
-        lines = tuple(sorted(hashes))
-        yield beam.pvalue.TaggedOutput(PAGES, ((site, page), lines))
+        # Lines go to the shuffles as 8 bytes each (`packed`): a runner holds them as one bytes object, not an int
+        # object each.
+        lines = sorted(hashes)
+        yield beam.pvalue.TaggedOutput(PAGES, ((site, page), packed(lines)))
         part = _part(stretch + doc.capture.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
         buckets: dict[int, list[int]] = {}
         for line in lines:
             buckets.setdefault(line % self._buckets, []).append(line)
         for bucket, in_bucket in sorted(buckets.items()):
-            yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, tuple(in_bucket))))
+            yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, packed(in_bucket))))
+
+
+def _lines_to_count(grouped):
+    """((site, line), 1) for each line of each distinct page of a (site, part) group, if its site has pages
+    enough to have boilerplate."""
+    (site, _), joined = grouped
+    if any(joined[SITES]):
+        for lines in joined[PAGES]:
+            for line in unpacked(lines):
+                yield (site, line), 1
 
 
 def _decide(grouped, settings: SiteBoilerplate):
@@ -151,7 +165,7 @@ def _removals(grouped):
     boilerplate = set(joined["boilerplate"])
     if boilerplate:
         for (stretch, offset), lines in joined[LINES]:
-            removed = boilerplate.intersection(lines)
+            removed = boilerplate.intersection(unpacked(lines))
             if removed:
                 yield stretch, (offset, tuple(removed))
 
@@ -226,20 +240,26 @@ class SiteBoilerplateLines(beam.PTransform):
         parts = DECISION_PARTS[settings.scope]
         # (A page text's lines are the same on each of its copies: any one of them.)
         distinct_pages = read[PAGES] | "OnePerText" >> beam.CombinePerKey(min)
-        repeated = (
-            distinct_pages
-            | "OnePerPage" >> beam.FlatMapTuple(lambda key, lines: [((key[0], line), 1) for line in lines])
-            | "PagesWithLine" >> beam.CombinePerKey(sum)
-            | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
-            | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
         site_pages = (
             distinct_pages
             | "OneSitePage" >> beam.MapTuple(lambda key, lines: (key[0], 1))
             | "SitePages" >> beam.CombinePerKey(sum)
-            | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
-            | "ToEveryPart" >> beam.FlatMapTuple(lambda site, pages: [((site, part), pages) for part in range(parts)]))
+            | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages))
+        # Only the lines of sites of `min_pages` distinct pages or more are counted (most sites of a crawl have
+        # fewer, and their lines are most of the keys): a site's pages meet its count in `JOIN_PARTS` groups.
+        repeated = (
+            {PAGES: distinct_pages | "ByPagePart" >> beam.MapTuple(
+                lambda key, lines: ((key[0], _part(key[1], JOIN_PARTS)), lines)),
+             SITES: site_pages | "ToEveryPagePart" >> beam.FlatMapTuple(
+                 lambda site, pages: [((site, part), pages) for part in range(JOIN_PARTS)])}
+            | "MeetSitesOfManyPages" >> beam.CoGroupByKey()
+            | "OnePerPage" >> beam.FlatMap(_lines_to_count)
+            | "PagesWithLine" >> beam.CombinePerKey(sum)
+            | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
+            | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
         boilerplate = (
-            {LINES: repeated, PAGES: site_pages}
+            {LINES: repeated, PAGES: site_pages | "ToEveryPart" >> beam.FlatMapTuple(
+                lambda site, pages: [((site, part), pages) for part in range(parts)])}
             | "MeetSitePages" >> beam.CoGroupByKey()
             | "Decide" >> beam.FlatMap(_decide, settings))
         removals = (
