@@ -16,9 +16,10 @@ from tests.helpers import document
 from tests.test_cli import corpus_records, run_main
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
-from transforms.stages.site_boilerplate import (SiteBoilerplate, line_hash, line_hashes, normalised_line,
-                                                registered_domain, without_lines)
-from transforms.stages.site_boilerplate_transform import SiteBoilerplateLines
+from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, line_hash, line_hashes,
+                                                normalised_line, packed, registered_domain, unpacked, without_lines)
+from transforms.stages.site_boilerplate_transform import (LINE_BUCKETS, PAGES, SITES, SiteBoilerplateLines,
+                                                          _lines_to_count, line_buckets)
 from transforms.vocabulary import BUILD_COUNTS, DOCUMENTS, SITE_BOILERPLATE
 
 FOOTER = "Copyright 2024 Example Ltd. All rights reserved."
@@ -52,6 +53,28 @@ def test_a_line_is_normalised_before_it_is_compared():
     assert normalised_line("  Copyright © 2024, Example!  ") == "copyright 0000 example"
     assert line_hash("COPYRIGHT 1999 example") == line_hash("copyright 2024 -- Example")
     assert line_hash("— · —") is None
+
+
+def test_a_pages_blocks_hashed_in_one_pass_are_each_blocks_line_hash():
+    blocks = ["Copyright © 2024, Example!", "snake_case and  Ünïcode ＳＰＡＣＥ", "— · —", "", "copyright 1999 EXAMPLE",
+              "Σίσυφος 42"]
+    expected = [line_hash(block) or NO_LINE for block in blocks]
+    assert block_hashes(blocks) == expected
+    assert expected[0] == expected[4] and expected[2] == expected[3] == NO_LINE
+    # An ASCII page's blocks, by a byte table.
+    ascii_blocks = ["Copyright 2024, Example_Ltd!", " \t-- ", "COPYRIGHT 1999 example  ltd", "Tab\x1fbed A-Z 0-9"]
+    assert block_hashes(ascii_blocks) == [line_hash(block) or NO_LINE for block in ascii_blocks]
+    assert block_hashes(ascii_blocks)[0] == block_hashes(ascii_blocks)[2]
+    # A block with the boundary in it (never parsed) is normalised alone.
+    assert block_hashes(["one\x00two", "three"]) == [line_hash("one\x00two"), line_hash("three")]
+    assert unpacked(packed(expected)) == expected
+
+
+@pytest.mark.parametrize("share, buckets", [(0.2, 1), (0.5, 1), (0.1, 2), (0.05, 4), (0.001, LINE_BUCKETS),
+                                            (0, LINE_BUCKETS)])
+def test_a_pages_lines_go_to_the_join_in_fewer_buckets_the_larger_the_share(share, buckets):
+    # A site's boilerplate lines are at most its mean page's lines over the share: a bucket holds five times those.
+    assert line_buckets(SiteBoilerplate(min_share=share)) == buckets
 
 
 @pytest.mark.parametrize("url, domain", [
@@ -151,9 +174,20 @@ def test_the_share_of_a_site_decides_as_well_as_the_count():
 
 
 @pytest.mark.slow
-def test_the_crawl_scope_counts_lines_across_sites():
+@pytest.mark.parametrize("share", [0.2, 0.01])
+def test_the_crawl_scope_counts_lines_across_sites(share):
+    # (With a share of 0.01, a page's lines go to the join in 16 buckets.)
     docs = [page(f"https://{word}.com/", [f"Article {word}.", FOOTER], n) for n, word in enumerate(WORDS[:4])]
-    assert_stage(docs, {f"https://{word}.com/": [f"Article {word}."] for word in WORDS[:4]}, SiteBoilerplate("crawl"))
+    assert_stage(docs, {f"https://{word}.com/": [f"Article {word}."] for word in WORDS[:4]},
+                 SiteBoilerplate("crawl", min_share=share))
+
+
+def test_only_the_lines_of_sites_of_pages_enough_are_counted():
+    # A (site, part) group: its distinct pages' lines, and its site's count of pages where it has `min_pages`.
+    pages = [packed([1, 2]), packed([2])]
+    assert list(_lines_to_count((("many.com", 3), {PAGES: pages, SITES: [3]}))) == [
+        (("many.com", 1), 1), (("many.com", 2), 1), (("many.com", 2), 1)]
+    assert list(_lines_to_count((("few.com", 3), {PAGES: pages, SITES: []}))) == []
 
 
 def test_the_decision_in_memory_is_the_transforms():

@@ -21,15 +21,15 @@ counting and the joins are in `site_boilerplate_transform`.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
+import struct
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 from urllib.parse import urlsplit
 
-from transforms.corpus.blocks import blocks_to_html, html_to_blocks
+from transforms.corpus.blocks import BOUNDARY, blocks_to_html, html_to_blocks
 from transforms.document import Document
 from transforms.stages.filters.url_forms import canonical_host
 
@@ -105,26 +105,59 @@ def normalised_line(block: str) -> str:
 def line_hash(block: str) -> int | None:
     """The signed 64-bit hash (BLAKE2b: the same on every machine) of a block's normalised line; None for a block
     with no letter or digit, which is nobody's boilerplate."""
-    return _short_line_hash(block) if len(block) <= CACHED_LINE_CHARACTERS else _line_hash(block)
+    return _hash_of(normalised_line(block).encode("utf-8")) or None
 
 
-def _line_hash(block: str) -> int | None:
-    line = normalised_line(block)
+def _hash_of(line: bytes) -> int:
     if not line:
-        return None
-    return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+        return NO_LINE
+    return int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "big", signed=True)
 
 
-# A site's lines repeat (that is what is removed), and are short: each process hashes a short line it has seen
-# lately once, holding at most 16,384 of 256 characters.
-CACHED_LINE_CHARACTERS = 256
-_short_line_hash = functools.lru_cache(maxsize=1 << 14)(_line_hash)
+# A block's hash when it has no line (`line_hash` None); a line whose hash is 0 (one in 2**64) is no line either.
+NO_LINE = 0
+# Non-word characters, less the boundary between blocks: a page's blocks are normalised in one pass (`_` made a
+# space first: `_NOT_WORD` in a character class, which re matches faster than an alternation).
+_NOT_WORD_WITHIN_BLOCK = re.compile(f"[^\\w{BOUNDARY}]+")
+# The same normalisation of an ASCII page (most of an English crawl's) as one byte table: letters lowered, digits
+# made 0, the boundary kept, anything else a space (whose runs `split` and `join` make one).
+_ASCII_TABLE = bytes(ord(BOUNDARY) if character == BOUNDARY else ord("0") if character.isdigit()
+                     else ord(character.lower()) if character.isalnum() else ord(" ")
+                     for character in map(chr, range(256)))
+_ENCODED_BOUNDARY = BOUNDARY.encode("ascii")
+_HASHES = struct.Struct(">q")
+
+
+def block_hashes(blocks: list[str]) -> list[int]:
+    """`line_hash` of each block (`NO_LINE` for None), the page's blocks normalised in one pass (a few calls a page,
+    not a few a block) and each distinct line hashed once."""
+    joined = BOUNDARY.join(blocks)
+    if joined.count(BOUNDARY) != len(blocks) - 1:
+        # A block with the boundary in it (lexbor never parses one), or no block: one block at a time.
+        lines = [normalised_line(block).encode("utf-8") for block in blocks]
+    elif joined.isascii():
+        lines = b" ".join(joined.encode("ascii").translate(_ASCII_TABLE).split()).split(_ENCODED_BOUNDARY)
+    else:
+        folded = _DIGIT.sub("0", joined.casefold()).replace("_", " ")
+        lines = _NOT_WORD_WITHIN_BLOCK.sub(" ", folded).encode("utf-8").split(_ENCODED_BOUNDARY)
+    hashes: dict[bytes, int] = {}
+    return [hashes[line] if line in hashes else hashes.setdefault(line, _hash_of(line))
+            for line in map(bytes.strip, lines)]
+
+
+def packed(hashes: list[int]) -> bytes:
+    """Line hashes as 8 bytes each, as they go to the shuffles and with their page to the join (`unpacked` reads
+    them)."""
+    return struct.pack(f">{len(hashes)}q", *hashes)
+
+
+def unpacked(hashes: bytes) -> list[int]:
+    return [hash_ for (hash_,) in _HASHES.iter_unpack(hashes)]
 
 
 def line_hashes(doc: Document) -> frozenset[int]:
-    """The distinct line hashes of a document's blocks (a line repeated on a page counts once for it, and is
-    hashed once)."""
-    return frozenset(line for line in map(line_hash, set(html_to_blocks(doc.cleaned_html))) if line is not None)
+    """The distinct line hashes of a document's blocks (a line repeated on a page counts once for it)."""
+    return frozenset(block_hashes(html_to_blocks(doc.cleaned_html))) - {NO_LINE}
 
 
 def text_hash(doc: Document) -> bytes:
@@ -132,16 +165,16 @@ def text_hash(doc: Document) -> bytes:
     return hashlib.blake2b(doc.cleaned_html.encode("utf-8"), digest_size=16).digest()
 
 
-def without_lines(doc: Document, boilerplate: frozenset[int] | set[int]) -> tuple[Document, int, int]:
-    """`doc` without the blocks whose line is in `boilerplate`; and the blocks removed and their bytes (UTF-8)."""
+def without_lines(doc: Document, boilerplate: frozenset[int] | set[int],
+                  hashes: list[int] | None = None) -> tuple[Document, int, int]:
+    """`doc` without the blocks whose line is in `boilerplate`; and the blocks removed and their bytes (UTF-8).
+    `hashes`: the blocks' `block_hashes`, where they were computed before (else computed here)."""
     if not boilerplate:
         return doc, 0, 0
     blocks = html_to_blocks(doc.cleaned_html)
-    # Each distinct block hashed once, however often the page repeats it.
-    removable = {block for block in set(blocks) if line_hash(block) in boilerplate}
     kept, removed, removed_bytes = [], 0, 0
-    for block in blocks:
-        if block in removable:
+    for block, hash_ in zip(blocks, block_hashes(blocks) if hashes is None else hashes):
+        if hash_ in boilerplate:
             removed += 1
             removed_bytes += len(block.encode("utf-8"))
         else:
@@ -156,7 +189,7 @@ def repeated_lines(pages: Iterable[tuple[str, list[str]]], settings: SiteBoilerp
     as `site_boilerplate_transform` decides by shuffles: for a benchmark's or a test's few thousand pages."""
     lines_of_text: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
     for site, blocks in pages:
-        hashes = frozenset(line for line in map(line_hash, set(blocks)) if line is not None)
+        hashes = frozenset(block_hashes(blocks)) - {NO_LINE}
         if hashes:
             lines_of_text[(site, tuple(blocks))] = hashes
     site_pages = Counter(site for site, _ in lines_of_text)

@@ -3,17 +3,19 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
 
 1. Each page gives, beside itself keyed by its stretch (`stretch_key`), its lines keyed by (site, page text).
 2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
-   times is a combiner's work), then its lines counted per (site, line) by a combine, so a footer on a million
-   pages is a combiner's sum, not a hot key; the pages of each site likewise.
+   times is a combiner's work); the pages of each site by a combine; then the lines of the sites of at least
+   `min_pages` pages (each site's pages meet its count in `JOIN_PARTS` groups) counted per (site, line) by a
+   combine, so a footer on a million pages is a combiner's sum, not a hot key.
 3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
-4. Join to pages: each page's lines, in `LINE_BUCKETS` buckets of their hashes, keyed by (site, bucket, one of
-   `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the bucket (each given to every
-   part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a million pages is
-   `JOIN_PARTS` groups.
+4. Join to pages: each page's lines, in `line_buckets` buckets of their hashes (one with the default share),
+   keyed by (site, bucket, one of `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the
+   bucket (each given to every part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a
+   million pages is `JOIN_PARTS` groups.
 5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
-   from its pages, in a join keyed by the stretch; its pages go on in file order (staging writes one run a
-   stretch at most), so that a worker holds the pages read from `STRETCH_BYTES` at once; the raw page is gone.
+   from its pages (each page with its blocks' line hashes from step 1: a line is hashed once), in a join keyed by
+   the stretch; its pages go on in file order (staging writes one run a stretch at most), so that a worker holds
+   the pages read from `STRETCH_BYTES` at once; the raw page is gone.
 
 The result is a function of the pages alone: every step is a combine or a keyed join.
 Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the domains most removed from)
@@ -22,28 +24,41 @@ Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import math
+import pickle
 from collections import Counter
 
 import apache_beam as beam
+import zstandard
 
 from transforms.document import DeadLetter, Document
 from transforms.stage import counter
-from transforms.stages.site_boilerplate import SiteBoilerplate, line_hashes, site_of, text_hash, without_lines
+from transforms.corpus.blocks import html_to_blocks
+from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, packed, site_of, text_hash,
+                                                unpacked, without_lines)
 from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, DEAD_LETTER, DOCUMENTS, SITE_BOILERPLATE,
                                    SITE_BOILERPLATE_DOMAIN)
 
 # Groups a boilerplate line's pages are joined in: a line on N pages is N / JOIN_PARTS pages a group.
 JOIN_PARTS = 16
 # Buckets of line hashes a page's lines go to the join in (one element a bucket): a site's boilerplate lines of a
-# bucket are held while its pages' pass.
+# bucket are held while its pages' pass. A site's boilerplate lines, each on `min_share` of its pages, are at most
+# its pages' mean count of distinct lines over `min_share`: with buckets enough that `min_share` times their count
+# is `SHARE_PER_BUCKET`, a group holds at most five times the lines of a mean page, and a page is one element
+# with the default share, not one a bucket (`line_buckets`).
 LINE_BUCKETS = 16
+SHARE_PER_BUCKET = 0.2
 # Groups a site's repeated lines meet its count of pages in: one for a registered domain (a site's repeated lines,
 # not its pages); the whole crawl's in 256.
 DECISION_PARTS = {"domain": 1, "crawl": 256}
 # The bytes of an input file whose pages meet their lines removed in one group (4 MiB of compressed WARC: some
 # 10 to 40 MB of pages' text at most).
 STRETCH_BYTES = 4 << 20
+# A page waits for its site's lines in the join of its stretch compressed (`sealed`): a runner holds every page
+# of the crawl while the lines are counted, at a quarter of their size or less for a zstd level 1 pass.
+SEALED_LEVEL = 1
 # The domains report.json lists by bytes removed.
 TOP_DOMAINS = 20
 
@@ -51,10 +66,18 @@ TOP_DOMAINS = 20
 MEASURES = ("lines", "bytes", "documents")
 PAGES = "pages"
 LINES = "lines"
+SITES = "sites"
 
 
 def _part(value: bytes, parts: int) -> int:
     return int.from_bytes(hashlib.blake2b(value, digest_size=4).digest(), "big") % parts
+
+
+def line_buckets(settings: SiteBoilerplate) -> int:
+    """The buckets of line hashes a page's lines go to the join in (see `SHARE_PER_BUCKET`)."""
+    if not settings.min_share:
+        return LINE_BUCKETS
+    return min(LINE_BUCKETS, math.ceil(SHARE_PER_BUCKET / settings.min_share))
 
 
 def stretch_key(doc: Document) -> bytes:
@@ -65,20 +88,40 @@ def stretch_key(doc: Document) -> bytes:
     return hashlib.blake2b(stretch.encode("utf-8"), digest_size=16).digest()
 
 
-class LinesOfDocuments(beam.DoFn):
-    """Each page keyed by its stretch, its lines keyed by its site and text (`PAGES`), and by its site and bucket
-    of their hashes, for the join (`LINES`)."""
+# A page is pickled as its fields' values, without their names (a seventh of a page, compressed).
+DOCUMENT_FIELDS = tuple(field.name for field in dataclasses.fields(Document))
 
-    def __init__(self, scope: str):
+
+def sealed(doc: Document, hashes: bytes, compressor: zstandard.ZstdCompressor) -> bytes:
+    """A page and its blocks' line hashes as they wait in the join of its stretch: pickled and compressed (by a
+    DoFn's own compressor: one made a page costs as much as the compression)."""
+    values = tuple(getattr(doc, name) for name in DOCUMENT_FIELDS)
+    return compressor.compress(pickle.dumps((values, hashes), pickle.HIGHEST_PROTOCOL))
+
+
+def unsealed(page: bytes, decompressor: zstandard.ZstdDecompressor) -> tuple[Document, bytes]:
+    values, hashes = pickle.loads(decompressor.decompress(page))
+    return Document(*values), hashes
+
+
+class LinesOfDocuments(beam.DoFn):
+    """Each page keyed by its stretch, with its blocks' line hashes (hashed once: `packed`); its lines keyed by its
+    site and text (`PAGES`), and by its site and bucket of their hashes, for the join (`LINES`)."""
+
+    def __init__(self, scope: str, buckets: int):
         self._scope = scope
+        self._buckets = buckets
 
     def setup(self):
         self._failed = counter(SITE_BOILERPLATE, "dead_letter")
+        self._compressor = zstandard.ZstdCompressor(level=SEALED_LEVEL)
 
     def process(self, doc: Document):
         try:
             site = site_of(doc.capture.url, self._scope)
-            hashes = line_hashes(doc)
+            of_blocks = block_hashes(html_to_blocks(doc.cleaned_html))
+            hashes = set(of_blocks)
+            hashes.discard(NO_LINE)
             page = text_hash(doc)
         except Exception as error:  # noqa: BLE001 - a page that cannot be read is a dead letter, not a crash
             self._failed.inc()
@@ -86,17 +129,30 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        yield stretch, doc
+        page_sealed = sealed(doc, packed(of_blocks) if hashes else b"", self._compressor)
+        yield stretch, (doc.capture.source_offset, page_sealed)
         if not hashes:
             return
-        lines = tuple(sorted(hashes))
-        yield beam.pvalue.TaggedOutput(PAGES, ((site, page), lines))
+        # Lines go to the shuffles as 8 bytes each (`packed`): a runner holds them as one bytes object, not an int
+        # object each.
+        lines = sorted(hashes)
+        yield beam.pvalue.TaggedOutput(PAGES, ((site, page), packed(lines)))
         part = _part(stretch + doc.capture.source_offset.to_bytes(8, "big", signed=True), JOIN_PARTS)
         buckets: dict[int, list[int]] = {}
         for line in lines:
-            buckets.setdefault(line % LINE_BUCKETS, []).append(line)
+            buckets.setdefault(line % self._buckets, []).append(line)
         for bucket, in_bucket in sorted(buckets.items()):
-            yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, tuple(in_bucket))))
+            yield beam.pvalue.TaggedOutput(LINES, ((site, bucket, part), (where, packed(in_bucket))))
+
+
+def _lines_to_count(grouped):
+    """((site, line), 1) for each line of each distinct page of a (site, part) group, if its site has pages
+    enough to have boilerplate."""
+    (site, _), joined = grouped
+    if any(joined[SITES]):
+        for lines in joined[PAGES]:
+            for line in unpacked(lines):
+                yield (site, line), 1
 
 
 def _decide(grouped, settings: SiteBoilerplate):
@@ -116,7 +172,7 @@ def _removals(grouped):
     boilerplate = set(joined["boilerplate"])
     if boilerplate:
         for (stretch, offset), lines in joined[LINES]:
-            removed = boilerplate.intersection(lines)
+            removed = boilerplate.intersection(unpacked(lines))
             if removed:
                 yield stretch, (offset, tuple(removed))
 
@@ -126,14 +182,18 @@ class RemoveFromStretch(beam.DoFn):
 
     def setup(self):
         self._changed = counter(SITE_BOILERPLATE, "documents_changed")
+        self._decompressor = zstandard.ZstdDecompressor()
 
     def process(self, grouped):
         _, joined = grouped
         removed_of: dict[int, set[int]] = {}
         for offset, lines in joined["removals"]:
             removed_of.setdefault(offset, set()).update(lines)
-        for doc in sorted(joined[DOCUMENTS], key=lambda doc: doc.capture.source_offset):
-            kept, lines, size = without_lines(doc, removed_of.get(doc.capture.source_offset, set()))
+        # In file order, each page unsealed as it goes: a stretch is held compressed.
+        for _, page in sorted(joined[DOCUMENTS], key=lambda pair: pair[0]):
+            doc, hashes = unsealed(page, self._decompressor)
+            removed = removed_of.get(doc.capture.source_offset)
+            kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
             if lines:
                 self._changed.inc()
                 yield beam.pvalue.TaggedOutput(BUILD_COUNTS, (site_of(doc.capture.url, "domain"), (lines, size, 1)))
@@ -181,30 +241,37 @@ class SiteBoilerplateLines(beam.PTransform):
 
     def expand(self, docs):
         settings = self._settings
-        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope)).with_outputs(
+        buckets = line_buckets(settings)
+        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope, buckets)).with_outputs(
             PAGES, LINES, DEAD_LETTER, main=DOCUMENTS)
         parts = DECISION_PARTS[settings.scope]
         # (A page text's lines are the same on each of its copies: any one of them.)
         distinct_pages = read[PAGES] | "OnePerText" >> beam.CombinePerKey(min)
-        repeated = (
-            distinct_pages
-            | "OnePerPage" >> beam.FlatMapTuple(lambda key, lines: [((key[0], line), 1) for line in lines])
-            | "PagesWithLine" >> beam.CombinePerKey(sum)
-            | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
-            | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
         site_pages = (
             distinct_pages
             | "OneSitePage" >> beam.MapTuple(lambda key, lines: (key[0], 1))
             | "SitePages" >> beam.CombinePerKey(sum)
-            | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
-            | "ToEveryPart" >> beam.FlatMapTuple(lambda site, pages: [((site, part), pages) for part in range(parts)]))
+            | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages))
+        # Only the lines of sites of `min_pages` distinct pages or more are counted (most sites of a crawl have
+        # fewer, and their lines are most of the keys): a site's pages meet its count in `JOIN_PARTS` groups.
+        repeated = (
+            {PAGES: distinct_pages | "ByPagePart" >> beam.MapTuple(
+                lambda key, lines: ((key[0], _part(key[1], JOIN_PARTS)), lines)),
+             SITES: site_pages | "ToEveryPagePart" >> beam.FlatMapTuple(
+                 lambda site, pages: [((site, part), pages) for part in range(JOIN_PARTS)])}
+            | "MeetSitesOfManyPages" >> beam.CoGroupByKey()
+            | "OnePerPage" >> beam.FlatMap(_lines_to_count)
+            | "PagesWithLine" >> beam.CombinePerKey(sum)
+            | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
+            | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
         boilerplate = (
-            {LINES: repeated, PAGES: site_pages}
+            {LINES: repeated, PAGES: site_pages | "ToEveryPart" >> beam.FlatMapTuple(
+                lambda site, pages: [((site, part), pages) for part in range(parts)])}
             | "MeetSitePages" >> beam.CoGroupByKey()
             | "Decide" >> beam.FlatMap(_decide, settings))
         removals = (
             {"boilerplate": boilerplate | "ToEveryJoinPart" >> beam.FlatMapTuple(
-                lambda site, line: [((site, line % LINE_BUCKETS, part), line) for part in range(JOIN_PARTS)]),
+                lambda site, line: [((site, line % buckets, part), line) for part in range(JOIN_PARTS)]),
              LINES: read[LINES]}
             | "MeetPageLines" >> beam.CoGroupByKey()
             | "Removals" >> beam.FlatMap(_removals))
