@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
