@@ -51,8 +51,11 @@ COLUMNS = {"languages": "content_languages", "domains": "url_host_registered_dom
 # Adjacent records read in one request, up to this many bytes (Common Crawl's records are about 20 KB gzipped).
 RUN_BYTES_LIMIT = 16 << 20
 SAMPLE_SCALE = 1 << 64
-# Row groups of one index file read by one unit of the selection (Common Crawl's files have about ten of ~100 MB).
+# Row groups of one index file read by one unit of the selection (Common Crawl's files have about ten of ~100 MB),
+# more where their chosen column chunks come to less than FOOTERS_PER_UNIT times the file's footer, which each
+# unit reads again: an index of small row groups has a footer of hundreds of KB.
 ROW_GROUPS_PER_UNIT = 4
+FOOTERS_PER_UNIT = 16
 # --dry-run's estimate: a request's latency and a worker's throughput (Common Crawl's servers, one stream), and
 # the price of S3 GET requests (AWS's us-east-1 list price).
 ESTIMATE_REQUEST_SECONDS = 0.05
@@ -231,6 +234,25 @@ def check_columns(parquet, path: str, columns: list[str]) -> None:
                                "(Common Crawl's cc-index table has it)")
 
 
+def units_of(metadata, groups: list[int], columns: list[str]) -> Iterator[tuple[int, ...]]:
+    """`groups` cut into units of at least ROW_GROUPS_PER_UNIT row groups whose chosen column chunks come to at least
+    FOOTERS_PER_UNIT footers (the last unit: what is left), so that a unit's read of the footer is a small part of
+    what it reads."""
+    names = [metadata.schema.column(index).path for index in range(metadata.num_columns)]
+    chosen = [names.index(column) for column in columns]
+    least = FOOTERS_PER_UNIT * metadata.serialized_size
+    unit, size = [], 0
+    for group in groups:
+        row_group = metadata.row_group(group)
+        unit.append(group)
+        size += sum(row_group.column(index).total_compressed_size for index in chosen)
+        if len(unit) >= ROW_GROUPS_PER_UNIT and size >= least:
+            yield tuple(unit)
+            unit, size = [], 0
+    if unit:
+        yield tuple(unit)
+
+
 def plan_selection(choice: IndexChoice) -> IndexPlan:
     """Each index file's footer read (its schema checked, its row groups' statistics): the `IndexPlan` of `choice`."""
     files, listed, units = [], 0, []
@@ -242,8 +264,7 @@ def plan_selection(choice: IndexChoice) -> IndexPlan:
             groups = [group for group in range(parquet.num_row_groups)
                       if choice.may_match(parquet.metadata.row_group(group))]
             listed += parquet.metadata.num_rows
-        units.extend(RowGroups(path, number, tuple(groups[first:first + ROW_GROUPS_PER_UNIT]))
-                     for first in range(0, len(groups), ROW_GROUPS_PER_UNIT))
+            units.extend(RowGroups(path, number, unit) for unit in units_of(parquet.metadata, groups, columns))
     return IndexPlan(tuple(files), listed, tuple(units))
 
 

@@ -276,6 +276,22 @@ def test_the_launcher_holds_units_of_row_groups_not_the_matching_records(indexed
         pq.ParquetFile(path).num_row_groups for path in indexed.root.glob("cc-index/**/*.parquet"))
 
 
+def test_a_unit_reads_many_footers_worth_of_column_chunks_or_is_its_files_last(indexed):
+    """Each unit opens its index file again and reads its footer: a unit of small row groups holds enough of them
+    that the footer is a small part of what it reads (the tests' index: row groups of 8 rows)."""
+    source, base = str(indexed.root / indexed.listing), str(indexed.root) + "/"
+    choice = IndexChoice(source, base, languages=("rus",))
+    plan = plan_selection(choice)
+    for unit in plan.units:
+        metadata = pq.ParquetFile(unit.path).metadata
+        names = [metadata.schema.column(index).path for index in range(metadata.num_columns)]
+        size = sum(metadata.row_group(group).column(names.index(column)).total_compressed_size
+                   for group in unit.groups for column in choice.columns())
+        last = max(unit.groups) == max(other for each in plan.units if each.path == unit.path for other in each.groups)
+        assert len(unit.groups) >= index_select.ROW_GROUPS_PER_UNIT or last, unit
+        assert size >= index_select.FOOTERS_PER_UNIT * metadata.serialized_size or last, (unit, size)
+
+
 def test_the_index_is_read_by_exact_ranges_and_a_read_cut_short_is_asked_for_again(indexed, server, monkeypatch):
     """The index files are read by the https:// file system's stream in exact mode: each read is one Range GET of
     its bytes alone, and a body that breaks off is asked for again from the byte it reached."""
