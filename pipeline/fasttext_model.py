@@ -21,12 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transforms.stages.quality_model import MAGIC, SOFTMAX, SUPERVISED, UNPRUNED, VERSION
+
 # What fastText's readWord splits on, and the word it reads at the end of a line.
 SEPARATORS = re.compile("[ \n\r\t\v\f\0]+")
 END_OF_LINE = "</s>"
-MAGIC, VERSION = 793712314, 12
-# fastText's enums: loss softmax, model supervised; entry types.
-SOFTMAX, SUPERVISED, WORD, LABEL = 3, 3, 0, 1
+# fastText's dictionary entry types (the file's other enums: transforms.stages.quality_model's).
+WORD, LABEL = 0, 1
 NGRAM_MIX = 116049371
 SEED = 0
 
@@ -127,7 +128,7 @@ def model_bytes(dictionary: Dictionary, options: Options, inputs: np.ndarray, ou
              struct.pack("<12id", options.dim, 5, options.epoch, options.min_count, 5, options.word_ngrams, SOFTMAX,
                          SUPERVISED, options.bucket, 0, 0, 100, 1e-4),
              struct.pack("<iiiqq", len(dictionary.words) + len(dictionary.labels), len(dictionary.words),
-                         len(dictionary.labels), dictionary.tokens, -1)]
+                         len(dictionary.labels), dictionary.tokens, UNPRUNED)]
     for entries, kind in ((dictionary.words, WORD), (dictionary.labels, LABEL)):
         parts.extend(word.encode("utf-8") + b"\0" + struct.pack("<qb", count, kind) for word, count in entries)
     parts += [struct.pack("<?", False), _matrix(inputs), struct.pack("<?", False), _matrix(outputs)]

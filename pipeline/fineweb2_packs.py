@@ -31,6 +31,7 @@ from pathlib import Path
 import pycountry
 import yaml
 
+from transforms.stages.filters import gopher
 from transforms.stages.filters.fineweb2 import DEFAULT_PACKS, FORMAT, NOTICE, SCALAR_KEYS, check_packs
 from transforms.stages.language import known_languages
 
@@ -145,7 +146,7 @@ def pack_of(configuration: dict, name: str, words: str, measured: dict | None = 
     thresholds = {name: configuration[key] for name, key in SCALAR_KEYS.items()}
     for kind in ("top_n_grams", "dup_n_grams"):
         for n, share in configuration[kind]:
-            thresholds[f"gopher_repetition.{'top' if kind == 'top_n_grams' else 'dup'}_{n}_gram"] = share
+            thresholds[f"{gopher.REPETITION}.{'top' if kind == 'top_n_grams' else 'dup'}_{n}_gram"] = share
     threshold, origin = min_confidence(configuration["language_score"], measured)
     return {"fineweb2": name, "language_score": configuration["language_score"], "min_confidence": threshold,
             "min_confidence_origin": origin,

@@ -167,8 +167,10 @@ class IndexChoice:
         return True
 
     def sampled(self, url: str) -> bool:
+        if self.sample is None:
+            return True
         digest = int.from_bytes(hashlib.sha256(url.encode("utf-8")).digest()[:8], "big")
-        return self.sample is None or digest < self.sample * SAMPLE_SCALE
+        return digest < self.sample * SAMPLE_SCALE
 
     def described(self) -> dict:
         """The selection as the manifest records it (the options given)."""

@@ -71,6 +71,8 @@ class SelectRequest(NamedTuple):
     beam_args: tuple[str, ...]
     verbose: bool = False
     rebuild_of: str = ""
+    # The manifest of `rebuild_of`, as read and checked when the request was made of it.
+    rebuilt_manifest: dict | None = None
     trust_manifest: bool = False
     # The corpora whose contents the selection leaves out (`--extend`), and those taken unsigned (`--trust-corpus`).
     extend: tuple[str, ...] = ()
@@ -174,7 +176,7 @@ def request_of_manifest(path: str, output: str, trust_manifest: bool) -> SelectR
             token_budget=chosen.get("token_budget"), budget_by=chosen.get("budget_by", ""))
         near = MinHashParameters(**options["near_dedup"]) if "near_dedup" in options else None
         return SelectRequest(chosen["source"]["corpus"], output, selection, near, (), rebuild_of=path,
-                             trust_manifest=trust_manifest,
+                             rebuilt_manifest=manifest, trust_manifest=trust_manifest,
                              extend=tuple(entry["corpus"] for entry in options.get("extend", ())))
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"--rebuild {path}: its selection is not one python -m pipeline.select records "
@@ -281,9 +283,8 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
                          "source; give another --output")
     manifest = checked_source(source)
     check_selection(request, manifest)
-    repeated = None
-    if request.rebuild_of:
-        repeated = load_manifest(request.rebuild_of)
+    repeated = request.rebuilt_manifest
+    if repeated is not None:
         recorded = repeated["options"][SELECT]["source"]["manifest_sha256"]
         if manifest["manifest_sha256"] != recorded:
             raise UsageError(f"SOURCE {source} changed since the selection of {request.rebuild_of} "

@@ -128,8 +128,8 @@ class TokenBudget(beam.PTransform):
         signal, budget = self._signal, self._budget
         # One (content, key) each, with its tokens: a content's captures count once.
         contents = (docs
-                    | "Keyed" >> beam.FlatMap(lambda doc: [] if budget_key(doc, signal) is None else [
-                        ((doc.content_hash, budget_key(doc, signal)), doc.token_count)])
+                    | "Keyed" >> beam.FlatMap(lambda doc: [] if (key := budget_key(doc, signal)) is None else [
+                        ((doc.content_hash, key), doc.token_count)])
                     | "OncePerContent" >> beam.CombinePerKey(max)
                     | "Keys" >> beam.MapTuple(lambda content_and_key, tokens: (content_and_key[1], tokens)))
         cut = docs.pipeline | "FirstCut" >> beam.Create([Cut()])
@@ -137,8 +137,8 @@ class TokenBudget(beam.PTransform):
             tokens_per_digit = (
                 contents
                 | f"Digits{level}" >> beam.FlatMap(
-                    lambda key_tokens, cut: [] if cut.digit_of(key_tokens[0]) is None else [
-                        (cut.digit_of(key_tokens[0]), key_tokens[1])], beam.pvalue.AsSingleton(cut))
+                    lambda key_tokens, cut: [] if (digit := cut.digit_of(key_tokens[0])) is None else [
+                        (digit, key_tokens[1])], beam.pvalue.AsSingleton(cut))
                 | f"TokensPerDigit{level}" >> beam.CombinePerKey(sum)
                 | f"AllDigits{level}" >> beam.combiners.ToList())
             cut = cut | f"Cut{level}" >> beam.Map(next_cut, beam.pvalue.AsSingleton(tokens_per_digit), budget)

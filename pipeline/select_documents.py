@@ -159,8 +159,10 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
             kept = kept.replace(token_count=count_tokens(kept.clean_text))
         doc = kept
     drop = out_of_bounds(doc.signals, selection)
-    if drop is None and selection.sample is not None and sample_position(doc) >= selection.sample:
-        drop = Drop("sample", "content_hash", sample_position(doc), selection.sample)
+    if drop is None and selection.sample is not None:
+        position = sample_position(doc)
+        if position >= selection.sample:
+            drop = Drop("sample", "content_hash", position, selection.sample)
     if drop is not None:
         return dropped(doc, (SELECTION,), drop, counts, counted(doc) if tokens else None)
     if tokens and has_text(doc):

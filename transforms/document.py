@@ -15,9 +15,10 @@ hand to each other, are in `vocabulary`.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 
-from transforms.vocabulary import EXTRACTED_TEXT, Capture
+from transforms.vocabulary import EXTRACTED_TEXT, FILTERED, Capture
 
 
 @dataclass
@@ -107,6 +108,12 @@ class Skip:
         capture = doc.capture
         return cls(kind, capture.source_file, capture.source_offset, "response", capture.warc_record_id, capture.url,
                    detail)
+
+
+def filtered(doc: Document, name: str, detail: str) -> tuple[Skip, Counter]:
+    """`doc` as a `filtered` skip of the rule or signal `name` (`detail`: why), and the page counted under it."""
+    return Skip.for_document(FILTERED, doc, detail), Counter({f"documents:{name}": 1,
+                                                              f"raw_bytes:{name}": doc.raw_bytes})
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,7 @@ import numpy as np
 from xxhash import xxh3_64_intdigest
 
 from transforms import native
-from transforms.document import Document, Skip
-from transforms.vocabulary import FILTERED
+from transforms.document import Document, Skip, filtered
 
 DEFAULT_NGRAM = 13
 DEFAULT_FIELDS = ("text",)
@@ -219,6 +218,5 @@ def decontaminate_document(doc: Document, benchmarks_: tuple[Benchmark, ...], n:
     for benchmark in benchmarks_:
         if found[benchmark.signal]:
             detail = f"{benchmark.signal}: {found[benchmark.signal]} {n}-grams of its items"
-            return Skip.for_document(FILTERED, doc, detail), Counter(
-                {f"documents:{benchmark.signal}": 1, f"raw_bytes:{benchmark.signal}": doc.raw_bytes})
+            return filtered(doc, benchmark.signal, detail)
     return doc, Counter()

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transforms import native
-from transforms.document import Document, Skip
-from transforms.vocabulary import FILTERED
+from transforms.document import Document, Skip, filtered
 
 # The label a model's probability is taken of unless `--quality-model-label` names another: the positive class of
 # `pipeline.train_quality`'s models.
@@ -35,7 +34,7 @@ DEFAULT_LABEL = "__label__positive"
 SIGNAL_PREFIX = "model"
 # fastText's model file (version 12): its signature; its enums' supervised model and softmax loss; an unpruned
 # dictionary's pruneidx_size.
-_MAGIC, _VERSION, _SUPERVISED, _SOFTMAX, _UNPRUNED = 793712314, 12, 3, 3, -1
+MAGIC, VERSION, SUPERVISED, SOFTMAX, UNPRUNED = 793712314, 12, 3, 3, -1
 _classify = native.load("_classify")
 
 
@@ -162,12 +161,12 @@ def native_model(path: str) -> NativeModel | None:
 
 def _parsed(data: bytes) -> NativeModel | None:
     """The model in `data` (fastText's .bin, version 12) for `_classify`, or None."""
-    if len(data) < 92 or struct.unpack_from("<ii", data) != (_MAGIC, _VERSION):
+    if len(data) < 92 or struct.unpack_from("<ii", data) != (MAGIC, VERSION):
         return None
     # dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate (t follows).
     dim, _, _, _, _, word_ngrams, loss, kind, bucket, _, maxn, _ = struct.unpack_from("<12i", data, 8)
     size, nwords, _, _, pruneidx_size = struct.unpack_from("<iiiqq", data, 64)
-    if (kind, loss, maxn, pruneidx_size) != (_SUPERVISED, _SOFTMAX, 0, _UNPRUNED):
+    if (kind, loss, maxn, pruneidx_size) != (SUPERVISED, SOFTMAX, 0, UNPRUNED):
         return None
     entries, offset = [], 92
     for _ in range(size):
@@ -232,7 +231,12 @@ def check_model(model: QualityModel, memory_mib: int) -> None:
 
 def score(model: QualityModel, text: str) -> float:
     """The probability `model` gives its label for `text` (prepared by `scoring_line`)."""
-    labels, probabilities = predictor(model.path).predict(scoring_line(text))
+    return score_line(model, scoring_line(text))
+
+
+def score_line(model: QualityModel, line: str) -> float:
+    """The probability `model` gives its label for a text `scoring_line` prepared."""
+    labels, probabilities = predictor(model.path).predict(line)
     return float(probabilities[labels.index(model.label)])
 
 
@@ -244,13 +248,13 @@ def score_document(doc: Document, models: tuple[QualityModel, ...],
     if not doc.clean_text.strip():
         # A page without text is HashDedup's `no-text` skip: nothing to score.
         return doc, Counter()
-    scores = {model.signal: score(model, doc.clean_text) for model in models}
+    line = scoring_line(doc.clean_text)
+    scores = {model.signal: score_line(model, line) for model in models}
     if annotate:
         return doc.replace(signals=dict(doc.signals, **scores)), Counter()
     for model in models:
         value = scores[model.signal]
         if model.threshold is not None and value < model.threshold:
             detail = f"{model.signal}: {model.label} {value:.4g} (threshold {model.threshold:g})"
-            return Skip.for_document(FILTERED, doc, detail), Counter(
-                {f"documents:{model.signal}": 1, f"raw_bytes:{model.signal}": doc.raw_bytes})
+            return filtered(doc, model.signal, detail)
     return doc, Counter()

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Callable
 
 from transforms.corpus.blocks import blocks_to_html
-from transforms.document import Document, Skip
+from transforms.document import Document, Skip, filtered
 from transforms.stages.filters import fineweb2
 from transforms.stages.filters.fineweb2 import Pack
 from transforms.stages.filters.pii import scrub
@@ -17,7 +17,6 @@ from transforms.stages.tokens import FILTERED_TOKENS, tokens_of
 from transforms.stages.filters.verdict import Drop
 from transforms.stages.filters.segmenters import word_splitter
 from transforms.stages.filters.signals import measure_rule_sets
-from transforms.vocabulary import FILTERED
 
 
 def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
@@ -67,12 +66,12 @@ def dropped(doc: Document, rule_sets: tuple[str, ...], drop: Drop, counts: Count
     """The `filtered` skip of `doc`, which `drop` dropped (its detail names the rule sets asked for, the rule, the
     value and the threshold), and `counts` with the page counted under the rule (with `count_tokens`,
     --tokenizer, its tokens too)."""
-    counts.update({f"documents:{drop.name}": 1, f"raw_bytes:{drop.name}": doc.raw_bytes})
+    skip, counted = filtered(doc, drop.name, f"{','.join(rule_sets)}: {drop.detail()}")
+    counts.update(counted)
     if count_tokens is not None:
         tokens = count_tokens(doc.clean_text)
         counts.update({f"tokens:{drop.name}": tokens, **tokens_of(FILTERED_TOKENS, doc.language, tokens)})
-    detail = f"{','.join(rule_sets)}: {drop.detail()}"
-    return Skip.for_document(FILTERED, doc, detail), counts
+    return skip, counts
 
 
 def with_text(doc: Document, text: str, reminimize: Callable[[Document], Document]) -> Document:

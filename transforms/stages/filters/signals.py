@@ -19,6 +19,7 @@ word rules a language written with spaces, the stop words English) is absent oth
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -56,6 +57,7 @@ class Measured:
     removed_lines: dict[str, list[int]] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=None)
 def repeated_family(rule_sets: tuple[str, ...]) -> str | None:
     """A family that two steps of `rule_sets` have (their signals would have the same names), or None."""
     families = Counter(STEP_FAMILY[step] for step in steps_of(rule_sets))

@@ -83,16 +83,15 @@ def is_extracted_text(record) -> bool:
 Screen = Callable[[str, Callable[[str], "str | None"]], "tuple[str, str] | None"]
 
 
-def _classify(record, skip_truncated: bool, screen: Screen | None = None) -> tuple[str, str] | None:
+def _classify(record, text: bool, skip_truncated: bool, screen: Screen | None = None) -> tuple[str, str] | None:
     """The skip kind and detail that a record's headers decide, or None when its payload must tell.
 
-    A capture the crawler cut (WARC-Truncated) is a `truncated` skip with `skip_truncated` only. `screen`: see
-    `read_record`.
+    A capture the crawler cut (WARC-Truncated) is a `truncated` skip with `skip_truncated` only. `text`: the
+    record is extracted text (`is_extracted_text`). `screen`: see `read_record`.
     """
     headers = record.rec_headers
     if record.rec_type == "revisit":
         return REVISIT, headers.get_header("WARC-Profile", "")
-    text = is_extracted_text(record)
     if record.rec_type != "response" and not text:
         return NON_RESPONSE, record.rec_type
     if record.http_headers is None and not text:
@@ -142,7 +141,7 @@ def read_record(iterator: ArchiveIterator, record, source_file: str, max_page_by
     # Decided from the headers first: what is skipped is never read, only
     # drained (by `get_record_offset`, in pieces).
     try:
-        verdict = _classify(record, skip_truncated, screen)
+        verdict = _classify(record, text, skip_truncated, screen)
     except Exception as error:  # noqa: BLE001 - one bad record must not stop the file
         verdict, failure = None, f"unreadable record: {describe_error(error)}"
     if verdict is None and failure is None:
