@@ -23,6 +23,18 @@ def slow_on_long_pages(doc):
     return doc, Counter({"kept": 1})
 
 
+PREPARED_IN_THIS_PROCESS = []
+
+
+def prepare_table():
+    PREPARED_IN_THIS_PROCESS.append("table")
+
+
+def says_whether_prepared(doc):
+    """A filter that counts whether what it loads once was loaded in its process before this page."""
+    return doc, Counter({"prepared" if PREPARED_IN_THIS_PROCESS else "not prepared": 1})
+
+
 def documents(*bodies: str) -> list:
     data = warc_bytes([Capture(f"https://example.org/{n}", page(f"<p>{body}</p>").encode()) for n, body in
                        enumerate(bodies)])
@@ -52,7 +64,7 @@ def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_ch
     started = []
 
     class CountedChild:
-        def __init__(self, function, page_timeout):
+        def __init__(self, function, page_timeout, prepare=None):
             started.append(page_timeout)
 
         def __call__(self, doc):
@@ -71,3 +83,20 @@ def test_a_page_within_the_bound_is_filtered_in_place_and_a_larger_one_in_the_ch
     assert [doc.capture for doc in outputs] == [small.capture, large.capture, larger.capture] and started == [7]
     [counts] = [part.value.value for part in stage.finish_bundle()]
     assert dict(counts.counts) == {"in place": 1, "in the child": 2}
+
+
+@pytest.mark.slow
+def test_a_filters_child_process_is_prepared_before_its_first_page():
+    """A model or table a filter loads once is loaded in the child as it starts (within its start-up time), not
+    within the first large page's time limit."""
+    [large] = documents("word " * 200)
+    stage = FilterDocuments("QualityModel", says_whether_prepared, page_timeout=30, isolate_above_chars=500,
+                            prepare=prepare_table)
+    stage.setup()
+    stage.start_bundle()
+    try:
+        [kept] = list(stage.process(large))
+    finally:
+        stage.teardown()
+    [counts] = [part.value.value for part in stage.finish_bundle()]
+    assert kept.capture == large.capture and dict(counts.counts) == {"prepared": 1}

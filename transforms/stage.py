@@ -122,18 +122,24 @@ class FilterDocuments(beam.DoFn):
 
     A page over `isolate_above_chars` goes to a child process (`transforms.stages.clean_html.isolation`, started at the first
     such page), at most `page_timeout` seconds: a page over it is a dead letter (`PageTimeout`), the rest go on.
+    `prepare` (no arguments) loads what `function` uses in every process that runs it (a model, a table): once in
+    the worker's setup, and once as a child starts, so that no page's time limit pays for it.
     """
 
     def __init__(self, stage: str, function: Callable[[Document], tuple[Document | Skip, Counter]],
-                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, isolate_above_chars: int = ISOLATE_ABOVE_CHARS):
+                 page_timeout: float = DEFAULT_PAGE_TIMEOUT, isolate_above_chars: int = ISOLATE_ABOVE_CHARS,
+                 prepare: Callable[[], object] | None = None):
         self._stage = stage
         self._function = function
         self._page_timeout = page_timeout
         self._isolate_above_chars = isolate_above_chars
+        self._prepare = prepare
 
     def setup(self):
         self._filtered = counter(self._stage, FILTERED)
         self._child = None
+        if self._prepare is not None:
+            self._prepare()
 
     def teardown(self):
         if self._child is not None:
@@ -143,7 +149,7 @@ class FilterDocuments(beam.DoFn):
         if len(doc.html) + len(doc.clean_text) <= self._isolate_above_chars:
             return self._function(doc)
         if self._child is None:
-            self._child = ChildProcess(self._function, self._page_timeout)
+            self._child = ChildProcess(self._function, self._page_timeout, prepare=self._prepare)
         return self._child(doc)
 
     def start_bundle(self):

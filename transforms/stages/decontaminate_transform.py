@@ -13,19 +13,6 @@ from transforms.stages.decontaminate import Benchmark, benchmark_table, decontam
 from transforms.vocabulary import DEAD_LETTER, DECONTAMINATE, DOCUMENTS, FILTER_COUNTS, SKIPPED
 
 
-class TableFilter(FilterDocuments):
-    """FilterDocuments whose benchmarks' n-gram table is built when the worker sets it up: once per process."""
-
-    def __init__(self, benchmarks: tuple[Benchmark, ...], n: int, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._benchmarks = benchmarks
-        self._n = n
-
-    def setup(self):
-        super().setup()
-        benchmark_table(self._benchmarks, self._n)
-
-
 class Decontaminate(beam.PTransform):
     """Checks every document's `clean_text` against `benchmarks` (`decontaminate.Benchmark`s) by `n`-grams;
     outputs `documents`, `skipped` (`filtered`, a page sharing an n-gram with an item), `filter_counts` and dead
@@ -44,5 +31,6 @@ class Decontaminate(beam.PTransform):
     def expand(self, docs):
         apply = functools.partial(decontaminate_document, benchmarks_=self._benchmarks, n=self._n,
                                   annotate=self._annotate)
-        stage = TableFilter(self._benchmarks, self._n, DECONTAMINATE, apply, self._page_timeout)
+        stage = FilterDocuments(DECONTAMINATE, apply, self._page_timeout,
+                                prepare=functools.partial(benchmark_table, self._benchmarks, self._n))
         return docs | beam.ParDo(stage).with_outputs(*self.OUTPUTS, main=DOCUMENTS)

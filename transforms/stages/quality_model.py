@@ -211,6 +211,12 @@ def predictor(path: str) -> NativeModel | FastTextModel:
     return native_model(path) or FastTextModel(loaded_model(path))
 
 
+def load_predictors(models: tuple[QualityModel, ...]) -> None:
+    """Loads every model's predictor in this process (each once: `predictor` keeps it)."""
+    for model in models:
+        predictor(model.path)
+
+
 def check_model(model: QualityModel, memory_mib: int) -> None:
     """Refuses, in one line (`ModelError`), a file that is not a fastText supervised model, one whose loaded size
     (about its file's) exceeds `memory_mib` (`--page-memory`, a page's budget) or a label the model lacks."""

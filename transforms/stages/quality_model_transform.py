@@ -8,21 +8,8 @@ import apache_beam as beam
 
 from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
 from transforms.stage import FilterDocuments
-from transforms.stages.quality_model import QualityModel, predictor, score_document
+from transforms.stages.quality_model import QualityModel, load_predictors, score_document
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, QUALITY_MODEL, SKIPPED
-
-
-class LoadedFilter(FilterDocuments):
-    """FilterDocuments whose models are loaded when the worker sets it up: once per process (`predictor`)."""
-
-    def __init__(self, models: tuple[QualityModel, ...], *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._models = models
-
-    def setup(self):
-        super().setup()
-        for model in self._models:
-            predictor(model.path)
 
 
 class ScoreQuality(beam.PTransform):
@@ -40,5 +27,6 @@ class ScoreQuality(beam.PTransform):
 
     def expand(self, docs):
         apply = functools.partial(score_document, models=self._models, annotate=self._annotate)
-        return docs | beam.ParDo(LoadedFilter(self._models, QUALITY_MODEL, apply, self._page_timeout)).with_outputs(
-            *self.OUTPUTS, main=DOCUMENTS)
+        stage = FilterDocuments(QUALITY_MODEL, apply, self._page_timeout,
+                                prepare=functools.partial(load_predictors, self._models))
+        return docs | beam.ParDo(stage).with_outputs(*self.OUTPUTS, main=DOCUMENTS)

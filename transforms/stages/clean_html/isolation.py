@@ -58,7 +58,10 @@ def _address_space(field: str = "VmSize") -> int:
     raise OSError(f"/proc/self/status has no {field}")
 
 
-def _serve(connection, function: Callable, memory_limit: int | None) -> None:
+def _serve(connection, function: Callable, memory_limit: int | None,
+           prepare: Callable[[], Any] | None = None) -> None:
+    if prepare is not None:
+        prepare()
     if memory_limit is not None:
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         ceiling = _address_space() + memory_limit
@@ -85,20 +88,25 @@ def _serve(connection, function: Callable, memory_limit: int | None) -> None:
 
 
 def _serve_inherited(fd: int) -> None:
-    """The child's side: the function and its memory limit come first on the inherited connection."""
+    """The child's side: the function, its memory limit and what prepares it come first on the inherited
+    connection."""
     connection = multiprocessing.connection.Connection(fd)
-    function, memory_limit = connection.recv()
-    _serve(connection, function, memory_limit)
+    function, memory_limit, prepare = connection.recv()
+    _serve(connection, function, memory_limit, prepare)
 
 
 class ChildProcess:
     """Calls `function` in a child process, at most `timeout` seconds and `memory_limit` bytes (of address
-    space beyond the child's own at its start; None: no limit) a call."""
+    space beyond the child's own at its start; None: no limit) a call. `prepare` (no arguments), if given, runs
+    in the child as it starts, before its first call: what the function loads once (a model, a table) is loaded
+    within START_TIMEOUT, not within a page's time."""
 
-    def __init__(self, function: Callable, timeout: float, memory_limit: int | None = None):
+    def __init__(self, function: Callable, timeout: float, memory_limit: int | None = None,
+                 prepare: Callable[[], Any] | None = None):
         self._function = function
         self._timeout = timeout
         self._memory_limit = memory_limit
+        self._prepare = prepare
         self._process = None
         self._connection = None
 
@@ -109,7 +117,7 @@ class ChildProcess:
                                          pass_fds=(fd,), stdin=subprocess.DEVNULL)
         child_end.close()
         try:
-            self._connection.send((self._function, self._memory_limit))
+            self._connection.send((self._function, self._memory_limit, self._prepare))
             started = self._connection.poll(START_TIMEOUT) and self._connection.recv() == READY
         except (EOFError, OSError):
             started = False
