@@ -27,7 +27,7 @@ from typing import Iterable, Iterator
 
 from pipeline.fasttext_model import Options, train
 from transforms.corpus.read_corpus import iter_corpus
-from transforms.stages.quality_model import DEFAULT_LABEL, scoring_line
+from transforms.stages.quality_model import DEFAULT_LABEL, QualityModel, score_line, scoring_line
 
 POSITIVE, NEGATIVE = DEFAULT_LABEL, "__label__negative"
 
@@ -62,16 +62,14 @@ def _file_texts(path: str) -> Iterator[str]:
                                     f"({type(error).__name__})") from None
 
 
-def held_out(example: str, share: float) -> bool:
-    """Whether `example` is held out of training: by its SHA-256, the same on every run."""
-    return int.from_bytes(hashlib.sha256(example.encode("utf-8")).digest()[:8], "big") < share * 2 ** 64
-
-
 def split(labelled: Iterable[tuple[str, str]], share: float) -> tuple[list, list]:
-    """(training, held out) lists of (label, example), each ordered by the example's SHA-256."""
-    ordered = sorted(labelled, key=lambda pair: (hashlib.sha256(pair[1].encode("utf-8")).digest(), pair[0]))
-    return ([pair for pair in ordered if not held_out(pair[1], share)],
-            [pair for pair in ordered if held_out(pair[1], share)])
+    """(training, held out) lists of (label, example), each ordered by the example's SHA-256, which also decides
+    whether it is held out (the same on every run)."""
+    keyed = sorted((hashlib.sha256(example.encode("utf-8")).digest(), label, example) for label, example in labelled)
+    training, held = [], []
+    for digest, label, example in keyed:
+        (held if int.from_bytes(digest[:8], "big") < share * 2 ** 64 else training).append((label, example))
+    return training, held
 
 
 def roc_auc(scores: list[float], truths: list[bool]) -> float:
@@ -93,14 +91,10 @@ def roc_auc(scores: list[float], truths: list[bool]) -> float:
 
 
 def measure(model_path: str, examples: list[tuple[str, str]]) -> dict:
-    """Precision and recall (at a score of 0.5) and ROC AUC of the model in `model_path` on `examples`."""
-    import fasttext
-
-    model = fasttext.load_model(model_path)
-    scores = []
-    for _, example in examples:
-        labels, probabilities = model.predict(example, k=-1)
-        scores.append(float(probabilities[labels.index(POSITIVE)]))
+    """Precision and recall (at a score of 0.5) and ROC AUC of the model in `model_path` on `examples`, scored as
+    the build scores a page (`quality_model.score_line`)."""
+    model = QualityModel("trained", model_path, POSITIVE)
+    scores = [score_line(model, example) for _, example in examples]
     truths = [label == POSITIVE for label, _ in examples]
     chosen = [score >= 0.5 for score in scores]
     true_positives = sum(truth and choice for truth, choice in zip(truths, chosen))
