@@ -28,7 +28,8 @@ from pipeline.settings import MIN_RANGE_BYTES, CorpusSettings, load_manifest, se
 
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.stages.filters.rule_sets import RULE_SETS
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, ISOLATE_ABOVE_BYTES
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT
+from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, ISOLATE_ABOVE_BYTES
 from transforms.stages.decontaminate import DEFAULT_FIELDS, DEFAULT_NGRAM
 from transforms.stages.language import parse_languages
 from transforms.stages.minimize_text import DEFAULT_SCRIPTS, SCRIPTS
@@ -47,9 +48,7 @@ DEFAULT_OUTPUT = "webcorpus-out"
 # Short names for runners that Beam only knows by their module path. Beam
 # 2.77's own DaskRunner mixes up tagged outputs and loses what DoFns emit in
 # finish_bundle, among other faults: pipeline.runners.dask_runner fixes them.
-RUNNER_ALIASES = {
-    "DaskRunner": "pipeline.runners.dask_runner.DaskRunner",
-}
+RUNNER_ALIASES = {"DaskRunner": "pipeline.runners.dask_runner.DaskRunner"}
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

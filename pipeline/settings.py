@@ -14,7 +14,8 @@ from pipeline.index_select import IndexChoice
 from pipeline.recipes import RECIPES
 
 from transforms.stages.clean_html.css_selectors import validate_selectors
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT
+from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB
 from transforms.stages.filters.rule_sets import PER_LANGUAGE, parse_quality, parse_thresholds
 from transforms.stages.filters.signals import repeated_family
 from transforms.stages.language import parse_languages

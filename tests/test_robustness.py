@@ -24,7 +24,7 @@ from pipeline import cli
 from pipeline.sample import Capture, sample_captures, warc_bytes
 from tests.helpers import document
 from transforms.document import DeadLetter, Document, Skip, read_at
-from transforms.stages.clean_html.isolation import ChildCrashed, ChildProcess, PageTimeout
+from transforms.isolation import ChildCrashed, ChildProcess, PageTimeout
 from transforms.stages.read_warc.read_warc import read_warc
 
 FUZZ_EXAMPLES = int(os.environ.get("WEBCORPUS_FUZZ_EXAMPLES", "300"))
@@ -140,7 +140,7 @@ import sys
 with open(sys.argv[1], "a") as imports:
     imports.write(__name__ + "\\n")
 if __name__ == "__main__":
-    from transforms.stages.clean_html.isolation import ChildProcess
+    from transforms.isolation import ChildProcess
     child = ChildProcess(len, timeout=60)
     print(child("page"))
     child.close()

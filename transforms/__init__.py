@@ -1,8 +1,9 @@
 """webcorpus's transforms, a room for each kind of module.
 
 - at the ground, what every stage shares: `document` (the `Document` that flows, `Skip`, `DeadLetter`),
-  `vocabulary` (stage, output and skip-kind names; `Capture` and the records stages hand on) and `stage`
-  (dead-letter routing and counters);
+  `vocabulary` (stage, output and skip-kind names; `Capture` and the records stages hand on), `stage`
+  (dead-letter routing and counters, `FilterDocuments`) and `isolation` (a function in a child process, within a
+  time and a memory limit);
 - `stages/`: the pipeline's stages, in the order they run: `read_warc/`, `charset`, `clean_html/`, `language`,
   `minimize_text`, `filters/`, `hash_dedup`, `near_dedup`, `compress_write/`;
 - `filesystems/`: the https:// and http:// file system and its session, exact paths, regular files,

@@ -20,8 +20,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.document import DeadLetter, Document, Skip
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
-from transforms.stages.clean_html.isolation import ChildProcess
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT, ChildProcess
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, FILTERED, SKIPPED, FilterCounts
 
 COUNTER_NAMESPACE = "webcorpus"
@@ -120,7 +119,7 @@ class FilterDocuments(beam.DoFn):
     """Applies `function` (a document to a document or a skip, and counts) to every document; outputs the counts
     of each unit of reading in a bundle as one `FilterCounts` (`CountsPerUnit`).
 
-    A page over `isolate_above_chars` goes to a child process (`transforms.stages.clean_html.isolation`, started at the first
+    A page over `isolate_above_chars` goes to a child process (`transforms.isolation`, started at the first
     such page), at most `page_timeout` seconds: a page over it is a dead letter (`PageTimeout`), the rest go on.
     `prepare` (no arguments) loads what `function` uses in every process that runs it (a model, a table): once in
     the worker's setup, and once as a child starts, so that no page's time limit pays for it.

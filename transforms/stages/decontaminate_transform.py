@@ -8,7 +8,7 @@ import functools
 import apache_beam as beam
 
 from transforms.stage import FilterDocuments
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT
 from transforms.stages.decontaminate import Benchmark, benchmark_table, decontaminate_document
 from transforms.vocabulary import DEAD_LETTER, DECONTAMINATE, DOCUMENTS, FILTER_COUNTS, SKIPPED
 

@@ -6,7 +6,7 @@ import functools
 
 import apache_beam as beam
 
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT
 from transforms.stage import FilterDocuments
 from transforms.stages.quality_model import QualityModel, load_predictors, score_document
 from transforms.vocabulary import DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, QUALITY_MODEL, SKIPPED

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, DEFAULT_PAGE_TIMEOUT, GuardedCleaner
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT
+from transforms.stages.clean_html.guard import DEFAULT_PAGE_MEMORY_MIB, GuardedCleaner
 from transforms.stages.clean_html.clean_html import HtmlCleaner
 from transforms.stage import APPLIED_OUTPUTS, apply_stage
 from transforms.vocabulary import CLEAN_HTML

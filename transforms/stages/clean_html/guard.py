@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from transforms.stages.clean_html.page import text_page, with_cleaned_page
 from transforms.document import Document
-from transforms.stages.clean_html.isolation import ChildProcess
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT, ChildProcess
 
 if TYPE_CHECKING:
     from transforms.stages.clean_html.clean_html import HtmlCleaner
@@ -23,7 +23,6 @@ SPARSE_BYTES_PER_TAG = 1024
 # What may start another attribute of an element.
 ATTRIBUTE_SEPARATORS = b" \t\n\r\f/\"'"
 ISOLATE_ABOVE_SEPARATORS = 20_000
-DEFAULT_PAGE_TIMEOUT = 30.0
 # The memory a page may take in the child process, beyond the child's own.
 DEFAULT_PAGE_MEMORY_MIB = 2048
 

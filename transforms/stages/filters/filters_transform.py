@@ -8,7 +8,7 @@ from typing import Callable
 
 import apache_beam as beam
 
-from transforms.stages.clean_html.guard import DEFAULT_PAGE_TIMEOUT
+from transforms.isolation import DEFAULT_PAGE_TIMEOUT
 from transforms.document import Document
 from transforms.stages.filters.filters import annotate_document, filter_document, scrub_document
 from transforms.stages.filters.opt_out import opt_out_document

@@ -1,4 +1,5 @@
-"""Running a function in a child process, with a time and a memory limit.
+"""Running a function in a child process, with a time and a memory limit: what a stage does with a page that
+could be slow, large or crash its worker (CleanHtml's parser, a filter's rules on a very large page).
 
 The HTML parser is native code: a Python thread cannot interrupt it, and a
 crash in it would take the whole worker down. lexbor is also quadratic on
@@ -30,8 +31,10 @@ from typing import Any, Callable
 # (in a Beam worker that is all of Beam's SDK harness, about 2 CPU s a child), and its forkserver does not
 # pass the parent's sys.path on (Python 3.11).
 _BOOTSTRAP = ("import sys; sys.path[:] = {path!r}; "
-              "from transforms.stages.clean_html.isolation import _serve_inherited; _serve_inherited({fd})")
+              "from transforms.isolation import _serve_inherited; _serve_inherited({fd})")
 READY = "ready"
+# The seconds a page may take in a child process (--page-timeout's default).
+DEFAULT_PAGE_TIMEOUT = 30.0
 # Starting a child imports the function's modules (for CleanHtml, selectolax and
 # transforms.stages.clean_html.clean_html): that time does not count against a page.
 START_TIMEOUT = 120
