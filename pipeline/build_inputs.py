@@ -86,8 +86,8 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
         given["word_segmenters"] = word_counting({language: pack.words for language, pack in packs.items()})
     if not settings.url_blocklists:
         return BuildInputs(earlier, **given)
-    return BuildInputs(earlier, UrlBlocklist.load(settings.url_blocklists),
-                       tuple(digest_file(path).sha256 for path in settings.url_blocklists), **given)
+    blocklist = UrlBlocklist.load(settings.url_blocklists)
+    return BuildInputs(earlier, blocklist, blocklist.sha256s, **given)
 
 
 def check_segmenters(packs: dict, languages: tuple[str, ...]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 
@@ -222,3 +223,13 @@ def test_lines_read_in_blocks_give_the_entries_they_give_one_by_one(lines):
                                          ("-a.com", False), ("a..com", False), ("a.com/x", False), ("", False)])
 def test_plain_hosts_are_told_by_their_bytes(line, plain):
     assert plain_hosts(f"x.example\n{line}\n".encode()).tolist() == [True, plain]
+
+
+def test_a_loaded_blocklist_gives_each_files_sha256_from_the_read_that_counts_its_lines(tmp_path):
+    """The manifest records each --url-blocklist file by the SHA-256 of the bytes read at launch: the read that
+    counts its lines also digests it (no other read of the file for its digest)."""
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_bytes(b"example.org\nexample.net/path\n")
+    second.write_bytes("пример.рф\r\n".encode("utf-16"))
+    blocklist = UrlBlocklist.load([str(first), str(second)])
+    assert blocklist.sha256s == tuple(hashlib.sha256(path.read_bytes()).hexdigest() for path in (first, second))

@@ -26,6 +26,7 @@ entries for such a line (the property test in `tests/test_url_blocklist.py`).
 from __future__ import annotations
 
 import codecs
+import hashlib
 import ipaddress
 import re
 from array import array
@@ -146,8 +147,10 @@ def _blocks(handle):
         yield rest + "\n"
 
 
-def _encoding(path: str) -> tuple[str, int]:
-    """The encoding of the file at `path`, by its byte-order mark (UTF-8 without one), and its lines at most."""
+def _survey(path: str) -> tuple[str, int, str]:
+    """The encoding of the file at `path`, by its byte-order mark (UTF-8 without one), its lines at most, and
+    its SHA-256 (what the manifest records of it)."""
+    sha = hashlib.sha256()
     with open(path, "rb") as handle:
         start = handle.read(4)
         encoding, line_end = next(((name, end) for bom, name, end in _BOMS if start.startswith(bom)),
@@ -158,14 +161,17 @@ def _encoding(path: str) -> tuple[str, int]:
         for block in iter(lambda: handle.read(1 << 20), b""):
             lines += (last + block).count(line_end)
             last = block[-1:]
-    return encoding, lines
+            sha.update(block)
+    return encoding, lines, sha.hexdigest()
 
 
 class UrlBlocklist:
     """The entries of blocklist files (`load`); called as a `read_warc` screen."""
 
-    def __init__(self, sources: tuple[str, ...], lines: int):
+    def __init__(self, sources: tuple[str, ...], lines: int, sha256s: tuple[str, ...] = ()):
         self._sources = tuple(sources)
+        # Each source file's SHA-256, of the bytes its lines were counted in (`load`).
+        self.sha256s = tuple(sha256s)
         self._slots = 1 << max(4, (lines * 3 // 2).bit_length())
         self._keys = array("Q", bytes(8 * self._slots))
         self._files = array("H", bytes(2 * self._slots))
@@ -180,14 +186,14 @@ class UrlBlocklist:
         paths = tuple(paths)
         if len(paths) > _MAX_FILES:
             raise BlocklistError(f"--url-blocklist: {len(paths)} files, more than {_MAX_FILES}")
-        encodings = {path: _encoding(path) for path in paths}
-        lines = sum(count for _, count in encodings.values())
+        surveys = {path: _survey(path) for path in paths}
+        lines = sum(count for _, count, _ in surveys.values())
         if lines > MAX_LINES:
             raise BlocklistError(f"--url-blocklist: {lines:,} lines in all, more than the {MAX_LINES:,} a build "
                                  "may hold (transforms.stages.filters.url_blocklist.MAX_LINES)")
-        blocklist = cls(paths, lines)
+        blocklist = cls(paths, lines, tuple(surveys[path][2] for path in paths))
         for number, path in enumerate(paths):
-            with open(path, encoding=encodings[path][0], errors="replace", newline=None) as handle:
+            with open(path, encoding=surveys[path][0], errors="replace", newline=None) as handle:
                 line_number = 1
                 for text in _blocks(handle):
                     try:
