@@ -248,8 +248,12 @@ class DocumentSource:
     options); the shards' sync marker is of the settings' identity alone, as a build of them would write it.
     `follow`: for a reader that gives one document for a record and the captures that follow it (the same page:
     an annotated corpus's duplicates, its output `followers`), the transform that gives those captures' outcomes
-    from their record's (`fingerprints`, `skipped`, `dead_letter` in, the same out); None: every capture is a
-    document.
+    from their record's (`fingerprints`, `skipped`, `dead_letter` in, the same out), replayed or made anew; None:
+    every capture is a document. Followers belong to no unit: their outcomes are made after the shuffle on every
+    run, so a unit balances on its records alone.
+    `unit_outcomes`: the reader's outputs that end records of its units (a selection's skips and dead letters are
+    its source's listed ones, of no unit); `units_are`: what its units are, as the line that says how many a rerun
+    reuses names them.
     """
 
     label: str
@@ -259,6 +263,8 @@ class DocumentSource:
     resumable: bool = True
     recorded: dict = dataclasses.field(default_factory=dict)
     follow: Callable[[], beam.PTransform] | None = None
+    unit_outcomes: tuple[str, ...] = (SKIPPED, DEAD_LETTER)
+    units_are: str = "byte ranges of the inputs"
 
 
 WARC_SOURCE = DocumentSource("ReadWarc", read_warc, None)
@@ -293,7 +299,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     read = pipeline | source.label >> source.read(settings, progress_dir, units_dir, found)
     # Each stage's outcomes that end a record or count its unit's documents, in stage order
     # (`transforms.state.unit_ledger`): the reader's, then each document stage's declared outputs.
-    tapped = [{SKIPPED: read[SKIPPED], DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]
+    tapped = [{**{tag: read[tag] for tag in source.unit_outcomes}, UNITS_READ: read[UNITS_READ]}]
     documents = read[DOCUMENTS]
     for stage in DOCUMENT_STAGES if source.stages is None else source.stages:
         if stage.wanted(settings):
@@ -313,9 +319,11 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # The outcomes of the captures that follow a record, beside the stages' own.
     followed = {}
     if source.follow is not None:
-        of_records = {tag: [stage[tag] for stage in stage_outputs if tag in stage] | f"Records-{tag}" >> beam.Flatten()
+        # (The records' own, and those of the units replayed.)
+        of_records = {tag: [stage[tag] for stage in stage_outputs if tag in stage]
+                      + ([] if replayed is None else [replayed[tag]]) | f"Records-{tag}" >> beam.Flatten()
                       for tag in (SKIPPED, DEAD_LETTER)}
-        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: staged.fingerprints, **of_records}
+        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: fingerprints, **of_records}
                     | "Follow" >> source.follow())
         fingerprints = (fingerprints, followed[FINGERPRINTS]) | "AndFollowers" >> beam.Flatten()
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
