@@ -367,7 +367,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
             units_dir, resumed = resumable.prepare(
-                settings.output, resumable.build_identity(settings, found, input_files, source.recorded),
+                settings.output, resumable.build_identity(settings, found, input_files, source.resumed_under),
                 settings.resume, source.units_are) if source.resumable else (None, [])
             # Said now: whether this run reuses earlier work matters while it runs.
             for note in taken_over + resumed:

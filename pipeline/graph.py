@@ -251,6 +251,8 @@ class DocumentSource:
     from their record's (`fingerprints`, `skipped`, `dead_letter` in, the same out), replayed or made anew; None:
     every capture is a document. Followers belong to no unit: their outcomes are made after the shuffle on every
     run, so a unit balances on its records alone.
+    `resumed_under`: what, beside the settings' identity and its inputs, its work is reused under
+    (`pipeline.resumable.build_identity`: a selection's own options; its source is its input).
     `unit_outcomes`: the reader's outputs that end records of its units (a selection's skips and dead letters are
     its source's listed ones, of no unit); `units_are`: what its units are, as the line that says how many a rerun
     reuses names them.
@@ -263,6 +265,7 @@ class DocumentSource:
     resumable: bool = True
     recorded: dict = dataclasses.field(default_factory=dict)
     follow: Callable[[], beam.PTransform] | None = None
+    resumed_under: dict = dataclasses.field(default_factory=dict)
     unit_outcomes: tuple[str, ...] = (SKIPPED, DEAD_LETTER)
     units_are: str = "byte ranges of the inputs"
 

@@ -49,13 +49,14 @@ def code_digest() -> str:
 
 
 def build_identity(settings: CorpusSettings, found: BuildInputs, input_files: list,
-                   recorded: dict | None = None) -> dict:
+                   resumed_under: dict | None = None) -> dict:
     """What a build's work may be reused under: its options (those that shape its bytes, with what it `found` of
-    the files they name, and what its manifest `recorded` beside them: a selection's source and options), each
-    input file (Beam's `FileMetadata`, as matched) with its size and modification time (its digest is known only
-    once it is read), the software and the code."""
+    the files they name, and what else its source is `resumed_under`: a selection's options), each input file
+    (Beam's `FileMetadata`, as matched; a selection's, its source's manifest) with its size and modification time
+    (its digest is known only once it is read), the software and the code."""
     inputs = {redacted(meta.path): [meta.size_in_bytes, meta.last_updated_in_seconds] for meta in input_files}
-    return {"options": {**settings.build_identity(found), **(recorded or {})}, "inputs": dict(sorted(inputs.items())),
+    return {"options": {**settings.build_identity(found), **(resumed_under or {})},
+            "inputs": dict(sorted(inputs.items())),
             "software": software_versions(settings.format), "code": code_digest()}
 
 

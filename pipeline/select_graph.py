@@ -180,4 +180,4 @@ def annotated_source(source: str, manifest: InputDigest, selection: Selection, r
          DocumentStage("TokenBudget", lambda settings, found: TokenBudget(selection.token_budget, selection.budget_by),
                        lambda settings: selection.token_budget is not None)),
         inspects_pages=False, resumable=selection.token_budget is None, recorded=recorded, follow=FollowRecords,
-        unit_outcomes=(), units_are=SHARD_UNITS)
+        resumed_under={SELECT: selection.recorded()}, unit_outcomes=(), units_are=SHARD_UNITS)
