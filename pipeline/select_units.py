@@ -39,12 +39,11 @@ SHARD_UNITS = "shards of the source"
 
 @dataclasses.dataclass(frozen=True)
 class SourceShard:
-    """A corpus shard of the source as its manifest lists it: path, size, SHA-256 and records."""
+    """A corpus shard of the source as its manifest lists it: path, size and SHA-256."""
 
     path: str
     size: int
     sha256: str
-    records: int
 
     def input_problem(self, record: dict) -> str | None:
         """Why a unit's completion record was not read from this shard, or None (`unit_check.checked_record`)."""
@@ -54,9 +53,9 @@ class SourceShard:
 
 
 def source_shards(source: str, manifest: dict) -> tuple[SourceShard, ...]:
-    """The corpus shards of the source in `source` that hold records, as its `manifest` lists them."""
-    return tuple(SourceShard(FileSystems.join(source, entry["path"]), entry["size"], entry["sha256"], entry["records"])
-                 for entry in manifest["outputs"] if SHARD_NAME.fullmatch(entry["path"]) and entry.get("records"))
+    """The corpus shards of the source in `source`, as its `manifest` lists them, but those it lists as empty."""
+    return tuple(SourceShard(FileSystems.join(source, entry["path"]), entry["size"], entry["sha256"])
+                 for entry in manifest["outputs"] if SHARD_NAME.fullmatch(entry["path"]) and entry.get("records") != 0)
 
 
 def record_document(record: dict, source_range: int) -> Document:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.sample import Capture, warc_bytes
-from pipeline.select_units import SourceShard
+from pipeline.select_units import SourceShard, source_shards
 from tests.test_cli import run_main
 from tests.test_publish import snapshot
 from tests.test_resume import killed_after, records_in
@@ -98,8 +98,15 @@ def test_a_records_range_is_the_one_split_warc_reads_it_in():
                 assert range_start(offset, size, RANGE_SIZE) == part.start, (size, offset)
 
 
+def test_a_selections_units_are_the_sources_shards_but_those_listed_empty():
+    outputs = [{"path": "corpus-00000-of-00002.avro", "size": 9, "sha256": "a", "records": 2},
+               {"path": "corpus-00001-of-00002.avro", "size": 5, "sha256": "b", "records": 0},
+               {"path": "skipped-00000-of-00001.jsonl", "size": 7, "sha256": "c"}]
+    assert source_shards("/src", {"outputs": outputs}) == (SourceShard("/src/corpus-00000-of-00002.avro", 9, "a"),)
+
+
 def test_a_units_record_is_reused_only_from_the_shard_it_was_read_from():
-    shard = SourceShard("corpus-00000-of-00001.avro", 10, "ab", 3)
+    shard = SourceShard("corpus-00000-of-00001.avro", 10, "ab")
     assert shard.input_problem({"read": [10, "ab"]}) is None
     assert shard.input_problem({"read": [10, "cd"]}) == "its source shard is not the one it was read from"
 
