@@ -243,7 +243,8 @@ class DocumentSource:
     dead letters, `input_files` (`InputDigest`s), `records_read`, `notes`, `units_read` and `recorded`.
     `stages`: None for a build's (`DOCUMENT_STAGES`, read when the graph is built: a new stage is its entry there).
     `inspects_pages`: whether report.html's inspector may read its sample pages again from the inputs;
-    `resumable`: whether its reader keeps completion records of units (`transforms.state.unit_ledger`).
+    `resumable`: whether its units may be recorded alone (`transforms.state.unit_ledger`): a selection's with a
+    token budget, whose cut is over every unit, may not.
     `recorded`: what the report and the manifest record beside the settings' identity (a selection's source and
     options); the shards' sync marker is of the settings' identity alone, as a build of them would write it.
     `follow`: for a reader that gives one document for a record and the captures that follow it (the same page:
@@ -292,8 +293,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     """
     if found is None:
         found = read_build_inputs(settings, check_files=False)
-    if settings.site_boilerplate is not None:
-        # A unit's pages depend on every page of their sites: no unit is recorded alone, none is resumed.
+    if settings.site_boilerplate is not None or not source.resumable:
+        # A unit's pages depend on every page of their sites (or on every unit): none is recorded alone or resumed.
         units_dir = None
     # The shards' sync marker, the report and the manifest name the same identity.
     identity = settings.build_identity(found)
