@@ -354,8 +354,7 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
                   found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE) -> tuple[dict, list[str]]:
     """Builds into a staging directory of the output directory, and publishes the build there (`run`); resumes
     the build that an earlier run of it left unfinished (`pipeline.resumable`; `input_files`: `check_inputs`';
-    `found`: `found_inputs`'). `source`: where the documents come from; one whose reader keeps no completion
-    records of units (a selection's) starts afresh each run."""
+    `found`: `found_inputs`'). `source`: where the documents come from (`pipeline.graph.DocumentSource`)."""
     found = found if found is not None else found_inputs(settings)
     try:
         key = signing_key(create=True)
@@ -367,8 +366,8 @@ def publish_build(settings: CorpusSettings, total_bytes: int, input_files: list,
             notes = recover(settings.output)
             check_nothing_in_the_way(settings.output, names_a_build_may_write(settings.output))
             units_dir, resumed = resumable.prepare(
-                settings.output, resumable.build_identity(settings, found, input_files), settings.resume) \
-                if source.resumable else (None, [])
+                settings.output, resumable.build_identity(settings, found, input_files, source.resumed_under),
+                settings.resume, source.units_are)
             # Said now: whether this run reuses earlier work matters while it runs.
             for note in taken_over + resumed:
                 print(f"{program_name()}: {note}", file=sys.stderr)

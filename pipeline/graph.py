@@ -243,13 +243,20 @@ class DocumentSource:
     dead letters, `input_files` (`InputDigest`s), `records_read`, `notes`, `units_read` and `recorded`.
     `stages`: None for a build's (`DOCUMENT_STAGES`, read when the graph is built: a new stage is its entry there).
     `inspects_pages`: whether report.html's inspector may read its sample pages again from the inputs;
-    `resumable`: whether its reader keeps completion records of units (`transforms.state.unit_ledger`).
+    `resumable`: whether its units may be recorded alone (`transforms.state.unit_ledger`): a selection's with a
+    token budget, whose cut is over every unit, may not.
     `recorded`: what the report and the manifest record beside the settings' identity (a selection's source and
     options); the shards' sync marker is of the settings' identity alone, as a build of them would write it.
     `follow`: for a reader that gives one document for a record and the captures that follow it (the same page:
     an annotated corpus's duplicates, its output `followers`), the transform that gives those captures' outcomes
-    from their record's (`fingerprints`, `skipped`, `dead_letter` in, the same out); None: every capture is a
-    document.
+    from their record's (`fingerprints`, `skipped`, `dead_letter` in, the same out), replayed or made anew; None:
+    every capture is a document. Followers belong to no unit: their outcomes are made after the shuffle on every
+    run, so a unit balances on its records alone.
+    `resumed_under`: what, beside the settings' identity and its inputs, its work is reused under
+    (`pipeline.resumable.build_identity`: a selection's own options; its source is its input).
+    `unit_outcomes`: the reader's outputs that end records of its units (a selection's skips and dead letters are
+    its source's listed ones, of no unit); `units_are`: what its units are, as the line that says how many a rerun
+    reuses names them.
     """
 
     label: str
@@ -259,6 +266,9 @@ class DocumentSource:
     resumable: bool = True
     recorded: dict = dataclasses.field(default_factory=dict)
     follow: Callable[[], beam.PTransform] | None = None
+    resumed_under: dict = dataclasses.field(default_factory=dict)
+    unit_outcomes: tuple[str, ...] = (SKIPPED, DEAD_LETTER)
+    units_are: str = "byte ranges of the inputs"
 
 
 WARC_SOURCE = DocumentSource("ReadWarc", read_warc, None)
@@ -283,8 +293,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     """
     if found is None:
         found = read_build_inputs(settings, check_files=False)
-    if settings.site_boilerplate is not None:
-        # A unit's pages depend on every page of their sites: no unit is recorded alone, none is resumed.
+    if settings.site_boilerplate is not None or not source.resumable:
+        # A unit's pages depend on every page of their sites (or on every unit): none is recorded alone or resumed.
         units_dir = None
     # The shards' sync marker, the report and the manifest name the same identity.
     identity = settings.build_identity(found)
@@ -293,7 +303,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     read = pipeline | source.label >> source.read(settings, progress_dir, units_dir, found)
     # Each stage's outcomes that end a record or count its unit's documents, in stage order
     # (`transforms.state.unit_ledger`): the reader's, then each document stage's declared outputs.
-    tapped = [{SKIPPED: read[SKIPPED], DEAD_LETTER: read[DEAD_LETTER], UNITS_READ: read[UNITS_READ]}]
+    tapped = [{**{tag: read[tag] for tag in source.unit_outcomes}, UNITS_READ: read[UNITS_READ]}]
     documents = read[DOCUMENTS]
     for stage in DOCUMENT_STAGES if source.stages is None else source.stages:
         if stage.wanted(settings):
@@ -313,9 +323,11 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     # The outcomes of the captures that follow a record, beside the stages' own.
     followed = {}
     if source.follow is not None:
-        of_records = {tag: [stage[tag] for stage in stage_outputs if tag in stage] | f"Records-{tag}" >> beam.Flatten()
+        # (The records' own, and those of the units replayed.)
+        of_records = {tag: [stage[tag] for stage in stage_outputs if tag in stage]
+                      + ([] if replayed is None else [replayed[tag]]) | f"Records-{tag}" >> beam.Flatten()
                       for tag in (SKIPPED, DEAD_LETTER)}
-        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: staged.fingerprints, **of_records}
+        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: fingerprints, **of_records}
                     | "Follow" >> source.follow())
         fingerprints = (fingerprints, followed[FINGERPRINTS]) | "AndFollowers" >> beam.Flatten()
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations

@@ -48,12 +48,15 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def build_identity(settings: CorpusSettings, found: BuildInputs, input_files: list) -> dict:
+def build_identity(settings: CorpusSettings, found: BuildInputs, input_files: list,
+                   resumed_under: dict | None = None) -> dict:
     """What a build's work may be reused under: its options (those that shape its bytes, with what it `found` of
-    the files they name), each input file (Beam's `FileMetadata`, as matched) with its size and modification time
+    the files they name, and what else its source is `resumed_under`: a selection's options), each input file
+    (Beam's `FileMetadata`, as matched; a selection's, its source's manifest) with its size and modification time
     (its digest is known only once it is read), the software and the code."""
     inputs = {redacted(meta.path): [meta.size_in_bytes, meta.last_updated_in_seconds] for meta in input_files}
-    return {"options": settings.build_identity(found), "inputs": dict(sorted(inputs.items())),
+    return {"options": {**settings.build_identity(found), **(resumed_under or {})},
+            "inputs": dict(sorted(inputs.items())),
             "software": software_versions(settings.format), "code": code_digest()}
 
 
@@ -88,9 +91,10 @@ def _read_identity(directory: str) -> dict | None:
         return None
 
 
-def prepare(output: str, identity: dict, resume: bool) -> tuple[str, list[str]]:
+def prepare(output: str, identity: dict, resume: bool,
+            units_are: str = "byte ranges of the inputs") -> tuple[str, list[str]]:
     """The directory of units for the build of `identity` in `output`, and a line for the user about what was
-    reused or removed. Call with the output's lock held."""
+    reused or removed (`units_are`: what its units are). Call with the output's lock held."""
     units_dir = FileSystems.join(output, f"{RESUME_PREFIX}{identity_key(identity)}")
     notes = []
     for name in names_in(output, RESUME_PREFIX):
@@ -107,8 +111,8 @@ def prepare(output: str, identity: dict, resume: bool) -> tuple[str, list[str]]:
     records = FileSystems.join(units_dir, UNITS)
     if FileSystems.exists(records):
         reused = sum(1 for name in names_in(records) if name.endswith(RECORD_SUFFIX))
-        notes.append(f"resuming the build that an earlier run left unfinished: {reused} units (byte ranges of the "
-                     "inputs) it finished are reused, not read again")
+        notes.append(f"resuming the build that an earlier run left unfinished: {reused} units ({units_are}) it "
+                     "finished are reused, not read again")
     else:
         FileSystems.mkdirs(records)
         with FileSystems.create(FileSystems.join(units_dir, IDENTITY_NAME)) as handle:

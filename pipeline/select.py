@@ -31,6 +31,8 @@ import logging
 import os
 from typing import NamedTuple
 
+from apache_beam.io.filesystems import FileSystems
+
 from pipeline.build_inputs import BuildInputs
 from pipeline.cli import (UsageError, check_extend_is_no_output, prepare_output, publish_build, remove_made,
                           resolved_path, run_and_tell)
@@ -39,10 +41,12 @@ from pipeline.options import (NEAR_DEDUP_FLAGS, OneLineErrorParser, add_extend_a
                               add_selection_arguments, parse_known, stage_settings)
 from pipeline.select_documents import Selection, parse_bounds
 from pipeline.select_graph import annotated_source
+from pipeline.select_units import source_shards
 from pipeline.settings import CorpusSettings, load_manifest, settings_from_manifest
 from pipeline.signing import checksum_holds, signature_problem
 from pipeline.verify import check_manifest, check_outputs
 from transforms.corpus.read_corpus import iter_corpus
+from transforms.filesystems.exact_paths import escape_glob
 from transforms.report.manifest import MANIFEST_NAME, digest_file
 from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, steps_of
 from transforms.stages.filters.signals import MEASURING_THRESHOLDS
@@ -77,6 +81,8 @@ class SelectRequest(NamedTuple):
     # The corpora whose contents the selection leaves out (`--extend`), and those taken unsigned (`--trust-corpus`).
     extend: tuple[str, ...] = ()
     trust_corpora: tuple[str, ...] = ()
+    # Whether the units an interrupted run of the same selection finished are reused (`--no-resume`: not).
+    resume: bool = True
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -111,6 +117,10 @@ def make_parser() -> argparse.ArgumentParser:
              "say whether the result is byte-identical. Takes no SOURCE and no selection options.")
     parser.add_argument("--trust-manifest", action="store_true",
                         help="With --rebuild: take a manifest that no run of this user signed.")
+    parser.add_argument(
+        "--no-resume", action="store_true", dest="no_resume",
+        help="Start afresh: do not reuse the units (shards of SOURCE) that an interrupted earlier run of the same "
+             "selection on --output finished (reused by default; docs/select.md).")
     parser.add_argument("--verbose", action="store_true", help="Show Beam's logging on stderr.")
     return parser
 
@@ -132,7 +142,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
                 raise ValueError(f"--rebuild takes the source and the selection from the manifest; leave out "
                                  f"{', '.join(given)}")
             return request_of_manifest(known.rebuild, known.output, known.trust_manifest)._replace(
-                beam_args=tuple(beam_args), verbose=known.verbose, trust_corpora=tuple(known.trust_corpus))
+                beam_args=tuple(beam_args), verbose=known.verbose, trust_corpora=tuple(known.trust_corpus),
+                resume=not known.no_resume)
         if known.trust_manifest:
             raise ValueError("--trust-manifest applies to --rebuild MANIFEST only")
         if known.source is None:
@@ -149,7 +160,8 @@ def parse_request(argv: list[str]) -> SelectRequest:
                        quality_thresholds=selection.quality_thresholds)
         near_dedup = stage_settings(known, "near_dedup", NEAR_DEDUP_FLAGS, MinHashParameters)
         return SelectRequest(known.source, known.output, selection, near_dedup, tuple(beam_args), known.verbose,
-                             extend=tuple(known.extend), trust_corpora=tuple(known.trust_corpus))
+                             extend=tuple(known.extend), trust_corpora=tuple(known.trust_corpus),
+                             resume=not known.no_resume)
     except ValueError as error:
         parser.error(str(error))
 
@@ -271,7 +283,7 @@ def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     return dataclasses.replace(source_settings, annotate=False, quality=selection.quality,
                                quality_thresholds=selection.quality_thresholds, languages=selection.languages,
                                near_dedup=request.near_dedup, rebuild_of=request.rebuild_of, extend=request.extend,
-                               trust_corpora=request.trust_corpora)
+                               trust_corpora=request.trust_corpora, resume=request.resume)
 
 
 def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dict | None]:
@@ -304,13 +316,16 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
                         tokenizer=tokenizer)
     # By its resolved path: the report and manifest are the same however SOURCE was named.
     source_manifest = digest_file(f"{resolved_path(source)}/{MANIFEST_NAME}")
+    # Its size and modification time are the selection's inputs' in the identity that a rerun resumes under.
+    (matched,) = FileSystems.match([escape_glob(source_manifest.path)])
     recorded = {SELECT: {"source": {"corpus": resolved_path(source), "manifest_sha256": manifest["manifest_sha256"]},
                          **request.selection.recorded()}}
     made = prepare_output(request.output)
     try:
-        report, notes = publish_build(settings, 0, [], found, annotated_source(
+        report, notes = publish_build(settings, 0, matched.metadata_list, found, annotated_source(
             source, InputDigest(source_manifest.path, source_manifest.size, source_manifest.sha256),
-            request.selection, recorded))
+            request.selection, recorded, source_shards(source, manifest),
+            {entry["path"]: entry["size"] for entry in manifest["inputs"]}))
     except BaseException:
         remove_made(made)
         raise

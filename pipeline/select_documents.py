@@ -32,8 +32,8 @@ from transforms.vocabulary import Capture
 # page). Its duplicate lists are not: the selection deduplicates again, and a survivor without duplicates has none.
 RECORD_FIELDS = frozenset(field.name for field in dataclasses.fields(Document)) - {
     "capture", "duplicate_count", "duplicate_urls", "duplicate_record_ids"}
-# The capture's fields a record gives back: all but the byte range it was read in, which no record holds (0: one
-# range a file, as the survivor rule and the shards of a selection need no other).
+# The capture's fields a record gives back: all but the byte range it was read in, which no record holds (0 here:
+# the reader of a source shard gives its documents their unit's, `select_units.record_document`).
 CAPTURE_FIELDS = tuple(field.name for field in dataclasses.fields(Capture) if field.name != "source_range")
 # What a selection's own skips name as their rule set (`filtered` skips: `select: min/NAME: VALUE (threshold X)`).
 SELECTION = "select"

@@ -7,7 +7,8 @@ the content hash, and from there the build's graph: staging, HashDedup, NearDedu
 kept text, after the selection, as a filtering build signs), the shards, side files, index, report, report page
 and manifest. A follower's outcome is its record's, of its own capture (`FollowRecords`): only fingerprints, skips
 and dead letters are shuffled to give it, never a document, so no step holds what grows with the source. The
-source's listed skips and dead letters are kept as they are.
+source's listed skips and dead letters are kept as they are. Each shard of the source is a unit of the selection,
+recorded for resume and replayed as a build's byte ranges are (`pipeline.select_units`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.graph import FOLLOWERS, DocumentStage, DocumentSource, reminimize_of, token_counter
 from pipeline.select_budget import TokenBudget
-from pipeline.select_documents import Selection, document_of, select_record
-from transforms.corpus.read_corpus_transform import ReadCorpus
+from pipeline.select_documents import Selection, select_record
+from pipeline.select_units import SHARD_UNITS, ReadSourceShard, SourceShard
 from transforms.document import DeadLetter, Document, Skip
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems.exact_paths import escape_glob
@@ -32,7 +33,7 @@ from transforms.stage import FilterDocuments
 from transforms.stages.hash_dedup_transform import HashDocuments
 from transforms.stages.read_warc.snapshot import InputDigest
 from transforms.stages.tokens import TokenCounter
-from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, INPUT_FILES, NOTES, READ_CORPUS,
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, FILTER_COUNTS, INPUT_FILES, NOTES,
                                    RECORDS_READ, SELECT, SKIPPED, UNITS_READ, Capture, Duplicate, Fingerprint,
                                    RecordsRead)
 from transforms.state.unit_ledger import FINGERPRINTS, RECORDED
@@ -46,13 +47,6 @@ def _side_records(source: str, name: str, pbegin):
     return (pbegin
             | f"Read-{name}" >> beam.io.ReadFromText(FileSystems.join(escape_glob(source), f"{name}-*.jsonl"))
             | f"Parse-{name}" >> beam.Map(lambda line: kind(**json.loads(line))))
-
-
-def record_document(record: dict) -> Document:
-    """A record's document, with the count of its captures that follow it (its duplicates in the source)."""
-    doc = document_of(record)
-    # (Most records have none: a document is copied only for one that has.)
-    return doc.replace(duplicate_count=record["duplicate_count"]) if record.get("duplicate_count") else doc
 
 
 def outcome_key(outcome: Fingerprint | Skip | DeadLetter) -> tuple[str, int]:
@@ -116,23 +110,29 @@ class CountRead(beam.DoFn):
 class ReadAnnotated(beam.PTransform):
     """The documents of the corpus in `source` and its skips and dead letters, as a build's reader outputs them
     (`pipeline.graph.DocumentSource`); the inputs are `manifest`, the source's manifest (which lists every file
-    read, by digest)."""
+    read, by digest). Its `shards` are its units, read each by one reader (`select_units.ReadSourceShard`, with
+    the source's `file_sizes` and `range_bytes`); with `units_dir`, each unit read gives its `UnitRead`, and a
+    unit recorded there by an earlier run of the selection its record on `recorded`, in place of its documents."""
 
-    def __init__(self, source: str, manifest: InputDigest):
+    def __init__(self, source: str, manifest: InputDigest, shards: tuple[SourceShard, ...],
+                 file_sizes: dict[str, int], range_bytes: int, units_dir: str | None = None,
+                 staged_fields: tuple[str, ...] = ()):
         super().__init__()
         self._source = source
         self._manifest = manifest
+        self._shards = shards
+        self._reader = ReadSourceShard(file_sizes, range_bytes, units_dir, staged_fields)
 
     def expand(self, pbegin):
-        # SOURCE's files were checked against its manifest's digests before the selection began.
-        records = pbegin | "Records" >> ReadCorpus(self._source, verify_records=False)
-        # Streamed to the selection: a record's followers are its duplicates' captures, whose outcomes are its own
-        # (`FollowRecords`).
-        documents = records.records | "Documents" >> beam.Map(record_document)
+        # SOURCE's files were checked against its manifest's digests before the selection began. Streamed to the
+        # selection: a record's followers are its duplicates' captures, whose outcomes are its own (`FollowRecords`).
+        records = (pbegin | "Shards" >> beam.Create(self._shards) | "SpreadShards" >> beam.Reshuffle()
+                   | "Records" >> beam.ParDo(self._reader).with_outputs(DEAD_LETTER, UNITS_READ, RECORDED,
+                                                                        main=DOCUMENTS))
+        documents = records[DOCUMENTS]
         followers = _side_records(self._source, "duplicates", pbegin)
-        corrupt = records[DEAD_LETTER] | "Corrupt" >> beam.Map(
-            lambda problem: DeadLetter(READ_CORPUS, problem["reason"], "", 0, "", problem["url"]))
-        dead = (_side_records(self._source, "dead-letter", pbegin), corrupt) | "DeadLetters" >> beam.Flatten()
+        dead = ((_side_records(self._source, "dead-letter", pbegin), records[DEAD_LETTER])
+                | "DeadLetters" >> beam.Flatten())
         skipped = _side_records(self._source, "skipped", pbegin)
         # Counted where each is made: a Flatten of the documents would hold them in the local runner.
         read = [outcomes | f"CountRead-{name}" >> beam.ParDo(CountRead()) for name, outcomes in (
@@ -142,8 +142,7 @@ class ReadAnnotated(beam.PTransform):
             DOCUMENTS: documents, FOLLOWERS: followers, SKIPPED: skipped, DEAD_LETTER: dead, RECORDS_READ: read,
             INPUT_FILES: pbegin | "Manifest" >> beam.Create([self._manifest]),
             NOTES: pbegin | "NoNotes" >> beam.Create([]),
-            UNITS_READ: pbegin | "NoUnits" >> beam.Create([]),
-            RECORDED: pbegin | "NoRecords" >> beam.Create([]),
+            UNITS_READ: records[UNITS_READ], RECORDED: records[RECORDED],
         }
 
 
@@ -165,15 +164,20 @@ class SelectDocuments(beam.PTransform):
         return docs | beam.ParDo(FilterDocuments(SELECT, apply)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)
 
 
-def annotated_source(source: str, manifest: InputDigest, selection: Selection, recorded: dict) -> DocumentSource:
-    """The selection of `selection` from the annotated corpus in `source` (its manifest's digest `manifest`), as a
-    `DocumentSource` of the build's graph; `recorded`: what its manifest records of the selection."""
+def annotated_source(source: str, manifest: InputDigest, selection: Selection, recorded: dict,
+                     shards: tuple[SourceShard, ...] = (), file_sizes: dict[str, int] | None = None) -> DocumentSource:
+    """The selection of `selection` from the annotated corpus in `source` (its manifest's digest `manifest`, its
+    corpus shards `shards` and its input files' sizes `file_sizes`), as a `DocumentSource` of the build's graph;
+    `recorded`: what its manifest records of the selection. It resumes as a build does, unless a token budget
+    decides across every unit."""
     return DocumentSource(
-        "ReadAnnotated", lambda settings, progress_dir, units_dir, found: ReadAnnotated(source, manifest),
+        "ReadAnnotated", lambda settings, progress_dir, units_dir, found: ReadAnnotated(
+            source, manifest, shards, file_sizes or {}, settings.range_bytes, units_dir, settings.written_fields()),
         (DocumentStage("Select", lambda settings, found: SelectDocuments(selection, reminimize_of(settings),
                                                                                   token_counter(found))),
          DocumentStage("Hash", lambda settings, found: HashDocuments()),
          # After the hash: a content's tokens count once.
          DocumentStage("TokenBudget", lambda settings, found: TokenBudget(selection.token_budget, selection.budget_by),
                        lambda settings: selection.token_budget is not None)),
-        inspects_pages=False, resumable=False, recorded=recorded, follow=FollowRecords)
+        inspects_pages=False, resumable=selection.token_budget is None, recorded=recorded, follow=FollowRecords,
+        resumed_under={SELECT: selection.recorded()}, unit_outcomes=(), units_are=SHARD_UNITS)

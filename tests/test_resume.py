@@ -104,9 +104,10 @@ def records_in(output: Path) -> int:
     return sum(len(list((path / UNITS).glob(f"*{RECORD_SUFFIX}"))) for path in output.glob(f"{RESUME_PREFIX}*"))
 
 
-def killed_after(args: list[str], output: Path, units: int) -> None:
-    """Runs a build that stops once it recorded `units` units, and kills its process group (SIGKILL) then."""
-    process = subprocess.Popen(PIPELINE + args, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO),
+def killed_after(args: list[str], output: Path, units: int, program: list[str] = PIPELINE) -> None:
+    """Runs a build (or another `program`: a selection) that stops once it recorded `units` units, and kills its
+    process group (SIGKILL) then."""
+    process = subprocess.Popen(program + args, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO),
                                                         **{HOLD_AFTER_UNITS: str(units)}),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

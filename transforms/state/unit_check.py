@@ -18,7 +18,8 @@ A record is reused only if:
 - the input bytes the unit was read from (from its start to past its last record) have the SHA-256 they had
   (a file changed in place with its size and modification time kept, as `cp -p` or a restore leave it); of a
   unit of the runs a capture index chose, the runs are those it was read from (their bytes are not asked for
-  again: `record_runs.runs_digest`).
+  again: `record_runs.runs_digest`); of a selection's unit, a shard of its source, the shard is the one it
+  was read from (`pipeline.select_units`).
 
 Otherwise the unit is read again, and a note says why (`units/NAME.not-reused`; the launcher says how many
 in one line, `pipeline.resumable.not_reused`). The digests resist damage, not an attacker: one who can write
@@ -31,6 +32,7 @@ import hashlib
 import json
 import re
 import zlib
+from typing import Callable
 
 import fastavro
 from apache_beam.io.filesystems import FileSystems
@@ -149,10 +151,28 @@ def check_staging_file(path: str, size: int, sha256: str, layout: RecordLayout, 
         raise NotReusable(f"a staging file of it {problem}")
 
 
-def checked_record(units_dir: str, path: str, file_size: int, source_file: str, start: int,
-                   layout: RecordLayout, runs: tuple[tuple[int, int], ...] = ()) -> dict:
-    """The completion record of the unit (`source_file`, `start`) of the input `path` (listed at `file_size`
-    bytes), staged in `layout`, once it checks out (module docstring). Raises NotReusable."""
+def warc_input_problem(path: str, file_size: int, start: int,
+                       runs: tuple[tuple[int, int], ...] = ()) -> Callable[[dict], str | None]:
+    """Why a record's unit of the input `path` (listed at `file_size` bytes) is not read from the bytes it was, or
+    None: the bytes from its start to past its last record have the SHA-256 they had; of a unit of the runs a
+    capture index chose, the runs are those it was read from (their bytes are not asked for again)."""
+    def problem(record: dict) -> str | None:
+        read_to, read_sha256 = record["read"]
+        if not start < read_to <= file_size:
+            return "its input's bytes are not those it was read from (changed in place)"
+        if runs:
+            return None if record.get("index_runs") == runs_digest(runs) else "it was read from other runs of records"
+        if range_digest(path, file_size, start, read_to) != read_sha256:
+            return "its input's bytes are not those it was read from (changed in place)"
+        return None
+
+    return problem
+
+
+def checked_record(units_dir: str, source_file: str, start: int, layout: RecordLayout,
+                   input_problem: Callable[[dict], str | None]) -> dict:
+    """The completion record of the unit (`source_file`, `start`), staged in `layout`, once it checks out (module
+    docstring), its input's bytes as `input_problem` checks them (`warc_input_problem`). Raises NotReusable."""
     try:
         record = json.loads(record_json(record_path(units_dir, source_file, start)))
         problem = imbalance(record, source_file, start)
@@ -163,15 +183,9 @@ def checked_record(units_dir: str, path: str, file_size: int, source_file: str, 
             check_staging_file(FileSystems.join(units_dir, name), size, sha256, layout, fingerprints)
         if fingerprints:
             raise NotReusable("its staging files do not hold every document its fingerprints name")
-        read_to, read_sha256 = record["read"]
-        if not start < read_to <= file_size:
-            raise NotReusable("its input's bytes are not those it was read from (changed in place)")
-        if runs:
-            # (A unit of the runs a capture index chose: reused where the runs are the same, none asked for again.)
-            if record.get("index_runs") != runs_digest(runs):
-                raise NotReusable("it was read from other runs of records")
-        elif range_digest(path, file_size, start, read_to) != read_sha256:
-            raise NotReusable("its input's bytes are not those it was read from (changed in place)")
+        problem = input_problem(record)
+        if problem:
+            raise NotReusable(problem)
     except DAMAGE as error:
         raise NotReusable(f"its record is damaged ({type(error).__name__})") from error
     return record
@@ -184,14 +198,14 @@ def note_not_reused(units_dir: str, source_file: str, start: int, why: str) -> N
         handle.write(why.encode("utf-8"))
 
 
-def reusable(units_dir: str, path: str, file_size: int, source_file: str, start: int,
-             layout: RecordLayout, runs: tuple[tuple[int, int], ...] = ()) -> dict | None:
+def reusable(units_dir: str, source_file: str, start: int, layout: RecordLayout,
+             input_problem: Callable[[dict], str | None]) -> dict | None:
     """The checked completion record of a unit, if it has one (`checked_record`); one that does not check out
     is noted (`note_not_reused`) and None."""
     if not FileSystems.exists(record_path(units_dir, source_file, start)):
         return None
     try:
-        return checked_record(units_dir, path, file_size, source_file, start, layout, runs)
+        return checked_record(units_dir, source_file, start, layout, input_problem)
     except NotReusable as error:
         note_not_reused(units_dir, source_file, start, str(error))
         return None

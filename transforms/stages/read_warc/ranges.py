@@ -59,10 +59,22 @@ def split_warc(path: str, size: int, range_bytes: int, layout: str, times_matche
     splittable = layout == "record" and ranged
     if not splittable or size <= range_bytes:
         return [WarcRange(path, file_size=size, times_matched=times_matched, splittable=splittable, ranged=ranged)]
-    range_bytes = max(range_bytes, -(-size // MAX_RANGES_PER_FILE))
+    range_bytes = range_width(size, range_bytes)
     return [WarcRange(path, start, start + range_bytes if start + range_bytes < size else None, size, times_matched,
                       splittable)
             for start in range(0, size, range_bytes)]
+
+
+def range_width(size: int, range_bytes: int) -> int:
+    """The bytes of each range `split_warc` cuts a file of `size` into: `range_bytes`, or more for a file that would
+    have more than MAX_RANGES_PER_FILE."""
+    return max(range_bytes, -(-size // MAX_RANGES_PER_FILE))
+
+
+def range_start(offset: int, size: int, range_bytes: int) -> int:
+    """The start of the range of a file of `size` compressed per record that `split_warc` reads the record at
+    `offset` in (0 for a file within one range)."""
+    return 0 if size <= range_bytes else offset - offset % range_width(size, range_bytes)
 
 
 def once_per_file(path_and_matches) -> tuple:

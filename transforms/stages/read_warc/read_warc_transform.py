@@ -28,7 +28,7 @@ from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.record_runs import read_runs, runs_digest
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS
-from transforms.state.unit_check import reusable
+from transforms.state.unit_check import reusable, warc_input_problem
 from transforms.state.unit_ledger import RECORDED
 from transforms.stages.read_warc.snapshot import RangeDigest, digest_listed, open_listed
 from transforms.stage import counter
@@ -189,7 +189,8 @@ class ReadWarcRange(beam.DoFn):
         source_file = redacted(path)
         restriction = tracker.current_restriction()
         start = restriction.start
-        record = (reusable(self._units_dir, path, unit.file_size, source_file, unit.start, self._layout, unit.runs)
+        record = (reusable(self._units_dir, source_file, unit.start, self._layout,
+                           warc_input_problem(path, unit.file_size, unit.start, unit.runs))
                   if self._units_dir else None)
         if record:
             claims.finish()
