@@ -3,8 +3,9 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
 
 1. Each page is written, sealed, to a waiting file of its bundle (`WaitingPages`, under the build's staging
    directory) and gives where it waits keyed by its stretch (`stretch_key`), and its lines keyed by (site, page
-   text). The pages wait on disk, not in a shuffle: a runner's shuffle holds the 30-odd bytes of a page's place,
-   not the page (the local runner holds a shuffle in memory, and held each waiting page twice as it sent it on).
+   text). The pages wait on disk, not in a shuffle: a runner's shuffle holds a page's place (its file's name,
+   position and size), not the page (the local runner holds a shuffle in memory, and held each waiting page twice
+   as it sent it on).
 2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
    times is a combiner's work); the pages of each site by a combine; then the lines of the sites of at least
    `min_pages` pages (each site's pages meet its count in `JOIN_PARTS` groups) counted per (site, line) by a
@@ -116,12 +117,16 @@ def unsealed(page: bytes, decompressor: zstandard.ZstdDecompressor) -> tuple[Doc
     return Document(*values), hashes
 
 
+MIME_TYPE = "application/octet-stream"
+
+
 class WaitingPages:
-    """The waiting file of one bundle attempt: sealed pages one after another, each found again by its (path,
-    position, size); opened at its first page."""
+    """The waiting file of one bundle attempt in `waiting_dir`: sealed pages one after another, each found again
+    by its place, (file name, position, size); opened at its first page."""
 
     def __init__(self, waiting_dir: str):
-        self._path = FileSystems.join(waiting_dir, f"waiting-{uuid.uuid4().hex}")
+        self._name = f"waiting-{uuid.uuid4().hex}"
+        self._path = FileSystems.join(waiting_dir, self._name)
         self._file = None
         self._written = 0
 
@@ -130,7 +135,7 @@ class WaitingPages:
             self._file = FileSystems.create(self._path, MIME_TYPE, CompressionTypes.UNCOMPRESSED)
         self._file.write(page)
         self._written += len(page)
-        return self._path, self._written - len(page), len(page)
+        return self._name, self._written - len(page), len(page)
 
     def close(self) -> None:
         if self._file is not None:
@@ -138,20 +143,20 @@ class WaitingPages:
             self._file = None
 
 
-MIME_TYPE = "application/octet-stream"
-
-
-def read_waiting(places: list[tuple[str, int, int]]):
-    """The sealed pages at `places` ((path, position, size)), in that order: each waiting file opened once."""
+def read_waiting(waiting_dir: str, places: list[tuple[str, int, int]]):
+    """The sealed pages at `places` ((file name, position, size) in `waiting_dir`), in that order: each waiting file
+    opened once."""
     opened = {}
     try:
-        for path, position, size in places:
-            if path not in opened:
-                opened[path] = FileSystems.open(path, MIME_TYPE, CompressionTypes.UNCOMPRESSED)
-            opened[path].seek(position)
-            page = opened[path].read(size)
+        for name, position, size in places:
+            if name not in opened:
+                opened[name] = FileSystems.open(FileSystems.join(waiting_dir, name), MIME_TYPE,
+                                                CompressionTypes.UNCOMPRESSED)
+            opened[name].seek(position)
+            page = opened[name].read(size)
             if len(page) != size:
-                raise OSError(f"the waiting file {path} ends before the page at {position} ({size} bytes)")
+                raise OSError(f"the waiting file {name} in {waiting_dir} ends before the page at {position} "
+                              f"({size} bytes)")
             yield page
     finally:
         for handle in opened.values():
@@ -244,6 +249,9 @@ class RemoveFromStretch(beam.DoFn):
     """A stretch's pages, read back from their waiting files in file order, without their boilerplate lines; and
     per domain, what was removed."""
 
+    def __init__(self, waiting_dir: str):
+        self._waiting_dir = waiting_dir
+
     def setup(self):
         self._changed = counter(SITE_BOILERPLATE, "documents_changed")
         self._decompressor = zstandard.ZstdDecompressor()
@@ -255,7 +263,7 @@ class RemoveFromStretch(beam.DoFn):
             removed_of.setdefault(offset, set()).update(lines)
         # In file order, each page read and unsealed as it goes.
         places = [place for _, place in sorted(joined[DOCUMENTS], key=lambda pair: pair[0])]
-        for page in read_waiting(places):
+        for page in read_waiting(self._waiting_dir, places):
             doc, hashes = unsealed(page, self._decompressor)
             removed = removed_of.get(doc.capture.source_offset)
             kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
@@ -344,7 +352,7 @@ class SiteBoilerplateLines(beam.PTransform):
         removed = (
             {DOCUMENTS: read[DOCUMENTS], "removals": removals}
             | "ByStretch" >> beam.CoGroupByKey()
-            | "Remove" >> beam.ParDo(RemoveFromStretch()).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
+            | "Remove" >> beam.ParDo(RemoveFromStretch(self._waiting_dir)).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
         counts = (
             removed[BUILD_COUNTS]
             | "PerDomain" >> beam.CombinePerKey(_sum_triples)
