@@ -5,9 +5,9 @@ out at a time, tune `MainContentRules` on the others, measure on it.
 
 Each gold set with full gold text (`source_dataset`: dragnet, scrapinghub, cleaneval, readability, l3s-gn1,
 fundus, chardet) is a fold. For a fold, every rule set of `GRID` (the thresholds of
-`transforms.stages.clean_html.main_content`) is scored on the pages of the other sets, and the best, by
-`min(recall / 0.95, precision / 0.92)` (the targets met together; ties go to the defaults, then to the grid's
-order), is measured on the fold's pages: "after"; "before" is the build's rules (`RULES`). Measured as
+`transforms.stages.clean_html.main_content`) is scored on the pages of the other sets, and the best (`score`: the most
+precision against the gold of the sets with recall at least 0.95; ties go to the defaults, then to the grid's
+order) is measured on the fold's pages: "after"; "before" is the build's rules (`RULES`). Measured as
 `benchmarks.main_content` measures (the readable text, case and punctuation kept): precision pooled over the
 pages (gold words in the output over the output's words), recall the mean of the pages'. Both without and with
 `--site-boilerplate` (its default settings, decided on all the corpus's pages as a build would:
@@ -41,6 +41,8 @@ GRID = {
     "paragraph_bytes": (40, 60, 90),
     "max_link_share": (0.5, 0.6, 0.75),
     "main_share": (0.25, 0.5),
+    # None: comments are kept where they are most of the page's long text, even beside an article.
+    "comments_apart_bytes": (None, 300),
 }
 VARIANTS = ("--main-content", "--main-content --site-boilerplate")
 # The issue's precision target for unseen kinds of page (`benchmarks.main_content`'s is of the pages tuned on).
@@ -133,9 +135,11 @@ def summary(figures: list[tuple]) -> dict:
             "posts_kept": statistics.fmean(posts) if posts else None, "pages_with_comments": len(posts)}
 
 
-def score(measured: dict) -> float:
-    """How far both targets are met: the precision with posts wanted (the issue keeps a comment page's posts)."""
-    return min(measured["recall"] / TARGETS["recall"], measured["precision_posts"] / FOLD_PRECISION)
+def score(measured: dict) -> tuple:
+    """Recall's target met first, then the most precision against the gold it leaves (a page of comments alone
+    keeps its posts by rule 1, `comments_apart_bytes`, not by the tuning: the snippets and "posts" show it)."""
+    met = measured["recall"] >= TARGETS["recall"]
+    return met, measured["precision"] if met else measured["recall"]
 
 
 def run(corpus: Path) -> dict:

@@ -64,6 +64,7 @@ from transforms.state.unit_ledger_transform import Replay, tap
 from transforms.state.unit_ledger import CANDIDATES, FINGERPRINTS, RECORDED, STAGED, LedgerPlan
 from transforms.stages.compress_write.schema import CLEAN_TEXT
 from transforms.stages.compress_write.compress_write import sync_marker_for
+from transforms.stages.compress_write.staging import STAGING_DIR
 from transforms.stages.compress_write.compress_write_transform import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint
 from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, COUNTS, DEAD_LETTER, DOCUMENTS, INPUT_FILES, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
                                    RECORDS_READ, SKIPPED, UNITS_READ)
@@ -197,7 +198,8 @@ DOCUMENT_STAGES = (
                   lambda settings: settings.language),
     # Across the pages of each site: the lines of CleanHtml's blocks (main content's, with --main-content), before
     # MinimizeText, so that what is kept is minimized and hashed as written.
-    DocumentStage("SiteBoilerplate", lambda settings, found: SiteBoilerplateLines(settings.site_boilerplate),
+    DocumentStage("SiteBoilerplate", lambda settings, found: SiteBoilerplateLines(
+        settings.site_boilerplate, FileSystems.join(settings.output, STAGING_DIR)),
                   lambda settings: settings.site_boilerplate is not None),
     # The quality rules read the readable text (`clean_text`), with case and punctuation; so does CountTokens.
     DocumentStage("MinimizeText", lambda settings, found: MinimizeText(

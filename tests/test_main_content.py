@@ -144,6 +144,17 @@ def test_a_flag_around_all_the_long_text_says_nothing():
         True, False, False]
 
 
+def test_an_articles_comments_go_even_where_they_are_most_of_the_page():
+    article, comment = "a" * 400, "c" * 300
+    # An article and its readers' thread of 30 comments, 23 times its length.
+    blocks = [article] + [comment] * 30
+    features = [(PARAGRAPH, 0, 400)] + [(COMMENT | PARAGRAPH, 0, 300)] * 30
+    assert keep_blocks(blocks, features) == [True] + [False] * 30
+    # A page of comments alone, under a line of intro, keeps its posts.
+    blocks[0], features[0] = "A short intro.", (PARAGRAPH, 0, 14)
+    assert keep_blocks(blocks, features)[1:] == [True] * 30
+
+
 @needs_c_walk
 def test_the_features_are_taken_on_the_walk_and_only_when_asked():
     """The features cost a few attribute comparisons per element of the one walk (their cost per page is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 
 import apache_beam as beam
@@ -18,8 +19,9 @@ from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, line_hash, line_hashes,
                                                 normalised_line, packed, registered_domain, unpacked, without_lines)
-from transforms.stages.site_boilerplate_transform import (LINE_BUCKETS, PAGES, SITES, SiteBoilerplateLines,
-                                                          _lines_to_count, line_buckets)
+from transforms.stages.site_boilerplate_transform import (LINE_BUCKETS, PAGES, SITES, LinesOfDocuments,
+                                                          SiteBoilerplateLines, _lines_to_count, line_buckets,
+                                                          read_waiting, unsealed)
 from transforms.vocabulary import BUILD_COUNTS, DOCUMENTS, SITE_BOILERPLATE
 
 FOOTER = "Copyright 2024 Example Ltd. All rights reserved."
@@ -40,8 +42,8 @@ def assert_stage(docs: list[Document], expected: dict[str, list[str]], settings:
                  lines_removed: int | None = None):
     """Runs the stage on `docs`: each page's blocks after it are `expected` (by URL), and the report counts
     `lines_removed` lines."""
-    with TestPipeline() as pipeline:
-        applied = pipeline | beam.Create(docs) | SiteBoilerplateLines(settings)
+    with tempfile.TemporaryDirectory() as staging_dir, TestPipeline() as pipeline:
+        applied = pipeline | beam.Create(docs) | SiteBoilerplateLines(settings, staging_dir)
         blocks = applied[DOCUMENTS] | "Blocks" >> beam.Map(lambda doc: (doc.capture.url, html_to_blocks(doc.cleaned_html)))
         assert_that(blocks, equal_to(sorted(expected.items())), label="blocks")
         if lines_removed is not None:
@@ -148,6 +150,24 @@ CASES = {
 }
 
 
+def test_a_page_waits_in_its_bundles_waiting_file_not_in_the_shuffle(tmp_path):
+    import zstandard
+
+    docs = site("example.com", REPEATED)
+    lines_of = LinesOfDocuments("domain", 1, str(tmp_path))
+    lines_of.setup()
+    lines_of.start_bundle()
+    keyed = [out for doc in docs for out in lines_of.process(doc) if not isinstance(out, beam.pvalue.TaggedOutput)]
+    lines_of.finish_bundle()
+    # What goes to the join is where the page waits: one file of the bundle.
+    places = [place for _, (_, place) in keyed]
+    assert {name for name, _, _ in places} == {path.name for path in tmp_path.iterdir()} and len(places[0]) == 3
+    read = [unsealed(sealed_page, zstandard.ZstdDecompressor())
+            for sealed_page in read_waiting(str(tmp_path), places[::-1])]
+    assert [doc for doc, _ in read] == docs[::-1]
+    assert [unpacked(hashes) for _, hashes in read][0] == [line_hash(block) for block in REPEATED[-1]]
+
+
 def case_documents(cases: dict) -> list[Document]:
     docs = []
     for domain, (pages, _) in cases.items():
@@ -226,6 +246,8 @@ def test_a_build_writes_the_text_without_the_site_boilerplate(tmp_path):
     assert kept_of_kind["template"] == 0
     html = (output / "report.html").read_text()
     assert '"site_boilerplate": [' in html and "removed as a line repeated on its site" in html
+    # The pages' waiting files went with the staging directory.
+    assert not list(output.rglob("waiting-*"))
 
 
 def test_a_rebuild_takes_the_settings_from_the_manifest():

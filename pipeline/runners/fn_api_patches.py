@@ -184,11 +184,12 @@ class PiecewiseGroupingBuffer(BeamGroupingBuffer):
 
 def pieces_of(table: dict, values_per_piece: int):
     """`table` (key to its list of values) cut, in its order, into tables of about `values_per_piece` values;
-    a key is never cut."""
+    a key is never cut. Each key leaves `table` as it is cut (as Beam's own `partition` clears its table): the
+    values are not held twice while their grouped output is encoded and sent on."""
     piece: dict = {}
     values = 0
-    for key, key_values in table.items():
-        piece[key] = key_values
+    for key in list(table):
+        key_values = piece[key] = table.pop(key)
         values += len(key_values)
         if values >= values_per_piece:
             yield piece

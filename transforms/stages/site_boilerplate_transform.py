@@ -1,7 +1,11 @@
 """SiteBoilerplate, the stage: `site_boilerplate`'s lines counted across the pages of each site and removed, in
 Beam, by shuffles of line hashes: no worker holds a site's pages.
 
-1. Each page gives, beside itself keyed by its stretch (`stretch_key`), its lines keyed by (site, page text).
+1. Each page is written, sealed, to a waiting file of its bundle (`WaitingPages`, under the build's staging
+   directory) and gives where it waits keyed by its stretch (`stretch_key`), and its lines keyed by (site, page
+   text). The pages wait on disk, not in a shuffle: a runner's shuffle holds a page's place (its file's name,
+   position and size), not the page (the local runner holds a shuffle in memory, and held each waiting page twice
+   as it sent it on).
 2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
    times is a combiner's work); the pages of each site by a combine; then the lines of the sites of at least
    `min_pages` pages (each site's pages meet its count in `JOIN_PARTS` groups) counted per (site, line) by a
@@ -13,9 +17,12 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
    bucket (each given to every part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a
    million pages is `JOIN_PARTS` groups.
 5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
-   from its pages (each page with its blocks' line hashes from step 1: a line is hashed once), in a join keyed by
-   the stretch; its pages go on in file order (staging writes one run a stretch at most), so that a worker holds
-   the pages read from `STRETCH_BYTES` at once; the raw page is gone.
+   from its pages, in a join keyed by the stretch; its pages are read back from their waiting files (each with its
+   blocks' line hashes from step 1: a line is hashed once) and go on in file order (staging writes one run a
+   stretch at most), one at a time; the raw page is gone.
+
+A waiting file is named by its bundle attempt (a retried bundle writes a file of its own, and only what a
+committed bundle output points into is read) and is removed with the staging directory when the build ends.
 
 The result is a function of the pages alone: every step is a combine or a keyed join.
 Outputs `documents`, `build_counts` (`Counter`s for the report: totals, and the domains most removed from)
@@ -28,10 +35,13 @@ import dataclasses
 import hashlib
 import math
 import pickle
+import uuid
 from collections import Counter
 
 import apache_beam as beam
 import zstandard
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Document
 from transforms.stage import counter
@@ -56,9 +66,12 @@ DECISION_PARTS = {"domain": 1, "crawl": 256}
 # The bytes of an input file whose pages meet their lines removed in one group (4 MiB of compressed WARC: some
 # 10 to 40 MB of pages' text at most).
 STRETCH_BYTES = 4 << 20
-# A page waits for its site's lines in the join of its stretch compressed (`sealed`): a runner holds every page
-# of the crawl while the lines are counted, at a quarter of their size or less for a zstd level 1 pass.
+# A page waits for its site's lines in a waiting file compressed (`sealed`): a quarter of its size or less for a
+# zstd level 1 pass.
 SEALED_LEVEL = 1
+# The folder of the waiting files, in the build's staging directory.
+WAITING_DIR = "site-boilerplate-waiting"
+
 # The domains report.json lists by bytes removed.
 TOP_DOMAINS = 20
 
@@ -93,8 +106,8 @@ DOCUMENT_FIELDS = tuple(field.name for field in dataclasses.fields(Document))
 
 
 def sealed(doc: Document, hashes: bytes, compressor: zstandard.ZstdCompressor) -> bytes:
-    """A page and its blocks' line hashes as they wait in the join of its stretch: pickled and compressed (by a
-    DoFn's own compressor: one made a page costs as much as the compression)."""
+    """A page and its blocks' line hashes as they wait in a waiting file: pickled and compressed (by a DoFn's own
+    compressor: one made a page costs as much as the compression)."""
     values = tuple(getattr(doc, name) for name in DOCUMENT_FIELDS)
     return compressor.compress(pickle.dumps((values, hashes), pickle.HIGHEST_PROTOCOL))
 
@@ -104,17 +117,72 @@ def unsealed(page: bytes, decompressor: zstandard.ZstdDecompressor) -> tuple[Doc
     return Document(*values), hashes
 
 
-class LinesOfDocuments(beam.DoFn):
-    """Each page keyed by its stretch, with its blocks' line hashes (hashed once: `packed`); its lines keyed by its
-    site and text (`PAGES`), and by its site and bucket of their hashes, for the join (`LINES`)."""
+MIME_TYPE = "application/octet-stream"
 
-    def __init__(self, scope: str, buckets: int):
+
+class WaitingPages:
+    """The waiting file of one bundle attempt in `waiting_dir`: sealed pages one after another, each found again
+    by its place, (file name, position, size); opened at its first page."""
+
+    def __init__(self, waiting_dir: str):
+        self._name = f"waiting-{uuid.uuid4().hex}"
+        self._path = FileSystems.join(waiting_dir, self._name)
+        self._file = None
+        self._written = 0
+
+    def write(self, page: bytes) -> tuple[str, int, int]:
+        if self._file is None:
+            self._file = FileSystems.create(self._path, MIME_TYPE, CompressionTypes.UNCOMPRESSED)
+        self._file.write(page)
+        self._written += len(page)
+        return self._name, self._written - len(page), len(page)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_waiting(waiting_dir: str, places: list[tuple[str, int, int]]):
+    """The sealed pages at `places` ((file name, position, size) in `waiting_dir`), in that order: each waiting file
+    opened once."""
+    opened = {}
+    try:
+        for name, position, size in places:
+            if name not in opened:
+                opened[name] = FileSystems.open(FileSystems.join(waiting_dir, name), MIME_TYPE,
+                                                CompressionTypes.UNCOMPRESSED)
+            opened[name].seek(position)
+            page = opened[name].read(size)
+            if len(page) != size:
+                raise OSError(f"the waiting file {name} in {waiting_dir} ends before the page at {position} "
+                              f"({size} bytes)")
+            yield page
+    finally:
+        for handle in opened.values():
+            handle.close()
+
+
+class LinesOfDocuments(beam.DoFn):
+    """Each page written to its bundle's waiting file (sealed, with its blocks' line hashes, hashed once: `packed`)
+    and its place there keyed by its stretch; its lines keyed by its site and text (`PAGES`), and by its site and
+    bucket of their hashes, for the join (`LINES`)."""
+
+    def __init__(self, scope: str, buckets: int, waiting_dir: str):
         self._scope = scope
         self._buckets = buckets
+        self._waiting_dir = waiting_dir
 
     def setup(self):
         self._failed = counter(SITE_BOILERPLATE, "dead_letter")
         self._compressor = zstandard.ZstdCompressor(level=SEALED_LEVEL)
+
+    def start_bundle(self):
+        self._waiting = WaitingPages(self._waiting_dir)
+
+    def finish_bundle(self):
+        # Closed before the bundle is committed: whatever reads a place it gave finds its page written.
+        self._waiting.close()
 
     def process(self, doc: Document):
         try:
@@ -129,8 +197,8 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        page_sealed = sealed(doc, packed(of_blocks) if hashes else b"", self._compressor)
-        yield stretch, (doc.capture.source_offset, page_sealed)
+        place = self._waiting.write(sealed(doc, packed(of_blocks) if hashes else b"", self._compressor))
+        yield stretch, (doc.capture.source_offset, place)
         if not hashes:
             return
         # Lines go to the shuffles as 8 bytes each (`packed`): a runner holds them as one bytes object, not an int
@@ -178,7 +246,11 @@ def _removals(grouped):
 
 
 class RemoveFromStretch(beam.DoFn):
-    """A stretch's pages, in file order, without their boilerplate lines; and per domain, what was removed."""
+    """A stretch's pages, read back from their waiting files in file order, without their boilerplate lines; and
+    per domain, what was removed."""
+
+    def __init__(self, waiting_dir: str):
+        self._waiting_dir = waiting_dir
 
     def setup(self):
         self._changed = counter(SITE_BOILERPLATE, "documents_changed")
@@ -189,8 +261,9 @@ class RemoveFromStretch(beam.DoFn):
         removed_of: dict[int, set[int]] = {}
         for offset, lines in joined["removals"]:
             removed_of.setdefault(offset, set()).update(lines)
-        # In file order, each page unsealed as it goes: a stretch is held compressed.
-        for _, page in sorted(joined[DOCUMENTS], key=lambda pair: pair[0]):
+        # In file order, each page read and unsealed as it goes.
+        places = [place for _, place in sorted(joined[DOCUMENTS], key=lambda pair: pair[0])]
+        for page in read_waiting(self._waiting_dir, places):
             doc, hashes = unsealed(page, self._decompressor)
             removed = removed_of.get(doc.capture.source_offset)
             kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
@@ -231,18 +304,19 @@ class TopAndTotals(beam.CombineFn):
 
 class SiteBoilerplateLines(beam.PTransform):
     """Removes each site's boilerplate lines from its pages (see the module); outputs `documents`, `build_counts`,
-    `boilerplate_lines` and dead letters."""
+    `boilerplate_lines` and dead letters. The pages wait in `staging_dir` (the build's, removed when it ends)."""
 
     OUTPUTS = (BUILD_COUNTS, BOILERPLATE_LINES, DEAD_LETTER)
 
-    def __init__(self, settings: SiteBoilerplate):
+    def __init__(self, settings: SiteBoilerplate, staging_dir: str):
         super().__init__()
         self._settings = settings
+        self._waiting_dir = FileSystems.join(staging_dir, WAITING_DIR)
 
     def expand(self, docs):
         settings = self._settings
         buckets = line_buckets(settings)
-        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope, buckets)).with_outputs(
+        read = docs | "Lines" >> beam.ParDo(LinesOfDocuments(settings.scope, buckets, self._waiting_dir)).with_outputs(
             PAGES, LINES, DEAD_LETTER, main=DOCUMENTS)
         parts = DECISION_PARTS[settings.scope]
         # (A page text's lines are the same on each of its copies: any one of them.)
@@ -278,7 +352,7 @@ class SiteBoilerplateLines(beam.PTransform):
         removed = (
             {DOCUMENTS: read[DOCUMENTS], "removals": removals}
             | "ByStretch" >> beam.CoGroupByKey()
-            | "Remove" >> beam.ParDo(RemoveFromStretch()).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
+            | "Remove" >> beam.ParDo(RemoveFromStretch(self._waiting_dir)).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
         counts = (
             removed[BUILD_COUNTS]
             | "PerDomain" >> beam.CombinePerKey(_sum_triples)

@@ -14,7 +14,10 @@ word of Latin letters):
    comments, sharing, related items, a cookie banner, an ad) is boilerplate,
    unless too little of the page's long text lies outside that flag
    (under `min_outside_share` of it and `min_outside_bytes`: a
-   `<div id="main-nav-wrapper">` around everything says nothing). Main
+   `<div id="main-nav-wrapper">` around everything says nothing). Comments
+   are apart from an article once `comments_apart_bytes` of long text lie
+   outside them, however long the thread (a page of comments alone, a
+   forum thread, keeps its posts). Main
    content (`main`, `role=main`, `itemprop=articleBody`, class names such as
    `entry-content`) clears the boilerplate flags of what is around it, not
    those of what is inside it (its comments, its share bar);
@@ -33,8 +36,9 @@ word of Latin letters):
    article); the short blocks outside it go.
 4. A page where no block is content (a short page, a list, a forum of short
    posts), or whose content would be under `min_kept_share` of its text (a
-   page misread), keeps all its blocks: a corpus builder can filter a page out
-   later, not bring its text back.
+   page misread; of its text outside comments set apart), keeps all its
+   blocks: a corpus builder can filter a page out later, not bring its text
+   back.
 
 What is decided is only which blocks stay: their text is CleanHtml's, and
 title, links, language and metadata are taken from the whole page.
@@ -108,6 +112,10 @@ class MainContentRules:
     # bytes, lie says nothing.
     min_outside_share: float = 0.2
     min_outside_bytes: int = 2000
+    # Comments go, however much of the page they are, when this much of its long text lies outside them: an
+    # article and its readers' thread, not a page of comments alone (None: as every other flag). Two long blocks'
+    # worth: one (150 bytes, the best on all the gold sets) would take a comment page's posts for a line of intro.
+    comments_apart_bytes: int | None = 300
     # The headings kept just before the first content block: at most this many blocks before it.
     headings_before: int = 6
     # A page whose main content would be less than this share of its text keeps it all (rule 4).
@@ -169,8 +177,13 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]],
     long_total = sum(long_by_flags.values())
     # Rule 1's flags with too little of the page's long text outside them say nothing on it.
     ignored = 0
+    # The comments set apart from an article (their flag, or 0).
+    apart = 0
     for flag in BOILERPLATE_FLAGS:
         outside = sum(length for flags, length in long_by_flags.items() if not flags & flag)
+        if flag == COMMENT and rules.comments_apart_bytes is not None and outside >= rules.comments_apart_bytes:
+            apart = COMMENT
+            continue
         if outside < rules.min_outside_share * long_total and outside < rules.min_outside_bytes:
             ignored |= flag
     has_main = main_length >= rules.main_share * total
@@ -212,7 +225,9 @@ def keep_blocks(blocks: Sequence[str], features: Sequence[tuple[int, int, int]],
             keep.append(kind != SHORT_BLOCK or before[index] != BOILERPLATE_BLOCK or after[index] != BOILERPLATE_BLOCK)
         else:
             keep.append(first - rules.headings_before <= index < first and bool(features[index][0] & HEADING))
-    if sum(length for length, kept in zip(lengths, keep) if kept) < rules.min_kept_share * total:
+    # (An article's long thread is not the page misread.)
+    beside = sum(length for length, (flags, _, _) in zip(lengths, features) if flags & apart) if apart else 0
+    if sum(length for length, kept in zip(lengths, keep) if kept) < rules.min_kept_share * (total - beside):
         return [True] * count
     return keep
 
