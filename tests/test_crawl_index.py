@@ -204,11 +204,9 @@ def test_a_row_outside_its_file_or_not_at_a_record_is_a_dead_letter_naming_it(in
 
 
 def test_adjacent_records_are_one_run_and_the_records_of_a_window_one_unit():
-    records = [("a.warc.gz", 0, 10), ("a.warc.gz", 10, 5), ("a.warc.gz", 20, 5), ("a.warc.gz", 3 << 20, 5),
-               ("b.warc.gz", 15, 5), ("b.warc.gz", 20, -1)]
-    runs = record_runs(records)
-    assert runs == [("a.warc.gz", 0, 15), ("a.warc.gz", 20, 25), ("a.warc.gz", 3 << 20, (3 << 20) + 5),
-                    ("b.warc.gz", 15, 20), ("b.warc.gz", 20, 19)]
+    # (The records of one file: a run is (start, end) in it.)
+    assert record_runs([(0, 10), (10, 5), (20, 5), (25, -1), (3 << 20, 5)]) == [
+        (0, 15), (20, 25), (25, 24), (3 << 20, (3 << 20) + 5)]
     unit = window_unit("http://x/", "a.warc.gz", [(0, 10), (10, 5), (20, 5)])
     assert (unit.path, unit.start, unit.end, unit.runs) == ("http://x/a.warc.gz", 0, 25, ((0, 15), (20, 25)))
     unit = window_unit("http://x/", "b.warc.gz", [(15, 5), (20, -1)])
