@@ -185,11 +185,12 @@ class IndexChoice:
 @dataclass(frozen=True)
 class RowGroups:
     """A unit of the selection, read by one worker: row groups of one index file (`number`: its place among the
-    index's files, for the index's order)."""
+    index's files, for the index's order; `file`: as the launcher read it, which it must still be)."""
 
     path: str
     number: int
     groups: tuple[int, ...]
+    file: IndexFile
 
 
 @dataclass(frozen=True)
@@ -266,14 +267,15 @@ def plan_selection(choice: IndexChoice) -> IndexPlan:
             groups = [group for group in range(parquet.num_row_groups)
                       if choice.may_match(parquet.metadata.row_group(group))]
             listed += parquet.metadata.num_rows
-            units.extend(RowGroups(path, number, unit) for unit in units_of(parquet.metadata, groups, columns))
+            units.extend(RowGroups(path, number, unit, described)
+                         for unit in units_of(parquet.metadata, groups, columns))
     return IndexPlan(tuple(files), listed, tuple(units))
 
 
 def matching_rows(choice: IndexChoice, unit: RowGroups) -> Iterator[IndexRow]:
     """The rows of a unit's row groups that match `choice` (before its `limit`), in the index's order; reads the
     chosen columns row group by row group."""
-    with opened_index(unit.path) as (_, parquet):
+    with opened_index(unit.path, unit.file) as (_, parquet):
         firsts = [0]
         for group in range(parquet.num_row_groups):
             firsts.append(firsts[-1] + parquet.metadata.row_group(group).num_rows)
