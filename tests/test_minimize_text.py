@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 import unicodedata
 
 import apache_beam as beam
@@ -172,6 +173,18 @@ def test_the_share_of_dropped_letters_counts_the_rules_on_the_runs_outside_the_w
     after = minimize_block(text)
     expected = round(dropped / (dropped + _letters(after)), 4) if dropped else 0.0
     assert dropped_letter_share(text, after) == expected
+
+
+@pytest.mark.parametrize("scripts", ["latin,cyrillic", "cyrillic", "all"])
+def test_the_characters_that_lose_no_letter_compose_with_nothing_before_them(scripts):
+    # (A text of these and of the western page's characters is, outside the page, as the rules act on each alone:
+    # none is the second character of a canonical composition, which NFKC would join to the one before it.)
+    rules = script_rules(parse_scripts(scripts))
+    seconds = {chr(int(parts[1], 16)) for parts in (unicodedata.decomposition(chr(code)).split()
+                                                    for code in range(sys.maxunicode + 1))
+               if len(parts) == 2 and not parts[0].startswith("<")}
+    assert not [second for second in seconds if rules.losing_none.fullmatch(second)]
+    assert rules.losing_none.fullmatch("Съешь же ещё этих мягких французских булок, Æsir")
 
 
 def test_dropped_letters_follow_the_scripts_whatever_was_asked_before():

@@ -386,6 +386,15 @@ def _ranges(codes) -> list[tuple[str, str]]:
     return [(chr(low), chr(high)) for low, high in spans]
 
 
+# Letters (Unicode categories L*, and the few numerals that `isalpha` does
+# not tell from them) are what is left of a text without these.
+_NOT_LETTERS = re.compile(r"[\W\d_]+")
+
+
+def _letters(text: str) -> int:
+    return len(_NOT_LETTERS.sub("", text))
+
+
 class ScriptRules:
     """Rules 1-5 for a choice of scripts (`parse_scripts`): MinimizeText's one rule engine."""
 
@@ -424,6 +433,15 @@ class ScriptRules:
             if character.isalpha() and not any(result.isalpha() for result in self.apply_rules(character)))
         # Letters the rules take from a character on its own (`letters_dropped`), as characters are met.
         self._letters_lost: dict[str, int] = {}
+        # A text of the first code page's characters and of these loses no letter outside the page (see
+        # `dropped_letter_share`): Latin and Cyrillic letters that the rules keep, each as it is under NFKC and
+        # none composing with a letter before it (those are marks and Hangul's jamo, not letters of these blocks).
+        self.losing_none = re.compile("[{}]*".format(re.escape(self.code_pages[0].characters + "".join(
+            character for name in ("latin", "cyrillic") for low, high in KEPT_RANGES[name]
+            for character in map(chr, range(ord(low), ord(high) + 1))
+            if unicodedata.category(character)[0] == "L" and character != "Σ"
+            and unicodedata.normalize("NFKC", character) == character
+            and _letters(character) == _letters(self.apply_rules(character))))))
 
     def _lower(self, text: str) -> str:
         if self._case_kept is None or self._case_kept.search(text) is None:
@@ -485,15 +503,6 @@ DEFAULT_RULES = ScriptRules(DEFAULT_SCRIPTS)
 CODE_PAGES = DEFAULT_RULES.code_pages
 
 
-# Letters (Unicode categories L*, and the few numerals that `isalpha` does
-# not tell from them) are what is left of a text without these.
-_NOT_LETTERS = re.compile(r"[\W\d_]+")
-
-
-def _letters(text: str) -> int:
-    return len(_NOT_LETTERS.sub("", text))
-
-
 def dropped_letter_share(before: str, after: str, scripts=None) -> float:
     """The share of the letters of `before` that the rules dropped (`after`: the result), rounded to 4 places.
 
@@ -508,9 +517,9 @@ def dropped_letter_share(before: str, after: str, scripts=None) -> float:
     if before.isascii() and rules.keeps_ascii_letters:
         return 0.0
     dropped = sum(map(before.count, rules.dropped_page_letters))
-    # The runs of characters outside the page, a space between two.
-    outside = rules.code_pages[0].runs_within.sub(" ", before).strip(" ")
-    if outside:
+    if not rules.losing_none.fullmatch(before):
+        # The runs of characters outside the page, a space between two.
+        outside = rules.code_pages[0].runs_within.sub(" ", before).strip(" ")
         dropped += rules.letters_dropped(outside)
     if not dropped:
         return 0.0
