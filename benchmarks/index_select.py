@@ -5,21 +5,24 @@ by the tests' server (`tests.test_crawl.CrawlServer`, which logs every request a
 `--share` of the pages. Two builds, one after the other, in this run: the full build (`--crawl NAME`: every WARC
 file) and the build that selects that language (`--crawl NAME --index-languages rus`). Printed: the bytes each
 fetched (the index's included) against the crawl's, its time against the full build's, and the requests against
-the matching records.
+the matching records. With `--work DIR` the crawl is generated there once and served from there by later runs of the
+same sizes.
 
     python -m benchmarks.index_select --files 16 --pages 2000
+    python -m benchmarks.index_select --files 64 --pages 7000 --work /tmp/crawl-1gb
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import pickle
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from tests.index_crawl import make_crawl
+from tests.index_crawl import IndexedCrawl, make_crawl
 from tests.test_crawl import CrawlServer, RangeHandler
 from tests.test_cli import run_main
 
@@ -61,25 +64,48 @@ def timed_build(server: CrawlServer, output: Path, *flags: str) -> tuple[float, 
             served(server, (".parquet", ".paths.gz")))
 
 
+def generated_crawl(root: Path, args: argparse.Namespace) -> IndexedCrawl:
+    """The crawl of `args`' sizes under `root`, generated unless a run before left it there (`crawl.pickle`)."""
+    described = root / "crawl.pickle"
+    sizes = (args.files, args.pages, args.words, args.share)
+    if described.exists():
+        recorded_sizes, crawl = pickle.loads(described.read_bytes())
+        if recorded_sizes == sizes:
+            return crawl
+    every = round(1 / args.share)
+    crawl = make_crawl(root / "crawl", CRAWL, args.files, args.pages,
+                       lambda number: "rus" if number % every == 0 else "eng", args.words,
+                       row_group_rows=1000, index_files=2)
+    (root / "crawl" / f"crawl-data/{CRAWL}/warc.paths.gz").write_bytes(
+        gzip.compress("".join(f"{name}\n" for name in crawl.warc_files).encode(), mtime=0))
+    described.write_bytes(pickle.dumps((sizes, crawl)))
+    return crawl
+
+
+def served_crawl(crawl: IndexedCrawl) -> CrawlServer:
+    """The tests' server of `crawl`, serving in a thread of its own."""
+    server = CrawlServer(crawl.root)
+    server.RequestHandlerClass = NoDelayHandler
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--pages", type=int, default=500, help="pages per WARC file")
     parser.add_argument("--words", type=int, default=1500, help="words per page")
     parser.add_argument("--share", type=float, default=0.05, help="the selected language's share of the pages")
+    parser.add_argument("--work", type=Path, help="where the crawl is generated and kept for later runs (default: a "
+                                                  "temporary directory)")
     args = parser.parse_args(argv)
-    every = round(1 / args.share)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
-        crawl = make_crawl(root / "crawl", CRAWL, args.files, args.pages,
-                           lambda number: "rus" if number % every == 0 else "eng", args.words,
-                           row_group_rows=1000, index_files=2)
-        (root / "crawl" / f"crawl-data/{CRAWL}/warc.paths.gz").write_bytes(
-            gzip.compress("".join(f"{name}\n" for name in crawl.warc_files).encode(), mtime=0))
+        if args.work:
+            args.work.mkdir(parents=True, exist_ok=True)
+        crawl = generated_crawl(args.work or root, args)
         size = crawl.warc_bytes()
-        server = CrawlServer(crawl.root)
-        server.RequestHandlerClass = NoDelayHandler
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = served_crawl(crawl)
         try:
             full_time, (_, full_bytes), _ = timed_build(server, root / "full")
             index_time, (warc_requests, warc_bytes), (index_requests, index_bytes) = timed_build(

@@ -13,7 +13,8 @@ each, 300 to a crawl): pyarrow reads its footer, then only the column chunks
 of the columns asked for, each read one Range GET (the https:// file
 system's `HttpReadStream` in exact mode: its retries, stall window and
 checks of each answer). A server that ignores Range is refused in one line. Each file's size and ETag
-(of its HEAD) are what the manifest records of it.
+(of its HEAD where the launcher reads its footer) are what the manifest records of it, and what every
+answer must agree with where a unit of its row groups is read (a file changed since: the build fails).
 """
 
 from __future__ import annotations
@@ -81,19 +82,26 @@ def index_paths(source: str, base: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def opened_index(path: str):
-    """(the `IndexFile`, a `pq.ParquetFile`) of one index file, local or over HTTP by Range."""
+def opened_index(path: str, planned: IndexFile | None = None):
+    """(the `IndexFile`, a `pq.ParquetFile`) of one index file, local or over HTTP by Range; `planned`: the file as
+    the launcher described it, which it must still be (over HTTP, every answer's size and ETag, and no HEAD)."""
     try:
         if is_remote(path):
             # (Exact reads: pyarrow asks for the footer and the column chunks, and gets them alone.)
-            handle = HttpReadStream(path, exact=True)
-            described = IndexFile(redacted(path), handle.size, handle.etag)
+            handle = (HttpReadStream(path, exact=True) if planned is None
+                      else HttpReadStream(path, exact=True, size=planned.size, etag=planned.etag or None))
+            described = planned or IndexFile(redacted(path), handle.size, handle.etag)
         else:
             # (A local file, or s3:// and gs:// by Beam's file systems, whose streams read by ranges themselves.)
             handle = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
             size = handle.seek(0, os.SEEK_END)
             handle.seek(0)
             described = IndexFile(path, size, FileSystems.checksum(path) if "://" in path else "")
+            if planned is not None and planned != described:
+                handle.close()
+                raise IndexRefused(f"the index file {redacted(path)} changed since the build began (size "
+                                   f"{planned.size:,} and ETag {planned.etag!r} then, {size:,} and "
+                                   f"{described.etag!r} now)")
     except (OSError, BeamIOError) as error:
         raise IndexRefused(f"cannot read the index file {redacted(path)}: {error}") from error
     with handle:

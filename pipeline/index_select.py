@@ -185,11 +185,12 @@ class IndexChoice:
 @dataclass(frozen=True)
 class RowGroups:
     """A unit of the selection, read by one worker: row groups of one index file (`number`: its place among the
-    index's files, for the index's order)."""
+    index's files, for the index's order; `file`: as the launcher read it, which it must still be)."""
 
     path: str
     number: int
     groups: tuple[int, ...]
+    file: IndexFile
 
 
 @dataclass(frozen=True)
@@ -266,14 +267,15 @@ def plan_selection(choice: IndexChoice) -> IndexPlan:
             groups = [group for group in range(parquet.num_row_groups)
                       if choice.may_match(parquet.metadata.row_group(group))]
             listed += parquet.metadata.num_rows
-            units.extend(RowGroups(path, number, unit) for unit in units_of(parquet.metadata, groups, columns))
+            units.extend(RowGroups(path, number, unit, described)
+                         for unit in units_of(parquet.metadata, groups, columns))
     return IndexPlan(tuple(files), listed, tuple(units))
 
 
 def matching_rows(choice: IndexChoice, unit: RowGroups) -> Iterator[IndexRow]:
     """The rows of a unit's row groups that match `choice` (before its `limit`), in the index's order; reads the
     chosen columns row group by row group."""
-    with opened_index(unit.path) as (_, parquet):
+    with opened_index(unit.path, unit.file) as (_, parquet):
         firsts = [0]
         for group in range(parquet.num_row_groups):
             firsts.append(firsts[-1] + parquet.metadata.row_group(group).num_rows)
@@ -289,18 +291,17 @@ def matching_rows(choice: IndexChoice, unit: RowGroups) -> Iterator[IndexRow]:
                                    found["warc_record_length"])
 
 
-def record_runs(records: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
-    """(warc_filename, start, end) of the runs of adjacent records (`records` sorted by file and offset), each read
-    by one request; a row whose range is no range of a file (a negative offset, a length not positive) is a run of
-    its own, for its dead letter."""
-    runs: list[tuple[str, int, int]] = []
-    for name, offset, length in records:
+def record_runs(records: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(start, end) of the runs of adjacent records of one file (`records`: (offset, length), sorted), each read by
+    one request; a row whose range is no range of a file (a negative offset, a length not positive) is a run of its
+    own, for its dead letter."""
+    runs: list[tuple[int, int]] = []
+    for offset, length in records:
         end = offset + length
-        if runs and runs[-1][0] == name and runs[-1][2] == offset and length > 0 \
-                and end - runs[-1][1] <= RUN_BYTES_LIMIT:
-            runs[-1] = (name, runs[-1][1], end)
+        if runs and runs[-1][1] == offset and length > 0 and end - runs[-1][0] <= RUN_BYTES_LIMIT:
+            runs[-1] = (runs[-1][0], end)
         else:
-            runs.append((name, offset, end))
+            runs.append((offset, end))
     return runs
 
 
@@ -308,7 +309,7 @@ def window_unit(base: str, name: str, records: list[tuple[int, int]]) -> WarcRan
     """The unit of reading of the chosen records (offset, length; sorted, distinct) of the file `name` that start in
     one `--range-size` window of it (the range a full build reads as a unit, and so a shard of the corpus as there):
     a `WarcRange` of their runs (`record_runs`), from its first run's start."""
-    spans = [(start, end) for _, start, end in record_runs([(name, offset, length) for offset, length in records])]
+    spans = record_runs(records)
     # (A lone row of no range ends before it starts: its unit is empty, and its run a dead letter.)
     end = max([spans[0][0]] + [span_end for _, span_end in spans])
     return WarcRange(base + name, spans[0][0], end, max(end, 0), runs=tuple(spans))

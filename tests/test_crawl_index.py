@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import index_select
+from pipeline import build_inputs, index_select
 from pipeline.index_select import (IndexChoice, check_pattern, count_selection, parse_codes, plan_selection,
                                    record_digest, record_runs, window_unit)
 from tests.helpers import corpus_records
@@ -204,11 +204,9 @@ def test_a_row_outside_its_file_or_not_at_a_record_is_a_dead_letter_naming_it(in
 
 
 def test_adjacent_records_are_one_run_and_the_records_of_a_window_one_unit():
-    records = [("a.warc.gz", 0, 10), ("a.warc.gz", 10, 5), ("a.warc.gz", 20, 5), ("a.warc.gz", 3 << 20, 5),
-               ("b.warc.gz", 15, 5), ("b.warc.gz", 20, -1)]
-    runs = record_runs(records)
-    assert runs == [("a.warc.gz", 0, 15), ("a.warc.gz", 20, 25), ("a.warc.gz", 3 << 20, (3 << 20) + 5),
-                    ("b.warc.gz", 15, 20), ("b.warc.gz", 20, 19)]
+    # (The records of one file: a run is (start, end) in it.)
+    assert record_runs([(0, 10), (10, 5), (20, 5), (25, -1), (3 << 20, 5)]) == [
+        (0, 15), (20, 25), (25, 24), (3 << 20, (3 << 20) + 5)]
     unit = window_unit("http://x/", "a.warc.gz", [(0, 10), (10, 5), (20, 5)])
     assert (unit.path, unit.start, unit.end, unit.runs) == ("http://x/a.warc.gz", 0, 25, ((0, 15), (20, 25)))
     unit = window_unit("http://x/", "b.warc.gz", [(15, 5), (20, -1)])
@@ -315,6 +313,33 @@ def test_the_index_is_read_by_exact_ranges_and_a_read_cut_short_is_asked_for_aga
     # (Each cut read once more, from where it broke off.)
     assert len(again) == len(asked) + 2
     assert all(wanted is not None for wanted in again)
+
+
+@pytest.mark.slow
+def test_an_index_file_changed_since_the_launcher_read_it_fails_the_build_in_one_line(indexed, server, tmp_path,
+                                                                                        monkeypatch):
+    """A unit of row groups reads its index file as the launcher's plan described it (size and ETag), asking no HEAD:
+    a file rewritten in between (here: its ETag, from its modification time) fails the build, nothing published."""
+    index_file = next(indexed.root.glob("cc-index/**/*.parquet"))
+    before = index_file.stat()
+
+    def planned_then_changed(choice):
+        plan = plan_selection(choice)
+        os.utime(index_file, ns=(before.st_atime_ns, before.st_mtime_ns + 10 ** 9))
+        return plan
+
+    monkeypatch.setattr(build_inputs, "plan_selection", planned_then_changed)
+    try:
+        code, _, err = run_main([*index_flags(server, "--index-languages", "rus"), "--output", str(tmp_path / "out"),
+                                 "--quiet"])
+    finally:
+        os.utime(index_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert code == 1 and err.count("\n") == 1, err
+    assert f"{index_file.name}: the file changed while it was read (ETag" in err
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    # (The launcher's HEAD of each index file, and none of a unit's.)
+    heads = [path for command, path, _ in server.requests if command == "HEAD" and path.endswith(".parquet")]
+    assert len(heads) == len(list(indexed.root.glob("cc-index/**/*.parquet")))
 
 
 def test_a_rebuild_whose_index_now_selects_other_records_is_refused(indexed):

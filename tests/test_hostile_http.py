@@ -3,7 +3,7 @@
 A server on 127.0.0.1 serves a few WARC files and listings; `behaviour`
 says how it misbehaves (a Content-Range total that shrinks, a 503 with
 `retry_after`, a hang-up without an answer, a body at a trickle, a HEAD that claims 90 TB, a compressed answer,
-a body cut on every attempt, basic auth; `later`: a file that becomes other bytes once it was read to its
+a body cut on every attempt, a retry answered from elsewhere than asked, basic auth; `later`: a file that becomes other bytes once it was read to its
 end). Every answer it sends is bounded
 in time, and the server stops with the test module.
 """
@@ -34,6 +34,7 @@ from tests.helpers import corpus_records, html_capture
 from tests.test_cli import run_main
 from transforms.filesystems import http_filesystem, http_session
 from transforms.filesystems.locations import readable_by_name, redacted
+from transforms.stages.read_warc import record_runs
 from transforms.stages.read_warc.ranges import DEFAULT_RANGE_BYTES, split_warc
 
 USER, PASSWORD = "alice", "s3cretpw"
@@ -126,6 +127,10 @@ class HostileHandler(BaseHTTPRequestHandler):
         if first >= len(data):
             self._head(416, 0, {"Content-Range": f"bytes */{len(data)}"})
             return
+        misplaced = "misplaced-retry" in behaviour and not server.first_time(f"misplaced {path}")
+        if misplaced:
+            # (A retry answered from further back in the file than asked, as its Content-Range says.)
+            first = max(0, first - 100)
         body = data[first:last + 1]
         # Shrinking: each answer says the file ends where this range ends (and no ETag to tell files apart).
         total = last + 1 if "shrinking" in behaviour else len(data)
@@ -136,7 +141,7 @@ class HostileHandler(BaseHTTPRequestHandler):
         self._head(206, len(body), headers)
         if "slow" in behaviour:
             self._trickle(body)
-        elif "cut" in behaviour:
+        elif "cut" in behaviour or ("misplaced-retry" in behaviour and not misplaced):
             self.wfile.write(body[:len(body) // 2])
             self.close_connection = True
         else:
@@ -351,6 +356,21 @@ def test_a_file_of_any_size_has_a_bounded_number_of_ranges():
     # Files within the bound keep the range size asked for.
     assert [r.start for r in split_warc("f.warc.gz", 4 * DEFAULT_RANGE_BYTES, DEFAULT_RANGE_BYTES, "record")] == \
         [0, DEFAULT_RANGE_BYTES, 2 * DEFAULT_RANGE_BYTES, 3 * DEFAULT_RANGE_BYTES]
+
+
+def test_a_record_run_is_read_without_a_head_and_a_retry_answered_from_elsewhere_is_an_error(server, quick_retries):
+    """An index's record run (`record_runs.fetch_run`) is read by the file system's exact ranged GET: no HEAD, and
+    a retry's answer must start at the byte the cut-short answer reached (its Content-Range says where)."""
+    url = server.base + "many.warc.gz"
+    data = FILES["many.warc.gz"]
+    server.behaviour = {"misplaced-retry"}
+    with pytest.raises(http_session.RemoteReadError, match="asked for bytes from 3000, got Content-Range 'bytes 2900-"):
+        record_runs.fetch_run(url, 1000, 5000)
+    server.behaviour, server.requests = set(), []
+    assert record_runs.fetch_run(url, 1000, 5000) == (data[1000:5000], len(data))
+    assert server.requests == ["GET many.warc.gz"]
+    with pytest.raises(http_filesystem.PastTheEnd):
+        record_runs.fetch_run(url, len(data) - 10, len(data) + 10)
 
 
 def test_a_range_size_below_the_minimum_is_refused(tmp_path):

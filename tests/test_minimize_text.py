@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+import sys
 import unicodedata
 
 import apache_beam as beam
@@ -14,8 +16,9 @@ from hypothesis import strategies as st
 
 from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document
-from transforms.stages.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, codepage_is_exact, dropped_letter_share,
-                                             minimize_block, minimize_blocks, minimize_document, parse_scripts)
+from transforms.stages.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, _letters, codepage_is_exact,
+                                             dropped_letter_share, minimize_block, minimize_blocks, minimize_document,
+                                             parse_scripts, script_rules)
 from transforms.stages.minimize_text_transform import MinimizeText
 from tests.helpers import document
 
@@ -143,6 +146,45 @@ def test_the_share_of_dropped_letters_counts_only_letters_as_kept():
     # `҂` (a Cyrillic sign, kept) is no letter: the three Greek letters are all the letters.
     assert minimize_block("Καλ ҂") == "҂"
     assert dropped_letter_share("Καλ ҂", "҂") == 1.0
+
+
+# Characters the rules treat by their context or change the letters of: composing marks, Hangul's jamo, a final
+# sigma, ligatures, `İ`, `µ`, digits, Han and Arabic beside Cyrillic.
+CONTEXTUAL = "абвЖЁё\u0301\u0308\u0328e\u1100\u1161\u11a8가ΣσςΑﬁİµ²①日本ابت٣ _-."
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=CONTEXTUAL, max_size=30),
+       scripts=st.sampled_from(["latin,cyrillic", "latin", "cyrillic,greek,hangul", "all"]))
+def test_letters_dropped_are_the_letters_applying_the_rules_loses(text, scripts):
+    rules = script_rules(parse_scripts(scripts))
+    assert rules.letters_dropped(text) == max(0, _letters(text) - _letters(rules.apply_rules(text)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=CONTEXTUAL + "aé€™ ,\n\x00]^\\-", max_size=30))
+def test_the_share_of_dropped_letters_counts_the_rules_on_the_runs_outside_the_western_page(text):
+    page = CODE_PAGES[0]
+    rules = script_rules(None)
+    outside = " ".join("".join(run) for inside, run in itertools.groupby(text, lambda c: c in page.characters)
+                       if not inside)
+    dropped = sum(map(text.count, rules.dropped_page_letters)) + max(
+        0, _letters(outside) - _letters(rules.apply_rules(outside)))
+    after = minimize_block(text)
+    expected = round(dropped / (dropped + _letters(after)), 4) if dropped else 0.0
+    assert dropped_letter_share(text, after) == expected
+
+
+@pytest.mark.parametrize("scripts", ["latin,cyrillic", "cyrillic", "all"])
+def test_the_characters_that_lose_no_letter_compose_with_nothing_before_them(scripts):
+    # (A text of these and of the western page's characters is, outside the page, as the rules act on each alone:
+    # none is the second character of a canonical composition, which NFKC would join to the one before it.)
+    rules = script_rules(parse_scripts(scripts))
+    seconds = {chr(int(parts[1], 16)) for parts in (unicodedata.decomposition(chr(code)).split()
+                                                    for code in range(sys.maxunicode + 1))
+               if len(parts) == 2 and not parts[0].startswith("<")}
+    assert not [second for second in seconds if rules.losing_none.fullmatch(second)]
+    assert rules.losing_none.fullmatch("Съешь же ещё этих мягких французских булок, Æsir")
 
 
 def test_dropped_letters_follow_the_scripts_whatever_was_asked_before():

@@ -26,7 +26,10 @@ answer, and a seek back asks for the file again (`serves_ranges` tells
 such a server, so that its files are not split into ranges). A stream in
 `exact` mode (a capture index's Parquet files, read by the column chunks
 pyarrow asks for) asks for exactly the bytes of each read, nothing ahead,
-and a server that ignores Range is `RangesIgnored`, not read whole. A URL's
+and a server that ignores Range is `RangesIgnored`, not read whole; its
+`read_range` reads [start, end) by one request (a record a capture index
+names), without a HEAD where the file's size and ETag are not given: the
+first answer's are the file's, and bytes past its end are `PastTheEnd`. A URL's
 credentials (`user:password@`) are used to read it, and left out of every
 message and name written (`transforms.filesystems.locations.redacted`).
 """
@@ -54,6 +57,14 @@ class RangesIgnored(RemoteReadError):
     """A stream in exact mode met a server that ignores Range requests: it would read the whole file."""
 
 
+class PastTheEnd(RemoteReadError):
+    """An exact read of bytes the file does not have; `size`: the file's, where the server said it."""
+
+    def __init__(self, message: str, size: int | None):
+        super().__init__(message)
+        self.size = size
+
+
 class ReadOnly(BeamIOError):
     """Writing, copying, renaming or deleting over HTTP: this file system only reads."""
 
@@ -77,19 +88,21 @@ def serves_ranges(path: str) -> bool:
 
 class HttpReadStream(io.RawIOBase):
     """A seekable read stream of one URL, by byte-range GETs; see the module's docstring (`exact`: each read
-    asks for its bytes alone)."""
+    asks for its bytes alone; `size` and `etag`: the file's as known before, which every answer must agree with,
+    and no HEAD asked)."""
 
     mode = "rb"
 
-    def __init__(self, url: str, stall: http_session.StallWindow = http_session.STALL, exact: bool = False):
+    def __init__(self, url: str, stall: http_session.StallWindow = http_session.STALL, exact: bool = False,
+                 size: int | None = None, etag: str | None = None):
         super().__init__()
         self.url = url
         self.name = redacted(url)
         self.stall = stall
         self.exact = exact
         self._position = 0
-        self._size: int | None = None
-        self._etag: str | None = None
+        self._size = size
+        self._etag = etag
         self._block = b""
         self._block_start = 0
         self._next_block = FIRST_BLOCK
@@ -156,14 +169,28 @@ class HttpReadStream(io.RawIOBase):
         self._position += count
         return count
 
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes [start, end) of the file, by one Range GET (and its retries), in exact mode; `PastTheEnd` where the
+        file ends before `end`. Where the file's size is not known, no HEAD is asked: the first answer tells it."""
+        if not self.exact:
+            raise ValueError("read_range reads exactly: an HttpReadStream in exact mode")
+        if start < 0 or end <= start:
+            raise PastTheEnd(f"{self.name}: no bytes from {start} to {end}", None)
+        self._position = start
+        self._fetch(end - start)
+        self._position = end
+        return self._block
+
     def close(self) -> None:
         self._drop_whole()
         super().close()
 
     def _fetch(self, length: int) -> None:
-        """Reads [position, position + length) into the block (less at the end of the file)."""
+        """Reads [position, position + length) into the block (less at the end of the file, where its size is
+        known)."""
         start = self._position
-        length = min(length, self.size - start)
+        if self._size is not None or not self.exact:
+            length = min(length, self.size - start)
         received = bytearray()
         attempt = 0
         while len(received) < length:
@@ -209,10 +236,18 @@ class HttpReadStream(io.RawIOBase):
             self._get(first, last, received)
             return
         with answer:
+            if answer.status_code == 416 and self.exact:
+                total = answer.headers.get("Content-Range", "").rpartition("/")[2]
+                raise PastTheEnd(f"{self.name}: bytes from {first} lie past the end of the file",
+                                 int(total) if total.isdigit() else None)
             if answer.status_code != 206:
                 raise failure(self.url, answer, first)
             total, content_range = self._check_range(answer, first)
             self._check_answer(answer, total, f"Content-Range {content_range!r}")
+            if total <= last:
+                # (Only where the size was not known: a known size bounds what is asked for.)
+                raise PastTheEnd(f"{self.name}: bytes to {last} lie past the end of the file ({total:,} bytes)",
+                                 total)
             http_session.read_body(answer, last + 1 - first, received, self.stall)
 
     def _skip_whole_to(self, offset: int) -> None:
@@ -238,7 +273,10 @@ class HttpReadStream(io.RawIOBase):
     def _check_answer(self, answer: requests.Response, total: int, said: str) -> None:
         """The answer is of the file HEAD described: stored bytes, its size, its ETag."""
         check_stored_bytes(self.url, answer)
-        if total != self.size:
+        if self._size is None:
+            # (A stream not given the file's size, and asked for none: its first answer tells it.)
+            self._size = total
+        if total != self._size:
             raise RemoteReadError(f"{self.name}: an answer says the file ends at {total} bytes ({said}), HEAD said "
                                   f"{self.size}: the file changed while it was read, or the server is broken")
         etag = answer.headers.get("ETag")

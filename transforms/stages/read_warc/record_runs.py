@@ -3,9 +3,10 @@
 A build that selects through an index (`pipeline.index_select`) reads no
 more of a WARC file than the records it chose: a run is [start, end) of a
 file compressed per record, adjacent records together, asked for with one
-Range GET (`bytes=start-(end-1)`, over the https:// file system's session:
-retries with backoff, Retry-After and 503 honoured, a body that breaks off or
-stalls asked for again from the byte it reached), up to `RUNS_IN_FLIGHT`
+Range GET (`bytes=start-(end-1)`, by the https:// file system's reader in
+exact mode: retries with backoff, Retry-After and 503 honoured, a body that
+breaks off or stalls asked for again from the byte it reached, each answer
+checked to be the range asked for of the same file), up to `RUNS_IN_FLIGHT`
 runs of a unit at once, in order. Its records are read from
 those bytes as from a file of their own (`read_warc`), and every offset said
 of them (outcomes, notes) is the offset in the WARC file. A run whose range
@@ -28,10 +29,8 @@ from typing import Callable, Iterator
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.document import DeadLetter, Document, Skip
-from transforms.filesystems import http_session
-from transforms.filesystems.http_session import RemoteReadError, check_stored_bytes, failure, session
+from transforms.filesystems.http_filesystem import HttpReadStream, PastTheEnd
 from transforms.filesystems.locations import redacted
 from transforms.stages.read_warc.classify import Screen
 from transforms.stages.read_warc.read_warc import read_warc
@@ -43,71 +42,27 @@ from transforms.vocabulary import ReadNote
 RUNS_IN_FLIGHT = 8
 
 
-class OutsideFile(Exception):
-    """A run's range is no range of its file; `size`: the file's, where the server said it."""
-
-    def __init__(self, size: int | None):
-        super().__init__(size)
-        self.size = size
-
-
-def _total(content_range: str) -> int | None:
-    """The file's size an answer's Content-Range states (`bytes 0-9/1234`, `bytes */1234`), if any."""
-    total = content_range.rpartition("/")[2]
-    return int(total) if total.isdigit() else None
-
-
-def _get_once(url: str, first: int, end: int, received: bytearray) -> int:
-    """Appends bytes first..end-1 of `url` to `received` (a body cut short leaves what came); the file's size."""
-    answer = session().get(url, headers={"Range": f"bytes={first}-{end - 1}"}, stream=True,
-                           timeout=(http_session.TIMEOUT[0], http_session.STALL.seconds))
-    with answer:
-        total = _total(answer.headers.get("Content-Range", ""))
-        if answer.status_code == 416:
-            raise OutsideFile(total)
-        if answer.status_code == 200:
-            raise RemoteReadError(f"{redacted(url)}: the server ignores Range requests, and a record an index names "
-                                  "is read by its range alone; serve the WARC files with Range support")
-        if answer.status_code != 206:
-            raise failure(url, answer, first)
-        check_stored_bytes(url, answer)
-        if total is None or total < end:
-            raise OutsideFile(total)
-        http_session.read_body(answer, end - first, received, http_session.STALL)
-        return total
-
-
 def fetch_run(path: str, start: int, end: int) -> tuple[bytes, int]:
-    """(the bytes [start, end) of the file `path`, its size), by one request; raises OutsideFile or
+    """(the bytes [start, end) of the file `path`, its size), by one request over HTTP (`HttpReadStream.read_range`:
+    no HEAD, and each retry's answer checked against the first's range, size and ETag); raises `PastTheEnd`, or
     RemoteReadError (after `http_session.ATTEMPTS` attempts, each from the byte reached)."""
-    if start < 0 or end <= start:
-        raise OutsideFile(None)
     if not path.startswith(("http://", "https://")):
         # (A local file, or s3:// and gs:// by Beam's file systems, whose streams read by ranges themselves.)
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
             size = handle.seek(0, os.SEEK_END)
-            if end > size:
-                raise OutsideFile(size)
+            if start < 0 or end <= start or end > size:
+                raise PastTheEnd(f"{redacted(path)}: no bytes from {start} to {end}", size)
             handle.seek(start)
             return handle.read(end - start), size
-    received = bytearray()
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            total = _get_once(path, start + len(received), end, received)
-            return bytes(received), total
-        except (RemoteReadError, OutsideFile):
-            raise
-        except http_session.BROKEN_OFF as error:
-            http_session.after_failed_attempt(redacted(path), start + len(received), attempt, error)
+    with HttpReadStream(path, exact=True) as stream:
+        return stream.read_range(start, end), stream.size
 
 
 def _fetched_or_outside(path: str, start: int, end: int) -> tuple[bytes | None, int | None]:
     """`fetch_run`'s (bytes, file size), or (None, the file's size if known) for a run outside its file."""
     try:
         return fetch_run(path, start, end)
-    except OutsideFile as outside:
+    except PastTheEnd as outside:
         return None, outside.size
 
 
