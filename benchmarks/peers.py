@@ -58,18 +58,23 @@ FLOOR = "(the floor)"
 
 
 class Alternative:
-    """One command measured: how to run it on a clean output folder, and what it wrote (documents)."""
+    """One command measured: how to run it on a clean output folder, and what it wrote (documents). `tree`: the
+    checkout whose code it runs (another branch's, measured beside this one); None: this one."""
 
-    def __init__(self, command: list[str], output: Path, written):
-        self.command, self.output, self.written = command, output, written
+    def __init__(self, command: list[str], output: Path, written, tree: Path | None = None):
+        self.command, self.output, self.written, self.tree = command, output, written, tree
 
     def run(self) -> dict:
         shutil.rmtree(self.output, ignore_errors=True)
-        return checked(run_measured(self.command), " ".join(self.command[:4]))
+        if self.tree is None:
+            return checked(run_measured(self.command), " ".join(self.command[:4]))
+        # (`python -m` imports from its working directory first.)
+        env = dict(os.environ, PYTHONPATH=str(self.tree))
+        return checked(run_measured(self.command, env=env, cwd=self.tree), f"{self.tree}: {' '.join(self.command[:4])}")
 
 
-def webcorpus(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> Alternative:
-    return Alternative(pipeline_command(inputs, output, extra), output, lambda: webcorpus_documents(output))
+def webcorpus(inputs: list[str], output: Path, extra: tuple[str, ...] = (), tree: Path | None = None) -> Alternative:
+    return Alternative(pipeline_command(inputs, output, extra), output, lambda: webcorpus_documents(output), tree)
 
 
 def webcorpus_documents(output: Path) -> int:
@@ -131,6 +136,37 @@ def seconds(result: dict) -> str:
     return f"{result['seconds']:.1f} s (CPU {result['cpu_seconds']:.1f} s, {result['documents']:,} docs)"
 
 
+def developer_corpus(corpus: Path, work: Path, python: str | None, reps: int, table: list,
+                     tree: Path | None = None) -> dict:
+    """The whole job on the developer corpus (the files datatrove reads): webcorpus, its plain loop, datatrove
+    with `python`, and webcorpus of `tree` where given; its rows added to `table`."""
+    print("\n== Whole job on the developer corpus", flush=True)
+    dev = datatrove_readable(corpus)
+    links = linked_inputs(dev, work / "dev-warc")
+    alternatives = {"webcorpus": webcorpus(links, work / "wc-dev"), PLAIN_LOOP: plain_loop(links, work / "loop-dev")}
+    if tree is not None:
+        alternatives[f"webcorpus of {tree}"] = webcorpus(links, work / "wc-dev-tree", tree=tree)
+    if python:
+        alternatives["datatrove"] = datatrove(python, work / "dev-warc", "*.warc.gz", work / "dt-dev")
+    found = alternated(alternatives, reps)
+    row(table, f"whole default build, developer corpus ({len(dev)} files)", found["webcorpus"],
+        found.get("datatrove"), "<= 1.0x")
+    if tree is not None:
+        row(table, f"  of {tree}", found[f"webcorpus of {tree}"], found.get("datatrove"), "-")
+    row(table, f"  its {PLAIN_LOOP}", found[PLAIN_LOOP], found.get("datatrove"), FLOOR)
+    return found
+
+
+def print_table(table: list) -> list[dict]:
+    """Prints the table of medians; returns its rows as dicts."""
+    print("\n== Medians (ratio: webcorpus / the alternative, wall and CPU)")
+    header = ("figure", "webcorpus", "the alternative", "ratio", "CPU ratio", "goal")
+    widths = [max(len(str(line[column])) for line in [header, *table]) for column in range(len(header))]
+    for line in [header, *table]:
+        print("  " + "  ".join(f"{str(cell):<{width}}" for cell, width in zip(line, widths)))
+    return [dict(zip(header, line)) for line in table]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -185,16 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             # datatrove's pool workers are children of its forkserver, which nobody waits for: uncounted CPU.
             table[-1] = (*table[-1][:4], "n/a", "-")
     if "dev" in sections:
-        print("\n== Whole job on the developer corpus", flush=True)
-        dev = datatrove_readable(args.corpus)
-        links = linked_inputs(dev, work / "dev-warc")
-        alternatives = {"webcorpus": webcorpus(links, work / "wc-dev"), PLAIN_LOOP: plain_loop(links, work / "loop-dev")}
-        if python:
-            alternatives["datatrove"] = datatrove(python, work / "dev-warc", "*.warc.gz", work / "dt-dev")
-        found = results["dev"] = alternated(alternatives, args.reps)
-        row(table, f"whole default build, developer corpus ({len(dev)} files)", found["webcorpus"],
-            found.get("datatrove"), "<= 1.0x")
-        row(table, f"  its {PLAIN_LOOP}", found[PLAIN_LOOP], found.get("datatrove"), FLOOR)
+        results["dev"] = developer_corpus(args.corpus, work, python, args.reps, table)
     if "language" in sections:
         print("\n== --language on the developer corpus", flush=True)
         dev = sorted(map(str, (args.corpus / "warc").glob("*.warc.gz")))
@@ -217,12 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         row(table, "--near-dedup against datatrove's MinHash", found["webcorpus --near-dedup"],
             found.get("datatrove + MinHash"), "keep it")
 
-    print("\n== Medians (ratio: webcorpus / the alternative, wall and CPU)")
-    header = ("figure", "webcorpus", "the alternative", "ratio", "CPU ratio", "goal")
-    widths = [max(len(str(line[column])) for line in [header, *table]) for column in range(len(header))]
-    for line in [header, *table]:
-        print("  " + "  ".join(f"{str(cell):<{width}}" for cell, width in zip(line, widths)))
-    results["table"] = [dict(zip(header, line)) for line in table]
+    results["table"] = print_table(table)
     if args.results:
         args.results.write_text(json.dumps(results, indent=2))
     return 0
