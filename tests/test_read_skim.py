@@ -1,19 +1,24 @@
-"""Skimming (transforms/stages/read_warc/skim.py): the records that are not responses, read without warcio, give
-the outcomes warcio's reading gives, record for record; what skimming is not sure of is warcio's."""
+"""The records that are not responses: skimmed (transforms/stages/read_warc/skim.py), read without warcio, they give
+the outcomes warcio's reading gives, record for record (what skimming is not sure of is warcio's); a range counts
+them (`RecordsRead.non_response`) rather than listing each."""
 
 import gzip
 import io
+from collections import Counter
 
 import pytest
+from apache_beam.pvalue import TaggedOutput
 
 from pipeline.sample import Capture, warc_bytes
-from tests.helpers import html_capture, read_bytes
+from tests.helpers import html_capture, process_unit, read_bytes
 from transforms.document import Skip
+from transforms.report.report import tally_records_read, tally_skip
 from transforms.stages.read_warc import read_warc as reader
 from transforms.stages.read_warc.formats import detect_format
+from transforms.stages.read_warc.ranges import WarcRange
 from transforms.stages.read_warc.read_warc import _Progress
 from transforms.stages.read_warc.skim import skim
-from transforms.vocabulary import NON_RESPONSE
+from transforms.vocabulary import NON_RESPONSE, RECORDS_READ, REDIRECT, SKIPPED, RecordsRead
 
 
 def through_warcio(data: bytes, monkeypatch) -> list:
@@ -101,3 +106,22 @@ def test_skimming_claims_each_record_and_stops_at_one_not_claimed():
     progress = _Progress(form=detect_format(lambda: io.BytesIO(CRAWL)), claim=claim)
     assert len(list(skim(io.BytesIO(CRAWL), "test.warc.gz", progress))) == 1
     assert progress.handed_on and offsets[0] == 0 and offsets[1] == progress.next_offset > 0
+
+
+def test_a_range_counts_its_non_response_skips_and_lists_the_others(write_warc):
+    captures = [html_capture(f"https://example.org/{index}", "<p>A page.</p>") for index in range(3)]
+    path = write_warc(captures + [Capture("https://example.org/r", status=301, content_type=None)])
+    outputs = process_unit(WarcRange(str(path), 0, None, path.stat().st_size, splittable=True))
+    tagged = {tag: [output.value for output in outputs if isinstance(output, TaggedOutput) and output.tag == tag]
+              for tag in (SKIPPED, RECORDS_READ)}
+    assert [skip.kind for skip in tagged[SKIPPED]] == [REDIRECT]
+    (read,) = tagged[RECORDS_READ]
+    assert (read.records, read.non_response) == (1 + 3 * 4, 1 + 2 * 4)
+
+
+def test_the_report_tallies_counted_non_response_skips_as_listed_ones():
+    listed = Counter()
+    for offset in range(3):
+        listed.update(tally_skip(Skip(NON_RESPONSE, "/in/a.warc.gz", offset, "request", "", "")))
+    listed.update(tally_records_read(RecordsRead("/in/a.warc.gz", 4)))
+    assert tally_records_read(RecordsRead("/in/a.warc.gz", 4, non_response=3)) == listed
