@@ -29,19 +29,15 @@ The machine is shared and noisy: nothing here is a test.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from benchmarks import parse_sections
-from benchmarks.peers import (FLOOR, PLAIN_LOOP, alternated, datatrove, developer_corpus, plain_loop, print_table,
-                              row, seconds, webcorpus)
+from benchmarks.peers import (FLOOR, PLAIN_LOOP, alternated, checked_arguments, datatrove, developer_corpus, finish,
+                              language_added, peer_parser, plain_loop, row, seconds, webcorpus)
 from benchmarks.throughput import REPO, worker_processes
-from devcorpus import default_corpus
 from transforms.document import Skip
 from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
 
@@ -107,32 +103,16 @@ def against(alternatives: dict, name: str, make, tree: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.cc_cost", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = peer_parser("benchmarks.cc_cost", __doc__, SECTIONS, "webcorpus-cc-cost", 200, "the mix", 5)
     parser.add_argument("--generator", type=Path, default=REPO.parent / "shared" / "tools" / "make_cc_corpus.py",
                         help="make_cc_corpus.py (default: %(default)s)")
-    parser.add_argument("--datatrove-python", help="a Python with datatrove and resiliparse (skipped without)")
-    parser.add_argument("--corpus", type=Path, default=default_corpus(),
-                        help="the developer corpus (its warc/ folder); default: %(default)s")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-cc-cost",
-                        help="where the crawls and the outputs go (default: %(default)s)")
-    parser.add_argument("--mb", type=float, default=200, help="MB of the mix (default %(default)s)")
-    parser.add_argument("--reps", type=int, default=5, help="runs of each alternative (default %(default)s)")
     parser.add_argument("--against", type=Path, help="another checkout whose build runs beside this one's")
-    parser.add_argument("--sections", default=",".join(SECTIONS),
-                        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all)")
-    parser.add_argument("--results", type=Path, help="also write the results as JSON here")
-    args = parser.parse_args(argv)
-    sections = parse_sections(parser, args.sections, SECTIONS)
+    args, sections = checked_arguments(parser, argv, SECTIONS, "webcorpus on Common Crawl's mix")
     python, tree, work = args.datatrove_python, args.against, args.work
-    if python and not Path(python).is_file():
-        parser.error(f"--datatrove-python {python}: no such file")
     if tree is not None and not (tree / "pipeline").is_dir():
         parser.error(f"--against {tree}: not a checkout of webcorpus")
     if set(sections) - {"dev"} and not args.generator.is_file():
         parser.error(f"--generator {args.generator}: no such file")
-    print(f"webcorpus on Common Crawl's mix: {os.cpu_count()} CPUs, load average "
-          f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}; medians of {args.reps} alternated runs", flush=True)
     results: dict = {}
     table: list = []
     mix_folder = work / f"mix-{args.mb:g}"
@@ -173,15 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                           seconds(found[f"all{suffix}"]), "-", f"CPU {each['cpu_seconds']:.4f} ms", "<= 0.05 ms"))
     if "language" in sections:
         print("\n== --language on the mix", flush=True)
-        found = results["language"] = alternated({"without": webcorpus(mix, work / "wc-nolang"),
-                                                  "--language": webcorpus(mix, work / "wc-lang", ("--language",))},
-                                                 args.reps)
-        pages = found["--language"]["documents"]
-        added = {key: 1000 * (found["--language"][key] - found["without"][key]) / pages
-                 for key in ("seconds", "cpu_seconds")}
-        results["language"]["added_ms_per_page"] = added
-        table.append((f"--language added, per kept page ({pages:,})", f"{added['seconds']:.2f} ms", "-", "-",
-                      f"CPU {added['cpu_seconds']:.2f} ms", "<= 0.5 ms"))
+        results["language"] = language_added(mix, work, args.reps, table)
     if "workers" in sections:
         print("\n== 2 workers against 1 on the mix", flush=True)
         found = results["workers"] = alternated({"1": webcorpus(mix, work / "wc-w1", worker_processes(1)),
@@ -193,10 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if "dev" in sections:
         results["dev"] = developer_corpus(args.corpus, work, python, args.reps, table, tree)
 
-    results["table"] = print_table(table)
-    if args.results:
-        args.results.write_text(json.dumps(results, indent=2))
-    return 0
+    return finish(table, results, args.results)
 
 
 if __name__ == "__main__":

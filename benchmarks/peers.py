@@ -157,6 +157,26 @@ def developer_corpus(corpus: Path, work: Path, python: str | None, reps: int, ta
     return found
 
 
+def language_added(inputs: list[str], work: Path, reps: int, table: list) -> dict:
+    """webcorpus on `inputs` with and without `--language`; its row (ms added per kept page) added to `table`."""
+    found = alternated({"without": webcorpus(inputs, work / "wc-nolang"),
+                        "--language": webcorpus(inputs, work / "wc-lang", ("--language",))}, reps)
+    pages = found["--language"]["documents"]
+    added = found["added_ms_per_page"] = {key: 1000 * (found["--language"][key] - found["without"][key]) / pages
+                                          for key in ("seconds", "cpu_seconds")}
+    table.append((f"--language added, per page ({pages:,} pages kept)", f"{added['seconds']:.2f} ms",
+                  "-", "-", f"CPU {added['cpu_seconds']:.2f} ms", "<= 0.5 ms"))
+    return found
+
+
+def finish(table: list, results: dict, path: Path | None) -> int:
+    """Prints the table of medians, and writes `results` with it as JSON to `path` where given."""
+    results["table"] = print_table(table)
+    if path:
+        path.write_text(json.dumps(results, indent=2))
+    return 0
+
+
 def print_table(table: list) -> list[dict]:
     """Prints the table of medians; returns its rows as dicts."""
     print("\n== Medians (ratio: webcorpus / the alternative, wall and CPU)")
@@ -167,26 +187,40 @@ def print_table(table: list) -> list[dict]:
     return [dict(zip(header, line)) for line in table]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+def peer_parser(module: str, doc: str, sections: tuple[str, ...], work: str, mb: float, of_what: str,
+                reps: int) -> argparse.ArgumentParser:
+    """The command line of a benchmark against datatrove (this module's, `benchmarks.cc_cost`'s)."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
     parser.add_argument("--datatrove-python", help="a Python with datatrove and resiliparse (skipped without)")
     parser.add_argument("--corpus", type=Path, default=default_corpus(),
                         help="the developer corpus (its warc/ folder); default: %(default)s")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-peers",
-                        help="where the generated WARC and the outputs go (default: %(default)s)")
-    parser.add_argument("--mb", type=float, default=20, help="MB of HTML generated (default %(default)s)")
-    parser.add_argument("--reps", type=int, default=3, help="runs of each alternative (default %(default)s)")
-    parser.add_argument("--sections", default=",".join(SECTIONS),
-                        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / work,
+                        help="where the WARC files made and the outputs go (default: %(default)s)")
+    parser.add_argument("--mb", type=float, default=mb, help=f"MB of {of_what} (default %(default)s)")
+    parser.add_argument("--reps", type=int, default=reps, help="runs of each alternative (default %(default)s)")
+    parser.add_argument("--sections", default=",".join(sections),
+                        help=f"comma-separated, of {', '.join(sections)} (default: all)")
     parser.add_argument("--results", type=Path, help="also write the results as JSON here")
+    return parser
+
+
+def checked_arguments(parser: argparse.ArgumentParser, argv: list[str] | None, known: tuple[str, ...],
+                      title: str) -> tuple[argparse.Namespace, list[str]]:
+    """The arguments of `peer_parser`'s command line and its sections, checked; says what is measured, where."""
     args = parser.parse_args(argv)
-    sections = parse_sections(parser, args.sections, SECTIONS)
-    python = args.datatrove_python
-    if python and not Path(python).is_file():
-        parser.error(f"--datatrove-python {python}: no such file")
-    print(f"webcorpus against datatrove + resiliparse: {os.cpu_count()} CPUs, load average "
+    sections = parse_sections(parser, args.sections, known)
+    if args.datatrove_python and not Path(args.datatrove_python).is_file():
+        parser.error(f"--datatrove-python {args.datatrove_python}: no such file")
+    print(f"{title}: {os.cpu_count()} CPUs, load average "
           f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}; medians of {args.reps} alternated runs", flush=True)
+    return args, sections
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = peer_parser("benchmarks.peers", __doc__, SECTIONS, "webcorpus-peers", 20, "HTML generated", 3)
+    args, sections = checked_arguments(parser, argv, SECTIONS, "webcorpus against datatrove + resiliparse")
+    python = args.datatrove_python
     work = args.work
     results: dict = {}
     table: list = []
@@ -224,16 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         results["dev"] = developer_corpus(args.corpus, work, python, args.reps, table)
     if "language" in sections:
         print("\n== --language on the developer corpus", flush=True)
-        dev = sorted(map(str, (args.corpus / "warc").glob("*.warc.gz")))
-        found = results["language"] = alternated({"without": webcorpus(dev, work / "wc-nolang"),
-                                                  "--language": webcorpus(dev, work / "wc-lang", ("--language",))},
-                                                 args.reps)
-        pages = found["--language"]["documents"]
-        added = {key: 1000 * (found["--language"][key] - found["without"][key]) / pages
-                 for key in ("seconds", "cpu_seconds")}
-        results["language"]["added_ms_per_page"] = added
-        table.append((f"--language added, per page ({pages:,} pages kept)", f"{added['seconds']:.2f} ms",
-                      "-", "-", f"CPU {added['cpu_seconds']:.2f} ms", "<= 0.5 ms"))
+        results["language"] = language_added(sorted(map(str, (args.corpus / "warc").glob("*.warc.gz"))), work,
+                                             args.reps, table)
     if "near-dedup" in sections:
         print("\n== --near-dedup on the generated WARC", flush=True)
         alternatives = {"webcorpus --near-dedup": webcorpus(generated, work / "wc-near", ("--near-dedup",))}
@@ -244,10 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         row(table, "--near-dedup against datatrove's MinHash", found["webcorpus --near-dedup"],
             found.get("datatrove + MinHash"), "keep it")
 
-    results["table"] = print_table(table)
-    if args.results:
-        args.results.write_text(json.dumps(results, indent=2))
-    return 0
+    return finish(table, results, args.results)
 
 
 if __name__ == "__main__":
