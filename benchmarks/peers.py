@@ -58,18 +58,23 @@ FLOOR = "(the floor)"
 
 
 class Alternative:
-    """One command measured: how to run it on a clean output folder, and what it wrote (documents)."""
+    """One command measured: how to run it on a clean output folder, and what it wrote (documents). `tree`: the
+    checkout whose code it runs (another branch's, measured beside this one); None: this one."""
 
-    def __init__(self, command: list[str], output: Path, written):
-        self.command, self.output, self.written = command, output, written
+    def __init__(self, command: list[str], output: Path, written, tree: Path | None = None):
+        self.command, self.output, self.written, self.tree = command, output, written, tree
 
     def run(self) -> dict:
         shutil.rmtree(self.output, ignore_errors=True)
-        return checked(run_measured(self.command), " ".join(self.command[:4]))
+        if self.tree is None:
+            return checked(run_measured(self.command), " ".join(self.command[:4]))
+        # (`python -m` imports from its working directory first.)
+        env = dict(os.environ, PYTHONPATH=str(self.tree))
+        return checked(run_measured(self.command, env=env, cwd=self.tree), f"{self.tree}: {' '.join(self.command[:4])}")
 
 
-def webcorpus(inputs: list[str], output: Path, extra: tuple[str, ...] = ()) -> Alternative:
-    return Alternative(pipeline_command(inputs, output, extra), output, lambda: webcorpus_documents(output))
+def webcorpus(inputs: list[str], output: Path, extra: tuple[str, ...] = (), tree: Path | None = None) -> Alternative:
+    return Alternative(pipeline_command(inputs, output, extra), output, lambda: webcorpus_documents(output), tree)
 
 
 def webcorpus_documents(output: Path) -> int:
@@ -131,26 +136,91 @@ def seconds(result: dict) -> str:
     return f"{result['seconds']:.1f} s (CPU {result['cpu_seconds']:.1f} s, {result['documents']:,} docs)"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+def developer_corpus(corpus: Path, work: Path, python: str | None, reps: int, table: list,
+                     tree: Path | None = None) -> dict:
+    """The whole job on the developer corpus (the files datatrove reads): webcorpus, its plain loop, datatrove
+    with `python`, and webcorpus of `tree` where given; its rows added to `table`."""
+    print("\n== Whole job on the developer corpus", flush=True)
+    dev = datatrove_readable(corpus)
+    links = linked_inputs(dev, work / "dev-warc")
+    alternatives = {"webcorpus": webcorpus(links, work / "wc-dev"), PLAIN_LOOP: plain_loop(links, work / "loop-dev")}
+    if tree is not None:
+        alternatives[f"webcorpus of {tree}"] = webcorpus(links, work / "wc-dev-tree", tree=tree)
+    if python:
+        alternatives["datatrove"] = datatrove(python, work / "dev-warc", "*.warc.gz", work / "dt-dev")
+    found = alternated(alternatives, reps)
+    row(table, f"whole default build, developer corpus ({len(dev)} files)", found["webcorpus"],
+        found.get("datatrove"), "<= 1.0x")
+    if tree is not None:
+        row(table, f"  of {tree}", found[f"webcorpus of {tree}"], found.get("datatrove"), "-")
+    row(table, f"  its {PLAIN_LOOP}", found[PLAIN_LOOP], found.get("datatrove"), FLOOR)
+    return found
+
+
+def language_added(inputs: list[str], work: Path, reps: int, table: list) -> dict:
+    """webcorpus on `inputs` with and without `--language`; its row (ms added per kept page) added to `table`."""
+    found = alternated({"without": webcorpus(inputs, work / "wc-nolang"),
+                        "--language": webcorpus(inputs, work / "wc-lang", ("--language",))}, reps)
+    pages = found["--language"]["documents"]
+    added = found["added_ms_per_page"] = {key: 1000 * (found["--language"][key] - found["without"][key]) / pages
+                                          for key in ("seconds", "cpu_seconds")}
+    table.append((f"--language added, per page ({pages:,} pages kept)", f"{added['seconds']:.2f} ms",
+                  "-", "-", f"CPU {added['cpu_seconds']:.2f} ms", "<= 0.5 ms"))
+    return found
+
+
+def finish(table: list, results: dict, path: Path | None) -> int:
+    """Prints the table of medians, and writes `results` with it as JSON to `path` where given."""
+    results["table"] = print_table(table)
+    if path:
+        path.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def print_table(table: list) -> list[dict]:
+    """Prints the table of medians; returns its rows as dicts."""
+    print("\n== Medians (ratio: webcorpus / the alternative, wall and CPU)")
+    header = ("figure", "webcorpus", "the alternative", "ratio", "CPU ratio", "goal")
+    widths = [max(len(str(line[column])) for line in [header, *table]) for column in range(len(header))]
+    for line in [header, *table]:
+        print("  " + "  ".join(f"{str(cell):<{width}}" for cell, width in zip(line, widths)))
+    return [dict(zip(header, line)) for line in table]
+
+
+def peer_parser(module: str, doc: str, sections: tuple[str, ...], work: str, mb: float, of_what: str,
+                reps: int) -> argparse.ArgumentParser:
+    """The command line of a benchmark against datatrove (this module's, `benchmarks.cc_cost`'s)."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
     parser.add_argument("--datatrove-python", help="a Python with datatrove and resiliparse (skipped without)")
     parser.add_argument("--corpus", type=Path, default=default_corpus(),
                         help="the developer corpus (its warc/ folder); default: %(default)s")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-peers",
-                        help="where the generated WARC and the outputs go (default: %(default)s)")
-    parser.add_argument("--mb", type=float, default=20, help="MB of HTML generated (default %(default)s)")
-    parser.add_argument("--reps", type=int, default=3, help="runs of each alternative (default %(default)s)")
-    parser.add_argument("--sections", default=",".join(SECTIONS),
-                        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / work,
+                        help="where the WARC files made and the outputs go (default: %(default)s)")
+    parser.add_argument("--mb", type=float, default=mb, help=f"MB of {of_what} (default %(default)s)")
+    parser.add_argument("--reps", type=int, default=reps, help="runs of each alternative (default %(default)s)")
+    parser.add_argument("--sections", default=",".join(sections),
+                        help=f"comma-separated, of {', '.join(sections)} (default: all)")
     parser.add_argument("--results", type=Path, help="also write the results as JSON here")
+    return parser
+
+
+def checked_arguments(parser: argparse.ArgumentParser, argv: list[str] | None, known: tuple[str, ...],
+                      title: str) -> tuple[argparse.Namespace, list[str]]:
+    """The arguments of `peer_parser`'s command line and its sections, checked; says what is measured, where."""
     args = parser.parse_args(argv)
-    sections = parse_sections(parser, args.sections, SECTIONS)
-    python = args.datatrove_python
-    if python and not Path(python).is_file():
-        parser.error(f"--datatrove-python {python}: no such file")
-    print(f"webcorpus against datatrove + resiliparse: {os.cpu_count()} CPUs, load average "
+    sections = parse_sections(parser, args.sections, known)
+    if args.datatrove_python and not Path(args.datatrove_python).is_file():
+        parser.error(f"--datatrove-python {args.datatrove_python}: no such file")
+    print(f"{title}: {os.cpu_count()} CPUs, load average "
           f"{', '.join(f'{load:.1f}' for load in os.getloadavg())}; medians of {args.reps} alternated runs", flush=True)
+    return args, sections
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = peer_parser("benchmarks.peers", __doc__, SECTIONS, "webcorpus-peers", 20, "HTML generated", 3)
+    args, sections = checked_arguments(parser, argv, SECTIONS, "webcorpus against datatrove + resiliparse")
+    python = args.datatrove_python
     work = args.work
     results: dict = {}
     table: list = []
@@ -185,28 +255,11 @@ def main(argv: list[str] | None = None) -> int:
             # datatrove's pool workers are children of its forkserver, which nobody waits for: uncounted CPU.
             table[-1] = (*table[-1][:4], "n/a", "-")
     if "dev" in sections:
-        print("\n== Whole job on the developer corpus", flush=True)
-        dev = datatrove_readable(args.corpus)
-        links = linked_inputs(dev, work / "dev-warc")
-        alternatives = {"webcorpus": webcorpus(links, work / "wc-dev"), PLAIN_LOOP: plain_loop(links, work / "loop-dev")}
-        if python:
-            alternatives["datatrove"] = datatrove(python, work / "dev-warc", "*.warc.gz", work / "dt-dev")
-        found = results["dev"] = alternated(alternatives, args.reps)
-        row(table, f"whole default build, developer corpus ({len(dev)} files)", found["webcorpus"],
-            found.get("datatrove"), "<= 1.0x")
-        row(table, f"  its {PLAIN_LOOP}", found[PLAIN_LOOP], found.get("datatrove"), FLOOR)
+        results["dev"] = developer_corpus(args.corpus, work, python, args.reps, table)
     if "language" in sections:
         print("\n== --language on the developer corpus", flush=True)
-        dev = sorted(map(str, (args.corpus / "warc").glob("*.warc.gz")))
-        found = results["language"] = alternated({"without": webcorpus(dev, work / "wc-nolang"),
-                                                  "--language": webcorpus(dev, work / "wc-lang", ("--language",))},
-                                                 args.reps)
-        pages = found["--language"]["documents"]
-        added = {key: 1000 * (found["--language"][key] - found["without"][key]) / pages
-                 for key in ("seconds", "cpu_seconds")}
-        results["language"]["added_ms_per_page"] = added
-        table.append((f"--language added, per page ({pages:,} pages kept)", f"{added['seconds']:.2f} ms",
-                      "-", "-", f"CPU {added['cpu_seconds']:.2f} ms", "<= 0.5 ms"))
+        results["language"] = language_added(sorted(map(str, (args.corpus / "warc").glob("*.warc.gz"))), work,
+                                             args.reps, table)
     if "near-dedup" in sections:
         print("\n== --near-dedup on the generated WARC", flush=True)
         alternatives = {"webcorpus --near-dedup": webcorpus(generated, work / "wc-near", ("--near-dedup",))}
@@ -217,15 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         row(table, "--near-dedup against datatrove's MinHash", found["webcorpus --near-dedup"],
             found.get("datatrove + MinHash"), "keep it")
 
-    print("\n== Medians (ratio: webcorpus / the alternative, wall and CPU)")
-    header = ("figure", "webcorpus", "the alternative", "ratio", "CPU ratio", "goal")
-    widths = [max(len(str(line[column])) for line in [header, *table]) for column in range(len(header))]
-    for line in [header, *table]:
-        print("  " + "  ".join(f"{str(cell):<{width}}" for cell, width in zip(line, widths)))
-    results["table"] = [dict(zip(header, line)) for line in table]
-    if args.results:
-        args.results.write_text(json.dumps(results, indent=2))
-    return 0
+    return finish(table, results, args.results)
 
 
 if __name__ == "__main__":

@@ -333,8 +333,9 @@ def print_extract(result: dict) -> list[tuple[str, str, bool]]:
 # Running commands with the peak RSS of their process tree
 
 
-def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None, companions=None) -> dict:
-    """Runs `command`; returns its wall time, CPU time, exit code, output, the peak RSS of its process tree, of
+def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None, companions=None,
+                 cwd: Path = REPO) -> dict:
+    """Runs `command` in `cwd`; returns its wall time, CPU time, exit code, output, the peak RSS of its process tree, of
     the command's own process (with Beam's workers: the runner, which holds what goes through a shuffle) and of
     its largest child process (a worker).
 
@@ -349,7 +350,7 @@ def run_measured(command: list[str], poll: float = 0.05, env: dict | None = None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     peak = 0
     root_peak = 0
     child_peak = 0

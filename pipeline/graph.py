@@ -377,7 +377,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
         # (A replayed unit's skips are of every stage: listed as the reader's are.)
         read_skips.append(replayed[SKIPPED])
     dead = dead_letters | "AllDeadLetters" >> beam.Flatten()
-    # Every request and metadata record is a skip; the report counts them, the list would only be noise.
+    # Every request and metadata record is a skip; the report counts them, the list would only be noise. (The reader
+    # counts them, `RecordsRead.non_response`; a completion record of an earlier build lists them.)
     listed_read_skips = (_and(read[SKIPPED], replayed and replayed[SKIPPED], "ReadAndReplayedSkips")
                          | "ListedSkips" >> beam.Filter(lambda skip: skip.kind != NON_RESPONSE))
     document_skips = [outcomes[SKIPPED] for outcomes in (*stage_outputs, followed) if SKIPPED in outcomes]

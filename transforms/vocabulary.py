@@ -325,6 +325,9 @@ class RecordsRead:
     file_size: int = 0
     # Of these, the records of extracted text (`EXTRACTED_TEXT`): documents the HTML stages do not apply to.
     extracted_text: int = 0
+    # Of these, the records that are not responses (`NON_RESPONSE` skips: two of a Common Crawl capture's three
+    # records), counted here and never listed: not one element each through the runner.
+    non_response: int = 0
 
 
 @dataclass(frozen=True)
@@ -348,6 +351,8 @@ class UnitRead:
     extracted_text: int = 0
     # Of a unit of the runs a capture index chose: which runs (`record_runs.runs_digest`).
     runs_sha256: str = ""
+    # Of its records, the `non_response` skips counted, as `RecordsRead`'s: records that end with no outcome of their own.
+    non_response: int = 0
 
 
 # A page in NearDedup: its rank is its capture in HashDedup's survivor order (`Capture.rank`), so two captures

@@ -39,7 +39,7 @@ from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
 from transforms.stages.tokens import FILTERED_TOKENS, HASHED_TOKENS, OTHER_LANGUAGE_TOKENS, TOKENS_OF
 from transforms.stages.compress_write.schema import CLEAN_TEXT, resolve_fields
 from transforms.stages.read_warc.snapshot import InputDigest
-from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, READ_WARC, SITE_BOILERPLATE, SITE_BOILERPLATE_DOMAIN,
+from transforms.vocabulary import (DEAD_LETTER, NEAR_DUPLICATES, NON_RESPONSE, READ_WARC, SITE_BOILERPLATE, SITE_BOILERPLATE_DOMAIN,
                                    SKIPPED, Duplicate, EarlierDuplicate,
                                    EarlierNearDuplicate, FilterCounts, MostlyDropped, NearDuplicate, ReadNote,
                                    RecordsRead)
@@ -125,6 +125,10 @@ def tally_records_read(read: RecordsRead) -> Counter:
         tally.update({("total", FETCHED_BYTES): read.fetched_bytes, ("file_size", read.source_file, read.file_size): 1})
     if read.extracted_text:
         tally[("total", EXTRACTED_TEXT_RECORDS)] += read.extracted_text
+    if read.non_response:
+        # (Each as its skip would be tallied, had it been listed: `tally_skip`.)
+        tally.update({key: count * read.non_response
+                      for key, count in _tally(read.source_file, "skipped", f"skipped:{NON_RESPONSE}").items()})
     return tally
 
 

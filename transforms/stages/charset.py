@@ -156,6 +156,7 @@ ASCII_WHITESPACE = "\t\n\f\r "
 # Latin code pages apart (charset-normalizer ties windows-1250, cp852, cp775
 # ... and picks one); such pages get the browsers' fallback, windows-1252.
 MIN_NON_ASCII_TO_DETECT = 0.005
+NON_ASCII_BYTES = bytes(range(0x80, 0x100))
 SINGLE_BYTE_FALLBACK = "cp1252"
 
 DISPLAY_NAMES = {
@@ -224,7 +225,8 @@ def detect(payload: bytes) -> tuple[str, str]:
     if is_utf8(payload):
         return UTF8, "detected"
     sample = payload[:DETECTION_SAMPLE_BYTES]
-    if sum(byte > 0x7F for byte in sample) < MIN_NON_ASCII_TO_DETECT * len(sample):
+    # (The bytes over 0x7F counted by what deleting them takes away: one pass in C, not a step per byte.)
+    if len(sample) - len(sample.translate(None, NON_ASCII_BYTES)) < MIN_NON_ASCII_TO_DETECT * len(sample):
         return SINGLE_BYTE_FALLBACK, "default"
     best = charset_normalizer.from_bytes(sample).best()
     codec = codec_for_detected(best.encoding) if best is not None else None

@@ -94,7 +94,7 @@ def imbalance(record: dict, source_file: str, start: int) -> str | None:
            for outcome in outcomes):
         return "its record holds outcomes of another unit"
     ends = [outcome for outcome in outcomes if isinstance(outcome, (Skip, DeadLetter, Fingerprint))]
-    if len(ends) != record["records"] or len(set(ends)) != len(ends):
+    if len(ends) + record.get("non_response", 0) != record["records"] or len(set(ends)) != len(ends):
         return "its record's outcomes do not balance its records read"
     staged = re.compile(rf"staged-{unit_name(source_file, start)}-[0-9a-f]{{32}}-\d{{5}}\.avro")
     if not all(staged.fullmatch(name) for name, *_ in record["runs"]):

@@ -11,7 +11,8 @@ record (`units/NAME.json`, written then renamed) only once they balance:
 - the reader's `UnitRead` came, once, for the whole unit (a runner that
   splits a range while it is read leaves it unrecorded);
 - its records are as many as the outcomes that end a record (skips, dead
-  letters, fingerprints: every record ends in one), each counted once;
+  letters, fingerprints: every record ends in one), each counted once, and
+  the reader's count of non-response skips (`UnitRead.non_response`);
 - each counting stage saw every document that reached it (`CountsPerUnit`);
 - its staging files hold as many records as it has fingerprints, all from
   one attempt, and are closed (and synced, on a local disk) first;
@@ -139,6 +140,8 @@ def write_record(units_dir: str, unit: tuple[str, int], read: UnitRead, outcomes
         record["index_runs"] = read.runs_sha256
     if read.extracted_text:
         record["extracted_text"] = read.extracted_text
+    if read.non_response:
+        record["non_response"] = read.non_response
     body = json.dumps(record, sort_keys=True).encode("utf-8")
     with FileSystems.create(written, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         handle.write(gzip.compress(body + b"\n" + hashlib.sha256(body).hexdigest().encode("ascii"), compresslevel=1,
@@ -265,10 +268,12 @@ class UnitLedger:
         if len(entry.reads) != 1:
             return False
         (read,) = entry.reads
-        if not read.whole or len(entry.ends) != read.records:
+        # (The reader's non-response skips end their records, counted, not as outcomes.)
+        ended = read.records - read.non_response
+        if not read.whole or len(entry.ends) != ended:
             return False
         for position in self._plan.count_positions:
-            reached = read.records - sum(1 for at, _ in entry.ends if at < position)
+            reached = ended - sum(1 for at, _ in entry.ends if at < position)
             if sum(part.seen for part in entry.counts.get(position, ())) != reached:
                 return False
         fingerprints = sum(1 for at, _ in entry.ends if at == self._plan.fingerprint_position)

@@ -60,7 +60,8 @@ class ReplayUnit(beam.DoFn):
         if record["records"]:
             yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, record["records"],
                                                                            *record.get("fetched", (0, 0)),
-                                                                           record.get("extracted_text", 0)))
+                                                                           record.get("extracted_text", 0),
+                                                                           record.get("non_response", 0)))
         for encoded in record["outcomes"]:
             outcome = decode(encoded)
             tag = TAG_OF_KIND[type(outcome)]

@@ -38,6 +38,7 @@ BINARY_SIGNATURES = (
 )
 # The WHATWG MIME sniffing standard's "binary data bytes".
 BINARY_BYTES = frozenset(set(range(0x00, 0x09)) | {0x0B} | set(range(0x0E, 0x1B)) | set(range(0x1C, 0x20)))
+BINARY_BYTES_DELETED = bytes(sorted(BINARY_BYTES))
 SNIFF_BYTES = 512
 # What the WHATWG standard recognises as the start of an HTML document, for
 # responses that name no Content-Type.
@@ -54,7 +55,9 @@ def media_type(content_type: str) -> str:
 def looks_binary(payload: bytes) -> bool:
     # A stray control byte does not make a page binary; a share of them does.
     head = payload[:SNIFF_BYTES]
-    return head.startswith(BINARY_SIGNATURES) or sum(byte in BINARY_BYTES for byte in head) * 10 > len(head)
+    # (The binary bytes counted by what deleting them takes away: one pass in C, not a step per byte.)
+    binary = len(head) - len(head.translate(None, BINARY_BYTES_DELETED))
+    return head.startswith(BINARY_SIGNATURES) or binary * 10 > len(head)
 
 
 def looks_like_html(payload: bytes) -> bool:

@@ -25,9 +25,12 @@ from transforms.stages.read_warc.formats import WARC, Format, detect_format
 from transforms.stages.read_warc.gzip_stream import CutStream, GunzipStream, decompressed
 from transforms.stages.read_warc.recovery import (DamagedData, check_tail, damage_report, ends_inside_a_member,
                                                   find_next_record, member_starts_record)
+from transforms.stages.read_warc.skim import skim, skims
 from transforms.stages.read_warc.warcio_compat import WARCIO_SYS, RecordIterator
 from transforms.stages.read_warc.snapshot import FileChanged
 
+# Records in a row that `skim` leaves to warcio before warcio reads the rest of the segment.
+SKIM_MISSES = 8
 # Blank lines between two records beyond this many bytes are a dead letter (they are skipped all the same).
 BLANK_RUN_LIMIT = 1 << 16
 
@@ -78,11 +81,18 @@ class _Progress:
 
 
 def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_file: Callable[[], BinaryIO],
-             note: Callable[[ReadNote], None], max_page_bytes: int) -> Iterator[Document | Skip | DeadLetter]:
+             note: Callable[[ReadNote], None], max_page_bytes: int,
+             one_record: bool = False, known_format: str | None = None) -> Iterator[Document | Skip | DeadLetter]:
+    """The records from the stream's position on, through warcio; with `one_record`, the first only, where its gzip
+    member ends with it (else on, as without). Returns whether the file ended (False: a record is left, or another
+    range's). `known_format`: what warcio took the segment's records for, when records of it were read before this
+    iterator (it reads on as it would have).
+    """
     # warcio is lenient where a corpus must not be: it reads ARC (in a WARC
     # file) and garbage as records, skips a line it cannot parse with only a warning, and reads
     # a record without Content-Length into the next ones.
     iterator = RecordIterator(stream, progress.form)
+    iterator.known_format = known_format
     records = iter(iterator)
     sink = WarningSink()
     while True:
@@ -93,7 +103,7 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
         # none does). It is claimed first: another range's record is not read here, not even its headers.
         if not progress.claim(iterator.offset):
             progress.handed_on = True
-            return
+            return False
         previous = WARCIO_SYS.redirect(sink)
         try:
             iterator.loader.forget()
@@ -104,7 +114,7 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
                 progress.reading = iterator.loader.last_read()
                 raise
             if record is None:
-                return
+                return True
             record_offset = iterator.offset
             if record.format != "warc":
                 raise DamagedData(f"not a WARC record (read as {record.format})")
@@ -165,6 +175,30 @@ def _iterate(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
             # (In a file gzipped per record, warcio's offset of the garbage is not one of the file.)
             raise DamagedData("bytes that are not a WARC record after this record", after_good_record=True,
                               damaged_at=None if progress.form.layout == "record" else iterator.garbage_at)
+        if one_record and iterator.at_member_end():
+            return False
+
+
+def _records(stream: BinaryIO, source_file: str, progress: _Progress, records_file: Callable[[], BinaryIO],
+             note: Callable[[ReadNote], None], max_page_bytes: int) -> Iterator[Document | Skip | DeadLetter]:
+    """The records from `progress.next_offset` on: those `skim` reads skimmed, each other one read through warcio
+    (`_iterate`) on the same stream."""
+    if not skims(progress.form):
+        stream.seek(progress.next_offset)
+        yield from _iterate(stream, source_file, progress, records_file, note, max_page_bytes)
+        return
+    misses = 0  # records left to warcio since one was skimmed
+    first = progress.emitted
+    while True:
+        skimmed = progress.emitted
+        if (yield from skim(stream, source_file, progress)) or progress.handed_on:
+            return
+        misses = 0 if progress.emitted > skimmed else misses + 1
+        stream.seek(progress.next_offset)
+        # (A file of responses only is read on through warcio, as a file that is not skimmed.)
+        if (yield from _iterate(stream, source_file, progress, records_file, note, max_page_bytes,
+                                misses < SKIM_MISSES, "warc" if progress.emitted > first else None)):
+            return
 
 
 def _print_note(note: ReadNote) -> None:
@@ -233,8 +267,7 @@ def read_warc(open_file: Callable[[], BinaryIO], source_file: str, start: int = 
         segment_start = progress.next_offset
         try:
             with records_file() as stream:
-                stream.seek(progress.next_offset)
-                yield from _iterate(stream, source_file, progress, records_file, on_note, max_page_bytes)
+                yield from _records(stream, source_file, progress, records_file, on_note, max_page_bytes)
             failure = None
         except (RemoteReadError, FileChanged):
             # The network failed, or the file changed under the build, not the data: the work item fails (the

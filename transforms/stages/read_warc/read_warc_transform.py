@@ -32,8 +32,8 @@ from transforms.state.unit_check import reusable, warc_input_problem
 from transforms.state.unit_ledger import RECORDED
 from transforms.stages.read_warc.snapshot import RangeDigest, digest_listed, open_listed
 from transforms.stage import counter
-from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NOTES, RECORDS_READ, SKIPPED, UNITS_READ,
-                                   ReadNote, RecordsRead, UnitRead)
+from transforms.vocabulary import (DEAD_LETTER, DOCUMENTS, INPUT_FILES, NON_RESPONSE, NOTES, RECORDS_READ, SKIPPED,
+                                   UNITS_READ, ReadNote, RecordsRead, UnitRead)
 from transforms.vocabulary import READ_WARC as STAGE
 
 
@@ -199,7 +199,7 @@ class ReadWarcRange(beam.DoFn):
             yield beam.pvalue.TaggedOutput(RECORDED, record)
             return
         notes = ProgressNotes(self._progress_dir, f"{path}@{start}") if self._progress_dir else None
-        read = extracted_text = 0
+        read = extracted_text = non_response = 0
         warnings: list[ReadNote] = []
         noted = 0
         listed: list[ReadNote] = []
@@ -241,6 +241,9 @@ class ReadWarcRange(beam.DoFn):
                 self._documents.inc()
                 extracted_text += outcome.is_extracted_text
                 yield outcome.replace(capture=outcome.capture.replace(source_range=unit.start))
+            elif isinstance(outcome, Skip) and outcome.kind == NON_RESPONSE:
+                # (Counted, never listed: one count for the range on `records_read`, not one element each.)
+                non_response += 1
             elif isinstance(outcome, Skip):
                 self._skipped.inc()
                 counter(STAGE, f"skipped:{outcome.kind}").inc()
@@ -250,9 +253,12 @@ class ReadWarcRange(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(DEAD_LETTER, outcome)
         claims.finish()
         yield from listed_notes()
+        if non_response:
+            self._skipped.inc(non_response)
+            counter(STAGE, f"skipped:{NON_RESPONSE}").inc(non_response)
         if read:
             yield beam.pvalue.TaggedOutput(RECORDS_READ, RecordsRead(source_file, read, fetched.bytes, fetched.file_size,
-                                                                           extracted_text))
+                                                                     extracted_text, non_response))
         if noted > NOTES_PER_RANGE:
             listed.append(ReadNote(source_file, None,
                                    f"{noted - NOTES_PER_RANGE} more notes in the range from offset {start}, not listed"))
@@ -267,7 +273,8 @@ class ReadWarcRange(beam.DoFn):
             yield beam.pvalue.TaggedOutput(UNITS_READ, UnitRead(source_file, unit.start, unit.end, read, tuple(listed),
                                                                 whole, read_to, read_sha256, fetched.bytes,
                                                                 fetched.file_size, extracted_text,
-                                                                runs_digest(unit.runs) if unit.fetched else ""))
+                                                                runs_digest(unit.runs) if unit.fetched else "",
+                                                                non_response))
         if notes is not None:
             notes.update(tracker.current_restriction().size(), read, force=True)
 

@@ -303,6 +303,11 @@ class RecordIterator(ArchiveIterator):
         else:
             self.reader = BoundedReader(self.fh, block_size=BUFF_SIZE)
 
+    def at_member_end(self) -> bool:
+        """Whether the record read last ended where its gzip member (or frame) does: nothing of that member is left."""
+        decompressor = self.reader.decompressor
+        return decompressor is not None and decompressor.eof and self.reader.empty()
+
     def read_to_end(self, record=None):
         super().read_to_end(record)
         if self.cut_at is not None:
