@@ -10,12 +10,12 @@ from apache_beam.io.restriction_trackers import OffsetRange
 
 from pipeline.sample import arc_bytes, sample_captures, warc_bytes
 from tests.helpers import about, process_unit
-from transforms.document import DeadLetter
+from transforms.document import DeadLetter, Skip
 from transforms.stages.read_warc.read_warc import read_warc
 from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import WarcRange, split_warc
 from transforms.stages.read_warc.read_warc_transform import ReadWarcRange, SplitWarc, WarcRestrictions
-from transforms.vocabulary import NOTES, RECORDS_READ
+from transforms.vocabulary import NON_RESPONSE, NOTES, RECORDS_READ
 
 CAPTURES = sample_captures()[:8]
 SPLITTABLE = {
@@ -32,16 +32,34 @@ UNSPLITTABLE = {
 }
 
 
-def counted(outputs) -> list:
+def counted(outputs) -> "Reading":
     """ReadWarcRange's outputs but its count of records read, which it checks: one count, of every record output
-    (each output but the notes)."""
-    counts = [output.value.records for output in outputs
+    (each output but the notes) and of the records it counted without output (`RecordsRead.non_response`)."""
+    counts = [output.value for output in outputs
               if isinstance(output, beam.pvalue.TaggedOutput) and output.tag == RECORDS_READ]
     rest = [output for output in outputs
             if not (isinstance(output, beam.pvalue.TaggedOutput) and output.tag == RECORDS_READ)]
     records = [output for output in rest if not (isinstance(output, beam.pvalue.TaggedOutput) and output.tag == NOTES)]
-    assert counts == ([len(records)] if records else []), (counts, len(records))
-    return rest
+    assert len(counts) <= 1 and (counts or not records), (counts, len(records))
+    assert sum(count.records - count.non_response for count in counts) == len(records), (counts, len(records))
+    return Reading(rest, sum(count.non_response for count in counts))
+
+
+class Reading(list):
+    """What reading a range listed, in order, and how many records it counted without listing them: the readings
+    of a range's pieces add up to the range's (the records counted, too, each once)."""
+
+    def __init__(self, outputs=(), non_response: int = 0):
+        super().__init__(outputs)
+        self.non_response = non_response
+
+    def __add__(self, other):
+        return Reading(list(self) + list(other), self.non_response + getattr(other, "non_response", 0))
+
+    def __eq__(self, other):
+        return list(self) == list(other) and self.non_response == getattr(other, "non_response", 0)
+
+    __hash__ = None
 
 
 def identity(output) -> tuple:
@@ -57,8 +75,9 @@ def the_unit(tmp_path, name: str, data: bytes) -> WarcRange:
     return unit
 
 
-def read(unit: WarcRange, restriction: OffsetRange | None = None) -> list[tuple]:
-    return [identity(output) for output in counted(process_unit(unit, restriction))]
+def read(unit: WarcRange, restriction: OffsetRange | None = None) -> Reading:
+    outputs = counted(process_unit(unit, restriction))
+    return Reading(map(identity, outputs), outputs.non_response)
 
 
 def record_offsets(outputs: list[tuple]) -> list[int]:
@@ -69,7 +88,7 @@ def record_offsets(outputs: list[tuple]) -> list[int]:
 def test_a_split_before_reading_at_any_offset_reads_every_record_once(tmp_path, name):
     unit = the_unit(tmp_path, name, SPLITTABLE[name]())
     whole = read(unit)
-    assert len(whole) > 8 and not [output for output in whole if output[1] == DeadLetter.__name__]
+    assert len(whole) + whole.non_response > 8 and not [output for output in whole if output[1] == DeadLetter.__name__]
     # At each record's offset, a byte either side of it, and every 127th byte between.
     points = sorted({point for offset in record_offsets(whole) for point in (offset - 1, offset, offset + 1)}
                     | set(range(1, unit.size, 127)))
@@ -83,8 +102,8 @@ def test_a_split_into_many_pieces_reads_every_record_once(tmp_path, name):
     unit = the_unit(tmp_path, name, SPLITTABLE[name]())
     whole = read(unit)
     for piece_bytes in (100, 257, 1000):
-        pieces = [output for piece in OffsetRange(0, unit.size).split(piece_bytes, piece_bytes)
-                  for output in read(unit, piece)]
+        pieces = sum((read(unit, piece) for piece in OffsetRange(0, unit.size).split(piece_bytes, piece_bytes)),
+                     Reading())
         assert pieces == whole, piece_bytes
 
 
@@ -101,7 +120,8 @@ def read_splitting_after(unit: WarcRange, outputs_before_split: int, fraction: f
         if len(outputs) == outputs_before_split:
             split = tracker.try_split(fraction)
     tracker.check_done()
-    primary = [identity(output) for output in counted(outputs)]
+    primary = counted(outputs)
+    primary = Reading(map(identity, primary), primary.non_response)
     residual = read(unit, split[1]) if split else []
     return primary, split, residual
 
@@ -131,7 +151,7 @@ def test_a_file_that_cannot_start_reading_mid_way_is_never_split(tmp_path, name)
     unit = the_unit(tmp_path, name, UNSPLITTABLE[name]())
     assert not unit.splittable
     whole = read(unit)
-    assert len(whole) > 8
+    assert len(whole) + whole.non_response > 8
     for claimed in (1, len(whole) // 2, len(whole) - 1):
         primary, split, residual = read_splitting_after(unit, claimed, 0.5)
         assert not split and primary == whole and residual == []
@@ -155,8 +175,11 @@ def test_the_tracker_shows_how_far_reading_got(tmp_path, name):
 @pytest.mark.slow
 def test_a_damaged_range_split_anywhere_reads_as_the_same_fixed_ranges_do(tmp_path):
     data = bytearray(warc_bytes(CAPTURES))
-    unit = the_unit(tmp_path, "intact", bytes(data))
-    offsets = record_offsets(read(unit))
+    intact = tmp_path / "intact"
+    intact.write_bytes(data)
+    # Every record's offset, those a range counts without listing them too.
+    offsets = sorted(about(outcome).source_offset for outcome in
+                     read_warc(lambda: open(intact, "rb"), str(intact), on_note=lambda note: None))
     # Garble the middle of the fourth record's gzip member.
     middle = (offsets[3] + offsets[4]) // 2
     data[middle:middle + 8] = b"\xff" * 8
@@ -164,12 +187,16 @@ def test_a_damaged_range_split_anywhere_reads_as_the_same_fixed_ranges_do(tmp_pa
     whole = read(unit)
     assert [output for output in whole if output[1] == DeadLetter.__name__]
 
-    def outcomes(restriction: OffsetRange) -> list:
-        return [output.value if isinstance(output, beam.pvalue.TaggedOutput) else output
-                for output in counted(process_unit(unit, restriction))]
+    def outcomes(restriction: OffsetRange) -> Reading:
+        outputs = counted(process_unit(unit, restriction))
+        return Reading((output.value if isinstance(output, beam.pvalue.TaggedOutput) else output
+                        for output in outputs), outputs.non_response)
 
-    def fixed_range(start: int, end: int | None) -> list:
-        return list(read_warc(lambda: open(unit.path, "rb"), unit.path, start, end, on_note=lambda note: None))
+    def fixed_range(start: int, end: int | None) -> Reading:
+        # The reader's non-response skips, which the range counts and does not list.
+        read = list(read_warc(lambda: open(unit.path, "rb"), unit.path, start, end, on_note=lambda note: None))
+        listed = [outcome for outcome in read if not (isinstance(outcome, Skip) and outcome.kind == NON_RESPONSE)]
+        return Reading(listed, len(read) - len(listed))
 
     for point in range(offsets[2], offsets[6], 7):
         split = outcomes(OffsetRange(0, point)) + outcomes(OffsetRange(point, unit.size))
