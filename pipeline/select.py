@@ -46,6 +46,7 @@ from pipeline.settings import CorpusSettings, load_manifest, settings_from_manif
 from pipeline.signing import checksum_holds, signature_problem
 from pipeline.verify import check_manifest, check_outputs
 from transforms.corpus.read_corpus import iter_corpus
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems.exact_paths import escape_glob
 from transforms.report.manifest import MANIFEST_NAME, digest_file
 from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, steps_of

@@ -27,6 +27,7 @@ from transforms.corpus.corpus_format import SHARD_NAME
 from transforms.corpus.read_corpus import Problem
 from transforms.corpus.read_corpus_transform import shard_records
 from transforms.document import DeadLetter, Document
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.stages.compress_write.avro_encoding import RecordLayout
 from transforms.stages.read_warc.ranges import range_start
 from transforms.state.unit_check import reusable
