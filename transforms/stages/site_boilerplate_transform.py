@@ -44,6 +44,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Document
+from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.stage import counter
 from transforms.corpus.blocks import html_to_blocks
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, packed, site_of, text_hash,
