@@ -44,6 +44,7 @@ from pipeline.signing import checksum_holds, signature_problem
 from pipeline.verify import check_manifest, check_outputs
 from transforms.corpus.read_corpus import iter_corpus
 from transforms.report.manifest import MANIFEST_NAME, digest_file
+from transforms.stages.compress_write.schema import MINIMIZED_FIELDS
 from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, steps_of
 from transforms.stages.filters.signals import MEASURING_THRESHOLDS
 from transforms.stages.filters.url_blocklist import UrlBlocklist
@@ -262,6 +263,11 @@ def recorded_tokenizer(source: str, options: dict) -> TokenizerFile | None:
     return tokenizer
 
 
+def source_fields(manifest: dict) -> tuple[str, ...]:
+    """The fields of SOURCE's records, as its build wrote them."""
+    return settings_from_manifest(manifest, "", (), "", quiet=True).written_fields()
+
+
 def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     """The settings of the build that the selection equals: SOURCE's, filtering with the selection's rule sets,
     thresholds and languages, deduplicating near-duplicates as asked, and extending the corpora asked."""
@@ -310,7 +316,7 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
     try:
         report, notes = publish_build(settings, 0, [], found, annotated_source(
             source, InputDigest(source_manifest.path, source_manifest.size, source_manifest.sha256),
-            request.selection, recorded))
+            request.selection, recorded, MINIMIZED_FIELDS[0] in source_fields(manifest)))
     except BaseException:
         remove_made(made)
         raise
