@@ -316,7 +316,7 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
     try:
         report, notes = publish_build(settings, 0, [], found, annotated_source(
             source, InputDigest(source_manifest.path, source_manifest.size, source_manifest.sha256),
-            request.selection, recorded, MINIMIZED_FIELDS[0] in source_fields(manifest)))
+            request.selection, recorded, set(MINIMIZED_FIELDS) <= set(source_fields(manifest))))
     except BaseException:
         remove_made(made)
         raise
