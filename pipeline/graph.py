@@ -67,7 +67,7 @@ from transforms.stages.compress_write.compress_write import sync_marker_for
 from transforms.stages.compress_write.staging import STAGING_DIR
 from transforms.stages.compress_write.compress_write_transform import DIGESTS, TALLIES, CompressWrite, StageAndFingerprint
 from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, COUNTS, DEAD_LETTER, DOCUMENTS, INPUT_FILES, NEAR_SURVIVORS, NON_RESPONSE, NOTES,
-                                   RECORDS_READ, SKIPPED, UNITS_READ)
+                                   RECORDS_READ, SKIPPED, UNITS_READ, flat_fields)
 
 SIDE_OUTPUTS = ("dead-letter", "skipped", "duplicates")
 NEAR_DUPLICATES_FILE = "near-duplicates"
@@ -83,7 +83,7 @@ LINES_PER_WRITE = 1_000
 
 
 def to_json_line(record) -> str:
-    return json.dumps(dataclasses.asdict(record), ensure_ascii=False, sort_keys=True)
+    return json.dumps(flat_fields(record), ensure_ascii=False, sort_keys=True)
 
 
 def side_file_name(name: str, index: int, count: int) -> str:

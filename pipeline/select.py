@@ -49,6 +49,7 @@ from transforms.corpus.read_corpus import iter_corpus
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.filesystems.exact_paths import escape_glob
 from transforms.report.manifest import MANIFEST_NAME, digest_file
+from transforms.stages.compress_write.schema import MINIMIZED_FIELDS
 from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, steps_of
 from transforms.stages.filters.signals import MEASURING_THRESHOLDS
 from transforms.stages.filters.url_blocklist import UrlBlocklist
@@ -275,6 +276,11 @@ def recorded_tokenizer(source: str, options: dict) -> TokenizerFile | None:
     return tokenizer
 
 
+def source_fields(manifest: dict) -> tuple[str, ...]:
+    """The fields of SOURCE's records, as its build wrote them."""
+    return settings_from_manifest(manifest, "", (), "", quiet=True).written_fields()
+
+
 def selected_settings(request: SelectRequest, manifest: dict) -> CorpusSettings:
     """The settings of the build that the selection equals: SOURCE's, filtering with the selection's rule sets,
     thresholds and languages, deduplicating near-duplicates as asked, and extending the corpora asked."""
@@ -326,7 +332,8 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
         report, notes = publish_build(settings, 0, matched.metadata_list, found, annotated_source(
             source, InputDigest(source_manifest.path, source_manifest.size, source_manifest.sha256),
             request.selection, recorded, source_shards(source, manifest),
-            {entry["path"]: entry["size"] for entry in manifest["inputs"]}))
+            {entry["path"]: entry["size"] for entry in manifest["inputs"]},
+            set(MINIMIZED_FIELDS) <= set(source_fields(manifest))))
     except BaseException:
         remove_made(made)
         raise

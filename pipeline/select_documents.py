@@ -16,6 +16,7 @@ import math
 from collections import Counter
 from typing import Callable
 
+from transforms.corpus.blocks import blocks_to_html
 from transforms.corpus.corpus_format import content_hash
 from transforms.document import Document, Skip
 from transforms.stages.filters import c4 as c4_rules
@@ -136,14 +137,23 @@ def counted(doc: Document) -> Callable[[str], int]:
     return lambda text: doc.token_count
 
 
+def minimized(doc: Document, text: str, reminimize: Callable[[Document], Document]) -> Document:
+    """`doc` read from a corpus that holds its readable text only (an annotated build's: `clean_text`, not `html` and
+    `text`) with `text` (what it keeps of it) as its readable text, minimized as MinimizeText minimized it, from
+    CleanHtml's blocks (its lines)."""
+    return reminimize(doc.replace(cleaned_html=blocks_to_html(text.split("\n") if text else [])))
+
+
 def select_document(doc: Document, selection: Selection, thresholds: dict,
                     reminimize: Callable[[Document], Document],
-                    count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
+                    count_tokens: Callable[[str], int] | None = None,
+                    stored_minimized: bool = True) -> tuple[Document | Skip, Counter]:
     """`doc` (read back from an annotated corpus: `document_of`) kept, with the text a filtering build keeps, or its
     skip (`other-language`, or `filtered` with the rule, value and threshold), and the filter counts of a build.
     `count_tokens` (the source's --tokenizer) counts the tokens of a text whose lines C4 removed, as CountTokens
     does after a filtering build's rules (a text unedited keeps the source's count); with it, the counts give each
-    outcome's tokens, as a filtering build's stages do (`transforms.stages.tokens`)."""
+    outcome's tokens, as a filtering build's stages do (`transforms.stages.tokens`). Without `stored_minimized`
+    (the corpus holds no `html` and `text`), a document kept is minimized from the text kept, edited or not."""
     tokens = count_tokens is not None
     if selection.languages and doc.language not in selection.languages:
         return other_language_skip(doc), Counter(
@@ -154,10 +164,13 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
         drop = decide(doc.signals, selection.quality, thresholds)
         if drop is not None:
             return dropped(doc, selection.quality, drop, counts, counted(doc) if tokens else None)
-        kept = with_text(doc, kept_text(doc.clean_text, selection.quality, thresholds), reminimize)
-        if kept is not doc and tokens:
-            kept = kept.replace(token_count=count_tokens(kept.clean_text))
-        doc = kept
+        text = kept_text(doc.clean_text, selection.quality, thresholds)
+        edited = text != doc.clean_text
+        doc = with_text(doc, text, reminimize) if stored_minimized else minimized(doc, text, reminimize)
+        if edited and tokens:
+            doc = doc.replace(token_count=count_tokens(doc.clean_text))
+    elif not stored_minimized:
+        doc = minimized(doc, doc.clean_text, reminimize)
     drop = out_of_bounds(doc.signals, selection)
     if drop is None and selection.sample is not None:
         position = sample_position(doc)
@@ -172,11 +185,13 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
 
 
 def select_record(doc: Document, selection: Selection, thresholds: dict, reminimize: Callable[[Document], Document],
-                  count_tokens: Callable[[str], int] | None = None) -> tuple[Document | Skip, Counter]:
+                  count_tokens: Callable[[str], int] | None = None,
+                  stored_minimized: bool = True) -> tuple[Document | Skip, Counter]:
     """`select_document` of a record's document whose `duplicate_count` is of the captures that follow it (its
     duplicates in the source, `select_graph.FollowRecords`): the same page, so the counts are the record's times
     its captures."""
     if not doc.duplicate_count:
-        return select_document(doc, selection, thresholds, reminimize, count_tokens)
-    result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize, count_tokens)
+        return select_document(doc, selection, thresholds, reminimize, count_tokens, stored_minimized)
+    result, counts = select_document(doc.replace(duplicate_count=0), selection, thresholds, reminimize, count_tokens,
+                                     stored_minimized)
     return result, Counter({name: amount * (1 + doc.duplicate_count) for name, amount in counts.items()})

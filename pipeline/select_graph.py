@@ -152,29 +152,34 @@ class SelectDocuments(beam.PTransform):
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
-    def __init__(self, selection: Selection, reminimize, count_tokens: TokenCounter | None = None):
+    def __init__(self, selection: Selection, reminimize, count_tokens: TokenCounter | None = None,
+                 stored_minimized: bool = True):
         super().__init__()
         self._selection = selection
         self._reminimize = reminimize
         self._count_tokens = count_tokens
+        self._stored_minimized = stored_minimized
 
     def expand(self, docs):
         apply = functools.partial(select_record, selection=self._selection, thresholds=self._selection.thresholds(),
-                                  reminimize=self._reminimize, count_tokens=self._count_tokens)
+                                  reminimize=self._reminimize, count_tokens=self._count_tokens,
+                                  stored_minimized=self._stored_minimized)
         return docs | beam.ParDo(FilterDocuments(SELECT, apply)).with_outputs(*self.OUTPUTS, main=DOCUMENTS)
 
 
 def annotated_source(source: str, manifest: InputDigest, selection: Selection, recorded: dict,
-                     shards: tuple[SourceShard, ...] = (), file_sizes: dict[str, int] | None = None) -> DocumentSource:
+                     shards: tuple[SourceShard, ...] = (), file_sizes: dict[str, int] | None = None,
+                     stored_minimized: bool = True) -> DocumentSource:
     """The selection of `selection` from the annotated corpus in `source` (its manifest's digest `manifest`, its
     corpus shards `shards` and its input files' sizes `file_sizes`), as a `DocumentSource` of the build's graph;
-    `recorded`: what its manifest records of the selection. It resumes as a build does, unless a token budget
-    decides across every unit."""
+    `recorded`: what its manifest records of the selection; `stored_minimized`: whether its records hold their
+    minimized text (`html`, `text`), or it is made again. It resumes as a build does, unless a token budget decides
+    across every unit."""
     return DocumentSource(
         "ReadAnnotated", lambda settings, progress_dir, units_dir, found: ReadAnnotated(
             source, manifest, shards, file_sizes or {}, settings.range_bytes, units_dir, settings.written_fields()),
         (DocumentStage("Select", lambda settings, found: SelectDocuments(selection, reminimize_of(settings),
-                                                                                  token_counter(found))),
+                                                                         token_counter(found), stored_minimized)),
          DocumentStage("Hash", lambda settings, found: HashDocuments()),
          # After the hash: a content's tokens count once.
          DocumentStage("TokenBudget", lambda settings, found: TokenBudget(selection.token_budget, selection.budget_by),

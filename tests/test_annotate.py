@@ -47,6 +47,19 @@ def test_annotate_without_rules_to_measure_is_refused_in_one_line(argv, refusal,
     assert refusal in line
 
 
+def test_an_annotated_build_writes_the_readable_text_and_not_its_minimized_forms():
+    def written(*argv: str) -> set[str]:
+        return set(parse_settings(["--output", "/tmp/never-written", *argv]).written_fields())
+
+    annotated = written("--annotate", "--quality", "c4")
+    # A selection minimizes again what it keeps of `clean_text` (`pipeline.select_documents.minimized`).
+    assert {"clean_text", "signals", "content_hash"} <= annotated and not {"html", "text"} & annotated
+    # --pii replaces addresses in each text field apart, and named fields are written: both keep them.
+    assert {"html", "text"} <= written("--annotate", "--quality", "c4", "--pii")
+    assert "html" in written("--annotate", "--quality", "c4", "--fields", "url,html")
+    assert {"html", "text"} <= written("--quality", "c4")
+
+
 @pytest.mark.slow
 def test_an_annotated_build_keeps_every_page_unedited_with_the_values_its_rules_measured(write_warc, tmp_path):
     source = write_warc([GOOD, GOOD_VARIANT, THIN, CONTACT])

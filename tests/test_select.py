@@ -57,6 +57,10 @@ def test_a_selection_keeps_what_a_filtering_build_keeps(text, rule_set, measurin
     assert selected == (built.replace(signals=measured.signals) if isinstance(built, Document) else built)
     assert {name: count for name, count in counts.items() if not name.startswith("lines:")} == \
            {name: count for name, count in built_counts.items() if not name.startswith("lines:")}
+    # From a corpus that holds the readable text only (an annotated build's): minimized again, the same.
+    unminimized = doc.replace(html="", text="", minimized_bytes=0, dropped_letter_share=0.0, signals=measured.signals)
+    assert select_document(unminimized, selection, selection.thresholds(), REMINIMIZE,
+                           stored_minimized=False) == (selected, counts)
 
 
 def test_kept_text_is_what_the_line_rules_leave():
@@ -78,6 +82,10 @@ def test_languages_bounds_and_sample_skip_as_filtered_or_other_language():
     skip, _ = select_document(doc, Selection(max_signals=(("fineweb/line_punct_ratio", 0.8),)), {}, REMINIMIZE)
     assert skip.detail == "select: max/fineweb/line_punct_ratio: 0.9 (threshold 0.8)"
     kept, _ = select_document(doc, Selection(min_signals=(("language/score", 0.5),)), {}, REMINIMIZE)
+    assert kept == doc
+    # Kept without a rule set from a corpus without the minimized text: minimized again.
+    kept, _ = select_document(doc.replace(html="", text=""), Selection(min_signals=(("language/score", 0.5),)), {},
+                              REMINIMIZE, stored_minimized=False)
     assert kept == doc
     # A document without the signal meets no bound.
     assert math.isnan(out_of_bounds({}, Selection(max_signals=(("pii/email", 1),))).value)

@@ -101,7 +101,8 @@ def text_copies(options: dict) -> str | None:
     `html` alone, and Parquet compresses each column apart, so its files can come out larger than that."""
     fields = resolve_fields(None if options.get("fields") is None else tuple(options["fields"]),
                             "near_dedup" in options, options.get("clean_text", False) or options.get("annotate", False),
-                            options.get("language", False), options.get("annotate", False))
+                            options.get("language", False), options.get("annotate", False), False,
+                            not options.get("annotate", False) or options.get("pii", False))
     texts = [name for name in TEXT_FIELDS if name in fields]
     if len(texts) < 2:
         return None
@@ -157,10 +158,10 @@ def tally_note(note: ReadNote) -> Counter:
     return Counter({("note", note.source_file, note.line()): 1})
 
 
-def tally_record(record: dict, thresholds: dict | None = None) -> Counter:
+def tally_record(record: dict, thresholds: dict | None = None, into: Counter | None = None) -> Counter:
     """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`); with
     --tokenizer its tokens, with --annotate its signals' bins (`signal_histograms`, each side of `thresholds`:
-    every --quality threshold by name)."""
+    every --quality threshold by name); added to `into` (a shard's tally), or to a new Counter."""
     tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
     if record["truncated"]:
@@ -176,12 +177,13 @@ def tally_record(record: dict, thresholds: dict | None = None) -> Counter:
     if "token_count" in record:
         tally[(TOKENS, record.get("language") or "none", KEPT_TOKENS)] += record["token_count"]
     if record.get("signals"):
-        # The few keys above into the signals' hundreds, not the other way round: an update is a loop over its keys.
-        signals = tally_signals(record["signals"], record.get("language", ""), record.get("token_count", 0),
-                                thresholds or {})
-        signals.update(tally)
-        return signals
-    return tally
+        # The signals' hundreds of keys added where they are counted: an update is a loop over its keys.
+        into = tally_signals(record["signals"], record.get("language", ""), record.get("token_count", 0),
+                             thresholds or {}, into)
+    elif into is None:
+        return tally
+    into.update(tally)
+    return into
 
 
 def tally_mostly_dropped(mostly_dropped: MostlyDropped) -> Counter:

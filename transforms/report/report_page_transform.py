@@ -8,7 +8,6 @@ by a bounded combiner.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import apache_beam as beam
@@ -16,7 +15,7 @@ import apache_beam as beam
 from transforms.stages.read_warc.payload import DEFAULT_MAX_PAGE_BYTES
 from transforms.report.report_page import DEFAULT_SAMPLE_SIZE, MAX_DEAD_LETTERS, SKIPS_PER_KIND, write_report_page
 from transforms.stages.site_boilerplate import SiteBoilerplate, site_of
-from transforms.vocabulary import BOILERPLATE_LINES
+from transforms.vocabulary import BOILERPLATE_LINES, flat_fields
 
 
 class SmallestDistinctHashes(beam.CombineFn):
@@ -58,7 +57,7 @@ class SmallestDistinctHashes(beam.CombineFn):
 
 
 def _side_record_key(record) -> tuple:
-    return record.source_file, record.source_offset, json.dumps(dataclasses.asdict(record), sort_keys=True)
+    return record.source_file, record.source_offset, json.dumps(flat_fields(record), sort_keys=True)
 
 
 class WriteReportPage(beam.PTransform):

@@ -69,11 +69,12 @@ def side_of(value: float, threshold: float) -> str:
     return SIDES[(value >= threshold) + (value > threshold)]
 
 
-def tally_signals(signals: dict[str, float], language: str, tokens: int, thresholds: dict) -> Counter:
+def tally_signals(signals: dict[str, float], language: str, tokens: int, thresholds: dict,
+                  into: Counter | None = None) -> Counter:
     """What a written document adds to the signals' histograms: per signal, its bin and its side of the threshold,
-    in documents and tokens, for every document and (for rules that depend on it) for its language."""
-    # Each key is met once per document: set, not added (a tally per document, summed per shard by the caller).
-    tally = Counter()
+    in documents and tokens, for every document and (for rules that depend on it) for its language; added to
+    `into` (a shard's tally: no tally per document to sum), or to a new Counter."""
+    tally = Counter() if into is None else into
     everywhere, here = (ALL_LANGUAGES,), (ALL_LANGUAGES, language or "none")
     for name, value in signals.items():
         named, per_language = _counted(name)
@@ -81,11 +82,11 @@ def tally_signals(signals: dict[str, float], language: str, tokens: int, thresho
         place = bin_of(value)
         side = None if threshold is None else side_of(value, threshold)
         for where in here if per_language else everywhere:
-            tally[(BIN_KEY, name, where, "documents", place)] = 1
-            tally[(BIN_KEY, name, where, "tokens", place)] = tokens
+            tally[(BIN_KEY, name, where, "documents", place)] += 1
+            tally[(BIN_KEY, name, where, "tokens", place)] += tokens
             if side is not None:
-                tally[(SIDE_KEY, name, where, "documents", side)] = 1
-                tally[(SIDE_KEY, name, where, "tokens", side)] = tokens
+                tally[(SIDE_KEY, name, where, "documents", side)] += 1
+                tally[(SIDE_KEY, name, where, "tokens", side)] += tokens
     return tally
 
 

@@ -95,8 +95,7 @@ class WriteShard(beam.DoFn):
                 near_count, duplicate_count = near_counts.get(offset, 0), 0 if note is None else note.duplicate_count
                 # The report tallies the signals as written (with their clusters' sizes).
                 written = self._layout.written_signals(staged, duplicate_count, near_count)
-                tally.update(tally_record(staged if written is None else dict(staged, signals=written),
-                                          self._thresholds))
+                tally_record(staged if written is None else dict(staged, signals=written), self._thresholds, tally)
                 writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count))
                 records += 1
         except BaseException:

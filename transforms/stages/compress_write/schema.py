@@ -63,6 +63,9 @@ CLEAN_TEXT = "clean_text"
 NEAR_DUPLICATE_COUNT = "near_duplicate_count"
 TOKEN_COUNT = "token_count"
 SIGNALS = "signals"
+# The minimized text, as `<div>` blocks and as lines: an annotated build leaves them out, a selection makes them
+# again from the readable text it keeps (`CorpusSettings.written_fields`, `pipeline.select_documents`).
+MINIMIZED_FIELDS = ("html", "text")
 
 
 def _document_schema(fields: list[dict]) -> dict:
@@ -110,16 +113,19 @@ def corpus_schema(fields: tuple[str, ...]) -> dict:
 
 
 def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False,
-                   language: bool = False, signals: bool = False, tokens: bool = False) -> tuple[str, ...]:
+                   language: bool = False, signals: bool = False, tokens: bool = False,
+                   minimized: bool = True) -> tuple[str, ...]:
     """The fields a build writes, in schema order; raises ValueError for a name the schema lacks.
 
-    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it,
-    `language` the language fields, `signals` (--annotate) it, `tokens` `token_count` (--tokenizer).
+    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`), without `MINIMIZED_FIELDS` if
+    not `minimized`. `clean_text` adds it, `language` the language fields, `signals` (--annotate) it, `tokens`
+    `token_count` (--tokenizer).
     `record_digest` is always written: it lets `pipeline.verify` and `read_corpus` check every record,
     whichever fields it has.
     """
     if fields is None:
-        chosen = set(DEFAULT_FIELDS) | ({NEAR_DUPLICATE_COUNT} if near_dedup else set())
+        chosen = set(DEFAULT_FIELDS) - (set() if minimized else set(MINIMIZED_FIELDS)) | (
+            {NEAR_DUPLICATE_COUNT} if near_dedup else set())
     else:
         chosen = set(fields)
         for name in fields:

@@ -9,6 +9,7 @@ rules before them kept, and fewer than 5 sentences in the lines kept.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 END_PUNCTUATION = (".", "?", "!", '"', "'")
 ELLIPSIS = "..."
 POLICY_PHRASES = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+# What every policy phrase holds: a line without any is passed over in one search.
+POLICY_WORDS = re.compile("terms of use|policy|cookie")
 LINE_RULES = ("max_word_length", "terminal_punctuation", "min_words_per_line", "javascript", "policy")
 # Page rules met on a line: the page is dropped at the first line one is met on (on one line, in this order).
 PAGE_RULES = ("lorem_ipsum", "curly_bracket")
@@ -62,18 +65,21 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
     `sentences`: count the sentences of the lines kept (a selection, which only needs the lines, does not: most of
     the scan's time)."""
     result = Scan()
+    longest, fewest = limits["max_word_length"], limits["min_words_per_line"]
+    # A line has fewer than `fewest` words when splitting off at most `split` of them leaves fewer parts.
+    split = max(math.ceil(fewest), 0)
     for index, line in enumerate(text.splitlines()):
         line = line.strip()
-        words = line.split()
         # (No word of a line that short can be over the limit: most lines are not looked at word by word.)
-        if len(line) > limits["max_word_length"] and any(len(word) > limits["max_word_length"] for word in words):
+        if len(line) > longest and max(map(len, line.split())) > longest:
             result.removed["max_word_length"].append(index)
             continue
+        few_words = len(line.split(None, split)) < fewest
         line = CITATION.sub("", line)
         if terminal_punctuation and (not line.endswith(END_PUNCTUATION) or line.endswith(ELLIPSIS)):
             result.removed["terminal_punctuation"].append(index)
             continue
-        if len(words) < limits["min_words_per_line"]:
+        if few_words:
             result.removed["min_words_per_line"].append(index)
             continue
         lowered = line.lower()
@@ -88,7 +94,7 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
             result.meet("curly_bracket", index)
             if until_page_rule:
                 return result
-        if any(phrase in lowered for phrase in POLICY_PHRASES):
+        if POLICY_WORDS.search(lowered) and any(phrase in lowered for phrase in POLICY_PHRASES):
             result.removed["policy"].append(index)
             continue
         if sentences:

@@ -92,14 +92,22 @@ def measure_rule_sets(text: str, rule_sets: tuple[str, ...], thresholds: dict, l
     return Measured(signals, text, removed_lines)
 
 
+@functools.lru_cache(maxsize=64)
+def _steps_limits(rule_sets: tuple[str, ...], thresholds: tuple[tuple[str, float], ...]) -> tuple:
+    """The steps of `rule_sets` as (step, family, limits), for `thresholds` (as sorted items): a selection decides
+    every document with the same ones."""
+    return tuple((step, STEP_FAMILY[step], _limits(STEP_FAMILY[step], dict(thresholds))) for step in steps_of(rule_sets))
+
+
 def decide(signals: dict[str, float], rule_sets: tuple[str, ...], thresholds: dict) -> Drop | None:
     """The first rule of `rule_sets` (in the order they apply) that drops the page `signals` measure, at
     `thresholds`, or None: `apply_rule_sets(...).drop` of the text measured."""
-    for step in steps_of(rule_sets):
-        family = STEP_FAMILY[step]
-        prefix = f"{family}/"
-        values = {name[len(prefix):]: value for name, value in signals.items() if name.startswith(prefix)}
-        limits = _limits(family, thresholds)
+    by_family: dict[str, dict[str, float]] = {}
+    for name, value in signals.items():
+        family, _, rule = name.partition("/")
+        by_family.setdefault(family, {})[rule] = value
+    for step, family, limits in _steps_limits(rule_sets, tuple(sorted(thresholds.items()))):
+        values = by_family.get(family, {})
         if step in C4_STEPS:
             drop = c4_rules.decide(values, limits)
         else:
