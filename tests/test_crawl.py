@@ -403,6 +403,21 @@ def test_the_read_stream_seeks_and_reads_every_byte_over_blocks(clean_server, si
     assert FileSystems.match([clean_server.base + "nothing.warc.gz"])[0].metadata_list == []
 
 
+def test_a_seek_back_across_a_blocks_end_asks_for_nothing_again(clean_server, site, monkeypatch):
+    """A reader that read past a block's end and seeks back to where its record starts (warcio after a record, the
+    WARC reader's skim before a response) reads those bytes again without a request: a full build over HTTP read
+    Common Crawl's mix of records about twice over when it did not."""
+    monkeypatch.setattr(http_filesystem, "FIRST_BLOCK", 1000)
+    data = (site / warc_name(0)).read_bytes()
+    assert len(data) > 3000
+    stream = http_filesystem.HttpReadStream(clean_server.base + warc_name(0))
+    assert stream.read(1000) + stream.read(1000) == data[:2000]  # blocks [0, 1000) and [1000, 3000)
+    asked = len(clean_server.requests)
+    stream.seek(900)
+    assert stream.read(100) + stream.read(1000) == data[900:2000]
+    assert len(clean_server.requests) == asked
+
+
 def test_a_server_that_keeps_dropping_is_an_error_naming_the_url_and_offset(server, site, monkeypatch):
     monkeypatch.setattr(http_session, "ATTEMPTS", 3)
     monkeypatch.setattr(http_session, "BACKOFF", 0.01)

@@ -12,7 +12,8 @@ body that stalls ends its attempt): a URL is one exact file (no globs: `?` and
 is read with byte-range GETs (`Range: bytes=a-b`) in blocks that grow while
 reading goes on forwards (from 256 KiB to 16 MiB) and start small again
 after a seek, so `detect_format`'s probes and the byte ranges of
-`--range-size` fetch about what they read. A body that breaks off (a dropped
+`--range-size` fetch about what they read (the last MiB of the block before
+is kept, so that a seek back across a block's end fetches nothing again). A body that breaks off (a dropped
 connection) or stalls (`http_session.StallWindow`: the stream's `stall`,
 64 KiB in 30 s unless given) is asked for again from the byte it
 got to, up to `http_session.ATTEMPTS` times with backoff, and then raises
@@ -51,6 +52,9 @@ from transforms.filesystems.locations import redacted
 
 FIRST_BLOCK = 256 << 10
 LARGEST_BLOCK = 16 << 20
+# The end of the block before the current one, kept: a reader that read ahead across a block's end and seeks back
+# to where its record starts (warcio after a record, the WARC reader's skim) reads it again without a request.
+KEPT_BEHIND = 1 << 20
 CHUNK = http_session.CHUNK
 
 class RangesIgnored(RemoteReadError):
@@ -105,6 +109,8 @@ class HttpReadStream(io.RawIOBase):
         self._etag = etag
         self._block = b""
         self._block_start = 0
+        self._behind = b""
+        self._behind_start = 0
         self._next_block = FIRST_BLOCK
         # A whole-file answer (a server that ignores Range) read on, and the offset its body has reached.
         self._whole: requests.Response | None = None
@@ -151,13 +157,20 @@ class HttpReadStream(io.RawIOBase):
         if position < 0:
             raise ValueError(f"negative seek position {position}")
         block_end = self._block_start + len(self._block)
-        if not self._block_start <= position <= block_end:
+        kept_start = self._behind_start if self._behind else self._block_start
+        if not kept_start <= position <= block_end:
             # Reading jumped: the next fetch is small again.
             self._next_block = FIRST_BLOCK
         self._position = position
         return position
 
     def readinto(self, buffer) -> int:
+        behind = self._position - self._behind_start
+        if 0 <= behind < len(self._behind) and self._position < self._block_start:
+            count = min(len(buffer), len(self._behind) - behind)
+            buffer[:count] = self._behind[behind:behind + count]
+            self._position += count
+            return count
         offset = self._position - self._block_start
         if not 0 <= offset < len(self._block):
             if self._position >= self.size:
@@ -204,6 +217,11 @@ class HttpReadStream(io.RawIOBase):
             except http_session.BROKEN_OFF as error:
                 self._drop_whole()
                 http_session.after_failed_attempt(self.name, offset, attempt, error)
+        if not self.exact and start == self._block_start + len(self._block):
+            self._behind = self._block[-KEPT_BEHIND:]
+            self._behind_start = start - len(self._behind)
+        else:
+            self._behind, self._behind_start = b"", 0
         self._block = bytes(received)
         self._block_start = start
         self._next_block = min(self._next_block * 2, LARGEST_BLOCK)
