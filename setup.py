@@ -71,6 +71,9 @@ setup(
         # Decontamination's words and n-gram hashes (transforms/stages/decontaminate.py) in one pass.
         Extension("transforms.native._ngrams", ["transforms/native/_ngrams.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
+        # Gopher's n-gram repetition measures (transforms/stages/filters/gopher.py).
+        Extension("transforms.native._gopher", ["transforms/native/_gopher.c"], extra_compile_args=["-O2", "-std=c11"],
+                  optional=True),
     ],
     cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),

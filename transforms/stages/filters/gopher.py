@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
+from transforms import native
 from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
 from transforms.stages.filters.segmenters import word_splitter
 from transforms.stages.filters.words import duplicates, is_symbol_word
@@ -42,15 +43,23 @@ _LINE_BREAKS = re.compile(r"\n+")
 
 class JoinedNGrams:
     """A text's words joined without spaces, and where each word starts in it: its n-grams are slices of it, cheaper
-    than joining their words again for every start."""
+    than joining their words again for every start. The pure path of `transforms.native._gopher.NGrams`, which
+    gives the same values of `top_characters` and `repeated_characters` (tests/test_gopher_native.py)."""
 
     def __init__(self, words: Sequence[str]):
+        self._words = words
         self._text = "".join(words)
         self._starts = list(itertools.accumulate(map(len, words), initial=0))
 
     def of(self, n: int) -> list[str]:
         """Every n-gram, from each start in order."""
         return list(map(self._text.__getitem__, map(slice, self._starts, self._starts[n:])))
+
+    def top_characters(self, n: int) -> int:
+        return top_ngram_characters(self._words, n)
+
+    def repeated_characters(self, n: int) -> int:
+        return repeated_ngram_characters(self.of(n), n)
 
 
 def top_ngram_characters(words: Sequence[str], n: int) -> int:
@@ -87,6 +96,10 @@ def repeated_ngram_characters(ngrams: list[str], n: int) -> int:
     return characters
 
 
+# The n-gram measures in C where it is built (transforms/native/), the same values.
+_gopher = native.load("_gopher")
+NGrams = JoinedNGrams if _gopher is None else _gopher.NGrams
+
 REPETITION_RULES = rule_table(
     Empty("empty"), *(Rule(name) for name in REPETITION_DEFAULTS))
 QUALITY_RULES = rule_table(
@@ -114,12 +127,12 @@ def repetition_measures(text: str, limits: dict, language: str = "") -> Iterator
     if split is None:
         return
     words = split(text)
+    ngrams = NGrams(words)
     for n in (2, 3, 4):
         if len(words) >= n:
-            yield f"top_{n}_gram", top_ngram_characters(words, n) / length
-    joined = JoinedNGrams(words)
+            yield f"top_{n}_gram", ngrams.top_characters(n) / length
     for n in range(5, 11):
-        yield f"dup_{n}_gram", repeated_ngram_characters(joined.of(n), n) / length
+        yield f"dup_{n}_gram", ngrams.repeated_characters(n) / length
 
 
 def repetition(text: str, thresholds: dict, language: str = "") -> Drop | None:
