@@ -42,6 +42,7 @@ import functools
 import re
 import sys
 import unicodedata
+from collections import Counter
 
 from transforms import native
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks, unescape
@@ -471,12 +472,13 @@ class ScriptRules:
             return max(0, _letters(text) - _letters(self.apply_rules(text)))
         lost = self._letters_lost
         dropped = 0
-        for character in set(text):
+        # Counted in one pass: a page of thousands of distinct characters (Chinese) is not read once for each.
+        for character, occurrences in Counter(text).items():
             count = lost.get(character)
             if count is None:
                 count = lost[character] = _letters(character) - _letters(self.apply_rules(character))
             if count:
-                dropped += count * text.count(character)
+                dropped += count * occurrences
         return max(0, dropped)
 
     def minimize_block(self, block: str) -> str:
