@@ -33,9 +33,8 @@ from transforms.stages.quality_model import QualityModel, check_model
 class BuildInputs:
     # The `--extend` corpora, checked, in their order.
     earlier_corpora: tuple[EarlierCorpus, ...] = ()
-    # The entries of every `--url-blocklist` file, and each file's SHA-256 (what the manifest records of it).
+    # The entries of every `--url-blocklist` file, and each file's SHA-256 (`url_blocklist_digests`).
     url_blocklist: UrlBlocklist | None = None
-    url_blocklist_digests: tuple[str, ...] = ()
     # The `--index` selection's files and units of row groups, from their footers (`index_select.plan_selection`).
     index_plan: IndexPlan | None = None
     # The `--tokenizer` file, read and checked.
@@ -50,6 +49,12 @@ class BuildInputs:
     quality_pack_sha256: str = ""
     # With `--quality fineweb2`: what counts each language's words here (`segmenters.word_counting`).
     word_segmenters: dict | None = None
+
+    @property
+    def url_blocklist_digests(self) -> tuple[str, ...]:
+        """Each `--url-blocklist` file's SHA-256, of the bytes its entries were read from (what the manifest records
+        of it)."""
+        return () if self.url_blocklist is None else self.url_blocklist.sha256s
 
     def matches(self, settings: CorpusSettings) -> bool:
         """Whether these were read for `settings` (one earlier corpus per `--extend`, one digest per list)."""
@@ -87,7 +92,7 @@ def read_build_inputs(settings: CorpusSettings, check_files: bool = True) -> Bui
     if not settings.url_blocklists:
         return BuildInputs(earlier, **given)
     blocklist = UrlBlocklist.load(settings.url_blocklists)
-    return BuildInputs(earlier, blocklist, blocklist.sha256s, **given)
+    return BuildInputs(earlier, blocklist, **given)
 
 
 def check_segmenters(packs: dict, languages: tuple[str, ...]) -> None:

@@ -319,7 +319,7 @@ def select(request: SelectRequest) -> tuple[CorpusSettings, dict, list[str], dic
         raise UsageError(str(error)) from error
     digests = tuple(entry["sha256"] for entry in options.get("url_blocklists", ()))
     # The source's blocklists left their captures out already: the selection only names them, as its build did.
-    found = BuildInputs(earlier, UrlBlocklist(settings.url_blocklists, 0) if digests else None, digests,
+    found = BuildInputs(earlier, UrlBlocklist(settings.url_blocklists, 0, digests) if digests else None,
                         tokenizer=tokenizer)
     # By its resolved path: the report and manifest are the same however SOURCE was named.
     source_manifest = digest_file(f"{resolved_path(source)}/{MANIFEST_NAME}")

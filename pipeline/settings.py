@@ -318,10 +318,8 @@ class CorpusSettings:
 
     def written_fields(self) -> tuple[str, ...]:
         """The fields of the corpus records, in schema order (`record_digest` last)."""
-        # An annotated build writes the readable text its signals measured, and not its minimized forms, which a
-        # selection makes again from what it keeps of it (`pipeline.select_documents`) but for --pii's replacements.
-        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text or self.annotate, self.language,
-                              self.annotate, bool(self.tokenizer), not self.annotate or self.pii)
+        return resolve_fields(self.fields, self.near_dedup is not None, self.clean_text, self.language, self.annotate,
+                              bool(self.tokenizer), self.pii)
 
 
 def settings_from_manifest(manifest: dict, output: str, beam_args: tuple[str, ...], path: str,

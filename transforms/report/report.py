@@ -100,9 +100,8 @@ def text_copies(options: dict) -> str | None:
     """A line saying how many times the written files hold the page's text, where more than once: "minimized" counts
     `html` alone, and Parquet compresses each column apart, so its files can come out larger than that."""
     fields = resolve_fields(None if options.get("fields") is None else tuple(options["fields"]),
-                            "near_dedup" in options, options.get("clean_text", False) or options.get("annotate", False),
-                            options.get("language", False), options.get("annotate", False), False,
-                            not options.get("annotate", False) or options.get("pii", False))
+                            "near_dedup" in options, options.get("clean_text", False), options.get("language", False),
+                            options.get("annotate", False), pii=options.get("pii", False))
     texts = [name for name in TEXT_FIELDS if name in fields]
     if len(texts) < 2:
         return None

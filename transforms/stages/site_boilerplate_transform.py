@@ -72,6 +72,8 @@ STRETCH_BYTES = 4 << 20
 SEALED_LEVEL = 1
 # The folder of the waiting files, in the build's staging directory.
 WAITING_DIR = "site-boilerplate-waiting"
+# What a waiting file is, to Beam's file systems.
+MIME_TYPE = "application/octet-stream"
 
 # The domains report.json lists by bytes removed.
 TOP_DOMAINS = 20
@@ -116,9 +118,6 @@ def sealed(doc: Document, hashes: bytes, compressor: zstandard.ZstdCompressor) -
 def unsealed(page: bytes, decompressor: zstandard.ZstdDecompressor) -> tuple[Document, bytes]:
     values, hashes = pickle.loads(decompressor.decompress(page))
     return Document(*values), hashes
-
-
-MIME_TYPE = "application/octet-stream"
 
 
 class WaitingPages:

@@ -114,17 +114,18 @@ def corpus_schema(fields: tuple[str, ...]) -> dict:
 
 def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, clean_text: bool = False,
                    language: bool = False, signals: bool = False, tokens: bool = False,
-                   minimized: bool = True) -> tuple[str, ...]:
+                   pii: bool = False) -> tuple[str, ...]:
     """The fields a build writes, in schema order; raises ValueError for a name the schema lacks.
 
-    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`), without `MINIMIZED_FIELDS` if
-    not `minimized`. `clean_text` adds it, `language` the language fields, `signals` (--annotate) it, `tokens`
-    `token_count` (--tokenizer).
+    `fields` None: the default ones (and `near_duplicate_count` with `near_dedup`). `clean_text` adds it,
+    `language` the language fields, `signals` (--annotate) it and the readable text its signals measured, without
+    `MINIMIZED_FIELDS` (a selection makes them again from what it keeps) unless `pii` (--pii's replacements are made
+    in each field), `tokens` `token_count` (--tokenizer).
     `record_digest` is always written: it lets `pipeline.verify` and `read_corpus` check every record,
     whichever fields it has.
     """
     if fields is None:
-        chosen = set(DEFAULT_FIELDS) - (set() if minimized else set(MINIMIZED_FIELDS)) | (
+        chosen = set(DEFAULT_FIELDS) - (set(MINIMIZED_FIELDS) if signals and not pii else set()) | (
             {NEAR_DUPLICATE_COUNT} if near_dedup else set())
     else:
         chosen = set(fields)
@@ -136,7 +137,7 @@ def resolve_fields(fields: tuple[str, ...] | None, near_dedup: bool = False, cle
                                  f"(fields: {', '.join(FIELD_NAMES)})")
     if NEAR_DUPLICATE_COUNT in chosen and not near_dedup:
         raise ValueError(f"--fields {NEAR_DUPLICATE_COUNT} needs --near-dedup")
-    chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text else set()) | (set(LANGUAGE_FIELDS) if language else set())
+    chosen |= {RECORD_DIGEST} | ({CLEAN_TEXT} if clean_text or signals else set()) | (set(LANGUAGE_FIELDS) if language else set())
     chosen |= ({SIGNALS} if signals else set()) | ({TOKEN_COUNT} if tokens else set())
     return tuple(name for name in FIELD_NAMES if name in chosen)
 
