@@ -336,9 +336,12 @@ def big_inputs(tmp_path_factory) -> Path:
 
 
 def signalled_run(inputs: Path, output: Path, signum: int, *flags: str) -> subprocess.CompletedProcess:
-    """Runs `python -m pipeline`, sends `signum` once its pipeline has staged documents, waits for the end."""
+    """Runs `python -m pipeline`, sends `signum` once its pipeline has staged documents, waits for the end. The
+    input is read in ranges of 1 MiB: the first range's staging file appears while the others are still read (with
+    one range, the signal could come after the build had ended)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    process = subprocess.Popen([sys.executable, "-m", "pipeline", *build_argv(inputs, output), *flags], cwd=REPO,
+    process = subprocess.Popen([sys.executable, "-m", "pipeline", *build_argv(inputs, output), "--range-size",
+                                str(1 << 20), *flags], cwd=REPO,
                                env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not list(output.glob(f"{RESUME_PREFIX}*/staged-*")):
