@@ -529,8 +529,10 @@ def test_sdist_and_wheel_install_and_run(sdist, tmp_path, compiler):
     # Plain paths, not site.addsitedir: that would run their .pth files too, and an editable install of
     # this repository there would import its C modules, built in place, into the fresh venv.
     (site_packages / "_webcorpus_test_dependencies.pth").write_text("".join(f"{path}\n" for path in sorted(ours)))
-    run_checked([PYTHON, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index", wheel],
-                "pip install of the wheel")
+    # (--ignore-installed: the environment's own webcorpus, an editable install, is on the venv's path through the
+    # .pth file; without it pip may take the wheel for installed already and leave the venv without its script.)
+    run_checked([PYTHON, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index",
+                 "--ignore-installed", wheel], "pip install of the wheel")
     check = subprocess.run([PYTHON, "-m", "pip", "--python", str(python), "check"], capture_output=True, text=True,
                            timeout=RUN_TIMEOUT)
     assert "webcorpus" not in check.stdout, check.stdout
