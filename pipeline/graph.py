@@ -48,7 +48,7 @@ from transforms.stages.language_transform import IdentifyLanguage
 from transforms.filesystems.locations import readable_by_name
 from transforms.report.manifest import DigestingHandle, FileDigest
 from transforms.report.manifest_transform import WriteManifest
-from transforms.stages.minimize_text import minimize_document
+from transforms.stages.minimize_text import minimize_lines
 from transforms.stages.minimize_text_transform import MinimizeText
 from transforms.stages.tokens import TokenCounter
 from transforms.stages.tokens_transform import CountTokens
@@ -171,8 +171,8 @@ class DocumentStage:
 
 
 def reminimize_of(settings: CorpusSettings) -> Callable:
-    """MinimizeText's own function, for a page whose lines a rule removed: minimized again from `cleaned_html`."""
-    return functools.partial(minimize_document, scripts=settings.scripts, clean_text=True)
+    """MinimizeText's own function, for a page whose lines a rule removed: minimized again from the text kept."""
+    return functools.partial(minimize_lines, scripts=settings.scripts)
 
 
 def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:

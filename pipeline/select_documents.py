@@ -16,7 +16,6 @@ import math
 from collections import Counter
 from typing import Callable
 
-from transforms.corpus.blocks import blocks_to_html
 from transforms.corpus.corpus_format import content_hash
 from transforms.document import Document, Skip
 from transforms.stages.filters import c4 as c4_rules
@@ -33,8 +32,8 @@ from transforms.vocabulary import Capture
 # page). Its duplicate lists are not: the selection deduplicates again, and a survivor without duplicates has none.
 RECORD_FIELDS = frozenset(field.name for field in dataclasses.fields(Document)) - {
     "capture", "duplicate_count", "duplicate_urls", "duplicate_record_ids"}
-# The capture's fields a record gives back: all but the byte range it was read in, which no record holds (0 here:
-# the reader of a source shard gives its documents their unit's, `select_units.record_document`).
+# The capture's fields a record gives back: all but the byte range it was read in, which no record holds (the
+# reader of a source shard gives its documents their unit's, `select_units.record_document`).
 CAPTURE_FIELDS = tuple(field.name for field in dataclasses.fields(Capture) if field.name != "source_range")
 # What a selection's own skips name as their rule set (`filtered` skips: `select: min/NAME: VALUE (threshold X)`).
 SELECTION = "select"
@@ -98,9 +97,11 @@ def parse_bounds(assignments, flag: str) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(bounds.items()))
 
 
-def document_of(record: dict) -> Document:
-    """The document a corpus record holds, as a build had it before deduplication."""
-    return Document(Capture(**{name: record[name] for name in CAPTURE_FIELDS}, source_range=0),
+def document_of(record: dict, source_range: int = 0, duplicate_count: int = 0) -> Document:
+    """The document a corpus record holds, as a build had it before deduplication: read in the unit `source_range`,
+    followed by `duplicate_count` captures (made at once: a selection makes one for every record it reads)."""
+    return Document(Capture(**{name: record[name] for name in CAPTURE_FIELDS}, source_range=source_range),
+                    duplicate_count=duplicate_count,
                     **{name: value for name, value in record.items() if name in RECORD_FIELDS})
 
 
@@ -137,15 +138,8 @@ def counted(doc: Document) -> Callable[[str], int]:
     return lambda text: doc.token_count
 
 
-def minimized(doc: Document, text: str, reminimize: Callable[[Document], Document]) -> Document:
-    """`doc` read from a corpus that holds its readable text only (an annotated build's: `clean_text`, not `html` and
-    `text`) with `text` (what it keeps of it) as its readable text, minimized as MinimizeText minimized it, from
-    CleanHtml's blocks (its lines)."""
-    return reminimize(doc.replace(cleaned_html=blocks_to_html(text.split("\n") if text else [])))
-
-
 def select_document(doc: Document, selection: Selection, thresholds: dict,
-                    reminimize: Callable[[Document], Document],
+                    reminimize: Callable[[Document, str], Document],
                     count_tokens: Callable[[str], int] | None = None,
                     stored_minimized: bool = True) -> tuple[Document | Skip, Counter]:
     """`doc` (read back from an annotated corpus: `document_of`) kept, with the text a filtering build keeps, or its
@@ -166,11 +160,11 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
             return dropped(doc, selection.quality, drop, counts, counted(doc) if tokens else None)
         text = kept_text(doc.clean_text, selection.quality, thresholds)
         edited = text != doc.clean_text
-        doc = with_text(doc, text, reminimize) if stored_minimized else minimized(doc, text, reminimize)
+        doc = with_text(doc, text, reminimize) if stored_minimized else reminimize(doc, text)
         if edited and tokens:
             doc = doc.replace(token_count=count_tokens(doc.clean_text))
     elif not stored_minimized:
-        doc = minimized(doc, doc.clean_text, reminimize)
+        doc = reminimize(doc, doc.clean_text)
     drop = out_of_bounds(doc.signals, selection)
     if drop is None and selection.sample is not None:
         position = sample_position(doc)
@@ -184,8 +178,8 @@ def select_document(doc: Document, selection: Selection, thresholds: dict,
     return doc, counts
 
 
-def select_record(doc: Document, selection: Selection, thresholds: dict, reminimize: Callable[[Document], Document],
-                  count_tokens: Callable[[str], int] | None = None,
+def select_record(doc: Document, selection: Selection, thresholds: dict,
+                  reminimize: Callable[[Document, str], Document], count_tokens: Callable[[str], int] | None = None,
                   stored_minimized: bool = True) -> tuple[Document | Skip, Counter]:
     """`select_document` of a record's document whose `duplicate_count` is of the captures that follow it (its
     duplicates in the source, `select_graph.FollowRecords`): the same page, so the counts are the record's times

@@ -62,11 +62,7 @@ def source_shards(source: str, manifest: dict) -> tuple[SourceShard, ...]:
 def record_document(record: dict, source_range: int) -> Document:
     """A record's document in its unit (`source_range`), with the count of its captures that follow it (its
     duplicates in the source)."""
-    doc = document_of(record)
-    capture = doc.capture.replace(source_range=source_range)
-    # (Most records have none.)
-    return doc.replace(capture=capture, duplicate_count=record["duplicate_count"]) if record.get("duplicate_count") \
-        else doc.replace(capture=capture)
+    return document_of(record, source_range, record.get("duplicate_count") or 0)
 
 
 class ReadSourceShard(beam.DoFn):

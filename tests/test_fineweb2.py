@@ -27,7 +27,7 @@ RULE_SETS = ("fineweb2",)
 
 def judged(text: str, language: str, confidence: float = 0.99, packs=None):
     doc = document(clean_text=text, language=language, language_confidence=confidence)
-    return filter_document(doc, RULE_SETS, DEFAULT_THRESHOLDS, lambda doc: doc,
+    return filter_document(doc, RULE_SETS, DEFAULT_THRESHOLDS, lambda doc, text: doc,
                            packs=read_packs() if packs is None else packs)
 
 

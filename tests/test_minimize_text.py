@@ -18,7 +18,7 @@ from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document
 from transforms.stages.minimize_text import (CODE_PAGES, KEPT_SYMBOLS, _letters, codepage_is_exact,
                                              dropped_letter_share, minimize_block, minimize_blocks, minimize_document,
-                                             parse_scripts, script_rules)
+                                             minimize_lines, parse_scripts, script_rules)
 from transforms.stages.minimize_text_transform import MinimizeText
 from tests.helpers import document
 
@@ -102,6 +102,20 @@ def test_minimize_document():
     assert doc.html == "<div>hello, world</div><div>foo &amp; bar</div>"
     assert doc.text == "hello, world\nfoo & bar"
     assert doc.minimized_bytes == len(doc.html.encode("utf-8"))
+
+
+LINES_TEXT = st.text(alphabet=st.sampled_from(list("ab &;<>/ltgmp\n\x00\r\u00e9\u4e2d\u0301\u00b5")), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINES_TEXT, st.sampled_from([None, "latin", "han"]))
+def test_minimizing_lines_is_minimizing_their_div_blocks(text, scripts):
+    # What a line rule leaves of a page, minimized from the text itself: the document that escaping its lines into
+    # `<div>` blocks and reading them back gives (entities, NUL, empty lines, marks, scripts kept or not).
+    doc = _document("")
+    as_blocks = minimize_document(doc.replace(cleaned_html=blocks_to_html(text.split("\n") if text else [])),
+                                  scripts=scripts, clean_text=True)
+    assert minimize_lines(doc, text, scripts=scripts) == as_blocks
 
 
 def test_minimize_text_transform():

@@ -18,7 +18,7 @@ from transforms.stages.filters.filters import filter_document
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets, parse_quality, parse_thresholds
 from transforms.stages.filters.words import count_sentences, split_words
 from transforms.report.manifest import write_manifest
-from transforms.stages.minimize_text import minimize_document
+from transforms.stages.minimize_text import minimize_document, minimize_lines
 from transforms.corpus.blocks import blocks_to_html
 
 PROSE = ("The council voted on Tuesday to restore the old cranes that have stood on the quay for a hundred years. "
@@ -113,12 +113,12 @@ def _document(clean_text: str) -> Document:
 
 def test_a_dropped_document_is_a_filtered_skip_and_a_kept_one_is_minimized_again():
     dropped, counts = filter_document(_document("Buy now at the best prices in town today."), ("gopher",), DEFAULT_THRESHOLDS,
-                                      lambda doc: minimize_document(doc, clean_text=True))
+                                      minimize_lines)
     assert isinstance(dropped, Skip) and dropped.kind == "filtered"
     assert dropped.detail == "gopher: gopher_repetition/top_3_gram: 0.2439 (threshold 0.18)"
     assert counts == {"documents:gopher_repetition/top_3_gram": 1, "raw_bytes:gopher_repetition/top_3_gram": 1234}
     doc = _document(PARAGRAPHS + "\nPlease enable JavaScript to see the map.")
-    kept, counts = filter_document(doc, ("c4",), DEFAULT_THRESHOLDS, lambda doc: minimize_document(doc, clean_text=True))
+    kept, counts = filter_document(doc, ("c4",), DEFAULT_THRESHOLDS, minimize_lines)
     assert counts == {"lines:c4/javascript": 1}
     assert "javascript" not in kept.text and "javascript" not in kept.html.lower()
     assert kept.clean_text == PARAGRAPHS and kept.html != doc.html

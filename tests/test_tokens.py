@@ -42,10 +42,10 @@ def test_a_counter_counts_the_texts_tokens_without_special_ones_and_travels_with
 
 def test_a_page_the_rules_drop_is_counted_in_tokens_by_rule_and_language():
     count = TokenCounter(tiny_tokenizer_json())
-    skip, counts = filter_document(document(DROPPED_TEXT, "de"), ("c4",), {}, lambda doc: doc, count)
+    skip, counts = filter_document(document(DROPPED_TEXT, "de"), ("c4",), {}, lambda doc, text: doc, count)
     assert counts["tokens:c4/min_num_sentences"] == count(DROPPED_TEXT) == 8
     assert counts["tokens_of:filtered:de"] == 8
-    _, without = filter_document(document(DROPPED_TEXT, "de"), ("c4",), {}, lambda doc: doc)
+    _, without = filter_document(document(DROPPED_TEXT, "de"), ("c4",), {}, lambda doc, text: doc)
     assert not [name for name in without if name.startswith("tokens")]
 
 

@@ -534,20 +534,32 @@ def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> 
 
     With `clean_text`, also the blocks before minimizing, as plain text one per line (`clean_text`).
     """
-    rules = script_rules(scripts)
     div_html = doc.cleaned_html
-    text = ""
-    if div_html:
-        # The blocks of CleanHtml's `cleaned_html` (see `html_to_blocks`), joined by
-        # newlines without making the list: its text escapes `<`, so the
-        # only `</div><div>` are the boundaries.
-        inner = div_html[len("<div>"):-len("</div>")]
-        text = inner.replace("</div><div>", _NEWLINE)
-        if "&" in text:
-            text = unescape(text)
-        blocks = _minimize_joined(text, inner.count("</div><div>") + 1, lambda: html_to_blocks(div_html), rules)
-    else:
-        blocks = []
+    if not div_html:
+        return _minimized(doc, "", 0, list, scripts, clean_text)
+    # The blocks of CleanHtml's `cleaned_html` (see `html_to_blocks`), joined by
+    # newlines without making the list: its text escapes `<`, so the
+    # only `</div><div>` are the boundaries.
+    inner = div_html[len("<div>"):-len("</div>")]
+    text = inner.replace("</div><div>", _NEWLINE)
+    if "&" in text:
+        text = unescape(text)
+    return _minimized(doc, text, inner.count("</div><div>") + 1, lambda: html_to_blocks(div_html), scripts,
+                      clean_text)
+
+
+def minimize_lines(doc: Document, text: str, scripts=None) -> Document:
+    """`minimize_document(doc with the lines of `text` as its blocks, clean_text=True)`, from `text` itself: what a
+    quality rule that removes lines, or a selection, minimizes again without escaping the text into `<div>` blocks
+    and reading them back (`text`: the blocks joined by newlines, as `clean_text` holds them)."""
+    blocks = text.split(_NEWLINE) if text else []
+    return _minimized(doc, text, len(blocks), lambda: blocks, scripts, True)
+
+
+def _minimized(doc: Document, text: str, count: int, blocks, scripts, clean_text: bool) -> Document:
+    """`doc` minimized from its `count` blocks (`blocks()`), joined by newlines as `text`."""
+    rules = script_rules(scripts)
+    blocks = _minimize_joined(text, count, blocks, rules) if count else []
     div_html = blocks_to_html(blocks)
     minimized = "\n".join(blocks)
     return doc.replace(cleaned_html="", html=div_html, text=minimized, minimized_bytes=len(div_html.encode("utf-8")),

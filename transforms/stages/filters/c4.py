@@ -23,8 +23,6 @@ CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 END_PUNCTUATION = (".", "?", "!", '"', "'")
 ELLIPSIS = "..."
 POLICY_PHRASES = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
-# What every policy phrase holds: a line without any is passed over in one search.
-POLICY_WORDS = re.compile("terms of use|policy|cookie")
 LINE_RULES = ("max_word_length", "terminal_punctuation", "min_words_per_line", "javascript", "policy")
 # Page rules met on a line: the page is dropped at the first line one is met on (on one line, in this order).
 PAGE_RULES = ("lorem_ipsum", "curly_bracket")
@@ -68,19 +66,23 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
     longest, fewest = limits["max_word_length"], limits["min_words_per_line"]
     # A line has fewer than `fewest` words when splitting off at most `split` of them leaves fewer parts.
     split = max(math.ceil(fewest), 0)
+    # (Bound once: a page has hundreds of lines, and the selection scans every page it keeps.)
+    long_word, no_end, few, javascript, policy = (result.removed[rule] for rule in LINE_RULES)
+    kept = result.kept
     for index, line in enumerate(text.splitlines()):
         line = line.strip()
         # (No word of a line that short can be over the limit: most lines are not looked at word by word.)
         if len(line) > longest and max(map(len, line.split())) > longest:
-            result.removed["max_word_length"].append(index)
+            long_word.append(index)
             continue
         few_words = len(line.split(None, split)) < fewest
-        line = CITATION.sub("", line)
+        if "[" in line:
+            line = CITATION.sub("", line)
         if terminal_punctuation and (not line.endswith(END_PUNCTUATION) or line.endswith(ELLIPSIS)):
-            result.removed["terminal_punctuation"].append(index)
+            no_end.append(index)
             continue
         if few_words:
-            result.removed["min_words_per_line"].append(index)
+            few.append(index)
             continue
         lowered = line.lower()
         if "lorem ipsum" in lowered:
@@ -88,18 +90,20 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
             if until_page_rule:
                 return result
         if "javascript" in lowered:
-            result.removed["javascript"].append(index)
+            javascript.append(index)
             continue
         if "{" in line:
             result.meet("curly_bracket", index)
             if until_page_rule:
                 return result
-        if POLICY_WORDS.search(lowered) and any(phrase in lowered for phrase in POLICY_PHRASES):
-            result.removed["policy"].append(index)
+        # What every policy phrase holds, searched for one by one: a line without any is passed over fastest.
+        if ("policy" in lowered or "cookie" in lowered or "terms of use" in lowered) and any(
+                phrase in lowered for phrase in POLICY_PHRASES):
+            policy.append(index)
             continue
         if sentences:
             result.sentences += count_sentences(line)
-        result.kept.append(line)
+        kept.append(line)
     return result
 
 

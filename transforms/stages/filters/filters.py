@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
-from transforms.corpus.blocks import blocks_to_html
 from transforms.document import Document, Skip, filtered
 from transforms.stages.filters import fineweb2
 from transforms.stages.filters.fineweb2 import Pack
@@ -20,7 +19,7 @@ from transforms.stages.filters.signals import measure_rule_sets
 
 
 def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
-                    reminimize: Callable[[Document], Document],
+                    reminimize: Callable[[Document, str], Document],
                     count_tokens: Callable[[str], int] | None = None,
                     packs: dict[str, Pack] | None = None) -> tuple[Document | Skip, Counter]:
     """`doc` (as MinimizeText left it, with its `clean_text`) through `rule_sets`, and what the rules did (the
@@ -28,8 +27,8 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
 
     A dropped page is a `filtered` skip whose detail names the rule sets asked for, the rule, the value it
     measured and its threshold. A page whose lines a rule removed is minimized again from the lines kept
-    (`reminimize`: MinimizeText's function, from `cleaned_html`), so that its `html`, `text` and so its content
-    hash are of the filtered text. With `count_tokens` (--tokenizer), a dropped page's tokens of its `clean_text`
+    (`reminimize`: MinimizeText's function of a document and its text, `minimize_text.minimize_lines`), so that
+    its `html`, `text` and so its content hash are of the filtered text. With `count_tokens` (--tokenizer), a dropped page's tokens of its `clean_text`
     are counted too, by rule (`tokens:STEP/RULE`) and by language (`tokens.tokens_of`).
 
     With `packs` (`--quality fineweb2`: language packs by language code), the thresholds are those of the page's
@@ -74,13 +73,13 @@ def dropped(doc: Document, rule_sets: tuple[str, ...], drop: Drop, counts: Count
     return skip, counts
 
 
-def with_text(doc: Document, text: str, reminimize: Callable[[Document], Document]) -> Document:
+def with_text(doc: Document, text: str, reminimize: Callable[[Document, str], Document]) -> Document:
     """`doc` (with its `clean_text`) holding `text`, what the line rules kept of it: minimized again where they
-    removed lines (`reminimize`: MinimizeText's function), so that its `html`, `text` and content hash are of it."""
+    removed lines (`reminimize`: MinimizeText's function of a document and its text, `minimize_text.minimize_lines`),
+    so that its `html`, `text` and content hash are of it."""
     if text == doc.clean_text:
         return doc
-    lines = text.split("\n") if text else []
-    return reminimize(doc.replace(cleaned_html=blocks_to_html(lines)))
+    return reminimize(doc, text)
 
 
 def annotate_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict, language: bool = False,

@@ -21,16 +21,16 @@ class QualityFilter(beam.PTransform):
     `documents`, `skipped` (`filtered`), `filter_counts` (`FilterCounts`) and dead letters.
 
     `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
-    document (from its `cleaned_html`), for pages whose lines a rule removed. `annotate` (--annotate): measure
-    instead (`filters.annotate_document`, which `annotate` gives its other arguments: `language`,
-    `main_content`), keeping every page as it is. `count_tokens` (--tokenizer): counts the tokens of a text, for
+    document and the text kept of it (`minimize_text.minimize_lines`), for pages whose lines a rule removed.
+    `annotate` (--annotate): measure instead (`filters.annotate_document`, which `annotate` gives its other
+    arguments: `language`, `main_content`), keeping every page as it is. `count_tokens` (--tokenizer): counts the tokens of a text, for
     the pages dropped (`filter_document`). `packs` (`--quality fineweb2`): the language packs
     (`fineweb2.read_packs`), whose thresholds each page is judged and measured by.
     """
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)
 
-    def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document], Document],
+    def __init__(self, rule_sets: tuple[str, ...], thresholds: dict, reminimize: Callable[[Document, str], Document],
                  page_timeout: float = DEFAULT_PAGE_TIMEOUT, annotate: dict | None = None,
                  count_tokens: Callable[[str], int] | None = None, packs: dict | None = None):
         super().__init__()
