@@ -92,27 +92,32 @@ def measure_rule_sets(text: str, rule_sets: tuple[str, ...], thresholds: dict, l
     return Measured(signals, text, removed_lines)
 
 
+# The rules whose signals C4's page decision reads (`c4.decide`).
+C4_DECIDING = (*c4_rules.PAGE_RULES, c4_rules.MIN_NUM_SENTENCES.name)
+
+
 @functools.lru_cache(maxsize=64)
 def _steps_limits(rule_sets: tuple[str, ...], thresholds: tuple[tuple[str, float], ...]) -> tuple:
-    """The steps of `rule_sets` as (step, family, limits), for `thresholds` (as sorted items): a selection decides
-    every document with the same ones."""
-    return tuple((step, STEP_FAMILY[step], _limits(STEP_FAMILY[step], dict(thresholds))) for step in steps_of(rule_sets))
+    """The steps of `rule_sets` as (step, family, limits, the signal of each rule deciding, by rule), for
+    `thresholds` (as sorted items): a selection decides every document with the same ones."""
+    steps = []
+    for step in steps_of(rule_sets):
+        family = STEP_FAMILY[step]
+        rules = C4_DECIDING if step in C4_STEPS else MEASURES[family][1]
+        steps.append((step, family, _limits(family, dict(thresholds)), {rule: f"{family}/{rule}" for rule in rules}))
+    return tuple(steps)
 
 
 def decide(signals: dict[str, float], rule_sets: tuple[str, ...], thresholds: dict) -> Drop | None:
     """The first rule of `rule_sets` (in the order they apply) that drops the page `signals` measure, at
     `thresholds`, or None: `apply_rule_sets(...).drop` of the text measured."""
-    by_family: dict[str, dict[str, float]] = {}
-    for name, value in signals.items():
-        family, _, rule = name.partition("/")
-        by_family.setdefault(family, {})[rule] = value
-    for step, family, limits in _steps_limits(rule_sets, tuple(sorted(thresholds.items()))):
-        values = by_family.get(family, {})
+    for step, family, limits, named in _steps_limits(rule_sets, tuple(sorted(thresholds.items()))):
+        # (Each rule's signal looked up by its name: a page has dozens the step does not read.)
+        values = ((rule, signals[name]) for rule, name in named.items() if name in signals)
         if step in C4_STEPS:
-            drop = c4_rules.decide(values, limits)
+            drop = c4_rules.decide(dict(values), limits)
         else:
-            _, rules = MEASURES[family]
-            drop = first_drop(family, rules, ((rule, values[rule]) for rule in rules if rule in values), limits)
+            drop = first_drop(family, MEASURES[family][1], values, limits)
         if drop is not None:
             return drop
     return None
