@@ -37,8 +37,6 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pycountry
 
 from pipeline.index_files import IndexFile, IndexRefused, index_paths, opened_index
 from transforms.filesystems.locations import redacted
@@ -65,6 +63,8 @@ S3_GET_DOLLARS = 0.0004
 
 def parse_codes(value: str) -> tuple[str, ...]:
     """`--index-languages rus,ukr`: ISO 639-3 codes, each known (refused in one line otherwise), sorted."""
+    import pycountry  # (Here: a build without --index-languages, and a selection, need not import its tables.)
+
     codes = tuple(sorted({code.strip().lower() for code in value.split(",") if code.strip()}))
     if not codes:
         raise ValueError("--index-languages needs at least one ISO 639-3 code, e.g. rus,ukr")
@@ -95,6 +95,8 @@ def parse_names(value: str, flag: str) -> tuple[str, ...]:
 
 def check_pattern(pattern: str) -> str:
     """An RE2 pattern as Arrow's kernels compile it; a malformed one refused in one line."""
+    import pyarrow.compute as pc
+
     try:
         pc.match_substring_regex(pa.array([""]), pattern)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
@@ -135,6 +137,9 @@ class IndexChoice:
 
     def matching(self, table: pa.Table) -> pa.Array:
         """Which rows of `table` the options match (a row without the value matches none)."""
+        # Imported where rows are matched: a build without --index (and a selection) never needs Arrow's kernels.
+        import pyarrow.compute as pc
+
         tests = []
         if self.languages:
             # The main language: the first of the list the index writes ("rus,eng").
