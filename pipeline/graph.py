@@ -321,17 +321,19 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     staged = documents | "Stage" >> StageAndFingerprint(settings.output, fields, plan)
     tapped.append({"fingerprints": staged.fingerprints})
     replayed = None if plan is None else read[RECORDED] | "Replay" >> Replay(units_dir)
-    fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
     # The outcomes of the captures that follow a record, beside the stages' own.
     followed = {}
-    if source.follow is not None:
-        # (The records' own, and those of the units replayed.)
-        of_records = {tag: [stage[tag] for stage in stage_outputs if tag in stage]
-                      + ([] if replayed is None else [replayed[tag]]) | f"Records-{tag}" >> beam.Flatten()
-                      for tag in (SKIPPED, DEAD_LETTER)}
-        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: fingerprints, **of_records}
-                    | "Follow" >> source.follow())
-        fingerprints = (fingerprints, followed[FINGERPRINTS]) | "AndFollowers" >> beam.Flatten()
+    if source.follow is None:
+        fingerprints = _and(staged.fingerprints, replayed and replayed[FINGERPRINTS], "AllFingerprints")
+    else:
+        # The records' own outcomes, and those of the units replayed, as each stage gives them: a Flatten of them
+        # before the follow's shuffle would be one more copy of each in the local runner.
+        # (Tuples: Beam takes a list given to a transform for one value, to create.)
+        of_records = {tag: tuple(stage[tag] for stage in stage_outputs if tag in stage)
+                      + (() if replayed is None else (replayed[tag],)) for tag in (SKIPPED, DEAD_LETTER)}
+        own = (staged.fingerprints,) + (() if replayed is None else (replayed[FINGERPRINTS],))
+        followed = ({FOLLOWERS: read[FOLLOWERS], FINGERPRINTS: own, **of_records} | "Follow" >> source.follow())
+        fingerprints = (*own, followed[FINGERPRINTS]) | "AndFollowers" >> beam.Flatten()
     signature_values = 0 if settings.near_dedup is None else settings.near_dedup.permutations
     earlier_files = tuple(corpus.index_files for corpus in found.earlier_corpora)
     to_deduplicate = fingerprints

@@ -69,24 +69,30 @@ def as_follower(outcome: Fingerprint | Skip | DeadLetter, follower: Duplicate):
 def followed(key_and_grouped):
     """A record's outcome, once for each capture that follows it: fingerprints (main), skips and dead letters."""
     _, grouped = key_and_grouped
-    for outcome in grouped["outcomes"]:
-        for follower in grouped[FOLLOWERS]:
-            copy = as_follower(outcome, follower)
-            yield copy if isinstance(copy, Fingerprint) else beam.pvalue.TaggedOutput(
-                SKIPPED if isinstance(copy, Skip) else DEAD_LETTER, copy)
+    for tag, outcomes in grouped.items():
+        if tag == FOLLOWERS:
+            continue
+        for outcome in outcomes:
+            for follower in grouped[FOLLOWERS]:
+                copy = as_follower(outcome, follower)
+                yield copy if isinstance(copy, Fingerprint) else beam.pvalue.TaggedOutput(
+                    SKIPPED if isinstance(copy, Skip) else DEAD_LETTER, copy)
 
 
 class FollowRecords(beam.PTransform):
     """The outcomes of the captures that follow a record (`followers`, the source's duplicates, by their survivor)
-    from the record's (`fingerprints`, `skipped`, `dead_letter`), met by capture: only these small values are
-    shuffled, never a document. Outputs `fingerprints` (main), `skipped` and `dead_letter`."""
+    from the record's (`fingerprints`, `skipped`, `dead_letter`: each a tuple of the PCollections that give them),
+    met by capture: only these small values are shuffled, never a document. Each is keyed where it is made and
+    goes to the shuffle as it is, with no Flatten before (in the local runner, each is one more copy of every
+    outcome). Outputs `fingerprints` (main), `skipped` and `dead_letter`."""
 
     def expand(self, inputs):
-        outcomes = ([inputs[FINGERPRINTS], inputs[SKIPPED], inputs[DEAD_LETTER]] | "Outcomes" >> beam.Flatten()
-                    | "ByCapture" >> beam.Map(lambda outcome: (outcome_key(outcome), outcome)))
+        outcomes = {f"{tag}-{index}": collection | f"ByCapture-{tag}-{index}" >> beam.Map(
+                        lambda outcome: (outcome_key(outcome), outcome))
+                    for tag in (FINGERPRINTS, SKIPPED, DEAD_LETTER) for index, collection in enumerate(inputs[tag])}
         followers = inputs[FOLLOWERS] | "BySurvivor" >> beam.Map(
             lambda duplicate: ((duplicate.survivor_source_file, duplicate.survivor_source_offset), duplicate))
-        copies = ({"outcomes": outcomes, FOLLOWERS: followers}
+        copies = ({**outcomes, FOLLOWERS: followers}
                   | "OutcomesAndFollowers" >> beam.CoGroupByKey()
                   | "Followed" >> beam.FlatMap(followed).with_outputs(SKIPPED, DEAD_LETTER, main=FINGERPRINTS))
         return {tag: copies[tag] for tag in (FINGERPRINTS, SKIPPED, DEAD_LETTER)}

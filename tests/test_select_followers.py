@@ -35,9 +35,9 @@ def test_a_follower_gets_its_records_outcome_of_its_own_capture():
                  follower("https://f/4", 4, 30)]
     with beam.Pipeline() as pipeline:
         followed = {FOLLOWERS: pipeline | "Followers" >> beam.Create(followers),
-                    FINGERPRINTS: pipeline | "Fingerprints" >> beam.Create([kept]),
-                    SKIPPED: pipeline | "Skips" >> beam.Create([skip]),
-                    DEAD_LETTER: pipeline | "Dead" >> beam.Create([dead])} | FollowRecords()
+                    FINGERPRINTS: (pipeline | "Fingerprints" >> beam.Create([kept]),),
+                    SKIPPED: (pipeline | "Skips" >> beam.Create([skip]),),
+                    DEAD_LETTER: (pipeline | "Dead" >> beam.Create([dead]),)} | FollowRecords()
         assert_that(followed[FINGERPRINTS] | beam.Map(lambda fingerprint: (
             fingerprint.capture.url, fingerprint.capture.source_file, fingerprint.capture.source_offset,
             fingerprint.content_hash, fingerprint.content_check)),
