@@ -136,11 +136,14 @@ class WriteJsonLines(beam.PTransform):
             for name, records in named.items()
         ] | "AllLines" >> beam.Flatten()
         lines_per_shard = self._lines_per_shard
+        # Counted where the lines are (the runner sums each bundle's before the shuffle), then with every name (one
+        # without lines counts 0): a Flatten of the lines themselves would be one more copy of each.
+        line_counts = (lines | "OnePerLine" >> beam.Map(lambda named_line: (named_line[0], 1))
+                       | "LinesPerName" >> beam.CombinePerKey(sum))
         shard_counts = (
-            (lines | "OnePerLine" >> beam.Map(lambda named_line: (named_line[0], 1)),
-             pipeline | "Names" >> beam.Create([(name, 0) for name in named]))
+            (line_counts, pipeline | "Names" >> beam.Create([(name, 0) for name in named]))
             | "CountsAndNames" >> beam.Flatten()
-            | "LinesPerName" >> beam.CombinePerKey(sum)
+            | "EveryName" >> beam.CombinePerKey(sum)
             | "ShardCounts" >> beam.MapTuple(lambda name, count: (name, shard_count(count, lines_per_shard)))
         )
         keyed = lines | "ByShard" >> beam.Map(
