@@ -72,8 +72,9 @@ class Producers(PipelineVisitor):
             self.of[output] = applied
 
 
-def test_a_selections_documents_reach_staging_without_a_shuffle_or_flatten(tmp_path):
-    # The files a selection's graph is made of: only their names are looked at.
+def selection_graph(tmp_path) -> Producers:
+    """The producers of a selection's graph (`--quality fineweb-recipe`), of files of which only the names are
+    looked at."""
     (tmp_path / "source").mkdir()
     for name in ("corpus-00000-of-00001.avro", *(f"{side}-00000-of-00001.jsonl"
                                                  for side in ("duplicates", "skipped", "dead-letter"))):
@@ -85,6 +86,11 @@ def test_a_selections_documents_reach_staging_without_a_shuffle_or_flatten(tmp_p
     build_corpus(pipeline, settings, source=source)
     producers = Producers()
     pipeline.visit(producers)
+    return producers
+
+
+def test_a_selections_documents_reach_staging_without_a_shuffle_or_flatten(tmp_path):
+    producers = selection_graph(tmp_path)
     staging = next(applied for applied in producers.applied if applied.full_label.startswith("Stage/"))
     path, collection = [], staging.main_inputs[next(iter(staging.main_inputs))]
     while not producers.of[collection].full_label.startswith("ReadAnnotated/Records/"):
@@ -93,3 +99,22 @@ def test_a_selections_documents_reach_staging_without_a_shuffle_or_flatten(tmp_p
         assert not isinstance(applied.transform, (beam.Flatten, beam.GroupByKey)), path
         collection = applied.main_inputs[next(iter(applied.main_inputs))]
     assert any(label.startswith("Select/") for label in path), path
+
+
+def test_a_records_outcomes_reach_the_follow_shuffle_through_no_flatten(tmp_path):
+    # The local runner writes a copy of every element of a Flatten: the outcomes of every record (not only of those
+    # with followers) go from the stage that made them to the shuffle keyed, and no more.
+    producers = selection_graph(tmp_path)
+    shuffle = "Follow/OutcomesAndFollowers/"
+    into_shuffle = [collection for applied in producers.applied if applied.full_label.startswith(shuffle)
+                    for collection in applied.main_inputs.values()
+                    if not producers.of[collection].full_label.startswith(shuffle)]
+    made_by = []
+    for collection in into_shuffle:
+        applied = producers.of[collection]
+        while applied.full_label.startswith("Follow/"):
+            assert not isinstance(applied.transform, beam.Flatten), applied.full_label
+            applied = producers.of[applied.main_inputs[next(iter(applied.main_inputs))]]
+        assert not isinstance(applied.transform, beam.Flatten), applied.full_label
+        made_by.append(applied.full_label.split("/")[0])
+    assert {"Select", "Stage", "ReadAnnotated"} <= set(made_by), made_by

@@ -10,8 +10,9 @@ from pathlib import Path
 import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.pipeline import PipelineVisitor
 
-from pipeline.graph import build_corpus, shard_count, write_json_lines
+from pipeline.graph import WriteJsonLines, build_corpus, shard_count, write_json_lines
 from pipeline.settings import CorpusSettings
 from pipeline.publish import names_a_build_may_write
 from tests.helpers import html_capture
@@ -94,3 +95,28 @@ def test_the_docs_say_how_many_lines_a_side_file_shard_holds():
     stated = re.search(r"Each side file is written in shards, in parallel: one shard per ([\d,]+) lines", output)
     assert stated, "docs/output.md no longer says how many lines a side-file shard holds"
     assert int(stated.group(1).replace(",", "")) == lines_per_shard
+
+
+class Leaves(PipelineVisitor):
+    """Each PCollection's producing (leaf) transform, by label."""
+
+    def __init__(self):
+        self.producer_of = {}
+        self.by_label = {}
+
+    def visit_transform(self, applied):
+        self.by_label[applied.full_label] = applied
+        for output in applied.outputs.values():
+            self.producer_of[output] = applied.full_label
+
+
+def test_the_lines_are_counted_before_any_flatten(tmp_path):
+    # The local runner writes a copy of every element of a Flatten: the lines' counts meet every name's after
+    # they are summed, not as one (name, 1) per line.
+    pipeline = beam.Pipeline()
+    _ = {"skipped": pipeline | beam.Create(["a", "b"])} | "SideFiles" >> WriteJsonLines(str(tmp_path))
+    leaves = Leaves()
+    pipeline.visit(leaves)
+    counted = leaves.by_label["SideFiles/CountsAndNames"]
+    assert not [leaves.producer_of[collection] for collection in counted.main_inputs.values()
+                if leaves.producer_of[collection].endswith("/OnePerLine")]
