@@ -218,6 +218,17 @@ def test_c_and_python_give_the_same_line_hashes(blocks):
     assert site_boilerplate._C_LINE_HASHES.block_hashes(blocks) == python_block_hashes(blocks)
 
 
+URL_PARTS = ("http", "https", ":", "//", "/", "?", "#", "a.com", "WWW.Ex.co.uk", "[::1]", "[", "@", "user:pw@", ":80",
+             "\t", "\n", " ", ".", "ß", "١", "%41", "\x00", "mailto:", "1.2.3.4", "é.com")
+
+
+@hypothesis.settings(max_examples=2000, deadline=None)
+@hypothesis.given(st.lists(st.sampled_from(URL_PARTS), max_size=9).map("".join))
+def test_a_urls_domain_found_from_its_origin_is_the_one_found_from_the_whole_url(url):
+    # (Found once per origin, the part of a URL urlsplit reads the host from: the same as from the URL itself.)
+    assert registered_domain(url) == (site_boilerplate._domain_of_origin.__wrapped__(url) or url)
+
+
 def test_only_the_lines_of_sites_of_pages_enough_are_counted():
     # A (site, part) group: its distinct pages' lines, and its site's count of pages where it has `min_pages`.
     # Counted in the group, in one map (a site of few lines is one bucket of line hashes).
