@@ -74,6 +74,9 @@ setup(
         # Gopher's n-gram repetition measures (transforms/stages/filters/gopher.py).
         Extension("transforms.native._gopher", ["transforms/native/_gopher.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
+        # --site-boilerplate's line hashes (transforms/stages/site_boilerplate.py).
+        Extension("transforms.native._line_hashes", ["transforms/native/_line_hashes.c"],
+                  extra_compile_args=["-O2", "-std=c11"], optional=True),
     ],
     cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),

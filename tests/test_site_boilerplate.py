@@ -7,7 +7,9 @@ import tempfile
 from collections import Counter
 
 import apache_beam as beam
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
@@ -17,8 +19,10 @@ from tests.helpers import document
 from tests.test_cli import corpus_records, run_main
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
+from transforms.stages import site_boilerplate, site_boilerplate_transform
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, line_hash, line_hashes,
-                                                normalised_line, packed, registered_domain, unpacked, without_lines)
+                                                normalised_line, packed, python_block_hashes, registered_domain,
+                                                unpacked, without_lines)
 from transforms.stages.site_boilerplate_transform import (LINE_BUCKETS, PAGES, SITES, LinesOfDocuments,
                                                           SiteBoilerplateLines, _lines_to_count, line_buckets,
                                                           read_waiting, unsealed)
@@ -151,8 +155,6 @@ CASES = {
 
 
 def test_a_page_waits_in_its_bundles_waiting_file_not_in_the_shuffle(tmp_path):
-    import zstandard
-
     docs = site("example.com", REPEATED)
     lines_of = LinesOfDocuments("domain", 1, str(tmp_path))
     lines_of.setup()
@@ -162,8 +164,7 @@ def test_a_page_waits_in_its_bundles_waiting_file_not_in_the_shuffle(tmp_path):
     # What goes to the join is where the page waits: one file of the bundle.
     places = [place for _, (_, place) in keyed]
     assert {name for name, _, _ in places} == {path.name for path in tmp_path.iterdir()} and len(places[0]) == 3
-    read = [unsealed(sealed_page, zstandard.ZstdDecompressor())
-            for sealed_page in read_waiting(str(tmp_path), places[::-1])]
+    read = [unsealed(sealed_page) for sealed_page in read_waiting(str(tmp_path), places[::-1])]
     assert [doc for doc, _ in read] == docs[::-1]
     assert [unpacked(hashes) for _, hashes in read][0] == [line_hash(block) for block in REPEATED[-1]]
 
@@ -202,12 +203,52 @@ def test_the_crawl_scope_counts_lines_across_sites(share):
                  SiteBoilerplate("crawl", min_share=share))
 
 
+# Characters whose normalising differs: case folding that changes length (ß, ﬁ), dotted capitals, final sigma,
+# decimal digits of other scripts (made 0) and numerals that are not (kept), the underscore, combining marks,
+# NUL (the blocks' boundary), a lone surrogate, astral characters.
+LINE_CHARACTERS = "aZ09_ \t\n\x00-.,ßİΣσςЁё٣²½Ωﬁ\u0301\ud800€😀中"
+
+
+@pytest.mark.skipif(site_boilerplate._C_LINE_HASHES is None, reason="transforms.native._line_hashes is not built")
+@hypothesis.settings(max_examples=500, deadline=None)
+@hypothesis.given(st.lists(st.one_of(st.text(alphabet=LINE_CHARACTERS, max_size=40), st.text(max_size=40),
+                                     st.text(alphabet="ab ", min_size=100, max_size=400)), max_size=8))
+def test_c_and_python_give_the_same_line_hashes(blocks):
+    # (Lines of every length around BLAKE2b's 128-byte blocks among them.)
+    assert site_boilerplate._C_LINE_HASHES.block_hashes(blocks) == python_block_hashes(blocks)
+
+
+URL_PARTS = ("http", "https", ":", "//", "/", "?", "#", "a.com", "WWW.Ex.co.uk", "[::1]", "[", "@", "user:pw@", ":80",
+             "\t", "\n", " ", ".", "ß", "١", "%41", "\x00", "mailto:", "1.2.3.4", "é.com")
+
+
+@hypothesis.settings(max_examples=2000, deadline=None)
+@hypothesis.given(st.lists(st.sampled_from(URL_PARTS), max_size=9).map("".join))
+def test_a_urls_domain_found_from_its_origin_is_the_one_found_from_the_whole_url(url):
+    # (Found once per origin, the part of a URL urlsplit reads the host from: the same as from the URL itself.)
+    assert registered_domain(url) == (site_boilerplate._domain_of_origin.__wrapped__(url) or url)
+
+
 def test_only_the_lines_of_sites_of_pages_enough_are_counted():
     # A (site, part) group: its distinct pages' lines, and its site's count of pages where it has `min_pages`.
+    # Counted in the group, in one map (a site of few lines is one bucket of line hashes).
     pages = [packed([1, 2]), packed([2])]
-    assert list(_lines_to_count((("many.com", 3), {PAGES: pages, SITES: [3]}))) == [
-        (("many.com", 1), 1), (("many.com", 2), 1), (("many.com", 2), 1)]
+    assert list(_lines_to_count((("many.com", 3), {PAGES: pages, SITES: [(3, 5)]}))) == [
+        (("many.com", 0), {1: 1, 2: 2})]
     assert list(_lines_to_count((("few.com", 3), {PAGES: pages, SITES: []}))) == []
+
+
+def test_a_site_of_many_lines_is_counted_in_maps_of_bounded_size(monkeypatch):
+    # A site's lines in buckets of their hashes, each map going on once it holds LINES_PER_COUNT lines.
+    monkeypatch.setattr(site_boilerplate_transform, "LINES_PER_COUNT", 4)
+    pages = [packed([1, 2, 3, 4, 5, 6]), packed([2, 4, 6, 8, 10, 12])]
+    counted = list(_lines_to_count((("big.com", 0), {PAGES: pages, SITES: [(9, 12)]})))
+    assert {key for key, _ in counted} == {("big.com", 0), ("big.com", 1), ("big.com", 2)}
+    assert all(len(counts) <= 4 and all(line % 3 == key[1] for line in counts) for key, counts in counted)
+    summed = Counter()
+    for _, counts in counted:
+        summed.update(counts)
+    assert summed == Counter([1, 2, 3, 4, 5, 6, 2, 4, 6, 8, 10, 12])
 
 
 def test_the_decision_in_memory_is_the_transforms():

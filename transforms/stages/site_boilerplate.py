@@ -21,6 +21,7 @@ counting and the joins are in `site_boilerplate_transform`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import struct
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import Iterable
 from urllib.parse import urlsplit
 
+from transforms import native
 from transforms.corpus.blocks import BOUNDARY, blocks_to_html, html_to_blocks
 from transforms.document import Document
 from transforms.stages.filters.url_forms import canonical_host
@@ -74,9 +76,25 @@ class SiteBoilerplate:
 
 def registered_domain(url: str) -> str:
     """The name a page's host is registered under (`news.example.co.uk` -> `example.co.uk`), by the rule of
-    `COUNTRY_SECOND_LEVELS`; an IP address or a host that cannot be read is its own site."""
+    `COUNTRY_SECOND_LEVELS`; an IP address or a host that cannot be read is its own site (its URL)."""
+    return _domain_of_origin(_origin(url)) or url
+
+
+def _origin(url: str) -> str:
+    """`url` up to the end of its authority: all that `urlsplit` reads its host from (the pages of a site share
+    it, so their domain is found once)."""
+    start = url.find("//")
+    if start < 0:
+        return url
+    ends = [end for end in (url.find(character, start + 2) for character in "/?#") if end >= 0]
+    return url[:min(ends)] if ends else url
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _domain_of_origin(origin: str) -> str:
+    """`registered_domain` of the URLs of an `_origin`; "" where there is no host to read."""
     try:
-        hostname = urlsplit(url).hostname or ""
+        hostname = urlsplit(origin).hostname or ""
     except ValueError:
         hostname = ""
     if ":" in hostname:
@@ -84,7 +102,7 @@ def registered_domain(url: str) -> str:
         return f"[{hostname}]"
     host = canonical_host(hostname)
     if not host:
-        return url
+        return ""
     labels = host.split(".")
     if labels[-1].isdigit():
         return host
@@ -128,9 +146,20 @@ _ENCODED_BOUNDARY = BOUNDARY.encode("ascii")
 _HASHES = struct.Struct(">q")
 
 
+# The C path of `block_hashes` (transforms/native/_line_hashes.c), or None.
+_C_LINE_HASHES = native.load("_line_hashes")
+
+
 def block_hashes(blocks: list[str]) -> list[int]:
-    """`line_hash` of each block (`NO_LINE` for None), the page's blocks normalised in one pass (a few calls a page,
-    not a few a block) and each distinct line hashed once."""
+    """`line_hash` of each block (`NO_LINE` for None): in C where it is built, else `python_block_hashes`."""
+    if _C_LINE_HASHES is not None:
+        return _C_LINE_HASHES.block_hashes(blocks)
+    return python_block_hashes(blocks)
+
+
+def python_block_hashes(blocks: list[str]) -> list[int]:
+    """`block_hashes`' pure path: the page's blocks normalised in one pass (a few calls a page, not a few a block)
+    and each distinct line hashed once."""
     joined = BOUNDARY.join(blocks)
     if joined.count(BOUNDARY) != len(blocks) - 1:
         # A block with the boundary in it (lexbor never parses one), or no block: one block at a time.

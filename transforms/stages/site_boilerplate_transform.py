@@ -7,15 +7,18 @@ Beam, by shuffles of line hashes: no worker holds a site's pages.
    position and size), not the page (the local runner holds a shuffle in memory, and held each waiting page twice
    as it sent it on).
 2. Counts: one of each (site, page text) by a combine (a page's copies count once, and a page copied a million
-   times is a combiner's work); the pages of each site by a combine; then the lines of the sites of at least
-   `min_pages` pages (each site's pages meet its count in `JOIN_PARTS` groups) counted per (site, line) by a
-   combine, so a footer on a million pages is a combiner's sum, not a hot key.
+   times is a combiner's work); the pages of each site and their lines by a combine; then the lines of the sites
+   of at least `min_pages` pages (each site's pages meet its count in `JOIN_PARTS` groups) counted: each group's
+   lines counted in maps of (line, pages) in `count_buckets` buckets of their hashes (a site's lines over
+   `LINES_PER_COUNT` a bucket), summed per (site, bucket) by a combine. A footer on a million pages is a
+   combiner's sum, not a hot key, and the shuffle carries a map a group and bucket, not an element a line of a
+   page (most lines, an article's own, are on one page).
 3. Decision: a (site, line) counted on at least `min_pages` pages meets its site's count of pages in a join keyed
    by (site, a part of the line hashes): a site's repeated lines (never its pages) in `DECISION_PARTS` groups.
 4. Join to pages: each page's lines, in `line_buckets` buckets of their hashes (one with the default share),
    keyed by (site, bucket, one of `JOIN_PARTS` parts drawn from the page), met with the boilerplate lines of the
-   bucket (each given to every part): a page is at most `LINE_BUCKETS` elements, not one a line, and a line on a
-   million pages is `JOIN_PARTS` groups.
+   bucket (a decision group's, packed, given to every part): a page is at most `LINE_BUCKETS` elements, not one
+   a line, and a line on a million pages is `JOIN_PARTS` groups.
 5. Each stretch of an input file (`STRETCH_BYTES` of a unit of reading) meets the (offset, line) pairs removed
    from its pages, in a join keyed by the stretch; its pages are read back from their waiting files (each with its
    blocks' line hashes from step 1: a line is hashed once) and go on in file order (staging writes one run a
@@ -39,7 +42,6 @@ import uuid
 from collections import Counter
 
 import apache_beam as beam
-import zstandard
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
@@ -50,7 +52,7 @@ from transforms.corpus.blocks import html_to_blocks
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, packed, site_of, text_hash,
                                                 unpacked, without_lines)
 from transforms.vocabulary import (BOILERPLATE_LINES, BUILD_COUNTS, DEAD_LETTER, DOCUMENTS, SITE_BOILERPLATE,
-                                   SITE_BOILERPLATE_DOMAIN)
+                                   SITE_BOILERPLATE_DOMAIN, Capture)
 
 # Groups a boilerplate line's pages are joined in: a line on N pages is N / JOIN_PARTS pages a group.
 JOIN_PARTS = 16
@@ -64,12 +66,11 @@ SHARE_PER_BUCKET = 0.2
 # Groups a site's repeated lines meet its count of pages in: one for a registered domain (a site's repeated lines,
 # not its pages); the whole crawl's in 256.
 DECISION_PARTS = {"domain": 1, "crawl": 256}
+# The distinct lines a map of line counts holds at most (about: `count_buckets` divides a site's lines by hash).
+LINES_PER_COUNT = 1 << 16
 # The bytes of an input file whose pages meet their lines removed in one group (4 MiB of compressed WARC: some
 # 10 to 40 MB of pages' text at most).
 STRETCH_BYTES = 4 << 20
-# A page waits for its site's lines in a waiting file compressed (`sealed`): a quarter of its size or less for a
-# zstd level 1 pass.
-SEALED_LEVEL = 1
 # The folder of the waiting files, in the build's staging directory.
 WAITING_DIR = "site-boilerplate-waiting"
 # What a waiting file is, to Beam's file systems.
@@ -83,6 +84,7 @@ MEASURES = ("lines", "bytes", "documents")
 PAGES = "pages"
 LINES = "lines"
 SITES = "sites"
+JOIN = "join"
 
 
 def _part(value: bytes, parts: int) -> int:
@@ -96,6 +98,12 @@ def line_buckets(settings: SiteBoilerplate) -> int:
     return min(LINE_BUCKETS, math.ceil(SHARE_PER_BUCKET / settings.min_share))
 
 
+def count_buckets(site_lines: int) -> int:
+    """The buckets of line hashes a site's lines are counted in: `site_lines` (the distinct lines of its distinct
+    pages, summed: at least its distinct lines) over `LINES_PER_COUNT`."""
+    return max(1, math.ceil(site_lines / LINES_PER_COUNT))
+
+
 def stretch_key(doc: Document) -> bytes:
     """The stretch of its unit of reading a document was read from (`STRETCH_BYTES` of its file), as 16 bytes (a
     join's key, repeated with each of its lines)."""
@@ -104,20 +112,24 @@ def stretch_key(doc: Document) -> bytes:
     return hashlib.blake2b(stretch.encode("utf-8"), digest_size=16).digest()
 
 
-# A page is pickled as its fields' values, without their names (a seventh of a page, compressed).
-DOCUMENT_FIELDS = tuple(field.name for field in dataclasses.fields(Document))
+# A page is pickled as its fields' values, without their names, its capture's too (a seventh of a page, and a
+# fifth of the time to pickle and unpickle it, is its fields' names and classes).
+DOCUMENT_FIELDS = tuple(field.name for field in dataclasses.fields(Document) if field.name != "capture")
+CAPTURE_FIELDS = tuple(field.name for field in dataclasses.fields(Capture))
 
 
-def sealed(doc: Document, hashes: bytes, compressor: zstandard.ZstdCompressor) -> bytes:
-    """A page and its blocks' line hashes as they wait in a waiting file: pickled and compressed (by a DoFn's own
-    compressor: one made a page costs as much as the compression)."""
+def sealed(doc: Document, hashes: bytes) -> bytes:
+    """A page and its blocks' line hashes as they wait in a waiting file: pickled. Not compressed: a zstd level 1
+    pass took four times the pickling, a sixth of the option's cost on the generated crawl, to save the disk a page
+    takes for the while it waits."""
+    capture = tuple(getattr(doc.capture, name) for name in CAPTURE_FIELDS)
     values = tuple(getattr(doc, name) for name in DOCUMENT_FIELDS)
-    return compressor.compress(pickle.dumps((values, hashes), pickle.HIGHEST_PROTOCOL))
+    return pickle.dumps((capture, values, hashes), pickle.HIGHEST_PROTOCOL)
 
 
-def unsealed(page: bytes, decompressor: zstandard.ZstdDecompressor) -> tuple[Document, bytes]:
-    values, hashes = pickle.loads(decompressor.decompress(page))
-    return Document(*values), hashes
+def unsealed(page: bytes) -> tuple[Document, bytes]:
+    capture, values, hashes = pickle.loads(page)
+    return Document(Capture(*capture), *values), hashes
 
 
 class WaitingPages:
@@ -175,7 +187,6 @@ class LinesOfDocuments(beam.DoFn):
 
     def setup(self):
         self._failed = counter(SITE_BOILERPLATE, "dead_letter")
-        self._compressor = zstandard.ZstdCompressor(level=SEALED_LEVEL)
 
     def start_bundle(self):
         self._waiting = WaitingPages(self._waiting_dir)
@@ -197,7 +208,7 @@ class LinesOfDocuments(beam.DoFn):
             return
         stretch = stretch_key(doc)
         where = (stretch, doc.capture.source_offset)
-        place = self._waiting.write(sealed(doc, packed(of_blocks) if hashes else b"", self._compressor))
+        place = self._waiting.write(sealed(doc, packed(of_blocks) if hashes else b""))
         yield stretch, (doc.capture.source_offset, place)
         if not hashes:
             return
@@ -214,30 +225,85 @@ class LinesOfDocuments(beam.DoFn):
 
 
 def _lines_to_count(grouped):
-    """((site, line), 1) for each line of each distinct page of a (site, part) group, if its site has pages
-    enough to have boilerplate."""
+    """((site, bucket), {line: pages}) of the lines of the distinct pages of a (site, part) group, counted in its
+    site's `count_buckets` (`SITES`: its pages and lines), if its site has pages enough to have boilerplate. A
+    bucket's map goes on once it holds `LINES_PER_COUNT` lines: no map grows with the group."""
     (site, _), joined = grouped
-    if any(joined[SITES]):
-        for lines in joined[PAGES]:
+    of_site = next(iter(joined[SITES]), None)
+    if of_site is None:
+        return
+    buckets = count_buckets(of_site[1])
+    counts = [Counter() for _ in range(buckets)]
+    for lines in joined[PAGES]:
+        if buckets == 1:
+            counts[0].update(unpacked(lines))
+        else:
             for line in unpacked(lines):
-                yield (site, line), 1
+                counts[line % buckets][line] += 1
+        for bucket, counted in enumerate(counts):
+            if len(counted) >= LINES_PER_COUNT:
+                yield (site, bucket), dict(counted)
+                counted.clear()
+    for bucket, counted in enumerate(counts):
+        if counted:
+            yield (site, bucket), dict(counted)
 
 
-def _decide(grouped, settings: SiteBoilerplate):
-    """The boilerplate (site, line) pairs of a (site, part) group: its repeated lines, and its site's pages."""
+class SumLineCounts(beam.CombineFn):
+    """The pages of each line of a (site, bucket): the groups' maps of (line, pages) summed."""
+
+    def create_accumulator(self):
+        return Counter()
+
+    def add_input(self, accumulator, counts):
+        accumulator.update(counts)
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        accumulators = iter(accumulators)
+        merged = next(accumulators)
+        for accumulator in accumulators:
+            merged.update(accumulator)
+        return merged
+
+    def extract_output(self, accumulator):
+        return accumulator
+
+
+def _repeated(counted, min_pages: int, parts: int):
+    """((site, decision part), (line, pages)) of each line of a (site, bucket)'s counts on `min_pages` pages or
+    more."""
+    (site, _), counts = counted
+    for line, pages in counts.items():
+        if pages >= min_pages:
+            yield (site, line % parts), (line, pages)
+
+
+def _decide(grouped, settings: SiteBoilerplate, buckets: int):
+    """The boilerplate (site, line) pairs of a (site, part) group (its repeated lines, and its site's pages); and
+    (`JOIN`) for the join to pages, those of each of the `buckets` of line hashes packed, keyed by (site, bucket,
+    join part) for each of the `JOIN_PARTS` parts."""
     (site, _), joined = grouped
-    site_pages = sum(joined[PAGES])
+    site_pages = sum(pages for pages, _ in joined[PAGES])
     if not site_pages:
         return
+    of_bucket: dict[int, list[int]] = {}
     for line, count in joined[LINES]:
         if settings.is_boilerplate(count, site_pages):
             yield site, line
+            of_bucket.setdefault(line % buckets, []).append(line)
+    for bucket, lines in sorted(of_bucket.items()):
+        lines = packed(sorted(lines))
+        for part in range(JOIN_PARTS):
+            yield beam.pvalue.TaggedOutput(JOIN, ((site, bucket, part), lines))
 
 
 def _removals(grouped):
     """(stretch, (offset, lines)) for every page of a (site, bucket, part) group with boilerplate lines: those."""
     _, joined = grouped
-    boilerplate = set(joined["boilerplate"])
+    boilerplate = set()
+    for lines in joined["boilerplate"]:
+        boilerplate.update(unpacked(lines))
     if boilerplate:
         for (stretch, offset), lines in joined[LINES]:
             removed = boilerplate.intersection(unpacked(lines))
@@ -254,7 +320,6 @@ class RemoveFromStretch(beam.DoFn):
 
     def setup(self):
         self._changed = counter(SITE_BOILERPLATE, "documents_changed")
-        self._decompressor = zstandard.ZstdDecompressor()
 
     def process(self, grouped):
         _, joined = grouped
@@ -264,7 +329,7 @@ class RemoveFromStretch(beam.DoFn):
         # In file order, each page read and unsealed as it goes.
         places = [place for _, place in sorted(joined[DOCUMENTS], key=lambda pair: pair[0])]
         for page in read_waiting(self._waiting_dir, places):
-            doc, hashes = unsealed(page, self._decompressor)
+            doc, hashes = unsealed(page)
             removed = removed_of.get(doc.capture.source_offset)
             kept, lines, size = without_lines(doc, removed, unpacked(hashes)) if removed else (doc, 0, 0)
             if lines:
@@ -273,8 +338,8 @@ class RemoveFromStretch(beam.DoFn):
             yield kept
 
 
-def _sum_triples(triples):
-    return tuple(map(sum, zip(*triples)))
+def _sum_tuples(tuples):
+    return tuple(map(sum, zip(*tuples)))
 
 
 class TopAndTotals(beam.CombineFn):
@@ -289,7 +354,7 @@ class TopAndTotals(beam.CombineFn):
 
     def merge_accumulators(self, accumulators):
         accumulators = list(accumulators)
-        totals = _sum_triples([totals for totals, _ in accumulators])
+        totals = _sum_tuples([totals for totals, _ in accumulators])
         top = sorted((item for _, items in accumulators for item in items),
                      key=lambda item: (-item[1][1], item[0]))[:TOP_DOMAINS]
         return totals or (0, 0, 0), top
@@ -321,11 +386,12 @@ class SiteBoilerplateLines(beam.PTransform):
         parts = DECISION_PARTS[settings.scope]
         # (A page text's lines are the same on each of its copies: any one of them.)
         distinct_pages = read[PAGES] | "OnePerText" >> beam.CombinePerKey(min)
+        # (site, (distinct pages, their distinct lines summed)).
         site_pages = (
             distinct_pages
-            | "OneSitePage" >> beam.MapTuple(lambda key, lines: (key[0], 1))
-            | "SitePages" >> beam.CombinePerKey(sum)
-            | "ManyPages" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages))
+            | "OneSitePage" >> beam.MapTuple(lambda key, lines: (key[0], (1, len(lines) // 8)))
+            | "SitePages" >> beam.CombinePerKey(_sum_tuples)
+            | "ManyPages" >> beam.Filter(lambda pair: pair[1][0] >= settings.min_pages))
         # Only the lines of sites of `min_pages` distinct pages or more are counted (most sites of a crawl have
         # fewer, and their lines are most of the keys): a site's pages meet its count in `JOIN_PARTS` groups.
         repeated = (
@@ -334,19 +400,17 @@ class SiteBoilerplateLines(beam.PTransform):
              SITES: site_pages | "ToEveryPagePart" >> beam.FlatMapTuple(
                  lambda site, pages: [((site, part), pages) for part in range(JOIN_PARTS)])}
             | "MeetSitesOfManyPages" >> beam.CoGroupByKey()
-            | "OnePerPage" >> beam.FlatMap(_lines_to_count)
-            | "PagesWithLine" >> beam.CombinePerKey(sum)
-            | "Repeated" >> beam.Filter(lambda pair: pair[1] >= settings.min_pages)
-            | "ByPart" >> beam.MapTuple(lambda key, count: ((key[0], key[1] % parts), (key[1], count))))
-        boilerplate = (
+            | "CountInGroup" >> beam.FlatMap(_lines_to_count)
+            | "PagesWithLine" >> beam.CombinePerKey(SumLineCounts())
+            | "Repeated" >> beam.FlatMap(_repeated, settings.min_pages, parts))
+        decided = (
             {LINES: repeated, PAGES: site_pages | "ToEveryPart" >> beam.FlatMapTuple(
                 lambda site, pages: [((site, part), pages) for part in range(parts)])}
             | "MeetSitePages" >> beam.CoGroupByKey()
-            | "Decide" >> beam.FlatMap(_decide, settings))
+            | "Decide" >> beam.FlatMap(_decide, settings, buckets).with_outputs(JOIN, main=BOILERPLATE_LINES))
+        boilerplate = decided[BOILERPLATE_LINES]
         removals = (
-            {"boilerplate": boilerplate | "ToEveryJoinPart" >> beam.FlatMapTuple(
-                lambda site, line: [((site, line % buckets, part), line) for part in range(JOIN_PARTS)]),
-             LINES: read[LINES]}
+            {"boilerplate": decided[JOIN], LINES: read[LINES]}
             | "MeetPageLines" >> beam.CoGroupByKey()
             | "Removals" >> beam.FlatMap(_removals))
         removed = (
@@ -355,7 +419,7 @@ class SiteBoilerplateLines(beam.PTransform):
             | "Remove" >> beam.ParDo(RemoveFromStretch(self._waiting_dir)).with_outputs(BUILD_COUNTS, main=DOCUMENTS))
         counts = (
             removed[BUILD_COUNTS]
-            | "PerDomain" >> beam.CombinePerKey(_sum_triples)
+            | "PerDomain" >> beam.CombinePerKey(_sum_tuples)
             | "TopAndTotals" >> beam.CombineGlobally(TopAndTotals()))
         return {DOCUMENTS: removed[DOCUMENTS], BUILD_COUNTS: counts, BOILERPLATE_LINES: boilerplate,
                 DEAD_LETTER: read[DEAD_LETTER]}
