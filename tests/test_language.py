@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.options import parse_settings
 from pipeline.sample import Capture
@@ -16,9 +18,9 @@ import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from transforms.corpus.blocks import blocks_to_html
+from transforms.corpus.blocks import blocks_to_html, leading_text
 from transforms.document import Document
-from transforms.stages.language import IDENTIFIED_CHARACTERS, identify, parse_languages
+from transforms.stages.language import IDENTIFIED_CHARACTERS, identified_words, identify, parse_languages
 from transforms.stages.language_transform import IDENTIFIED_TOGETHER, IdentifyLanguage
 
 ENGLISH = Capture("https://en.example.org/harbour", page(
@@ -116,6 +118,16 @@ def test_identify_language_on_more_pages_than_it_identifies_together():
                     equal_to([doc.capture.url for index, doc in enumerate(docs) if index % 3 == 0]), label="skipped")
         assert_that(result.dead_letter | "Dead" >> beam.Map(lambda dead: (dead.stage, dead.url)),
                     equal_to([("language", broken.capture.url)]), label="dead")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab &<>\n\t\u00e9", max_size=700), max_size=12), st.integers(0, 3000))
+def test_only_the_start_of_a_page_is_read_for_its_words(blocks, characters):
+    # (Blocks long and short, entities and newlines in them: the text read is a start of the page's, long enough.)
+    whole = "\n".join(blocks) if blocks else ""
+    start = leading_text(blocks_to_html(blocks), characters)
+    assert whole.startswith(start) and len(start) >= min(characters, len(whole))
+    assert identified_words(leading_text(blocks_to_html(blocks), IDENTIFIED_CHARACTERS)) == identified_words(whole)
 
 
 def test_parse_languages():

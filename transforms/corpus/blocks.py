@@ -12,6 +12,8 @@ from __future__ import annotations
 # A character that never occurs in parsed text (lexbor turns NUL into U+FFFD)
 # marks the boundary between text nodes, and between blocks.
 BOUNDARY = "\x00"
+# What is between two blocks in `blocks_to_html`'s output (their text escapes `<`: nowhere else).
+BLOCK_BOUNDARY = "</div><div>"
 
 
 def escape(text: str) -> str:
@@ -28,8 +30,22 @@ def blocks_to_html(blocks: list[str]) -> str:
         return ""
     joined = BOUNDARY.join(blocks)
     if joined.count(BOUNDARY) == len(blocks) - 1:
-        return "<div>" + escape(joined).replace(BOUNDARY, "</div><div>") + "</div>"
+        return "<div>" + escape(joined).replace(BOUNDARY, BLOCK_BOUNDARY) + "</div>"
     return "".join(f"<div>{escape(block)}</div>" for block in blocks)
+
+
+def leading_text(div_html: str, characters: int) -> str:
+    """The first blocks of `blocks_to_html`'s output joined by newlines, as many as hold its text's first
+    `characters` characters (all of them where it has fewer): what reads the start of a page only, without
+    unescaping the rest."""
+    cut = characters
+    while (boundary := div_html.find(BLOCK_BOUNDARY, cut)) >= 0:
+        text = "\n".join(html_to_blocks(div_html[:boundary] + "</div>"))
+        if len(text) >= characters:
+            return text
+        # (Tags and entities took more of the markup than the text: a longer start, twice as long each time.)
+        cut = max(boundary + 1, 2 * cut)
+    return "\n".join(html_to_blocks(div_html))
 
 
 def html_to_blocks(div_html: str) -> list[str]:
@@ -37,7 +53,7 @@ def html_to_blocks(div_html: str) -> list[str]:
     if not div_html:
         return []
     inner = div_html[len("<div>"):-len("</div>")]
-    blocks = inner.split("</div><div>")
+    blocks = inner.split(BLOCK_BOUNDARY)
     if "&" not in inner:
         return blocks
     return [unescape(block) if "&" in block else block for block in blocks]

@@ -30,7 +30,7 @@ import threading
 import pycountry
 
 from transforms.compat.langdetect_compat import as_detected, load_lite_model
-from transforms.corpus.blocks import html_to_blocks
+from transforms.corpus.blocks import leading_text
 from transforms.document import Document, Skip
 from transforms.vocabulary import OTHER_LANGUAGE
 # Past a few thousand characters the answer no longer changes on the dev corpus (benchmarks/language.py
@@ -109,7 +109,7 @@ def parse_languages(value) -> tuple[str, ...]:
 
 def page_words(doc: Document) -> str:
     """The words of `doc` (as CleanHtml left it) that its language is identified from, out of `cleaned_html`."""
-    return identified_words("\n".join(html_to_blocks(doc.cleaned_html)))
+    return identified_words(leading_text(doc.cleaned_html, IDENTIFIED_CHARACTERS))
 
 
 def other_language_skip(doc: Document) -> Skip:
