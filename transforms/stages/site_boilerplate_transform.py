@@ -47,6 +47,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Document
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
+from transforms.report.report_transform import SumTallies
 from transforms.stage import counter
 from transforms.corpus.blocks import html_to_blocks
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, packed, site_of, text_hash,
@@ -249,27 +250,6 @@ def _lines_to_count(grouped):
             yield (site, bucket), dict(counted)
 
 
-class SumLineCounts(beam.CombineFn):
-    """The pages of each line of a (site, bucket): the groups' maps of (line, pages) summed."""
-
-    def create_accumulator(self):
-        return Counter()
-
-    def add_input(self, accumulator, counts):
-        accumulator.update(counts)
-        return accumulator
-
-    def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        merged = next(accumulators)
-        for accumulator in accumulators:
-            merged.update(accumulator)
-        return merged
-
-    def extract_output(self, accumulator):
-        return accumulator
-
-
 def _repeated(counted, min_pages: int, parts: int):
     """((site, decision part), (line, pages)) of each line of a (site, bucket)'s counts on `min_pages` pages or
     more."""
@@ -401,7 +381,8 @@ class SiteBoilerplateLines(beam.PTransform):
                  lambda site, pages: [((site, part), pages) for part in range(JOIN_PARTS)])}
             | "MeetSitesOfManyPages" >> beam.CoGroupByKey()
             | "CountInGroup" >> beam.FlatMap(_lines_to_count)
-            | "PagesWithLine" >> beam.CombinePerKey(SumLineCounts())
+            # (The maps summed as the report's tallies are.)
+            | "PagesWithLine" >> beam.CombinePerKey(SumTallies())
             | "Repeated" >> beam.FlatMap(_repeated, settings.min_pages, parts))
         decided = (
             {LINES: repeated, PAGES: site_pages | "ToEveryPart" >> beam.FlatMapTuple(
