@@ -18,7 +18,8 @@ from transforms.document import DeadLetter, Skip
 from transforms.report.manifest import digest_file
 from transforms.report.report import (OUTCOMES, build_report, format_report, read_report, tally_of, tally_record,
                                       tally_records_read, tally_written, text_copies)
-from transforms.report.report_transform import SumTallies, TallyBundle, WriteReport
+from transforms.report.report_transform import TallyBundle, WriteReport
+from transforms.stage import SumCounters
 from transforms.vocabulary import Duplicate, RecordsRead
 
 
@@ -205,7 +206,7 @@ def test_sum_tallies_and_write_report(tmp_path):
                 tally_record(kept_record("/a.warc.gz", 10, 5, 4)),
                 skip("/a.warc.gz", "redirect"), dead("/b.warc.gz", "read_warc")]
     tallies = [tally_of(outcome) for outcome in outcomes]
-    fn = SumTallies()
+    fn = SumCounters()
     merged = fn.merge_accumulators([fn.add_input(fn.create_accumulator(), tallies[0]),
                                     fn.add_input(fn.add_input(fn.create_accumulator(), tallies[1]), tallies[2]),
                                     fn.add_input(fn.add_input(fn.create_accumulator(), tallies[3]), tallies[4])])

@@ -30,6 +30,26 @@ def counter(stage: str, name: str):
     return Metrics.counter(f"{COUNTER_NAMESPACE}.{stage}", name)
 
 
+class SumCounters(beam.CombineFn):
+    """`Counter`s (or maps of counts) summed: the report's tallies, a site's lines' pages."""
+
+    def create_accumulator(self):
+        return Counter()
+
+    def add_input(self, accumulator, counts):
+        accumulator.update(counts)
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        merged = Counter()
+        for accumulator in accumulators:
+            merged.update(accumulator)
+        return merged
+
+    def extract_output(self, accumulator):
+        return accumulator
+
+
 class DocumentStage(beam.DoFn):
     def __init__(self, stage: str, function: Callable[[Document], Document]):
         self._stage = stage

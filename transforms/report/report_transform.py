@@ -8,6 +8,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
 from transforms.report.report import build_report, tally_of, write_report
+from transforms.stage import SumCounters
 
 
 class TallyBundle(beam.DoFn):
@@ -30,24 +31,6 @@ class TallyBundle(beam.DoFn):
             yield GlobalWindows.windowed_value(self._tally)
 
 
-class SumTallies(beam.CombineFn):
-    def create_accumulator(self):
-        return Counter()
-
-    def add_input(self, accumulator, tally):
-        accumulator.update(tally)
-        return accumulator
-
-    def merge_accumulators(self, accumulators):
-        merged = Counter()
-        for accumulator in accumulators:
-            merged.update(accumulator)
-        return merged
-
-    def extract_output(self, accumulator):
-        return accumulator
-
-
 class WriteReport(beam.PTransform):
     """Tallies the outcomes (`tally_of`) of a PCollection, or of a tuple of them, and sums the tallies into
     `output_dir/report.json`; outputs its digest (`FileDigest`)."""
@@ -62,7 +45,7 @@ class WriteReport(beam.PTransform):
         return (
             [kind | f"Tally{index}" >> beam.ParDo(TallyBundle()) for index, kind in enumerate(kinds)]
             | "AllTallies" >> beam.Flatten()
-            | "Sum" >> beam.CombineGlobally(SumTallies())
+            | "Sum" >> beam.CombineGlobally(SumCounters())
             | "Build" >> beam.Map(build_report, self._options)
             | "Write" >> beam.Map(write_report, self._output_dir)
         )

@@ -4,7 +4,7 @@ choosing": a histogram of documents and tokens, and exact counts each side of th
 Every signal has the same fixed bins (`EDGES`): 20 of 0.05 from 0 to 1 (shares, scores; the last holds 1), then
 one per power of two from 1 (exclusive) to 2**40 (counts, lengths, ratios over 1); a value below 0 is counted in the
 first bin, one from the last edge on in the last. So a histogram is a few dozen numbers whatever the corpus, summed
-like every tally of the report (`report.tally_record`, per written shard; `report_transform.SumTallies`).
+like every tally of the report (`report.tally_record`, per written shard; `stage.SumCounters`).
 
 A signal named after a rule, `FAMILY/RULE` (`gopher_quality/max_non_alpha_words_ratio`), has the threshold
 `FAMILY.RULE` of the build's `--quality-threshold` values (a rule measured twice, `max_symbol_word_ratio (#)`

@@ -47,8 +47,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from transforms.document import DeadLetter, Document
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
-from transforms.report.report_transform import SumTallies
-from transforms.stage import counter
+from transforms.stage import SumCounters, counter
 from transforms.corpus.blocks import html_to_blocks
 from transforms.stages.site_boilerplate import (NO_LINE, SiteBoilerplate, block_hashes, packed, site_of, text_hash,
                                                 unpacked, without_lines)
@@ -381,8 +380,7 @@ class SiteBoilerplateLines(beam.PTransform):
                  lambda site, pages: [((site, part), pages) for part in range(JOIN_PARTS)])}
             | "MeetSitesOfManyPages" >> beam.CoGroupByKey()
             | "CountInGroup" >> beam.FlatMap(_lines_to_count)
-            # (The maps summed as the report's tallies are.)
-            | "PagesWithLine" >> beam.CombinePerKey(SumTallies())
+            | "PagesWithLine" >> beam.CombinePerKey(SumCounters())
             | "Repeated" >> beam.FlatMap(_repeated, settings.min_pages, parts))
         decided = (
             {LINES: repeated, PAGES: site_pages | "ToEveryPart" >> beam.FlatMapTuple(
