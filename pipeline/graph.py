@@ -179,7 +179,8 @@ def reminimize_of(settings: CorpusSettings) -> Callable:
 
 
 def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:
-    annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
+    annotate = dict(language=settings.language, main_content=settings.main_content,
+                    site_boilerplate=settings.site_boilerplate is not None) if settings.annotate else None
     return QualityFilter(settings.quality, settings.thresholds(), reminimize_of(settings), settings.page_timeout,
                          annotate, token_counter(found), found.quality_packs)
 
