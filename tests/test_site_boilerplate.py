@@ -16,7 +16,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from devcorpus.site_crawl import GeneratedPage, crawl_warc, generate_crawl
 from pipeline.options import parse_settings
 from tests.helpers import document
-from tests.test_cli import corpus_records, run_main
+from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
 from transforms.stages import site_boilerplate, site_boilerplate_transform
@@ -305,7 +305,9 @@ def test_a_build_writes_the_text_without_the_site_boilerplate(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_annotated_build_records_the_share_of_each_page_that_was_its_sites_boilerplate(tmp_path):
+def test_an_annotated_build_records_the_share_of_each_page_that_was_its_sites_boilerplate_to_select_by(tmp_path):
+    from pipeline import select as select_command
+
     crawl = generate_crawl(sites=2, pages=4, seed=1)
     # A site of one page: nothing repeats on it.
     lonely = GeneratedPage("https://lonely-example.net/", crawl[0].html.replace("site0000", "lonely"), ())
@@ -323,6 +325,18 @@ def test_an_annotated_build_records_the_share_of_each_page_that_was_its_sites_bo
         # The share of the page CleanHtml kept (`cleaned_bytes`) that is not in the text written.
         written = len(blocks_to_html(record["clean_text"].split("\n")).encode("utf-8"))
         assert shares[record["url"]] == pytest.approx(1 - written / record["cleaned_bytes"])
+    # A selection keeps the pages of which the stage removed at most the median share, and drops, by the signal, the
+    # others.
+    median = sorted(shares.values())[len(shares) // 2]
+    selected = tmp_path / "selected"
+    code, _, err = run_main([str(output), "--output", str(selected), "--max-signal",
+                             f"site_boilerplate/removed_share={median}"], select_command.main)
+    assert code == 0, err
+    kept = {record["url"] for record in corpus_records(selected)}
+    assert lonely.url in kept and kept == {url for url, share in shares.items() if share <= median}
+    by_signal = {skip["url"] for skip in json_lines(selected, "skipped")
+                 if "max/site_boilerplate/removed_share" in skip["detail"]}
+    assert by_signal == {url for url, share in shares.items() if share > median}
 
 
 def test_a_rebuild_takes_the_settings_from_the_manifest():
