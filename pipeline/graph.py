@@ -179,7 +179,8 @@ def reminimize_of(settings: CorpusSettings) -> Callable:
 
 
 def quality_filter(settings: CorpusSettings, found: BuildInputs) -> QualityFilter:
-    annotate = dict(language=settings.language, main_content=settings.main_content) if settings.annotate else None
+    annotate = dict(language=settings.language, main_content=settings.main_content,
+                    site_boilerplate=settings.site_boilerplate is not None) if settings.annotate else None
     return QualityFilter(settings.quality, settings.thresholds(), reminimize_of(settings), settings.page_timeout,
                          annotate, token_counter(found), found.quality_packs)
 
@@ -410,10 +411,11 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     report_page_inputs = {
         "report": report, "fingerprints": fingerprints, "skipped": listed_skips, "dead_letter": dead,
         **{BOILERPLATE_LINES: stage[BOILERPLATE_LINES] for stage in stage_outputs if BOILERPLATE_LINES in stage}}
+    # (A selection inspects no page, and runs no SiteBoilerplate: it has no lines of its source's to strike through.)
     report_page = report_page_inputs | "ReportPage" >> WriteReportPage(
         settings.output, settings.report_sample if source.inspects_pages else 0, settings.drop_selectors,
         settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs), settings.main_content,
-        settings.site_boilerplate)
+        settings.site_boilerplate if source.inspects_pages else None)
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())

@@ -12,10 +12,11 @@ import pytest
 from pipeline.options import parse_settings
 from pipeline.sample import Capture
 from pipeline.verify import main as verify_main
-from tests.helpers import corpus_records, page
+from tests.helpers import corpus_records, document, page
 from tests.test_cli import json_lines, run_main
 from tests.test_quality_filters import GOOD, GOOD_VARIANT, THIN
 from transforms.corpus.read_corpus import iter_corpus
+from transforms.stages.filters.filters import annotate_document
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, apply_rule_sets
 from transforms.stages.filters.signals import decide
 
@@ -58,6 +59,18 @@ def test_an_annotated_build_writes_the_readable_text_and_not_its_minimized_forms
     assert {"html", "text"} <= written("--annotate", "--quality", "c4", "--pii")
     assert "html" in written("--annotate", "--quality", "c4", "--fields", "url,html")
     assert {"html", "text"} <= written("--quality", "c4")
+
+
+def test_the_share_site_boilerplate_removed_is_a_signal_with_the_option():
+    # 300 of the 1,200 bytes of `<div>` HTML CleanHtml kept went as the site's repeated lines.
+    doc = document(clean_text="An article of its own.", cleaned_bytes=1200, site_boilerplate_bytes=300)
+    signals = annotate_document(doc, ("c4",), DEFAULT_THRESHOLDS, site_boilerplate=True)[0].signals
+    assert signals["site_boilerplate/removed_share"] == 0.25
+    untouched = annotate_document(doc.replace(site_boilerplate_bytes=0), ("c4",), DEFAULT_THRESHOLDS,
+                                  site_boilerplate=True)[0]
+    assert untouched.signals["site_boilerplate/removed_share"] == 0.0
+    # Without the option, no such signal.
+    assert "site_boilerplate/removed_share" not in annotate_document(doc, ("c4",), DEFAULT_THRESHOLDS)[0].signals
 
 
 @pytest.mark.slow

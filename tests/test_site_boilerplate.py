@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from devcorpus.site_crawl import crawl_warc, generate_crawl
+from devcorpus.site_crawl import GeneratedPage, crawl_warc, generate_crawl
 from pipeline.options import parse_settings
 from tests.helpers import document
-from tests.test_cli import corpus_records, run_main
+from tests.test_cli import corpus_records, json_lines, run_main
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.document import Document
 from transforms.stages import site_boilerplate, site_boilerplate_transform
@@ -133,6 +133,19 @@ def test_a_line_repeated_on_one_page_is_hashed_and_counted_once():
     kept, lines, size = without_lines(repeated, {line_hash(FOOTER)})
     assert html_to_blocks(kept.cleaned_html) == ["An article."]
     assert (lines, size) == (1_000_000, 1_000_000 * len(FOOTER))
+
+
+def test_the_blocks_removed_are_measured_on_the_page_as_cleanhtml_measures_it():
+    # (`<div>` HTML in UTF-8, as `cleaned_bytes`: an escaped `&` and a two-byte letter count as written.)
+    notice = "Café & bar: all rights reserved."
+    blocks = ["An article.", notice]
+    doc = page("https://example.com/", blocks, 0)
+    kept, lines, size = without_lines(doc, {line_hash(notice)})
+    assert kept.site_boilerplate_bytes == len("<div>Café &amp; bar: all rights reserved.</div>".encode("utf-8"))
+    assert kept.site_boilerplate_bytes + len(kept.cleaned_html.encode("utf-8")) == len(doc.cleaned_html.encode("utf-8"))
+    # What the report counts stays the blocks' text.
+    assert (lines, size) == (1, len(notice.encode("utf-8")))
+    assert without_lines(doc, {line_hash(FOOTER)})[0].site_boilerplate_bytes == 0
 
 
 # Sites of the cases, one domain each, built in one pipeline: (pages, each page's blocks expected after the stage).
@@ -289,6 +302,41 @@ def test_a_build_writes_the_text_without_the_site_boilerplate(tmp_path):
     assert '"site_boilerplate": [' in html and "removed as a line repeated on its site" in html
     # The pages' waiting files went with the staging directory.
     assert not list(output.rglob("waiting-*"))
+
+
+@pytest.mark.slow
+def test_an_annotated_build_records_the_share_of_each_page_that_was_its_sites_boilerplate_to_select_by(tmp_path):
+    from pipeline import select as select_command
+
+    crawl = generate_crawl(sites=2, pages=4, seed=1)
+    # A site of one page: nothing repeats on it.
+    lonely = GeneratedPage("https://lonely-example.net/", crawl[0].html.replace("site0000", "lonely"), ())
+    warc = tmp_path / "crawl.warc.gz"
+    warc.write_bytes(crawl_warc([*crawl, lonely]))
+    output = tmp_path / "out"
+    code, _, err = run_main(["--input", str(warc), "--output", str(output), "--quiet", "--annotate", "--quality",
+                             "fineweb-recipe", "--site-boilerplate"])
+    assert code == 0, err
+    records = {record["url"]: record for record in corpus_records(output)}
+    shares = {url: record["signals"]["site_boilerplate/removed_share"] for url, record in records.items()}
+    assert sorted(shares) == sorted(generated.url for generated in [*crawl, lonely])
+    assert shares[lonely.url] == 0.0 and all(0 < shares[generated.url] < 1 for generated in crawl)
+    for record in records.values():
+        # The share of the page CleanHtml kept (`cleaned_bytes`) that is not in the text written.
+        written = len(blocks_to_html(record["clean_text"].split("\n")).encode("utf-8"))
+        assert shares[record["url"]] == pytest.approx(1 - written / record["cleaned_bytes"])
+    # A selection keeps the pages of which the stage removed at most the median share, and drops, by the signal, the
+    # others.
+    median = sorted(shares.values())[len(shares) // 2]
+    selected = tmp_path / "selected"
+    code, _, err = run_main([str(output), "--output", str(selected), "--max-signal",
+                             f"site_boilerplate/removed_share={median}"], select_command.main)
+    assert code == 0, err
+    kept = {record["url"] for record in corpus_records(selected)}
+    assert lonely.url in kept and kept == {url for url, share in shares.items() if share <= median}
+    by_signal = {skip["url"] for skip in json_lines(selected, "skipped")
+                 if "max/site_boilerplate/removed_share" in skip["detail"]}
+    assert by_signal == {url for url, share in shares.items() if share > median}
 
 
 def test_a_rebuild_takes_the_settings_from_the_manifest():

@@ -52,6 +52,10 @@ class Document:
     # With --main-content, the size of the blocks CleanHtml dropped as boilerplate, as `<div>` HTML in UTF-8 (not a
     # corpus field: the report counts it).
     boilerplate_bytes: int = 0
+    # With --site-boilerplate, the size of the blocks SiteBoilerplate removed from `cleaned_html` as its site's
+    # repeated lines, in the same measure (`<div>` HTML in UTF-8; 0 for a page it removed nothing from): the share of
+    # `cleaned_bytes` that --annotate records (not a corpus field).
+    site_boilerplate_bytes: int = 0
     # IdentifyLanguage (with --language or --languages): the language identified from the text, and how sure.
     language: str = ""
     language_confidence: float = 0.0

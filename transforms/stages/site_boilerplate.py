@@ -196,21 +196,20 @@ def text_hash(doc: Document) -> bytes:
 
 def without_lines(doc: Document, boilerplate: frozenset[int] | set[int],
                   hashes: list[int] | None = None) -> tuple[Document, int, int]:
-    """`doc` without the blocks whose line is in `boilerplate`; and the blocks removed and their bytes (UTF-8).
+    """`doc` without the blocks whose line is in `boilerplate`, their size as `<div>` HTML in its
+    `site_boilerplate_bytes`; and the blocks removed and their text's bytes (UTF-8: what the report counts).
     `hashes`: the blocks' `block_hashes`, where they were computed before (else computed here)."""
     if not boilerplate:
         return doc, 0, 0
     blocks = html_to_blocks(doc.cleaned_html)
-    kept, removed, removed_bytes = [], 0, 0
+    kept, removed = [], []
     for block, hash_ in zip(blocks, block_hashes(blocks) if hashes is None else hashes):
-        if hash_ in boilerplate:
-            removed += 1
-            removed_bytes += len(block.encode("utf-8"))
-        else:
-            kept.append(block)
+        (removed if hash_ in boilerplate else kept).append(block)
     if not removed:
         return doc, 0, 0
-    return doc.replace(cleaned_html=blocks_to_html(kept)), removed, removed_bytes
+    return (doc.replace(cleaned_html=blocks_to_html(kept),
+                        site_boilerplate_bytes=len(blocks_to_html(removed).encode("utf-8"))),
+            len(removed), sum(len(block.encode("utf-8")) for block in removed))
 
 
 def repeated_lines(pages: Iterable[tuple[str, list[str]]], settings: SiteBoilerplate) -> set[tuple[str, int]]:

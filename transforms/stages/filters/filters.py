@@ -83,12 +83,15 @@ def with_text(doc: Document, text: str, reminimize: Callable[[Document, str], Do
 
 
 def annotate_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict, language: bool = False,
-                      main_content: bool = False, packs: dict[str, Pack] | None = None) -> tuple[Document, Counter]:
+                      main_content: bool = False, site_boilerplate: bool = False,
+                      packs: dict[str, Pack] | None = None) -> tuple[Document, Counter]:
     """`doc` (as MinimizeText left it) with every rule of `rule_sets` measured on its `clean_text` in its `signals`
     (`signals.measure_rule_sets`), kept whatever they say and its text unedited; and beside them, its language's
-    confidence (`language/confidence`, with `language`) and the share of its cleaned page that the main content
-    kept (`main_content/kept_share`, with `main_content`). With `packs` (`--quality fineweb2`), the stop words are
-    those of the page's language's pack (none without one)."""
+    confidence (`language/confidence`, with `language`), the share of its cleaned page that the main content
+    kept (`main_content/kept_share`, with `main_content`) and the share of what CleanHtml (and the main content)
+    kept that SiteBoilerplate removed (`site_boilerplate/removed_share`, with `site_boilerplate`: 0.0 for a page it
+    removed nothing from). With `packs` (`--quality fineweb2`), the stop words are those of the page's language's
+    pack (none without one)."""
     if not doc.clean_text.strip():
         # A page without text is HashDedup's `no-text` skip: nothing to measure.
         return doc, Counter()
@@ -101,6 +104,10 @@ def annotate_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dic
     if main_content:
         whole = doc.cleaned_bytes + doc.boilerplate_bytes
         signals["main_content/kept_share"] = doc.cleaned_bytes / whole if whole else 1.0
+    if site_boilerplate:
+        # Both in `<div>` HTML bytes: `cleaned_bytes` is the page as it reached SiteBoilerplate.
+        signals["site_boilerplate/removed_share"] = (doc.site_boilerplate_bytes / doc.cleaned_bytes
+                                                     if doc.cleaned_bytes else 0.0)
     return doc.replace(signals=signals), Counter()
 
 
