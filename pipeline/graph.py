@@ -34,6 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipeline.build_inputs import BuildInputs, read_build_inputs
 from pipeline.index_read import ReadIndexed
+from pipeline.resumable import RANGE_UNITS
 from pipeline.settings import CorpusSettings
 from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems reads https:// and http:// with it
 from transforms.stages.charset_transform import DecodeCharset
@@ -274,7 +275,7 @@ class DocumentSource:
     follow: Callable[[], beam.PTransform] | None = None
     resumed_under: dict = dataclasses.field(default_factory=dict)
     unit_outcomes: tuple[str, ...] = (SKIPPED, DEAD_LETTER)
-    units_are: str = "byte ranges of the inputs"
+    units_are: str = RANGE_UNITS
 
 
 WARC_SOURCE = DocumentSource("ReadWarc", read_warc, None)
@@ -415,7 +416,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     report_page = report_page_inputs | "ReportPage" >> WriteReportPage(
         settings.output, settings.report_sample if source.inspects_pages else 0, settings.drop_selectors,
         settings.scripts, settings.max_page_bytes, readable_by_name(settings.inputs), settings.main_content,
-        settings.site_boilerplate if source.inspects_pages else None)
+        settings.site_boilerplate if BOILERPLATE_LINES in report_page_inputs else None)
     # Each writer digests its files as it writes them: none is read back (on an object store, downloaded).
     output_digests = ((written[DIGESTS], side_files, report, report_page, index_files)
                       | "AllOutputs" >> beam.Flatten())

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.index_files import IndexFile, IndexRefused, index_paths, opened_index
 from transforms.filesystems.locations import redacted
@@ -95,8 +96,6 @@ def parse_names(value: str, flag: str) -> tuple[str, ...]:
 
 def check_pattern(pattern: str) -> str:
     """An RE2 pattern as Arrow's kernels compile it; a malformed one refused in one line."""
-    import pyarrow.compute as pc
-
     try:
         pc.match_substring_regex(pa.array([""]), pattern)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
@@ -137,9 +136,6 @@ class IndexChoice:
 
     def matching(self, table: pa.Table) -> pa.Array:
         """Which rows of `table` the options match (a row without the value matches none)."""
-        # Imported where rows are matched: a build without --index (and a selection) never needs Arrow's kernels.
-        import pyarrow.compute as pc
-
         tests = []
         if self.languages:
             # The main language: the first of the list the index writes ("rus,eng").

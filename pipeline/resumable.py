@@ -34,6 +34,8 @@ IDENTITY_NAME = "identity.json"
 CODE_SUFFIXES = (".py", ".c")
 # A note's reason is a few words (`transforms.state.unit_check`); what is past this is not read.
 MAX_REASON_BYTES = 200
+# What a build's units are, told the user as it resumes (a selection's: `select_units.SHARD_UNITS`).
+RANGE_UNITS = "byte ranges of the inputs"
 
 
 def code_digest() -> str:
@@ -92,7 +94,7 @@ def _read_identity(directory: str) -> dict | None:
 
 
 def prepare(output: str, identity: dict, resume: bool,
-            units_are: str = "byte ranges of the inputs") -> tuple[str, list[str]]:
+            units_are: str = RANGE_UNITS) -> tuple[str, list[str]]:
     """The directory of units for the build of `identity` in `output`, and a line for the user about what was
     reused or removed (`units_are`: what its units are). Call with the output's lock held."""
     units_dir = FileSystems.join(output, f"{RESUME_PREFIX}{identity_key(identity)}")

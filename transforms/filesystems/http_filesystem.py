@@ -166,7 +166,8 @@ class HttpReadStream(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         behind = self._position - self._behind_start
-        if 0 <= behind < len(self._behind) and self._position < self._block_start:
+        # (The bytes kept behind end where the block starts.)
+        if 0 <= behind < len(self._behind):
             count = min(len(buffer), len(self._behind) - behind)
             buffer[:count] = self._behind[behind:behind + count]
             self._position += count

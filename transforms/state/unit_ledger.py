@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import functools
 import gzip
 import hashlib
 import json
@@ -47,7 +46,8 @@ from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems r
 from transforms.document import DeadLetter, Skip
 from transforms.filesystems.exact_paths import is_local
 from transforms.report.manifest import FileDigest
-from transforms.vocabulary import Candidate, Capture, FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead
+from transforms.vocabulary import (Candidate, Capture, FilterCounts, Fingerprint, MostlyDropped, ReadNote, UnitRead,
+                                   field_names, flat_fields)
 
 UNITS = "units"
 # A completion record: JSON and its SHA-256, gzipped (its outcomes repeat their field names: about a tenth of the
@@ -90,15 +90,9 @@ def encode(outcome) -> list:
         # Flat, as every kind's fields are: the capture's, then the content's.
         fields = {**vars(outcome.capture), "content_hash": outcome.content_hash, "content_check": outcome.content_check}
     else:
-        # dataclasses.asdict's dict, without its deep copy of every value (the kinds' fields are flat: strings,
-        # numbers, FilterCounts' pairs), which was most of the time a record took to write.
-        fields = {name: getattr(outcome, name) for name in _field_names(type(outcome))}
+        # (The kinds' fields are flat: strings, numbers, FilterCounts' pairs.)
+        fields = flat_fields(outcome)
     return [type(outcome).__name__, fields]
-
-
-@functools.cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    return tuple(field.name for field in dataclasses.fields(kind))
 
 
 def decode(encoded: list):
@@ -106,7 +100,7 @@ def decode(encoded: list):
     if kind == "Candidate":
         return Candidate(tuple(fields["rank"]), base64.b64decode(fields["signature"]))
     if kind == "Fingerprint":
-        return Fingerprint(Capture(**{name: fields[name] for name in _field_names(Capture)}), fields["content_hash"],
+        return Fingerprint(Capture(**{name: fields[name] for name in field_names(Capture)}), fields["content_hash"],
                            fields["content_check"])
     if kind == "FilterCounts":
         fields = dict(fields, counts=tuple(tuple(pair) for pair in fields["counts"]))

@@ -37,8 +37,7 @@ BINARY_SIGNATURES = (
     b"wOF2",
 )
 # The WHATWG MIME sniffing standard's "binary data bytes".
-BINARY_BYTES = frozenset(set(range(0x00, 0x09)) | {0x0B} | set(range(0x0E, 0x1B)) | set(range(0x1C, 0x20)))
-BINARY_BYTES_DELETED = bytes(sorted(BINARY_BYTES))
+BINARY_BYTES_DELETED = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 SNIFF_BYTES = 512
 # What the WHATWG standard recognises as the start of an HTML document, for
 # responses that name no Content-Type.

@@ -15,7 +15,7 @@ import re
 from typing import BinaryIO, Iterator
 
 from transforms.document import Skip
-from transforms.stages.read_warc.formats import GZIP_MAGIC, Format, gunzip_decompressor
+from transforms.stages.read_warc.formats import GZIP_FRAMING, Format, gunzip_decompressor
 from transforms.vocabulary import NON_RESPONSE
 
 # The record types skimmed: every one a `non-response` skip whatever its headers say (`classify._classify`).
@@ -35,7 +35,7 @@ HEADER_END = b"\r\n\r\n"
 
 def skims(form: Format) -> bool:
     """Whether records of files of `form` are skimmed: WARC (not ARC), gzipped per record."""
-    return form.layout == "record" and not form.arc and form.framing is not None and form.framing.magic == GZIP_MAGIC
+    return form.layout == "record" and not form.arc and form.framing is GZIP_FRAMING
 
 
 # The headers a skip is made of, each line of one (warcio: the name before the first colon, spaces and tabs
