@@ -77,6 +77,9 @@ setup(
         # --site-boilerplate's line hashes (transforms/stages/site_boilerplate.py).
         Extension("transforms.native._line_hashes", ["transforms/native/_line_hashes.c"],
                   extra_compile_args=["-O2", "-std=c11"], optional=True),
+        # The quality rules' word split (transforms/stages/filters/words.py).
+        Extension("transforms.native._words", ["transforms/native/_words.c"], extra_compile_args=["-O2", "-std=c11"],
+                  optional=True),
     ],
     cmdclass={"build_ext": BuildExtensions},
     install_requires=requirements(),

@@ -1,12 +1,13 @@
 """The C accelerators, and the pure-Python path that stands in for each.
 
-Seven small C modules speed up the hot loops of CleanHtml, MinimizeText,
-ScoreQuality, Decontaminate, the Gopher rules and SiteBoilerplate: `_lexbor_walk` (CleanHtml's
+Eight small C modules speed up the hot loops of CleanHtml, MinimizeText,
+ScoreQuality, Decontaminate, the quality rules and SiteBoilerplate: `_lexbor_walk` (CleanHtml's
 walk over lexbor's tree), `_links` (`resolve_links`'s common case), `_code_page`
 (MinimizeText's code pages), `_classify` (a fastText classifier's probabilities;
 its pure path is fastText's own predict), `_ngrams` (decontamination's words and
-n-gram hashes), `_gopher` (Gopher's top and repeated n-gram measures) and `_line_hashes`
-(`--site-boilerplate`'s line hashes of a page's blocks). Each has a pure-Python path that gives the same output, byte for
+n-gram hashes), `_gopher` (Gopher's top and repeated n-gram measures), `_line_hashes`
+(`--site-boilerplate`'s line hashes of a page's blocks) and `_words` (the quality rules' word split: the
+words of letters alone never reach Python). Each has a pure-Python path that gives the same output, byte for
 byte (the tests run both): the package installs and runs without a C
 compiler, and the C modules are only faster.
 
@@ -23,7 +24,7 @@ import importlib
 import logging
 import os
 
-ACCELERATORS = ("_lexbor_walk", "_links", "_code_page", "_ngrams", "_classify", "_gopher", "_line_hashes")
+ACCELERATORS = ("_lexbor_walk", "_links", "_code_page", "_ngrams", "_classify", "_gopher", "_line_hashes", "_words")
 PURE_PYTHON_VARIABLE = "WEBCORPUS_PURE_PYTHON"
 
 _LOG = logging.getLogger("webcorpus")

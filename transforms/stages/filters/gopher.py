@@ -151,13 +151,23 @@ def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tu
     split = word_splitter(language, limits.get("word_segmenter"))
     if split is not None:
         words = split(text)
+        # Most words are letters alone: counted in C; the others (punctuation, numbers, ...) once each distinct one.
+        others = Counter(itertools.filterfalse(str.isalpha, words))
         # (`--quality fineweb2` gives datatrove's punctuation as `symbol_characters`.)
         symbols = limits.get("symbol_characters")
-        content_words = [word for word in words if not (symbols.issuperset(word) if symbols else is_symbol_word(word))]
-        yield "min_doc_words", len(content_words)
-        yield "max_doc_words", len(content_words)
-        if content_words:
-            mean_length = sum(map(len, content_words)) / len(content_words)
+        if symbols:
+            content_words = [word for word in words if not symbols.issuperset(word)]
+            content, characters = len(content_words), sum(map(len, content_words))
+        else:
+            # A word of letters is no symbol word (`is_symbol_word`: punctuation, symbols and controls alone).
+            content_others = [(word, count) for word, count in others.items() if not is_symbol_word(word)]
+            content = len(words) - others.total() + sum(count for _, count in content_others)
+            characters = (sum(map(len, words)) - sum(len(word) * count for word, count in others.items())
+                          + sum(len(word) * count for word, count in content_others))
+        yield "min_doc_words", content
+        yield "max_doc_words", content
+        if content:
+            mean_length = characters / content
             yield "min_avg_word_length", mean_length
             yield "max_avg_word_length", mean_length
         yield "max_symbol_word_ratio (#)", ratio(text.count("#"), len(words))
@@ -166,8 +176,8 @@ def quality_measures(text: str, limits: dict, language: str = "") -> Iterator[tu
     yield "max_ellipsis_lines_ratio", ratio(sum(line.rstrip().endswith(ELLIPSES) for line in lines), len(lines))
     if words:
         # Named as the reference names it: the share of words with a letter must reach this.
-        yield "max_non_alpha_words_ratio", sum(any(character.isalpha() for character in word)
-                                               for word in words) / len(words)
+        yield "max_non_alpha_words_ratio", (len(words) - others.total() + sum(
+            count for word, count in others.items() if any(map(str.isalpha, word)))) / len(words)
         # (`--quality fineweb2` gives each language's own stop words as `stop_words`, None for a language without.)
         stop_words = limits.get("stop_words", STOP_WORDS if language in ("", "en") else None)
         if stop_words is not None:

@@ -14,6 +14,8 @@ import itertools
 import re
 import unicodedata
 
+from transforms import native
+
 # spaCy's English tokenizer, as its rules read: each whitespace-separated chunk loses prefixes and suffixes one
 # at a time (punctuation, quotes, brackets, currency; a final period only after a digit, a lower-case letter,
 # punctuation or two capitals; units after a number), then splits at infixes (ellipses, hyphens and `:<>=/`
@@ -106,11 +108,27 @@ SENTENCE_TERMINALS = frozenset(
     "\ua92f\ua9c8\ua9c9\uaa5d\uaa5e\uaa5f\uaaf0\uaaf1\uabeb")
 
 
+_words = native.load("_words")
+# What the C split (`transforms.native._words`) is told of split_chunk's rules: the characters split off the end of
+# a word, and the letters after which a final period is (from _PERIOD_SUFFIX itself).
+_SUFFIX_CHARACTERS = frozenset(_SUFFIXES)
+_PERIOD_AFTER = frozenset(letter for letter in map(chr, range(0x3000)) if letter.isalpha()
+                          and _PERIOD_SUFFIX.search(letter + "."))
+
+
+def python_split_words(text: str) -> tuple[str, ...]:
+    """`split_words`' pure path: every chunk through `_split_chunk`'s cache."""
+    return tuple(itertools.chain.from_iterable(map(_split_chunk, text.split())))
+
+
 @functools.lru_cache(maxsize=4)
 def split_words(text: str) -> tuple[str, ...]:
     """The tokens of `text`: words, numbers and punctuation marks (see the module's docstring). The last few
-    texts' are kept: rule sets count the words of one text several times."""
-    return tuple(itertools.chain.from_iterable(map(_split_chunk, text.split())))
+    texts' are kept: rule sets count the words of one text several times. (In C, `transforms.native._words`,
+    a chunk of letters alone is its own token without a call: the same tokens.)"""
+    if _words is None:
+        return python_split_words(text)
+    return _words.split_words(text, _split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER, ABBREVIATIONS)
 
 
 def is_symbol(character: str) -> bool:
@@ -128,7 +146,16 @@ def ends_sentence(text: str) -> bool:
 
 
 def count_sentences(text: str) -> int:
-    """Sentences in `text`: a new one starts at each token after a terminal mark that is not itself one."""
+    """Sentences in `text`: a new one starts at each token after a terminal mark that is not itself one. (In C,
+    the tokens are not made: C4 counts the sentences of every line it keeps.)"""
+    if _words is not None:
+        return _words.count_sentences(text, _split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER,
+                                      ABBREVIATIONS, SENTENCE_TERMINALS)
+    return python_count_sentences(text)
+
+
+def python_count_sentences(text: str) -> int:
+    """`count_sentences`' pure path."""
     tokens = split_words(text)
     if not tokens:
         return 0
