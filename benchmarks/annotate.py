@@ -79,13 +79,15 @@ def rules_cpu(measuring: bool, pages: list[tuple[str, str]]) -> float:
 
 
 def tally_cpu(records: list[dict]) -> float:
-    """CPU seconds of the report's tallies of the records' signals (`tally_record`'s part that only annotating has)."""
-    from transforms.report.signal_histograms import tally_signals
+    """CPU seconds of the report's tallies of the records' signals (`tally_record`'s part that only annotating has),
+    as a shard adds them up."""
+    from transforms.report.signal_histograms import SignalTally
     from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
 
-    start, tally = time.process_time(), Counter()
+    start, signals = time.process_time(), SignalTally(DEFAULT_THRESHOLDS)
     for record in records:
-        tally.update(tally_signals(record["signals"], record.get("language", ""), 0, DEFAULT_THRESHOLDS))
+        signals.add(record["signals"], record.get("language", ""), 0)
+    signals.add_to(Counter())
     return time.process_time() - start
 
 

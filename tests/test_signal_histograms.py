@@ -9,8 +9,8 @@ from hypothesis import given, strategies as st
 
 from transforms.report.report import build_report, tally_record
 from transforms.report.report_page_signals import signals_html
-from transforms.report.signal_histograms import (ALL_LANGUAGES, BINS, EDGES, bin_of, dropped_side, signals_section,
-                                                threshold_name)
+from transforms.report.signal_histograms import (ALL_LANGUAGES, BINS, EDGES, SignalTally, bin_of, dropped_side,
+                                                signals_section, threshold_name)
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, thresholds_of
 from transforms.stages.filters.signals import THRESHOLD_RULES
 
@@ -121,3 +121,17 @@ def test_the_page_shades_the_side_each_rule_drops_and_counts_what_it_drops_and_k
     assert ('<tr class="dropped" style="background:#fdecea"><th>dropped: below 0.8</th><td class="n">1</td>'
             '<td class="n">7</td></tr><tr class="kept"><th>kept: at or above 0.8</th><td class="n">2</td>'
             '<td class="n">8</td></tr>') in page
+
+
+@given(st.lists(st.tuples(st.dictionaries(st.sampled_from([NON_ALPHA, "c4/lorem_ipsum", "language/score",
+                                                           "fineweb/line_punct_thr", "dedup/exact_cluster"]),
+                                          st.floats(-1, 1e6, allow_nan=False), min_size=1),
+                          st.sampled_from(["en", "de", ""]), st.integers(0, 10_000)), max_size=30))
+def test_a_shards_documents_added_up_at_once_tally_as_each_alone(pages):
+    # CompressWrite adds a shard's documents to one SignalTally, made into the report's keys at the shard's end.
+    shard, alone, at_once = SignalTally(THRESHOLDS), Counter(), Counter()
+    for signals, language, tokens in pages:
+        alone.update(tally_record(staged(signals, language, tokens), THRESHOLDS))
+        tally_record(staged(signals, language, tokens), THRESHOLDS, at_once, shard)
+    # Key for key, those of no tokens too (the report lists their bins).
+    assert dict(shard.add_to(at_once)) == dict(alone)

@@ -1,7 +1,7 @@
 """`transforms.native._words`: the quality rules' word split in C gives the pure path's tokens
-(`words.python_split_words`) and counts the same sentences (`words.python_count_sentences`), on generated texts
-and on the developer corpus's pages; and the Gopher quality measures that count words a class at a time give the
-values of counting them one by one."""
+(`words.python_split_words`) and counts the same words and sentences (`words.python_count_sentences`), on
+generated texts and on the developer corpus's pages; and the Gopher quality measures that count words a class at a
+time give the values of counting them one by one."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms.stages.filters import gopher, words
-from transforms.stages.filters.words import (ABBREVIATIONS, SENTENCE_TERMINALS, count_sentences, is_symbol_word,
-                                             python_count_sentences, python_split_words, split_words)
+from transforms.stages.filters.words import (ABBREVIATIONS, SENTENCE_TERMINALS, count_sentences, count_words,
+                                             is_symbol_word, python_count_sentences, python_split_words, split_words)
 
 needs_c = pytest.mark.skipif(words._words is None, reason="transforms.native._words is not built (or "
                                                           "WEBCORPUS_PURE_PYTHON=1)")
@@ -40,9 +40,10 @@ def test_c_and_python_split_alike(pieces):
 @needs_c
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=40))
-def test_c_and_python_count_sentences_alike(pieces):
+def test_c_and_python_count_sentences_and_words_alike(pieces):
     text = "".join(pieces)
     assert count_sentences(text) == python_count_sentences(text)
+    assert count_words(text) == len(python_split_words(text))
 
 
 @needs_c
@@ -52,7 +53,7 @@ def test_c_and_python_count_sentences_alike(pieces):
     ("слово, 2024 ok…", ("слово", ",", "2024", "ok", "…")),
 ])
 def test_the_shapes_c_splits_itself(text, tokens):
-    assert split_words(text) == python_split_words(text) == tokens
+    assert split_words(text) == python_split_words(text) == tokens and count_words(text) == len(tokens)
     assert count_sentences(text) == python_count_sentences(text) == 1 + sum(
         before in SENTENCE_TERMINALS and token not in SENTENCE_TERMINALS for before, token in zip(tokens, tokens[1:]))
 
@@ -96,4 +97,5 @@ def test_the_dev_corpus_pages_split_alike(corpus_dir):
     assert [split_words.__wrapped__(text) for text in texts] == [python_split_words(text) for text in texts]
     lines = [line.strip() for text in texts for line in text.splitlines()]
     assert list(map(count_sentences, lines)) == list(map(python_count_sentences, lines))
+    assert list(map(count_words, texts)) == [len(python_split_words(text)) for text in texts]
     assert sum(map(len, map(python_split_words, texts))) > 100_000

@@ -34,7 +34,7 @@ from transforms import native
 from transforms.document import DeadLetter, Skip
 from transforms.filesystems.locations import redacted
 from transforms.report.manifest import DigestingHandle, FileDigest
-from transforms.report.signal_histograms import BIN_KEY, signals_section, tally_signals
+from transforms.report.signal_histograms import BIN_KEY, SignalTally, signals_section
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
 from transforms.stages.tokens import FILTERED_TOKENS, HASHED_TOKENS, OTHER_LANGUAGE_TOKENS, TOKENS_OF
 from transforms.stages.compress_write.schema import CLEAN_TEXT, resolve_fields
@@ -157,10 +157,12 @@ def tally_note(note: ReadNote) -> Counter:
     return Counter({("note", note.source_file, note.line()): 1})
 
 
-def tally_record(record: dict, thresholds: dict | None = None, into: Counter | None = None) -> Counter:
+def tally_record(record: dict, thresholds: dict | None = None, into: Counter | None = None,
+                 signals_into: SignalTally | None = None) -> Counter:
     """What a record written to the corpus adds (`record`: its staging record, `RecordLayout.staged`); with
     --tokenizer its tokens, with --annotate its signals' bins (`signal_histograms`, each side of `thresholds`:
-    every --quality threshold by name); added to `into` (a shard's tally), or to a new Counter."""
+    every --quality threshold by name); added to `into` (a shard's tally), or to a new Counter. The signals' bins go
+    to `signals_into` (a shard's, added to its tally at the shard's end) where it is given."""
     tally = _tally(record["source_file"], "kept", f"charset:{record['charset']} ({record['charset_source']})",
                    raw_html=record["raw_bytes"], cleaned=record["cleaned_bytes"], minimized=record["minimized_bytes"])
     if record["truncated"]:
@@ -176,10 +178,11 @@ def tally_record(record: dict, thresholds: dict | None = None, into: Counter | N
     if "token_count" in record:
         tally[(TOKENS, record.get("language") or "none", KEPT_TOKENS)] += record["token_count"]
     if record.get("signals"):
-        # The signals' hundreds of keys added where they are counted: an update is a loop over its keys.
-        into = tally_signals(record["signals"], record.get("language", ""), record.get("token_count", 0),
-                             thresholds or {}, into)
-    elif into is None:
+        signals = SignalTally(thresholds or {}) if signals_into is None else signals_into
+        signals.add(record["signals"], record.get("language", ""), record.get("token_count", 0))
+        if signals_into is None:
+            tally = signals.add_to(tally)
+    if into is None:
         return tally
     into.update(tally)
     return into

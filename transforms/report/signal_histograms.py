@@ -4,7 +4,7 @@ choosing": a histogram of documents and tokens, and exact counts each side of th
 Every signal has the same fixed bins (`EDGES`): 20 of 0.05 from 0 to 1 (shares, scores; the last holds 1), then
 one per power of two from 1 (exclusive) to 2**40 (counts, lengths, ratios over 1); a value below 0 is counted in the
 first bin, one from the last edge on in the last. So a histogram is a few dozen numbers whatever the corpus, summed
-like every tally of the report (`report.tally_record`, per written shard; `stage.SumCounters`).
+like every tally of the report (`SignalTally`, per written shard; `stage.SumCounters`).
 
 A signal named after a rule, `FAMILY/RULE` (`gopher_quality/max_non_alpha_words_ratio`), has the threshold
 `FAMILY.RULE` of the build's `--quality-threshold` values (a rule measured twice, `max_symbol_word_ratio (#)`
@@ -69,25 +69,41 @@ def side_of(value: float, threshold: float) -> str:
     return SIDES[(value >= threshold) + (value > threshold)]
 
 
-def tally_signals(signals: dict[str, float], language: str, tokens: int, thresholds: dict,
-                  into: Counter | None = None) -> Counter:
-    """What a written document adds to the signals' histograms: per signal, its bin and its side of the threshold,
-    in documents and tokens, for every document and (for rules that depend on it) for its language; added to
-    `into` (a shard's tally: no tally per document to sum), or to a new Counter."""
-    tally = Counter() if into is None else into
-    everywhere, here = (ALL_LANGUAGES,), (ALL_LANGUAGES, language or "none")
-    for name, value in signals.items():
-        named, per_language = _counted(name)
-        threshold = thresholds.get(named) if named is not None else None
-        place = bin_of(value)
-        side = None if threshold is None else side_of(value, threshold)
-        for where in here if per_language else everywhere:
-            tally[(BIN_KEY, name, where, "documents", place)] += 1
-            tally[(BIN_KEY, name, where, "tokens", place)] += tokens
-            if side is not None:
-                tally[(SIDE_KEY, name, where, "documents", side)] += 1
-                tally[(SIDE_KEY, name, where, "tokens", side)] += tokens
-    return tally
+class SignalTally:
+    """What written documents add to the signals' histograms: per signal, its bin and its side of the threshold, in
+    documents and tokens, for every document and (for rules that depend on it) for its language. Added up a
+    document at a time as (signal, language, bin, side) -> documents and tokens, two counts per signal, and made
+    into the report's keys (`BIN_KEY`, `SIDE_KEY`; every document's under `ALL_LANGUAGES` summed from its
+    language's) once, by `add_to`: a shard adds up thousands of documents of a few dozen signals each."""
+
+    def __init__(self, thresholds: dict):
+        self._thresholds = thresholds
+        self._documents: Counter = Counter()
+        self._tokens: Counter = Counter()
+
+    def add(self, signals: dict[str, float], language: str, tokens: int) -> None:
+        documents, counted_tokens, thresholds = self._documents, self._tokens, self._thresholds
+        language = language or "none"
+        for name, value in signals.items():
+            named, per_language = _counted(name)
+            threshold = thresholds.get(named) if named is not None else None
+            key = (name, language if per_language else ALL_LANGUAGES, bin_of(value),
+                   None if threshold is None else side_of(value, threshold))
+            documents[key] += 1
+            counted_tokens[key] += tokens
+
+    def add_to(self, tally: Counter) -> Counter:
+        """`tally` with the histograms added, in the report's keys."""
+        for key, count in self._documents.items():
+            name, language, place, side = key
+            tokens = self._tokens[key]
+            for where in (ALL_LANGUAGES,) if language == ALL_LANGUAGES else (ALL_LANGUAGES, language):
+                tally[(BIN_KEY, name, where, "documents", place)] += count
+                tally[(BIN_KEY, name, where, "tokens", place)] += tokens
+                if side is not None:
+                    tally[(SIDE_KEY, name, where, "documents", side)] += count
+                    tally[(SIDE_KEY, name, where, "tokens", side)] += tokens
+        return tally
 
 
 def signals_section(tally: Counter, thresholds: dict) -> dict:

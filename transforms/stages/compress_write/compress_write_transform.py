@@ -20,6 +20,7 @@ from transforms.filesystems import http_filesystem  # noqa: F401 - FileSystems r
 from transforms.report.manifest import DigestingHandle
 from transforms.report.progress import note_shard_written
 from transforms.report.report import tally_record
+from transforms.report.signal_histograms import SignalTally
 from transforms.document import Document
 from transforms.state.unit_ledger import LedgerPlan, ledger_for
 from transforms.vocabulary import Fingerprint
@@ -78,7 +79,7 @@ class WriteShard(beam.DoFn):
         shard = FileSystems.join(self._output_dir,
                                  shard_name(bisect.bisect_left(shard_order, unit), len(shard_order), self._extension))
         path = attempt_path(self._staging_dir, shard)
-        tally = Counter()
+        tally, signals = Counter(), SignalTally(self._thresholds or {})
         records = 0
         # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
         handle = DigestingHandle(FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED))
@@ -95,12 +96,14 @@ class WriteShard(beam.DoFn):
                 near_count, duplicate_count = near_counts.get(offset, 0), 0 if note is None else note.duplicate_count
                 # The report tallies the signals as written (with their clusters' sizes).
                 written = self._layout.written_signals(staged, duplicate_count, near_count)
-                tally_record(staged if written is None else dict(staged, signals=written), self._thresholds, tally)
+                tally_record(staged if written is None else dict(staged, signals=written), self._thresholds, tally,
+                             signals)
                 writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count))
                 records += 1
         except BaseException:
             handle.close()
             raise
+        signals.add_to(tally)
         finished = self._finishing.submit(finish_shard, handle, writer, path, records)
         self._pending.append((finished, WindowedValue(None, timestamp, (window,)), shard, tally, records,
                               len(shard_order)))

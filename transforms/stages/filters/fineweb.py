@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
 from transforms.stages.filters.segmenters import word_splitter
-from transforms.stages.filters.words import duplicates, ends_sentence
+from transforms.stages.filters.words import count_words, duplicates, ends_sentence, split_words
 
 RULE_SET = "fineweb"
 DEFAULTS = {"line_punct_thr": 0.12, "short_line_thr": 0.67, "short_line_length": 30, "char_duplicates_ratio": 0.01,
@@ -38,7 +38,8 @@ def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str,
     yield "char_duplicates_ratio", ratio(duplicates(lines)[1], len(text.replace("\n", "")))
     split = word_splitter(language, limits.get("word_segmenter"))
     if split is not None:
-        yield "new_line_ratio", ratio(text.count("\n"), len(split(text)))
+        # (Counted, not split, by split_words' own rules.)
+        yield "new_line_ratio", ratio(text.count("\n"), count_words(text) if split is split_words else len(split(text)))
 
 
 def fineweb(text: str, thresholds: dict, language: str = "") -> Drop | None:
