@@ -1,10 +1,11 @@
 """`--annotate`'s cost: the CPU of a build measuring every rule of `--quality fineweb-recipe` beside the same
 build filtering with it.
 
-    python -m benchmarks.annotate [--runs 3] [--generated-mb 0]
+    python -m benchmarks.annotate [--runs 3] [--generated-mb 0] [--cc-mb 0]
 
-The input: the developer corpus's WARC files (`$WEBCORPUS_CORPUS`), and with `--generated-mb N` also a generated
-crawl of about N MB (`benchmarks.extend`'s pages). Each build runs `--runs` times, the builds alternated (ABC,
+The input: the developer corpus's WARC files (`$WEBCORPUS_CORPUS`), with `--generated-mb N` also a generated
+crawl of about N MB (`benchmarks.extend`'s pages), and with `--cc-mb N` also N MB of Common Crawl's own mix of
+records (`--generator`'s, ../shared/tools/make_cc_corpus.py, made once in `--work`, as `benchmarks.cc_cost` makes it). Each build runs `--runs` times, the builds alternated (ABC,
 CBA, ...): filtering (`--quality fineweb-recipe`), filtering with `--clean-text` (the annotated build writes
 `clean_text` too), and annotating (`--annotate`). Prints the median wall and CPU seconds (user + system of the
 process tree) of each, the records written, and the CPU ratios of annotating to each filtering build.
@@ -32,8 +33,9 @@ from pathlib import Path
 import fastavro
 
 from benchmarks import alternated_runs, medians
+from benchmarks.cc_cost import cc_corpus
 from benchmarks.extend import generate
-from benchmarks.throughput import pipeline_command, run_measured
+from benchmarks.throughput import REPO, pipeline_command, run_measured
 from devcorpus import default_corpus
 from transforms.corpus.read_corpus import iter_corpus
 
@@ -161,11 +163,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--runs", type=int, default=3, help="runs of each build, alternated (medians are printed)")
     parser.add_argument("--generated-mb", type=int, default=0, help="also a generated crawl of about this many MB")
+    parser.add_argument("--cc-mb", type=int, default=0, help="also this many MB of Common Crawl's mix of records")
+    parser.add_argument("--generator", type=Path, default=REPO.parent / "shared" / "tools" / "make_cc_corpus.py",
+                        help="make_cc_corpus.py, for --cc-mb (default: %(default)s)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "webcorpus-annotate-benchmark")
     args = parser.parse_args(argv)
+    if args.cc_mb and not args.generator.is_file():
+        parser.error(f"--generator {args.generator}: no such file")
     inputs = {"developer corpus": sorted(glob.glob(str(args.corpus / "warc" / "*.warc.gz")))}
     if args.generated_mb:
         inputs[f"generated crawl, {args.generated_mb} MB"] = generate("a", args.generated_mb, args.work / "generated")
+    if args.cc_mb:
+        inputs[f"Common Crawl's mix, {args.cc_mb} MB"] = cc_corpus(args.generator, args.corpus, args.cc_mb,
+                                                                   args.work / f"mix-{args.cc_mb}")
     results, parts = {}, {}
     for title, paths in inputs.items():
         print(f"{title}: {len(paths)} files, runs: {args.runs}", flush=True)

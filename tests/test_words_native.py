@@ -24,7 +24,7 @@ needs_c = pytest.mark.skipif(words._words is None, reason="transforms.native._wo
 # whitespace str.split() splits at (and the characters it does not).
 PIECES = ["word", "Word", "WORD", "a", "A", "dont", "cannot", "Ive", "слово", "СЛОВО", "ё", "λόγος", "ΛΌΓΟΣ",
           "straße", "ÉTÉ", "日本", "x²", "42", "٤٢", "3.14", "1,000", "10km", "co", "etc", "Mr", "U.S", "www",
-          "and/or", "'s", "n't", "http://a.b/c", *ABBREVIATIONS, *"…,:;!?()[]{}<>_#*&'\"”“`‘´’‚„»«。？！，、；：%=—–$£€¥+-./@~^",
+          "and/or", "'s", "n't", "http://a.b/c", "-", "well-known", "a-", "-a", *ABBREVIATIONS, *"…,:;!?()[]{}<>_#*&'\"”“`‘´’‚„»«。？！，、；：%=—–$£€¥+-./@~^",
           " ", "  ", "\n", "\t", "\u00a0", "\u2003", "\u200b", "\x1c"]
 
 
@@ -51,6 +51,9 @@ def test_c_and_python_count_sentences_and_words_alike(pieces):
     ("cat, dog: Mr. Smith's hat. Jan. UK. λόγος. dont. x.", ("cat", ",", "dog", ":", "Mr.", "Smith", "'s", "hat", ".",
                                                             "Jan.", "UK", ".", "λόγος.", "do", "nt", ".", "x.")),
     ("слово, 2024 ok…", ("слово", ",", "2024", "ok", "…")),
+    # (A hyphen first or last stays with its word.)
+    ("well-known dont-cannot a-b-c -x y- a--b", ("well", "-", "known", "dont", "-", "cannot", "a", "-", "b", "-", "c",
+                                               "-x", "y-", "a", "--", "b")),
 ])
 def test_the_shapes_c_splits_itself(text, tokens):
     assert split_words(text) == python_split_words(text) == tokens and count_words(text) == len(tokens)

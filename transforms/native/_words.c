@@ -8,7 +8,8 @@
  * - ASCII digits alone: the chunk;
  * - letters, then one character of `suffixes` (a comma, a colon, a bracket...): the letters' tokens, the mark;
  * - two letters or more, then a period, the letter before it one of `period_after` (the lower-case letters after
- *   which a final period splits off) and the chunk none of `abbreviations`: the letters' tokens, the period.
+ *   which a final period splits off) and the chunk none of `abbreviations`: the letters' tokens, the period;
+ * - words of letters joined by single hyphens: each word (as it is) and each hyphen.
  * Every other chunk is `split_chunk(chunk)`, a tuple of str. `count_words(...)` counts those tokens and
  * `count_sentences(..., terminals)` their sentences as words.count_sentences does, making no str of a chunk of
  * letters or digits (none is a terminal). The whitespace is `str.split()`'s and the letters
@@ -102,6 +103,53 @@ static int mark_splits(PyObject *text, Py_ssize_t start, Py_ssize_t end, PyObjec
     return splits < 0 ? -1 : !splits;
 }
 
+/* Whether text[start:end] is words of letters joined by single hyphens (`well-known`), which split_chunk splits at
+ * each hyphen (its infix rule), the words as they are. */
+static int hyphenated(PyObject *text, Py_ssize_t start, Py_ssize_t end) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int after_letter = 0, hyphens = 0;
+    for (Py_ssize_t position = start; position < end; position++) {
+        Py_UCS4 character = PyUnicode_READ(kind, data, position);
+        if (character == '-') {
+            if (!after_letter)
+                return 0;
+            after_letter = 0;
+            hyphens++;
+        } else if (Py_UNICODE_ISALPHA(character)) {
+            after_letter = 1;
+        } else {
+            return 0;
+        }
+    }
+    return hyphens > 0 && after_letter;
+}
+
+/* Adds the tokens of a hyphenated chunk: each word and each hyphen. */
+static int add_hyphenated(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t end) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t word = start;
+    for (Py_ssize_t position = start; position <= end; position++) {
+        if (position < end && PyUnicode_READ(kind, data, position) != '-')
+            continue;
+        for (Py_ssize_t k = 0; k < 2 && (k == 0 || position < end); k++) {
+            if (sink->list == NULL) {
+                add_other(sink);
+                continue;
+            }
+            PyObject *token = k == 0 ? PyUnicode_Substring(text, word, position)
+                                     : PyUnicode_Substring(text, position, position + 1);
+            int status = token == NULL ? -1 : add(sink, token);
+            Py_XDECREF(token);
+            if (status < 0)
+                return -1;
+        }
+        word = position + 1;
+    }
+    return 0;
+}
+
 /* Adds the tokens of text[start:end], a chunk: `letters` of its characters from the start are letters, `digits`
  * whether all are ASCII digits. */
 static int add_chunk(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t end, Py_ssize_t letters, int digits,
@@ -128,6 +176,8 @@ static int add_chunk(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t en
         if (splits != 0)
             return status;
     }
+    if (letters >= 1 && hyphenated(text, start, end))
+        return add_hyphenated(sink, text, start, end);
     PyObject *chunk = PyUnicode_Substring(text, start, end);
     if (chunk == NULL)
         return -1;
