@@ -190,17 +190,19 @@ class RecordLayout:
         return dict(sorted({**staged[SIGNALS], **clusters}.items()))
 
     def record(self, staged: dict, duplicates: bytes | None = None, near_duplicate_count: int = 0,
-               duplicate_count: int = 0) -> bytes:
+               duplicate_count: int = 0, signals: dict | None = None) -> bytes:
         """The Avro bytes of a corpus record: `staged`'s parts, `duplicates` (None: the staged ones), the
         near-duplicate count and the signals (with the clusters' sizes, of `duplicate_count` and
-        `near_duplicate_count`) if the build writes them, and `record_digest`."""
+        `near_duplicate_count`; `signals`: `written_signals`' where the caller has them) if the build writes them,
+        and `record_digest`."""
         rest = [staged["after_meta"], staged["duplicates"] if duplicates is None else duplicates,
                 staged["after_duplicates"]]
         if self._near:
             rest.append(_encoded(self._near_schema, {NEAR_DUPLICATE_COUNT: near_duplicate_count}))
         if self._signals:
             rest.append(_encoded(self._signals_schema, {
-                SIGNALS: self.written_signals(staged, duplicate_count, near_duplicate_count)}))
+                SIGNALS: self.written_signals(staged, duplicate_count, near_duplicate_count) if signals is None
+                else signals}))
         digest = hashlib.sha256(staged["before_meta"])
         for part in (staged["sorted_meta"] or staged["meta"], *rest):
             digest.update(part)

@@ -98,7 +98,7 @@ class WriteShard(beam.DoFn):
                 written = self._layout.written_signals(staged, duplicate_count, near_count)
                 tally_record(staged if written is None else dict(staged, signals=written), self._thresholds, tally,
                              signals)
-                writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count))
+                writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count, written))
                 records += 1
         except BaseException:
             handle.close()

@@ -28,8 +28,9 @@ def filter_document(doc: Document, rule_sets: tuple[str, ...], thresholds: dict,
     A dropped page is a `filtered` skip whose detail names the rule sets asked for, the rule, the value it
     measured and its threshold. A page whose lines a rule removed is minimized again from the lines kept
     (`reminimize`: MinimizeText's function of a document and its text, `minimize_text.minimize_lines`), so that
-    its `html`, `text` and so its content hash are of the filtered text. With `count_tokens` (--tokenizer), a dropped page's tokens of its `clean_text`
-    are counted too, by rule (`tokens:STEP/RULE`) and by language (`tokens.tokens_of`).
+    its `html`, `text` and so its content hash are of the filtered text. With `count_tokens` (--tokenizer), a
+    dropped page's tokens of its `clean_text` are counted too, by rule (`tokens:STEP/RULE`) and by language
+    (`tokens.tokens_of`).
 
     With `packs` (`--quality fineweb2`: language packs by language code), the thresholds are those of the page's
     language's pack, a page under its pack's `min_confidence` is dropped by `fineweb2/language_score`, a page whose

@@ -23,9 +23,9 @@ class QualityFilter(beam.PTransform):
     `thresholds`: every threshold (`rule_sets.parse_thresholds`). `reminimize`: MinimizeText's function of a
     document and the text kept of it (`minimize_text.minimize_lines`), for pages whose lines a rule removed.
     `annotate` (--annotate): measure instead (`filters.annotate_document`, which `annotate` gives its other
-    arguments: `language`, `main_content`, `site_boilerplate`), keeping every page as it is. `count_tokens` (--tokenizer): counts the tokens of a text, for
-    the pages dropped (`filter_document`). `packs` (`--quality fineweb2`): the language packs
-    (`fineweb2.read_packs`), whose thresholds each page is judged and measured by.
+    arguments: `language`, `main_content`, `site_boilerplate`), keeping every page as it is. `count_tokens`
+    (--tokenizer): counts the tokens of a text, for the pages dropped (`filter_document`). `packs` (`--quality
+    fineweb2`): the language packs (`fineweb2.read_packs`), whose thresholds each page is judged and measured by.
     """
 
     OUTPUTS = (SKIPPED, FILTER_COUNTS, DEAD_LETTER)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
-from transforms.stages.filters.segmenters import word_splitter
-from transforms.stages.filters.words import count_words, duplicates, ends_sentence, split_words
+from transforms.stages.filters.segmenters import word_counter
+from transforms.stages.filters.words import duplicates, ends_sentence
 
 RULE_SET = "fineweb"
 DEFAULTS = {"line_punct_thr": 0.12, "short_line_thr": 0.67, "short_line_length": 30, "char_duplicates_ratio": 0.01,
@@ -25,7 +25,7 @@ RULES = rule_table(Empty("empty"), Rule("line_punct_thr", minimum=True), Rule("s
 def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
     """FineWeb's rules' values of `text`, as (rule, value) in `RULES`' order, each computed when asked for. `empty`
     is the count of non-blank lines: none leaves the others unmeasured. Newlines per word only counts where the text
-    has words (`segmenters.word_splitter`: a language written with spaces, or a language pack's segmenter)."""
+    has words (`segmenters.word_counter`: a language written with spaces, or a language pack's segmenter)."""
     lines = [line for line in text.split("\n") if line.strip()]
     yield "empty", len(lines)
     if not lines:
@@ -36,10 +36,9 @@ def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str,
     yield "line_punct_thr", sum(map(ends, lines)) / len(lines)
     yield "short_line_thr", sum(len(line) <= limits["short_line_length"] for line in lines) / len(lines)
     yield "char_duplicates_ratio", ratio(duplicates(lines)[1], len(text.replace("\n", "")))
-    split = word_splitter(language, limits.get("word_segmenter"))
-    if split is not None:
-        # (Counted, not split, by split_words' own rules.)
-        yield "new_line_ratio", ratio(text.count("\n"), count_words(text) if split is split_words else len(split(text)))
+    count = word_counter(language, limits.get("word_segmenter"))
+    if count is not None:
+        yield "new_line_ratio", ratio(text.count("\n"), count(text))
 
 
 def fineweb(text: str, thresholds: dict, language: str = "") -> Drop | None:

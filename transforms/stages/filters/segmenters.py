@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from importlib import metadata
 
-from transforms.stages.filters.words import is_spaced, split_words
+from transforms.stages.filters.words import count_words, is_spaced, split_words
 
 # The packages each kind of segmenter needs (distribution names, as the manifest records them).
 PACKAGES = {"spacy": ("spacy",), "indic": ("indic-nlp-library",), "thai": ("pythainlp",),
@@ -189,6 +189,17 @@ def word_splitter(language: str, spec: str | None = None) -> Callable[[str], tup
     if spec and is_available(spec):
         return segmenter(spec)
     return split_words if is_spaced(language) else None
+
+
+def word_counter(language: str, spec: str | None = None) -> Callable[[str], int] | None:
+    """How many words `word_splitter(language, spec)` splits a text into, or None (no word rules): `split_words`'
+    counted without making them (`words.count_words`)."""
+    split = word_splitter(language, spec)
+    if split is None:
+        return None
+    if split is split_words:
+        return count_words
+    return lambda text: len(split(text))
 
 
 def word_counting(specs: dict[str, str]) -> dict:

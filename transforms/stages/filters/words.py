@@ -114,6 +114,8 @@ _words = native.load("_words")
 _SUFFIX_CHARACTERS = frozenset(_SUFFIXES)
 _PERIOD_AFTER = frozenset(letter for letter in map(chr, range(0x3000)) if letter.isalpha()
                           and _PERIOD_SUFFIX.search(letter + "."))
+# Its arguments after the text, the same for every call.
+_C_RULES = (_split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER, ABBREVIATIONS)
 
 
 def python_split_words(text: str) -> tuple[str, ...]:
@@ -128,14 +130,14 @@ def split_words(text: str) -> tuple[str, ...]:
     a chunk of letters alone is its own token without a call: the same tokens.)"""
     if _words is None:
         return python_split_words(text)
-    return _words.split_words(text, _split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER, ABBREVIATIONS)
+    return _words.split_words(text, *_C_RULES)
 
 
 def count_words(text: str) -> int:
     """`len(split_words(text))`; in C without making the tokens (FineWeb counts the words of the text C4 kept)."""
     if _words is None:
         return len(split_words(text))
-    return _words.count_words(text, _split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER, ABBREVIATIONS)
+    return _words.count_words(text, *_C_RULES)
 
 
 def is_symbol(character: str) -> bool:
@@ -156,8 +158,7 @@ def count_sentences(text: str) -> int:
     """Sentences in `text`: a new one starts at each token after a terminal mark that is not itself one. (In C,
     the tokens are not made: C4 counts the sentences of every line it keeps.)"""
     if _words is not None:
-        return _words.count_sentences(text, _split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER,
-                                      ABBREVIATIONS, SENTENCE_TERMINALS)
+        return _words.count_sentences(text, *_C_RULES, SENTENCE_TERMINALS)
     return python_count_sentences(text)
 
 
