@@ -6,7 +6,11 @@
 megabytes (`shared/tools/make_cc_corpus.py`, cached in `--work`), the annotated build
 (`--annotate --quality fineweb-recipe`) and the selection that turns it into the FineWeb-recipe corpus
 (`python -m pipeline.select ANNOTATED --output DIR --quality fineweb-recipe`), alternated (ABBA) `--reps` times
-each; their medians of wall and CPU time (the command's process tree), and the ratio of the CPU times.
+each; their medians of wall and CPU time (the command's process tree), and the ratio of the CPU times. Beside
+them, in the same run, the floor of any selection that writes the filtering build's bytes: starting the command
+(`python -m pipeline.select --help`: Python, Beam and webcorpus imported), reading SOURCE's records (decompressed
+and decoded, in a fresh process) and compressing the selected corpus's blocks at its codec and level, as its writer
+did; none of it is a selection's choice, so a ratio under the floor's cannot be reached.
 
 `equality`: on the same inputs, for each rule set, with and without `--near-dedup`, a build filtering with it
 and the selection from the annotated build that measures it (`gopher,fineweb,c4` for gopher, fineweb and c4;
@@ -18,13 +22,16 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import multiprocessing
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from benchmarks import medians
+from benchmarks.annotate import compressing_cpu
 from benchmarks.throughput import alternate, checked, run_measured
 from devcorpus import default_corpus
 from transforms.corpus.read_corpus import iter_corpus
@@ -54,6 +61,23 @@ def generated_crawl(work: Path, megabytes: float, corpus: Path) -> str:
     return str(directory / "*.warc.gz")
 
 
+def reading_cpu(source: str) -> float:
+    """CPU seconds of reading every record of the corpus in `source` (decompressed and decoded, not verified)."""
+    start = time.process_time()
+    for _ in iter_corpus(source, verify=False):
+        pass
+    return time.process_time() - start
+
+
+def floor_parts(source: Path, selected: Path) -> dict[str, float]:
+    """What a selection from `source` that wrote `selected` cannot leave out, in CPU seconds: starting the command,
+    reading SOURCE's records (in a fresh process, as a selection's worker) and compressing what it wrote."""
+    started = checked(run_measured(select_command(source, selected, "--help")), "select --help")
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        reading = pool.apply(reading_cpu, (str(source),))
+    return {"starting": started["cpu_seconds"], "reading SOURCE": reading, "compressing": compressing_cpu(selected)}
+
+
 def run_cost(name: str, inputs: str, work: Path, reps: int) -> None:
     annotated = work / f"{name}-annotated"
     selected = work / f"{name}-selected"
@@ -68,6 +92,12 @@ def run_cost(name: str, inputs: str, work: Path, reps: int) -> None:
           f"{select['cpu_seconds']:.1f} s CPU ({select['seconds']:.1f} s wall): select / build CPU "
           f"{select['cpu_seconds'] / build['cpu_seconds']:.3f}; peak RSS of the process tree: build "
           f"{build['peak_rss_mib']:.0f} MiB, select {select['peak_rss_mib']:.0f} MiB (medians of {reps})")
+    floor = floor_parts(annotated, selected)
+    parts = ", ".join(f"{part} {seconds:.2f} s" for part, seconds in floor.items())
+    print(f"{name}: the floor of a selection that writes these bytes: {parts}; {sum(floor.values()):.2f} s, "
+          f"{sum(floor.values()) / build['cpu_seconds']:.3f} of the build; the selection's own "
+          f"{select['cpu_seconds'] - sum(floor.values()):.2f} s ({(select['cpu_seconds'] - sum(floor.values())) / build['cpu_seconds']:.3f})",
+          flush=True)
 
 
 def compared(left: Path, right: Path) -> tuple[list[str], int, int]:

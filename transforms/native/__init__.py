@@ -7,7 +7,7 @@ walk over lexbor's tree), `_links` (`resolve_links`'s common case), `_code_page`
 its pure path is fastText's own predict), `_ngrams` (decontamination's words and
 n-gram hashes), `_gopher` (Gopher's top and repeated n-gram measures), `_line_hashes`
 (`--site-boilerplate`'s line hashes of a page's blocks) and `_words` (the quality rules' word split: the
-words of letters alone never reach Python). Each has a pure-Python path that gives the same output, byte for
+words of letters alone never reach Python; and C4's line scan). Each has a pure-Python path that gives the same output, byte for
 byte (the tests run both): the package installs and runs without a C
 compiler, and the C modules are only faster.
 

@@ -17,19 +17,86 @@
  * `str.isalpha()`'s (Python's own Py_UNICODE_ISSPACE and Py_UNICODE_ISALPHA). Leaving these out of Python is
  * what makes it faster: they are nine chunks in ten, and the pure path looks each up in split_chunk's cache, where
  * they push out the chunks that are costly to split.
+ *
+ * `c4_scan(text, longest, fewest, split, flags, remove_citations, marks, sentence_rules)` is C4's line scan
+ * (transforms/stages/filters/c4.py, `python_scan`) over every line of a text, with its lines, its whitespace, its
+ * lower case and its searches Python's own (`str.splitlines`, `str.strip`, `str.split`, `str.lower`, `in`); a line
+ * with a `[` goes through `remove_citations` (c4.CITATION's substitution), and the sentences of a line kept are
+ * counted as count_sentences counts them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
+
+/* Whether `haystack` holds `needle` (memmem, which not every C library has). */
+static int holds(const char *haystack, size_t length, const char *needle, size_t size) {
+    if (size == 0)
+        return 1;
+    for (const char *at = haystack; length >= size; ) {
+        const char *first = memchr(at, needle[0], length - size + 1);
+        if (first == NULL)
+            return 0;
+        if (memcmp(first, needle, size) == 0)
+            return 1;
+        length -= (size_t)(first - at) + 1;
+        at = first + 1;
+    }
+    return 0;
+}
 
 /* Where a chunk's tokens go: appended to `list`, or, for counting (`list` NULL), counted in `tokens`, and whether
- * each is one of `terminals` (str of one character; NULL: none is): `starts` counts the tokens that follow a
- * terminal and are none. */
+ * each is one of `terminals` (str of one character; NULL: none is; `ascii_terminals` marks those in ASCII):
+ * `starts` counts the tokens that follow a terminal and are none. */
 typedef struct {
     PyObject *list;
     PyObject *terminals;
     Py_ssize_t tokens, starts;
     int after_terminal;
+    unsigned char ascii_terminals[128];
 } Sink;
+
+/* The ASCII marks of the terminals given last (the callers give the same set every time), and that set. */
+static PyObject *marked_terminals = NULL;
+static unsigned char ascii_marks[128];
+
+/* A sink that counts, with `terminals` (a set of str, or NULL); -1 on an error. */
+static int counting(Sink *sink, PyObject *terminals) {
+    *sink = (Sink){NULL, terminals, 0, 0, 0, {0}};
+    if (terminals == NULL)
+        return 0;
+    if (terminals != marked_terminals || !PyFrozenSet_CheckExact(terminals)) {
+        PyObject *iterator = PyObject_GetIter(terminals), *item;
+        if (iterator == NULL)
+            return -1;
+        memset(ascii_marks, 0, sizeof(ascii_marks));
+        Py_CLEAR(marked_terminals);
+        while ((item = PyIter_Next(iterator)) != NULL) {
+            if (PyUnicode_Check(item) && PyUnicode_GET_LENGTH(item) == 1 && PyUnicode_READ_CHAR(item, 0) < 128)
+                ascii_marks[PyUnicode_READ_CHAR(item, 0)] = 1;
+            Py_DECREF(item);
+        }
+        Py_DECREF(iterator);
+        if (PyErr_Occurred())
+            return -1;
+        /* (Held, so that no other set takes its address; a set that can change is read every time.) */
+        Py_INCREF(terminals);
+        marked_terminals = terminals;
+    }
+    memcpy(sink->ascii_terminals, ascii_marks, sizeof(ascii_marks));
+    return 0;
+}
+
+/* Whether `character` is one of the sink's terminals: 1 or 0, -1 on an error. */
+static int is_terminal(Sink *sink, Py_UCS4 character) {
+    if (character < 128)
+        return sink->ascii_terminals[character];
+    PyObject *single = PyUnicode_FromOrdinal(character);
+    if (single == NULL)
+        return -1;
+    int found = PySet_Contains(sink->terminals, single);
+    Py_DECREF(single);
+    return found;
+}
 
 static void add_other(Sink *sink) {
     sink->starts += sink->after_terminal;
@@ -41,7 +108,7 @@ static int add(Sink *sink, PyObject *token) {
     if (sink->list != NULL)
         return PyList_Append(sink->list, token);
     int terminal = sink->terminals != NULL && PyUnicode_Check(token) && PyUnicode_GET_LENGTH(token) == 1
-                   ? PySet_Contains(sink->terminals, token) : 0;
+                   ? is_terminal(sink, PyUnicode_READ_CHAR(token, 0)) : 0;
     if (terminal < 0)
         return -1;
     if (terminal) {
@@ -151,20 +218,16 @@ static int add_hyphenated(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize
     return 0;
 }
 
-/* Whether text[start:end] holds a character of `terminals` (none is a letter or an ASCII digit): 1 or 0, -1 on an
+/* Whether text[start:end] holds one of the sink's terminals (none is a letter or an ASCII digit): 1 or 0, -1 on an
  * error. */
-static int has_terminal(PyObject *text, Py_ssize_t start, Py_ssize_t end, PyObject *terminals) {
+static int has_terminal(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t end) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     for (Py_ssize_t position = start; position < end; position++) {
         Py_UCS4 character = PyUnicode_READ(kind, data, position);
-        if (Py_UNICODE_ISALPHA(character) || (character >= '0' && character <= '9'))
+        if ((character >= '0' && character <= '9') || (character >= 128 && Py_UNICODE_ISALPHA(character)))
             continue;
-        PyObject *single = PyUnicode_FromOrdinal(character);
-        if (single == NULL)
-            return -1;
-        int found = PySet_Contains(terminals, single);
-        Py_DECREF(single);
+        int found = is_terminal(sink, character);
         if (found != 0)
             return found;
     }
@@ -184,7 +247,7 @@ static int add_chunk(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t en
     }
     if (sink->list == NULL && sink->terminals != NULL) {
         /* Counting sentences: a token is a piece of its chunk, so a chunk without a terminal has none to count. */
-        int terminal = has_terminal(text, start, end, sink->terminals);
+        int terminal = has_terminal(sink, text, start, end);
         if (terminal < 0)
             return -1;
         if (!terminal) {
@@ -267,7 +330,7 @@ static PyObject *split_words(PyObject *module, PyObject *const *args, Py_ssize_t
     if (!rules_given(args, nargs, 6, "split_words(text, split_chunk, run_together: dict, suffixes: set, "
                                      "period_after: set, abbreviations: set)"))
         return NULL;
-    Sink sink = {PyList_New(0), NULL, 0, 0, 0};
+    Sink sink = {PyList_New(0), NULL, 0, 0, 0, {0}};
     if (sink.list == NULL)
         return NULL;
     PyObject *result = add_text(&sink, args[0], args + 1) < 0 ? NULL : PyList_AsTuple(sink.list);
@@ -279,8 +342,8 @@ static PyObject *count_sentences(PyObject *module, PyObject *const *args, Py_ssi
     if (!rules_given(args, nargs, 7, "count_sentences(text, split_chunk, run_together: dict, suffixes: set, "
                                      "period_after: set, abbreviations: set, terminals: set)"))
         return NULL;
-    Sink sink = {NULL, args[6], 0, 0, 0};
-    if (add_text(&sink, args[0], args + 1) < 0)
+    Sink sink;
+    if (counting(&sink, args[6]) < 0 || add_text(&sink, args[0], args + 1) < 0)
         return NULL;
     return PyLong_FromSsize_t(sink.tokens ? 1 + sink.starts : 0);
 }
@@ -289,10 +352,282 @@ static PyObject *count_words(PyObject *module, PyObject *const *args, Py_ssize_t
     if (!rules_given(args, nargs, 6, "count_words(text, split_chunk, run_together: dict, suffixes: set, "
                                      "period_after: set, abbreviations: set)"))
         return NULL;
-    Sink sink = {NULL, NULL, 0, 0, 0};
-    if (add_text(&sink, args[0], args + 1) < 0)
+    Sink sink;
+    if (counting(&sink, NULL) < 0 || add_text(&sink, args[0], args + 1) < 0)
         return NULL;
     return PyLong_FromSsize_t(sink.tokens);
+}
+
+/* Py_UNICODE_ISLINEBREAK without a call for ASCII (str.splitlines' breaks there: \n \v \f \r \x1c \x1d \x1e). */
+static inline int is_line_break(Py_UCS4 character) {
+    if (character < 128)
+        return (character >= '\n' && character <= '\r') || (character >= 0x1c && character <= 0x1e);
+    return Py_UNICODE_ISLINEBREAK(character);
+}
+
+/* The whitespace-separated words of text[start:end], counted up to `most`, and the length of the longest. */
+static Py_ssize_t count_chunks(int kind, const void *data, Py_ssize_t start, Py_ssize_t end, Py_ssize_t most,
+                               Py_ssize_t *longest) {
+    Py_ssize_t chunks = 0, position = start;
+    *longest = 0;
+    while (position < end && chunks < most) {
+        while (position < end && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, position)))
+            position++;
+        if (position == end)
+            break;
+        Py_ssize_t chunk_start = position;
+        while (position < end && !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, position)))
+            position++;
+        chunks++;
+        if (position - chunk_start > *longest)
+            *longest = position - chunk_start;
+    }
+    return chunks;
+}
+
+/* A line's lower case as bytes, to look for ASCII phrases in: what str.lower() gives, each character that is not
+ * ASCII as 0x80 (no phrase holds it). Two characters outside ASCII lower to one inside (tests/test_c4_native.py
+ * checks that no other does): KELVIN SIGN to "k", and LATIN CAPITAL LETTER I WITH DOT ABOVE to "i" and a combining
+ * dot. */
+typedef struct {
+    char *bytes, small[1024];
+    Py_ssize_t length;
+} Lowered;
+
+static int lower_line(Lowered *lowered, PyObject *line) {
+    Py_ssize_t length = PyUnicode_GET_LENGTH(line);
+    int ascii = PyUnicode_IS_ASCII(line);
+    size_t size = (size_t)length * (ascii ? 1 : 2);
+    lowered->bytes = size <= sizeof(lowered->small) ? lowered->small : PyMem_Malloc(size);
+    if (lowered->bytes == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    char *out = lowered->bytes;
+    if (ascii) {
+        const Py_UCS1 *characters = PyUnicode_1BYTE_DATA(line);
+        for (Py_ssize_t index = 0; index < length; index++)
+            *out++ = (char)Py_TOLOWER(characters[index]);
+    } else {
+        int kind = PyUnicode_KIND(line);
+        const void *data = PyUnicode_DATA(line);
+        for (Py_ssize_t index = 0; index < length; index++) {
+            Py_UCS4 character = PyUnicode_READ(kind, data, index);
+            if (character < 128) {
+                *out++ = (char)Py_TOLOWER(character);
+            } else if (character == 0x212A) {
+                *out++ = 'k';
+            } else if (character == 0x130) {
+                *out++ = 'i';
+                *out++ = (char)0x80;
+            } else {
+                *out++ = (char)0x80;
+            }
+        }
+    }
+    lowered->length = out - lowered->bytes;
+    return 0;
+}
+
+static void free_lowered(Lowered *lowered) {
+    if (lowered->bytes != lowered->small)
+        PyMem_Free(lowered->bytes);
+}
+
+/* Whether the lower case holds `phrase` (ASCII): 1 or 0, -1 on an error. */
+static int found_in(Lowered *lowered, PyObject *phrase) {
+    Py_ssize_t size;
+    const char *needle = PyUnicode_AsUTF8AndSize(phrase, &size);
+    if (needle == NULL)
+        return -1;
+    return holds(lowered->bytes, (size_t)lowered->length, needle, (size_t)size);
+}
+
+/* Whether the lower case holds one of `phrases` (a tuple of ASCII str). */
+static int found_any(Lowered *lowered, PyObject *phrases) {
+    int found = 0;
+    for (Py_ssize_t index = 0; !found && index < PyTuple_GET_SIZE(phrases); index++)
+        found = found_in(lowered, PyTuple_GET_ITEM(phrases, index));
+    return found;
+}
+
+/* Whether `line` ends as C4 wants a line to: with a mark of `ends` (a tuple of str) and not with `ellipsis`. */
+static int well_ended(PyObject *line, PyObject *ends, PyObject *ellipsis) {
+    Py_ssize_t length = PyUnicode_GET_LENGTH(line);
+    int ended = 0;
+    for (Py_ssize_t index = 0; index < PyTuple_GET_SIZE(ends) && !ended; index++) {
+        Py_ssize_t match = PyUnicode_Tailmatch(line, PyTuple_GET_ITEM(ends, index), 0, length, 1);
+        if (match < 0)
+            return -1;
+        ended = (int)match;
+    }
+    if (!ended)
+        return 0;
+    Py_ssize_t elided = PyUnicode_Tailmatch(line, ellipsis, 0, length, 1);
+    return elided < 0 ? -1 : !elided;
+}
+
+/* The flags of c4_scan. */
+enum { TERMINAL_PUNCTUATION = 1, UNTIL_PAGE_RULE = 2, SENTENCES = 4 };
+/* c4_scan's line rules, as c4.LINE_RULES orders them. */
+enum { LONG_WORD, NO_END, FEW_WORDS, JAVASCRIPT, POLICY, LINE_RULES };
+
+typedef struct {
+    PyObject *kept, *removed[LINE_RULES];
+    Py_ssize_t sentences, lorem_ipsum, curly_bracket;
+} C4Scan;
+
+static int remove_line(C4Scan *scan, int rule, Py_ssize_t index) {
+    PyObject *number = PyLong_FromSsize_t(index);
+    if (number == NULL)
+        return -1;
+    int status = PyList_Append(scan->removed[rule], number);
+    Py_DECREF(number);
+    return status;
+}
+
+/* Scans `line` (stripped, its citations removed), the text's line `index`: 1 when a page rule ends the scan there,
+ * 0 to go on, -1 on an error. `marks`: (lorem ipsum, javascript, the policy phrases, the line ends, the ellipsis,
+ * words one of which every policy phrase holds). */
+static int scan_line(C4Scan *scan, PyObject *line, Py_ssize_t index, int few_words, int flags, PyObject *marks,
+                     PyObject *const *rules, const Sink *counter) {
+    PyObject *lorem = PyTuple_GET_ITEM(marks, 0), *javascript = PyTuple_GET_ITEM(marks, 1);
+    PyObject *phrases = PyTuple_GET_ITEM(marks, 2), *ends = PyTuple_GET_ITEM(marks, 3);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(line);
+    if (flags & TERMINAL_PUNCTUATION) {
+        int ended = well_ended(line, ends, PyTuple_GET_ITEM(marks, 4));
+        if (ended <= 0)
+            return ended < 0 ? -1 : remove_line(scan, NO_END, index);
+    }
+    if (few_words)
+        return remove_line(scan, FEW_WORDS, index);
+    Lowered lowered;
+    if (lower_line(&lowered, line) < 0)
+        return -1;
+    int status = found_in(&lowered, lorem);
+    if (status == 1) {
+        scan->lorem_ipsum = scan->lorem_ipsum ? scan->lorem_ipsum : index + 1;
+        status = (flags & UNTIL_PAGE_RULE) ? 1 : 0;
+        if (status) {
+            free_lowered(&lowered);
+            return 1;
+        }
+    }
+    if (status == 0 && (status = found_in(&lowered, javascript)) == 1)
+        status = remove_line(scan, JAVASCRIPT, index) < 0 ? -1 : 2;
+    if (status == 0 && PyUnicode_FindChar(line, '{', 0, length, 1) >= 0) {
+        scan->curly_bracket = scan->curly_bracket ? scan->curly_bracket : index + 1;
+        if (flags & UNTIL_PAGE_RULE) {
+            free_lowered(&lowered);
+            return 1;
+        }
+    }
+    /* (The policy phrases only where a word all of them hold one of is.) */
+    if (status == 0 && (status = found_any(&lowered, PyTuple_GET_ITEM(marks, 5))) == 1 &&
+        (status = found_any(&lowered, phrases)) == 1)
+        status = remove_line(scan, POLICY, index) < 0 ? -1 : 2;
+    free_lowered(&lowered);
+    if (status != 0)
+        return status < 0 ? -1 : 0;
+    if (flags & SENTENCES) {
+        Sink sink = *counter;
+        if (add_text(&sink, line, rules) < 0)
+            return -1;
+        scan->sentences += sink.tokens ? 1 + sink.starts : 0;
+    }
+    return PyList_Append(scan->kept, line);
+}
+
+static PyObject *c4_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) != 6 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(args[6], 2)) || !PyTuple_Check(PyTuple_GET_ITEM(args[6], 3)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(args[6], 5)) ||
+        !PyTuple_Check(args[7]) || PyTuple_GET_SIZE(args[7]) != 6) {
+        PyErr_SetString(PyExc_TypeError, "c4_scan(text, longest: float, fewest: float, split: int, flags: int, "
+                                         "remove_citations, marks: tuple (6), sentence_rules: tuple (6))");
+        return NULL;
+    }
+    PyObject *text = args[0], *remove_citations = args[5], *marks = args[6];
+    double longest = PyFloat_AsDouble(args[1]), fewest = PyFloat_AsDouble(args[2]);
+    Py_ssize_t split = PyLong_AsSsize_t(args[3]);
+    long flags = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *const *rules = &PyTuple_GET_ITEM(args[7], 0);
+    Sink counter;
+    if (counting(&counter, PyTuple_GET_ITEM(args[7], 5)) < 0)
+        return NULL;
+    C4Scan scan = {PyList_New(0), {NULL}, 0, 0, 0};
+    PyObject *result = NULL;
+    if (scan.kept == NULL)
+        goto done;
+    for (int rule = 0; rule < LINE_RULES; rule++)
+        if ((scan.removed[rule] = PyList_New(0)) == NULL)
+            goto done;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), position = 0, index = 0;
+    for (; position < length; index++) {
+        /* The line (str.splitlines: "\r\n" is one break), stripped. */
+        Py_ssize_t start = position;
+        while (position < length && !is_line_break(PyUnicode_READ(kind, data, position)))
+            position++;
+        Py_ssize_t end = position;
+        if (position < length && PyUnicode_READ(kind, data, position++) == '\r' && position < length &&
+            PyUnicode_READ(kind, data, position) == '\n')
+            position++;
+        while (start < end && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, start)))
+            start++;
+        while (end > start && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, end - 1)))
+            end--;
+        Py_ssize_t longest_word;
+        if ((double)(end - start) > longest) {
+            count_chunks(kind, data, start, end, PY_SSIZE_T_MAX, &longest_word);
+            if (start == end) {
+                PyErr_SetString(PyExc_ValueError, "max() arg is an empty sequence");
+                goto done;
+            }
+            if ((double)longest_word > longest) {
+                if (remove_line(&scan, LONG_WORD, index) < 0)
+                    goto done;
+                continue;
+            }
+        }
+        /* (str.split(None, split) gives split + 1 parts at most.) */
+        int few_words = (double)count_chunks(kind, data, start, end, split + 1, &longest_word) < fewest;
+        if (few_words && !(flags & TERMINAL_PUNCTUATION)) {
+            /* Removed for its words whatever its citations: no str is made of it. */
+            if (remove_line(&scan, FEW_WORDS, index) < 0)
+                goto done;
+            continue;
+        }
+        PyObject *line = PyUnicode_Substring(text, start, end);
+        if (line != NULL && PyUnicode_FindChar(line, '[', 0, PyUnicode_GET_LENGTH(line), 1) >= 0) {
+            PyObject *cited = line;
+            line = PyObject_CallOneArg(remove_citations, cited);
+            Py_DECREF(cited);
+            if (line != NULL && !PyUnicode_Check(line)) {
+                Py_CLEAR(line);
+                PyErr_SetString(PyExc_TypeError, "remove_citations gives a str");
+            }
+        }
+        if (line == NULL)
+            goto done;
+        int status = scan_line(&scan, line, index, few_words, (int)flags, marks, rules, &counter);
+        Py_DECREF(line);
+        if (status < 0)
+            goto done;
+        if (status == 1)
+            break;
+    }
+    result = Py_BuildValue("(O(OOOOO)nnn)", scan.kept, scan.removed[LONG_WORD], scan.removed[NO_END],
+                           scan.removed[FEW_WORDS], scan.removed[JAVASCRIPT], scan.removed[POLICY], scan.sentences,
+                           scan.lorem_ipsum, scan.curly_bracket);
+done:
+    Py_XDECREF(scan.kept);
+    for (int rule = 0; rule < LINE_RULES; rule++)
+        Py_XDECREF(scan.removed[rule]);
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -304,6 +639,10 @@ static PyMethodDef methods[] = {
     {"count_sentences", (PyCFunction)(void (*)(void))count_sentences, METH_FASTCALL,
      "count_sentences(text, split_chunk, run_together, suffixes, period_after, abbreviations, terminals): the "
      "sentences of split_words' tokens: 1 and one for each token after a terminal that is none, 0 without tokens."},
+    {"c4_scan", (PyCFunction)(void (*)(void))c4_scan, METH_FASTCALL,
+     "c4_scan(text, longest, fewest, split, flags, remove_citations, marks, sentence_rules): C4's line scan "
+     "(c4.python_scan): (lines kept, the lines each line rule removes, sentences kept, the lines the page rules are "
+     "first met on)."},
     {NULL, NULL, 0, NULL},
 };
 

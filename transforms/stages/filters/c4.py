@@ -14,15 +14,19 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from transforms import native
 from transforms.stages.filters.verdict import Drop, Outcome, Rule
-from transforms.stages.filters.words import count_sentences
+from transforms.stages.filters.words import SENTENCE_ARGUMENTS, count_sentences
 
 RULE_SET = "c4"
 DEFAULTS = {"max_word_length": 1000, "min_words_per_line": 3, "min_num_sentences": 5}
 CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 END_PUNCTUATION = (".", "?", "!", '"', "'")
 ELLIPSIS = "..."
+LOREM_IPSUM, JAVASCRIPT = "lorem ipsum", "javascript"
 POLICY_PHRASES = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+# What every policy phrase holds one of: a line without any is passed over fastest.
+POLICY_WORDS = _POLICY, _COOKIE, _TERMS = ("policy", "cookie", "terms of use")
 LINE_RULES = ("max_word_length", "terminal_punctuation", "min_words_per_line", "javascript", "policy")
 # Page rules met on a line: the page is dropped at the first line one is met on (on one line, in this order).
 PAGE_RULES = ("lorem_ipsum", "curly_bracket")
@@ -55,13 +59,39 @@ class Scan:
                 **{f"lines_removed/{rule}": len(lines) for rule, lines in self.removed.items()}}
 
 
+_words = native.load("_words")
+# What the C scan (`transforms.native._words.c4_scan`) is told of the rules: the phrases it looks for in a line's lower
+# case, the ends a line needs and the one it must not end with, the policy phrases' words; and its flags.
+_C_MARKS = (LOREM_IPSUM, JAVASCRIPT, POLICY_PHRASES, END_PUNCTUATION, ELLIPSIS, POLICY_WORDS)
+_TERMINAL_PUNCTUATION, _UNTIL_PAGE_RULE, _SENTENCES = 1, 2, 4
+
+
 def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_rule: bool = True,
          sentences: bool = True) -> Scan:
     """C4's line rules over `text` (`limits`: every C4 threshold). `until_page_rule`: stop at the first line a page
     rule is met on (the page is dropped there); else scan every line, the page rules only recording where they are
     met first. `terminal_punctuation`: apply the terminal-punctuation line rule (FineWeb's recipe leaves it out).
-    `sentences`: count the sentences of the lines kept (a selection, which only needs the lines, does not: most of
-    the scan's time)."""
+    `sentences`: count the sentences of the lines kept (a selection, which only needs the lines, does not). In C
+    where it is built (`_words.c4_scan`: the same scan, line for line, without a Python step a line)."""
+    if _words is None:
+        return python_scan(text, limits, terminal_punctuation, until_page_rule, sentences)
+    flags = (terminal_punctuation and _TERMINAL_PUNCTUATION) | (until_page_rule and _UNTIL_PAGE_RULE) | (
+        sentences and _SENTENCES)
+    fewest = limits["min_words_per_line"]
+    kept, removed, sentence_count, lorem_ipsum, curly_bracket = _words.c4_scan(
+        text, float(limits["max_word_length"]), float(fewest), max(math.ceil(fewest), 0), flags,
+        _remove_citations, _C_MARKS, SENTENCE_ARGUMENTS)
+    return Scan(kept, dict(zip(LINE_RULES, removed)), sentence_count,
+                {"lorem_ipsum": lorem_ipsum, "curly_bracket": curly_bracket})
+
+
+def _remove_citations(line: str) -> str:
+    return CITATION.sub("", line)
+
+
+def python_scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_rule: bool = True,
+                sentences: bool = True) -> Scan:
+    """`scan`'s pure path."""
     result = Scan()
     longest, fewest = limits["max_word_length"], limits["min_words_per_line"]
     # A line has fewer than `fewest` words when splitting off at most `split` of them leaves fewer parts.
@@ -77,7 +107,7 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
             continue
         few_words = len(line.split(None, split)) < fewest
         if "[" in line:
-            line = CITATION.sub("", line)
+            line = _remove_citations(line)
         if terminal_punctuation and (not line.endswith(END_PUNCTUATION) or line.endswith(ELLIPSIS)):
             no_end.append(index)
             continue
@@ -85,19 +115,18 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
             few.append(index)
             continue
         lowered = line.lower()
-        if "lorem ipsum" in lowered:
+        if LOREM_IPSUM in lowered:
             result.meet("lorem_ipsum", index)
             if until_page_rule:
                 return result
-        if "javascript" in lowered:
+        if JAVASCRIPT in lowered:
             javascript.append(index)
             continue
         if "{" in line:
             result.meet("curly_bracket", index)
             if until_page_rule:
                 return result
-        # What every policy phrase holds, searched for one by one: a line without any is passed over fastest.
-        if ("policy" in lowered or "cookie" in lowered or "terms of use" in lowered) and any(
+        if (_POLICY in lowered or _COOKIE in lowered or _TERMS in lowered) and any(
                 phrase in lowered for phrase in POLICY_PHRASES):
             policy.append(index)
             continue

@@ -116,6 +116,8 @@ _PERIOD_AFTER = frozenset(letter for letter in map(chr, range(0x3000)) if letter
                           and _PERIOD_SUFFIX.search(letter + "."))
 # Its arguments after the text, the same for every call.
 _C_RULES = (_split_chunk, _RUN_TOGETHER, _SUFFIX_CHARACTERS, _PERIOD_AFTER, ABBREVIATIONS)
+# ... and to count sentences (C4's line scan counts those of the lines it keeps with them, `c4.scan`).
+SENTENCE_ARGUMENTS = (*_C_RULES, SENTENCE_TERMINALS)
 
 
 def python_split_words(text: str) -> tuple[str, ...]:
@@ -158,7 +160,7 @@ def count_sentences(text: str) -> int:
     """Sentences in `text`: a new one starts at each token after a terminal mark that is not itself one. (In C,
     the tokens are not made: C4 counts the sentences of every line it keeps.)"""
     if _words is not None:
-        return _words.count_sentences(text, *_C_RULES, SENTENCE_TERMINALS)
+        return _words.count_sentences(text, *SENTENCE_ARGUMENTS)
     return python_count_sentences(text)
 
 
