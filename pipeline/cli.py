@@ -522,6 +522,11 @@ def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, l
             received = signals.received or signal.SIGINT
             print(f"{program}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
+        if signals.received is not None:
+            # Its exception was lost (pipeline.launch says where): the build went on, and was published.
+            print(f"{program}: interrupted by {signals.received.name}; the build was published in {output}",
+                  file=sys.stderr)
+            return 128 + signals.received
         try:
             return tell_the_build(settings, report, notes, manifest, advise)
         except KeyboardInterrupt:

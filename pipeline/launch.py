@@ -30,8 +30,29 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signal.Signals(signum)
 
 
+# The signals that arrived before the run was watched. An exception a handler raises can be lost: Python ignores
+# one raised in a weakref callback or a finalizer, where a signal is handled as anywhere else (importing, importlib
+# drops its module locks through weakref callbacks), and the command would go on as if none had come.
+_RECEIVED: list[signal.Signals] = []
+
+
 def _interrupt(signum, frame):
+    _RECEIVED.append(signal.Signals(signum))
     raise Interrupted(signum)
+
+
+def _quiet_lost_interruptions(unraisable) -> None:
+    """`sys.unraisablehook` while the command runs: a signal's exception that Python could not raise is remembered
+    (`_RECEIVED`, `run_watch.RunWatch.received`) and said in the command's one line, not as a traceback."""
+    if not isinstance(unraisable.exc_value, Interrupted):
+        sys.__unraisablehook__(unraisable)
+
+
+def raise_if_interrupted() -> None:
+    """Raises `Interrupted` for the first signal that arrived before the run was watched (its own exception may have
+    been lost); nothing if none did."""
+    if _RECEIVED:
+        raise Interrupted(_RECEIVED[0])
 
 
 # The commands started through `main`, by the name of what Python runs (`sys.argv[0]`); any other is the build's.
@@ -49,11 +70,22 @@ def main(argv: list[str] | None = None, command: str = "pipeline.cli") -> int:
     if threading.current_thread() is threading.main_thread():
         for signum in SIGNALS:
             signal.signal(signum, _interrupt)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, _quiet_lost_interruptions
+    try:
+        return _run(argv, command)
+    finally:
+        sys.unraisablehook = previous_hook
+        _RECEIVED.clear()
+
+
+def _run(argv: list[str] | None, command: str) -> int:
     try:
         # Before Beam is imported here: the worker processes' server imports it meanwhile (pipeline/runners/worker_fork.py).
         start_early(sys.argv[1:] if argv is None else argv)
         import_beam()
-        status = importlib.import_module(command).main(argv)
+        command_main = importlib.import_module(command).main
+        raise_if_interrupted()
+        status = command_main(argv)
     except KeyboardInterrupt as interruption:
         # Only before the run is watched: pipeline.cli says every later interruption itself.
         signum = getattr(interruption, "signum", signal.SIGINT)

@@ -10,7 +10,7 @@ import os
 import signal
 import threading
 
-from pipeline.launch import SIGNALS, Interrupted
+from pipeline.launch import SIGNALS, Interrupted, raise_if_interrupted
 
 
 class InterruptedWhilePublishing(Exception):
@@ -37,6 +37,7 @@ class RunWatch(logging.Filter):
         self._previous = {}
 
     def _handle(self, signum, frame):
+        # (Remembered first: the exception can be lost, as `launch` says; the command asks `received` at its end.)
         self.received = signal.Signals(signum)
         raise Interrupted(signum)
 
@@ -44,6 +45,8 @@ class RunWatch(logging.Filter):
         return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
 
     def __enter__(self):
+        # A signal whose exception was lost before (`launch.raise_if_interrupted`) ends the command before the run.
+        raise_if_interrupted()
         if threading.current_thread() is threading.main_thread():
             self._previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
         for handler in logging.getLogger().handlers:

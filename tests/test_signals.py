@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+import types
+import weakref
 from pathlib import Path
 
 import pytest
 
 import pipeline.cli
-from pipeline import verify
+from pipeline import launch, verify
 from tests.test_cli import REPO, run_main
 from tests.test_publish import build_argv, error_lines, other_inputs, snapshot  # noqa: F401 (a fixture)
 from tests.test_signing import inputs, reference  # noqa: F401 (fixtures)
@@ -35,6 +37,51 @@ def test_sigterm_while_the_command_starts_is_one_line(tmp_path, delay):
     [line] = error_lines(stderr)
     assert line.startswith("python -m pipeline: interrupted by SIGTERM"), line
     assert not list(output.glob("corpus-*"))
+
+
+def lose_a_sigterm() -> None:
+    """SIGTERM, handled in a weakref callback, where Python ignores the exception its handler raises (so it is when
+    importlib drops a module lock while Beam is imported)."""
+    class Lock:
+        pass
+
+    lock = Lock()
+    reference = weakref.ref(lock, lambda ref: os.kill(os.getpid(), signal.SIGTERM))  # noqa: F841 (kept alive)
+    del lock
+
+
+@pytest.fixture
+def signal_handlers():
+    """The process's SIGINT and SIGTERM handlers, as they were once the test is done."""
+    previous = {signum: signal.getsignal(signum) for signum in launch.SIGNALS}
+    yield
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
+def test_a_sigterm_lost_while_the_command_imports_still_ends_it_in_one_line(monkeypatch, capsys, signal_handlers):
+    ran = []
+    command = types.ModuleType("a_command")
+    command.main = lambda argv: ran.append(argv) or 0
+    monkeypatch.setitem(sys.modules, "a_command", command)
+    monkeypatch.setattr(launch, "import_beam", lose_a_sigterm)
+    assert launch.main([], command="a_command") == 128 + signal.SIGTERM
+    assert not ran
+    assert error_lines(capsys.readouterr().err) == [
+        f"{launch.program_name()}: interrupted by SIGTERM before the build began; nothing was written"]
+
+
+def test_a_sigterm_lost_during_the_run_is_said_once_the_run_ends(tmp_path, capsys, signal_handlers, monkeypatch):
+    # (As the command has it, `launch.main`: the lost exception is no traceback.)
+    monkeypatch.setattr(sys, "unraisablehook", launch._quiet_lost_interruptions)
+
+    def run():
+        lose_a_sigterm()
+        return None, {}, [], None
+
+    assert pipeline.cli.run_and_tell(str(tmp_path), run, program="python -m pipeline") == 128 + signal.SIGTERM
+    assert error_lines(capsys.readouterr().err) == [
+        f"python -m pipeline: interrupted by SIGTERM; the build was published in {tmp_path}"]
 
 
 def test_sigterm_while_publishing_finishes_the_publish_then_says_so(reference, other_inputs, tmp_path,  # noqa: F811
