@@ -89,7 +89,8 @@ def opened_index(path: str, planned: IndexFile | None = None):
         if is_remote(path):
             # (Exact reads: pyarrow asks for the footer and the column chunks, and gets them alone.)
             handle = (HttpReadStream(path, exact=True) if planned is None
-                      else HttpReadStream(path, exact=True, size=planned.size, etag=planned.etag or None))
+                      else HttpReadStream(path, exact=True, size=planned.size, etag=planned.etag or None,
+                                          size_from="the launcher's plan"))
             described = planned or IndexFile(redacted(path), handle.size, handle.etag)
         else:
             # (A local file, or s3:// and gs:// by Beam's file systems, whose streams read by ranges themselves.)

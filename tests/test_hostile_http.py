@@ -248,6 +248,19 @@ def test_a_content_range_total_that_shrinks_is_an_error(server, monkeypatch):
         read_url(server.base + "a.warc.gz")
 
 
+def test_a_content_range_total_that_shrinks_names_where_the_size_came_from(server):
+    """A stream given the file's size (the launcher's plan of an index file) asks no HEAD; an answer that disagrees
+    with the size is an error naming where the size came from, not HEAD."""
+    server.behaviour = {"shrinking"}
+    size = len(FILES["a.warc.gz"])
+    stream = http_filesystem.HttpReadStream(server.base + "a.warc.gz", exact=True, size=size,
+                                            size_from="the launcher's plan")
+    with pytest.raises(http_filesystem.RemoteReadError, match=rf"a.warc.gz: an answer says the file ends at 100 "
+                                                              rf"bytes .*, the launcher's plan said {size}: the file"):
+        stream.read(100)
+    assert not any(request.startswith("HEAD") for request in server.requests)
+
+
 def test_a_build_from_a_server_whose_file_shrinks_fails(server, tmp_path):
     server.behaviour = {"shrinking"}
     assert len(FILES["many.warc.gz"]) > http_filesystem.FIRST_BLOCK

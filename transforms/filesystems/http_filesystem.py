@@ -93,12 +93,12 @@ def serves_ranges(path: str) -> bool:
 class HttpReadStream(io.RawIOBase):
     """A seekable read stream of one URL, by byte-range GETs; see the module's docstring (`exact`: each read
     asks for its bytes alone; `size` and `etag`: the file's as known before, which every answer must agree with,
-    and no HEAD asked)."""
+    and no HEAD asked; `size_from`: what they were known from, as an error names it)."""
 
     mode = "rb"
 
     def __init__(self, url: str, stall: http_session.StallWindow = http_session.STALL, exact: bool = False,
-                 size: int | None = None, etag: str | None = None):
+                 size: int | None = None, etag: str | None = None, size_from: str = "what the caller knew"):
         super().__init__()
         self.url = url
         self.name = redacted(url)
@@ -107,6 +107,8 @@ class HttpReadStream(io.RawIOBase):
         self._position = 0
         self._size = size
         self._etag = etag
+        # Where the size every answer must agree with came from: HEAD, the first answer, or the caller.
+        self._size_from = size_from
         self._block = b""
         self._block_start = 0
         self._behind = b""
@@ -129,10 +131,11 @@ class HttpReadStream(io.RawIOBase):
                 raise RemoteReadError(f"{self.name}: HTTP 404, no such file")
             self._size = size_of(self.url, answer)
             self._etag = answer.headers.get("ETag")
+            self._size_from = "HEAD"
 
     @property
     def size(self) -> int:
-        """HEAD's Content-Length: every answer must agree with it."""
+        """The file's size (HEAD's Content-Length, unless it was known before): every answer must agree with it."""
         self._head()
         return self._size
 
@@ -294,10 +297,11 @@ class HttpReadStream(io.RawIOBase):
         check_stored_bytes(self.url, answer)
         if self._size is None:
             # (A stream not given the file's size, and asked for none: its first answer tells it.)
-            self._size = total
+            self._size, self._size_from = total, "the first answer"
         if total != self._size:
-            raise RemoteReadError(f"{self.name}: an answer says the file ends at {total} bytes ({said}), HEAD said "
-                                  f"{self.size}: the file changed while it was read, or the server is broken")
+            raise RemoteReadError(f"{self.name}: an answer says the file ends at {total} bytes ({said}), "
+                                  f"{self._size_from} said {self._size}: the file changed while it was read, or the "
+                                  "server is broken")
         etag = answer.headers.get("ETag")
         if etag and self._etag and etag != self._etag:
             raise RemoteReadError(f"{self.name}: the file changed while it was read (ETag {self._etag} became {etag})")
