@@ -77,7 +77,7 @@ setup(
         # --site-boilerplate's line hashes (transforms/stages/site_boilerplate.py).
         Extension("transforms.native._line_hashes", ["transforms/native/_line_hashes.c"],
                   extra_compile_args=["-O2", "-std=c11"], optional=True),
-        # The quality rules' word split (transforms/stages/filters/words.py).
+        # The quality rules' word split and C4's line scan (transforms/stages/filters/words.py, c4.py).
         Extension("transforms.native._words", ["transforms/native/_words.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
     ],

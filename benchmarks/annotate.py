@@ -5,9 +5,10 @@ build filtering with it.
 
 The input: the developer corpus's WARC files (`$WEBCORPUS_CORPUS`), with `--generated-mb N` also a generated
 crawl of about N MB (`benchmarks.extend`'s pages), and with `--cc-mb N` also N MB of Common Crawl's own mix of
-records (`--generator`'s, ../shared/tools/make_cc_corpus.py, made once in `--work`, as `benchmarks.cc_cost` makes it). Each build runs `--runs` times, the builds alternated (ABC,
-CBA, ...): filtering (`--quality fineweb-recipe`), filtering with `--clean-text` (the annotated build writes
-`clean_text` too), and annotating (`--annotate`). Prints the median wall and CPU seconds (user + system of the
+records (`--generator`'s, ../shared/tools/make_cc_corpus.py, made once in `--work`, as `benchmarks.cc_cost` makes
+it). Each build runs `--runs` times, the builds alternated (ABC, CBA, ...): filtering (`--quality
+fineweb-recipe`), filtering with `--clean-text` (the annotated build writes `clean_text` too), and annotating
+(`--annotate`). Prints the median wall and CPU seconds (user + system of the
 process tree) of each, the records written, and the CPU ratios of annotating to each filtering build.
 
 Then where annotating's extra CPU goes: the rules alone, on the texts the annotated build measured (its records'

@@ -21,12 +21,12 @@ needs_c = pytest.mark.skipif(c4._words is None, reason="transforms.native._words
 # and a combining dot), citations and brackets that are none, line ends and the ellipsis, words long and short,
 # digits a citation's `\d` takes (Arabic-Indic), every line break str.splitlines knows and the whitespace
 # str.strip and str.split know.
-PIECES = ["lorem ipsum", "Lorem Ipsum", "LOREM IPSUM", "javascript", "JavaScript", "JAVASCR\u0130PT", "privacy policy",
-          "Privacy Policy", "coo\u212aie policy", "uses cookies", "use of cookies", "use cookies", "terms of use",
-          "Terms Of Use", "policy", "cookie", "[1]", "[23]", "[٣]", "[]", "[edit]", "[citation needed]", "[x]", "[",
-          "]", "{", "}", ".", "?", "!", '"', "'", "...", "…", "word", "Word", "слово", "\u0130", "\u212a", "straße", "a",
-          "averyveryverylongword", "x" * 30, "1", "3.14", " ", "  ", "\t", "\u00a0", "\u3000", "\u200b",
-          "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\n\n"]
+PIECES = ["lorem ipsum", "Lorem Ipsum", "LOREM IPSUM", "javascript", "JavaScript", "JAVASCR\u0130PT",
+          "privacy policy", "Privacy Policy", "coo\u212aie policy", "uses cookies", "use of cookies", "use cookies",
+          "terms of use", "Terms Of Use", "policy", "cookie", "[1]", "[23]", "[٣]", "[]", "[edit]", "[citation needed]",
+          "[x]", "[", "]", "{", "}", ".", "?", "!", '"', "'", "...", "…", "word", "Word", "слово", "\u0130", "\u212a",
+          "straße", "a", "averyveryverylongword", "x" * 30, "1", "3.14", " ", "  ", "\t", "\u00a0", "\u3000",
+          "\u200b", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\n\n"]
 
 texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=60).map("".join)
 limits = st.fixed_dictionaries({
@@ -53,7 +53,8 @@ def test_c_and_python_scan_alike(text, limit, terminal_punctuation, until_page_r
      ["first line of words", "some lorem ipsum dolor", "with a { bracket here", "LOREM IPSUM again here"], {},
      {"lorem_ipsum": 2, "curly_bracket": 3}),
     # Lower case as Python's: KELVIN SIGN is "k"; DOTTED CAPITAL I lowers to "i" and a combining dot.
-    ("we use coo\u212aies here\nthe JAVASCR\u0130PT line stays", ["the JAVASCR\u0130PT line stays"], {"policy": [0]}, {}),
+    ("we use coo\u212aies here\nthe JAVASCR\u0130PT line stays", ["the JAVASCR\u0130PT line stays"],
+     {"policy": [0]}, {}),
 ])
 def test_what_the_c_scan_keeps_and_removes(text, kept, removed, met):
     scanned = c4.scan(text, dict(c4.DEFAULTS), terminal_punctuation=False, until_page_rule=False)

@@ -55,35 +55,21 @@ typedef struct {
     unsigned char ascii_terminals[128];
 } Sink;
 
-/* The ASCII marks of the terminals given last (the callers give the same set every time), and that set. */
-static PyObject *marked_terminals = NULL;
-static unsigned char ascii_marks[128];
-
-/* A sink that counts, with `terminals` (a set of str, or NULL); -1 on an error. */
+/* A sink that counts, with `terminals` (a set of str, or NULL), its ASCII ones marked; -1 on an error. */
 static int counting(Sink *sink, PyObject *terminals) {
     *sink = (Sink){NULL, terminals, 0, 0, 0, {0}};
     if (terminals == NULL)
         return 0;
-    if (terminals != marked_terminals || !PyFrozenSet_CheckExact(terminals)) {
-        PyObject *iterator = PyObject_GetIter(terminals), *item;
-        if (iterator == NULL)
-            return -1;
-        memset(ascii_marks, 0, sizeof(ascii_marks));
-        Py_CLEAR(marked_terminals);
-        while ((item = PyIter_Next(iterator)) != NULL) {
-            if (PyUnicode_Check(item) && PyUnicode_GET_LENGTH(item) == 1 && PyUnicode_READ_CHAR(item, 0) < 128)
-                ascii_marks[PyUnicode_READ_CHAR(item, 0)] = 1;
-            Py_DECREF(item);
-        }
-        Py_DECREF(iterator);
-        if (PyErr_Occurred())
-            return -1;
-        /* (Held, so that no other set takes its address; a set that can change is read every time.) */
-        Py_INCREF(terminals);
-        marked_terminals = terminals;
+    PyObject *iterator = PyObject_GetIter(terminals), *item;
+    if (iterator == NULL)
+        return -1;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        if (PyUnicode_Check(item) && PyUnicode_GET_LENGTH(item) == 1 && PyUnicode_READ_CHAR(item, 0) < 128)
+            sink->ascii_terminals[PyUnicode_READ_CHAR(item, 0)] = 1;
+        Py_DECREF(item);
     }
-    memcpy(sink->ascii_terminals, ascii_marks, sizeof(ascii_marks));
-    return 0;
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : 0;
 }
 
 /* Whether `character` is one of the sink's terminals: 1 or 0, -1 on an error. */
