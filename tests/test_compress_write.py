@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import functools
+import hashlib
 import io
 import lzma
 import random
@@ -354,6 +355,22 @@ def test_a_staging_file_of_other_fields_is_refused(tmp_path):
         doc.capture.source_offset]
     with pytest.raises(ValueError, match="staged for records of other fields"):
         list(staged_records([path], str(tmp_path), RecordLayout()))
+
+
+def test_a_staging_file_is_digested_only_for_a_completion_record(tmp_path):
+    # A unit's completion record (resume) holds its staging files' digests; a build without resume records hashes
+    # none of the bytes it stages.
+    [doc] = SMALL[:1]
+    layout = RecordLayout()
+    digested, plain = (StagingRun(str(tmp_path / f"{name}.avro"), layout, digesting=digesting)
+                       for name, digesting in (("digested", True), ("plain", False)))
+    for run in (digested, plain):
+        run.write(layout.staged(doc))
+        run.close()
+    written = (tmp_path / "digested.avro").read_bytes()
+    assert (digested.digest().sha256, digested.digest().size) == (hashlib.sha256(written).hexdigest(), len(written))
+    with pytest.raises(ValueError, match="staged without a digest"):
+        plain.digest()
 
 
 def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same_files(tmp_path, monkeypatch):

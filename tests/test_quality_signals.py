@@ -10,7 +10,9 @@ from hypothesis import given, settings, strategies as st
 
 from transforms.stages.filters import c4, gopher
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, RULE_SETS, apply_rule_sets
-from transforms.stages.filters.signals import MEASURING_THRESHOLDS, decide, measure_rule_sets
+from transforms.stages.filters.signals import MEASURING_THRESHOLDS, decide, measure_rule_sets, words_kept
+from transforms.stages.filters.verdict import ratio
+from transforms.stages.filters.words import count_words
 
 # Pieces of lines that reach every rule: sentences, short lines, bullets, ellipses, hashes, citations, C4's page
 # and phrase rules, long words, repeats.
@@ -115,3 +117,23 @@ def test_the_ngram_measures_are_the_references(words):
         assert gopher.top_ngram_characters(words, n) == plain_top_ngram_characters(words, n)
     for n in range(5, 11):
         assert gopher.repeated_ngram_characters(joined.of(n), n) == plain_repeated_ngram_characters(words, n)
+
+
+LINE_BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", " \n ", "\n\n"]
+CITED = ["Cited fact [1].", "A word[2] cited [edit] twice.", "[citation needed] at the start of it all.",
+         "An open [ bracket and [12] then [edit].", "x[1]y [ ] [3", "it cannot be, dont go."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PIECES + CITED), st.sampled_from(LINE_BREAKS)), min_size=1, max_size=14),
+       st.sampled_from(["", "en", "zh"]))
+def test_finewebs_words_after_c4_are_counted_from_the_words_before_it(pieces, language):
+    # Annotating, FineWeb's newlines per word counts the words C4 kept from the page's words (split by Gopher's
+    # steps before it) less the removed lines' and citations' (`signals.words_kept`): the count of the kept text.
+    text = "".join(piece + line_break for piece, line_break in pieces)
+    scan = c4.scan(text, dict(c4.DEFAULTS), False, until_page_rule=False)
+    assert words_kept(text, scan) == count_words(scan.text)
+    measured = measure_rule_sets(text, ("fineweb-recipe",), DEFAULT_THRESHOLDS, language)
+    kept = measured.text
+    if language != "zh" and any(line.strip() for line in kept.split("\n")):
+        assert measured.signals["fineweb/new_line_ratio"] == ratio(kept.count("\n"), count_words(kept))

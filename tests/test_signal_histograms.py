@@ -9,8 +9,8 @@ from hypothesis import given, strategies as st
 
 from transforms.report.report import build_report, tally_record
 from transforms.report.report_page_signals import signals_html
-from transforms.report.signal_histograms import (ALL_LANGUAGES, BINS, EDGES, SignalTally, bin_of, dropped_side,
-                                                signals_section, threshold_name)
+from transforms.report.signal_histograms import (ALL_LANGUAGES, BIN_KEY, BINS, EDGES, SIDE_KEY, SignalTally, bin_of,
+                                                dropped_side, signals_section, threshold_name)
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS, thresholds_of
 from transforms.stages.filters.signals import THRESHOLD_RULES
 
@@ -135,3 +135,40 @@ def test_a_shards_documents_added_up_at_once_tally_as_each_alone(pages):
         tally_record(staged(signals, language, tokens), THRESHOLDS, at_once, shard)
     # Key for key, those of no tokens too (the report lists their bins).
     assert dict(shard.add_to(at_once)) == dict(alone)
+
+
+def one_at_a_time(pages: list[tuple[dict, str, int]], thresholds: dict) -> Counter:
+    """The histograms' keys as the rules define them, a document and a signal at a time (`bin_of`, and the side
+    of the threshold as compared), for the shard's arrays to be checked against."""
+    tally = Counter()
+    for signals, language, tokens in pages:
+        for name, value in signals.items():
+            named = threshold_name(name)
+            threshold = thresholds.get(named) if named is not None else None
+            per_language = name.partition("/")[0] in ("gopher_repetition", "gopher_quality", "fineweb")
+            side = None if threshold is None else ("above" if value > threshold else "at" if value >= threshold
+                                                   else "below")
+            for where in dict.fromkeys((ALL_LANGUAGES, (language or "none") if per_language else ALL_LANGUAGES)):
+                tally[(BIN_KEY, name, where, "documents", bin_of(value))] += 1
+                tally[(BIN_KEY, name, where, "tokens", bin_of(value))] += tokens
+                if side is not None:
+                    tally[(SIDE_KEY, name, where, "documents", side)] += 1
+                    tally[(SIDE_KEY, name, where, "tokens", side)] += tokens
+    return tally
+
+
+EDGE_VALUES = [*EDGES, -0.0, -1.0, 0.8, 10.0, float("inf"), float("-inf"), float("nan"), 2.0 ** 41, 1e-300]
+
+
+@given(st.lists(st.tuples(st.dictionaries(st.sampled_from([NON_ALPHA, "c4/lorem_ipsum", "language/score",
+                                                           "fineweb/line_punct_thr", "gopher_quality/min_doc_words",
+                                                           "dedup/exact_cluster"]),
+                                          st.one_of(st.sampled_from(EDGE_VALUES), st.floats(),
+                                                    st.integers(-5, 10 ** 6)),
+                                          min_size=1),
+                          st.sampled_from(["en", "de", "", "*", "none"]), st.integers(0, 2 ** 40)), max_size=30))
+def test_a_shards_bins_and_sides_are_each_documents_as_the_rules_define_them(pages):
+    shard = SignalTally(THRESHOLDS)
+    for signals, language, tokens in pages:
+        shard.add(signals, language, tokens)
+    assert dict(shard.add_to(Counter())) == dict(one_at_a_time(pages, THRESHOLDS))

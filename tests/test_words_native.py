@@ -62,6 +62,22 @@ def test_the_shapes_c_splits_itself(text, tokens):
 
 
 @needs_c
+@pytest.mark.parametrize("run_together", [
+    {"ёлка": ["ё", "лка"], "x": ["x", "x"], "abcdefghijkl": ["abc", "defghijkl"]},
+    {"Ångström": ["Å", "ngström"]},
+    {},
+])
+def test_count_words_looks_up_every_run_together_word(run_together):
+    # Counting, C looks a chunk of letters up in run_together only where one of its words could be: that of any
+    # first letter and any length, as it is given.
+    rules = (words._split_chunk, run_together, *words._C_RULES[2:])
+    text = "ёлка x abcdefghijkl Ångström ёлки xx abcdefghijk dont y"
+    expected = len(words._words.split_words(text, *rules))
+    assert expected == len(text.split()) + len(run_together)
+    assert words._words.count_words(text, *rules) == expected
+
+
+@needs_c
 def test_bad_arguments_are_refused():
     with pytest.raises(TypeError, match="split_words"):
         words._words.split_words("a b", words._split_chunk, [], words._SUFFIX_CHARACTERS, words._PERIOD_AFTER,

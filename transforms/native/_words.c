@@ -4,7 +4,9 @@
  * `split_words(text, split_chunk, run_together, suffixes, period_after, abbreviations)` is
  * `tuple(chain.from_iterable(map(split_chunk, text.split())))` where the common shapes of chunk never reach
  * Python, split as split_chunk splits them:
- * - letters alone (`str.isalpha`): the chunk, or the tokens `run_together` lists for it ("cannot" -> can, not);
+ * - letters alone (`str.isalpha`): the chunk, or the tokens `run_together` lists for it ("cannot" -> can, not),
+ *   looked up only where one of its words could be (of their lengths and first letters: counting, no str is made
+ *   of the others);
  * - ASCII digits alone: the chunk;
  * - letters, then one character of `suffixes` (a comma, a colon, a bracket...): the letters' tokens, the mark;
  * - two letters or more, then a period, the letter before it one of `period_after` (the lower-case letters after
@@ -13,8 +15,8 @@
  * Every other chunk is `split_chunk(chunk)`, a tuple of str. `count_words(...)` counts those tokens and
  * `count_sentences(..., terminals)` their sentences as words.count_sentences does, making no str of a chunk of
  * letters or digits (none is a terminal) and splitting no chunk without a terminal in it (its tokens, pieces of
- * it, are none). The whitespace is `str.split()`'s and the letters
- * `str.isalpha()`'s (Python's own Py_UNICODE_ISSPACE and Py_UNICODE_ISALPHA). Leaving these out of Python is
+ * it, are none). The whitespace is `str.split()`'s and the letters `str.isalpha()`'s (Python's own
+ * Py_UNICODE_ISSPACE and Py_UNICODE_ISALPHA, ASCII letters without a call). Leaving these out of Python is
  * what makes it faster: they are nine chunks in ten, and the pure path looks each up in split_chunk's cache, where
  * they push out the chunks that are costly to split.
  *
@@ -27,6 +29,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+
+/* str.isalpha() of a character, ASCII without a call: most characters of most pages. */
+static inline int is_letter(Py_UCS4 character) {
+    return character < 128 ? (unsigned)((character | 32) - 'a') < 26 : Py_UNICODE_ISALPHA(character);
+}
 
 /* Whether `haystack` holds `needle` (memmem, which not every C library has). */
 static int holds(const char *haystack, size_t length, const char *needle, size_t size) {
@@ -53,11 +60,42 @@ typedef struct {
     Py_ssize_t tokens, starts;
     int after_terminal;
     unsigned char ascii_terminals[128];
+    /* What run_together's words can be (`together`): their lengths, and their first characters (ASCII ones marked,
+     * `together_first[0]`: one is not ASCII); a chunk of letters that is none is not looked up. */
+    Py_ssize_t together_shortest, together_longest;
+    unsigned char together_first[128];
 } Sink;
+
+/* Marks in the sink what the words of `run_together` (a dict of str) can be; -1 on an error. */
+static int together(Sink *sink, PyObject *run_together) {
+    PyObject *word, *parts;
+    Py_ssize_t at = 0;
+    sink->together_shortest = PY_SSIZE_T_MAX;
+    sink->together_longest = 0;
+    memset(sink->together_first, 0, sizeof sink->together_first);
+    while (PyDict_Next(run_together, &at, &word, &parts)) {
+        if (!PyUnicode_Check(word) || PyUnicode_GET_LENGTH(word) == 0)
+            continue;  /* never a chunk of letters */
+        Py_ssize_t length = PyUnicode_GET_LENGTH(word);
+        Py_UCS4 first = PyUnicode_READ_CHAR(word, 0);
+        sink->together_first[first < 128 ? first : 0] = 1;
+        sink->together_shortest = Py_MIN(sink->together_shortest, length);
+        sink->together_longest = Py_MAX(sink->together_longest, length);
+    }
+    return 0;
+}
+
+/* Whether text[start:end] could be one of run_together's words (`together`). */
+static int maybe_together(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t end) {
+    if (end - start < sink->together_shortest || end - start > sink->together_longest)
+        return 0;
+    Py_UCS4 first = PyUnicode_READ_CHAR(text, start);
+    return sink->together_first[first < 128 ? first : 0];
+}
 
 /* A sink that counts, with `terminals` (a set of str, or NULL), its ASCII ones marked; -1 on an error. */
 static int counting(Sink *sink, PyObject *terminals) {
-    *sink = (Sink){NULL, terminals, 0, 0, 0, {0}};
+    *sink = (Sink){NULL, terminals, 0, 0, 0, {0}, 0, 0, {0}};
     if (terminals == NULL)
         return 0;
     PyObject *iterator = PyObject_GetIter(terminals), *item;
@@ -126,10 +164,15 @@ static int add_letters(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t 
         add_other(sink);
         return 0;
     }
+    if (sink->list == NULL && !maybe_together(sink, text, start, end)) {
+        add_other(sink);
+        return 0;
+    }
     PyObject *letters = PyUnicode_Substring(text, start, end);
     if (letters == NULL)
         return -1;
-    PyObject *parts = PyDict_GetItemWithError(run_together, letters);  /* borrowed */
+    PyObject *parts = maybe_together(sink, text, start, end)
+                      ? PyDict_GetItemWithError(run_together, letters) : NULL;  /* borrowed */
     int status = parts != NULL ? add_all(sink, parts) : PyErr_Occurred() ? -1 : add(sink, letters);
     Py_DECREF(letters);
     return status;
@@ -170,7 +213,7 @@ static int hyphenated(PyObject *text, Py_ssize_t start, Py_ssize_t end) {
                 return 0;
             after_letter = 0;
             hyphens++;
-        } else if (Py_UNICODE_ISALPHA(character)) {
+        } else if (is_letter(character)) {
             after_letter = 1;
         } else {
             return 0;
@@ -290,7 +333,7 @@ static int add_text(Sink *sink, PyObject *text, PyObject *const *rules) {
             Py_UCS4 character = PyUnicode_READ(kind, data, position);
             if (Py_UNICODE_ISSPACE(character))
                 break;
-            if (in_letters && Py_UNICODE_ISALPHA(character))
+            if (in_letters && is_letter(character))
                 letters++;
             else
                 in_letters = 0;
@@ -316,9 +359,11 @@ static PyObject *split_words(PyObject *module, PyObject *const *args, Py_ssize_t
     if (!rules_given(args, nargs, 6, "split_words(text, split_chunk, run_together: dict, suffixes: set, "
                                      "period_after: set, abbreviations: set)"))
         return NULL;
-    Sink sink = {PyList_New(0), NULL, 0, 0, 0, {0}};
-    if (sink.list == NULL)
+    Sink sink = {PyList_New(0), NULL, 0, 0, 0, {0}, 0, 0, {0}};
+    if (sink.list == NULL || together(&sink, args[2]) < 0) {
+        Py_XDECREF(sink.list);
         return NULL;
+    }
     PyObject *result = add_text(&sink, args[0], args + 1) < 0 ? NULL : PyList_AsTuple(sink.list);
     Py_DECREF(sink.list);
     return result;
@@ -339,7 +384,7 @@ static PyObject *count_words(PyObject *module, PyObject *const *args, Py_ssize_t
                                      "period_after: set, abbreviations: set)"))
         return NULL;
     Sink sink;
-    if (counting(&sink, NULL) < 0 || add_text(&sink, args[0], args + 1) < 0)
+    if (counting(&sink, NULL) < 0 || together(&sink, args[2]) < 0 || add_text(&sink, args[0], args + 1) < 0)
         return NULL;
     return PyLong_FromSsize_t(sink.tokens);
 }

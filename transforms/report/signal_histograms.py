@@ -21,6 +21,8 @@ import bisect
 import functools
 from collections import Counter
 
+import numpy as np
+
 from transforms.stages.filters import fineweb, gopher
 from transforms.stages.filters.rule_sets import DEFAULT_THRESHOLDS
 from transforms.stages.filters.signals import THRESHOLD_RULES
@@ -28,6 +30,7 @@ from transforms.stages.filters.signals import THRESHOLD_RULES
 SHARE_BINS = 20
 EDGES = tuple(step / SHARE_BINS for step in range(SHARE_BINS + 1)) + tuple(float(2 ** power) for power in range(1, 41))
 BINS = len(EDGES) - 1
+_EDGES = np.array(EDGES)
 # The families whose rules depend on the page's language.
 LANGUAGE_DEPENDENT = (gopher.REPETITION, gopher.QUALITY, fineweb.RULE_SET)
 # The histogram of every document, beside those per language.
@@ -65,45 +68,81 @@ def dropped_side(signal: str) -> str | None:
     return rule.dropped_side if rule is not None and threshold_name(signal) is not None else None
 
 
-def side_of(value: float, threshold: float) -> str:
-    return SIDES[(value >= threshold) + (value > threshold)]
-
-
 class SignalTally:
     """What written documents add to the signals' histograms: per signal, its bin and its side of the threshold, in
-    documents and tokens, for every document and (for rules that depend on it) for its language. Added up a
-    document at a time as (signal, language, bin, side) -> documents and tokens, two counts per signal, and made
-    into the report's keys (`BIN_KEY`, `SIDE_KEY`; every document's under `ALL_LANGUAGES` summed from its
-    language's) once, by `add_to`: a shard adds up thousands of documents of a few dozen signals each."""
+    documents and tokens, for every document and (for rules that depend on it) for its language. A shard adds up
+    thousands of documents of a few dozen signals each: `add` keeps a document's values as they are (its signals'
+    names once per set of names, most documents having the same), and `add_to` bins and counts each signal's values
+    at once (`bins_of`; the side as `value >= threshold` plus `value > threshold`) into the report's keys
+    (`BIN_KEY`, `SIDE_KEY`; every document's under `ALL_LANGUAGES`, beside its language's where the signal is
+    counted per language)."""
 
     def __init__(self, thresholds: dict):
         self._thresholds = thresholds
-        self._documents: Counter = Counter()
-        self._tokens: Counter = Counter()
+        # The documents' languages and tokens, in the order added; and by their signals' names (a tuple), the
+        # values of each document that has those, and its index.
+        self._languages: list[str] = []
+        self._tokens: list[int] = []
+        self._by_names: dict[tuple, tuple[list, list]] = {}
 
     def add(self, signals: dict[str, float], language: str, tokens: int) -> None:
-        documents, counted_tokens, thresholds = self._documents, self._tokens, self._thresholds
-        language = language or "none"
-        for name, value in signals.items():
-            named, per_language = _counted(name)
-            threshold = thresholds.get(named) if named is not None else None
-            key = (name, language if per_language else ALL_LANGUAGES, bin_of(value),
-                   None if threshold is None else side_of(value, threshold))
-            documents[key] += 1
-            counted_tokens[key] += tokens
+        names = tuple(signals)
+        documents = self._by_names.get(names)
+        if documents is None:
+            documents = self._by_names[names] = ([], [])
+        documents[0].append(tuple(signals.values()))
+        documents[1].append(len(self._languages))
+        self._languages.append(language or "none")
+        self._tokens.append(tokens)
 
     def add_to(self, tally: Counter) -> Counter:
         """`tally` with the histograms added, in the report's keys."""
-        for key, count in self._documents.items():
-            name, language, place, side = key
-            tokens = self._tokens[key]
-            for where in (ALL_LANGUAGES,) if language == ALL_LANGUAGES else (ALL_LANGUAGES, language):
-                tally[(BIN_KEY, name, where, "documents", place)] += count
-                tally[(BIN_KEY, name, where, "tokens", place)] += tokens
-                if side is not None:
-                    tally[(SIDE_KEY, name, where, "documents", side)] += count
-                    tally[(SIDE_KEY, name, where, "tokens", side)] += tokens
+        if not self._languages:
+            return tally
+        languages, language_of = np.unique(np.array(self._languages, dtype=object), return_inverse=True)
+        # Where a signal is not counted per language: one language more, every document's.
+        names_of_languages = [*languages.tolist(), ALL_LANGUAGES]
+        tokens = np.array(self._tokens, dtype=np.int64)
+        for names, (rows, indexes) in self._by_names.items():
+            self._add_documents(tally, names, np.array(rows, dtype=np.float64).reshape(len(rows), len(names)),
+                                language_of[indexes], tokens[indexes], names_of_languages)
         return tally
+
+    def _add_documents(self, tally: Counter, names: tuple, values: np.ndarray, languages: np.ndarray,
+                       tokens: np.ndarray, names_of_languages: list[str]) -> None:
+        """Documents of the same signals (`names`; `values`: a row each, a column a signal) added to `tally`'s
+        keys, as a document at a time would add them: each (signal, language, bin, side) met, its documents and
+        tokens (0 tokens too), and every language's under `ALL_LANGUAGES` as well."""
+        counted = [_counted(name) for name in names]
+        thresholds = np.array([np.nan if named is None or self._thresholds.get(named) is None
+                               else self._thresholds[named] for named, _ in counted])
+        per_language = np.array([per_language for _, per_language in counted])
+        sides = np.where(np.isnan(thresholds), 0, (values >= thresholds).astype(np.int64) + (values > thresholds))
+        where = np.where(per_language, languages[:, None], len(names_of_languages) - 1)
+        # (signal, language, bin, side) as one number.
+        places = (((np.arange(len(names)) * len(names_of_languages) + where) * BINS + bins_of(values)) * len(SIDES)
+                  + sides)
+        met, met_of = np.unique(places.ravel(), return_inverse=True)
+        documents = np.bincount(met_of, minlength=len(met))
+        token_sums = np.zeros(len(met), dtype=np.int64)
+        np.add.at(token_sums, met_of, np.repeat(tokens, len(names)))
+        for place, count, summed in zip(met.tolist(), documents.tolist(), token_sums.tolist()):
+            rest, side = divmod(place, len(SIDES))
+            rest, at = divmod(rest, BINS)
+            column, language = divmod(rest, len(names_of_languages))
+            name, has_side = names[column], not np.isnan(thresholds[column])
+            for where_counted in {ALL_LANGUAGES: None, names_of_languages[language]: None}:
+                tally[(BIN_KEY, name, where_counted, "documents", at)] += count
+                tally[(BIN_KEY, name, where_counted, "tokens", at)] += summed
+                if has_side:
+                    tally[(SIDE_KEY, name, where_counted, "documents", SIDES[side])] += count
+                    tally[(SIDE_KEY, name, where_counted, "tokens", SIDES[side])] += summed
+
+
+def bins_of(values: np.ndarray) -> np.ndarray:
+    """`bin_of` of every value."""
+    found = np.searchsorted(_EDGES, values, side="right") - 1
+    return np.clip(np.where(values > 1, found, np.minimum(found, SHARE_BINS - 1)), 0, BINS - 1)
 
 
 def signals_section(tally: Counter, thresholds: dict) -> dict:

@@ -161,8 +161,8 @@ class StageDocuments(beam.DoFn):
         if run is None or capture.source_offset <= run.last_offset:
             if run is not None:
                 yield beam.pvalue.TaggedOutput(STAGED, (unit, run.close()))
-            run = self._open[unit] = StagingRun(staging_path(self._staging_dir, unit, self._attempt, self._runs), self._layout,
-                                          self._attempt)
+            run = self._open[unit] = StagingRun(staging_path(self._staging_dir, unit, self._attempt, self._runs),
+                                                self._layout, self._attempt, digesting=self._plan is not None)
             self._runs += 1
             if self._plan is not None:
                 ledger_for(self._plan).add_run(unit, run)

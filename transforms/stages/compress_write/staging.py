@@ -34,13 +34,13 @@ STAGED_LAYOUT = "webcorpus.staged_layout"
 
 class StagingRun:
     """A staging file being written: the staging records (`RecordLayout.staged`) of one unit in rising
-    offset, by one bundle attempt (`attempt`); digested as it is written (`digest`, once closed), for the unit's
-    completion record."""
+    offset, by one bundle attempt (`attempt`); with `digesting`, digested as it is written (`digest`, once closed),
+    for the unit's completion record (a build without resume records has none, and hashes nothing)."""
 
-    def __init__(self, path: str, layout: RecordLayout, attempt: str = ""):
+    def __init__(self, path: str, layout: RecordLayout, attempt: str = "", digesting: bool = False):
         self.path = path
         self.attempt = attempt
-        self._handle = DigestingHandle(FileSystems.create(path))
+        self._handle = DigestingHandle(FileSystems.create(path)) if digesting else FileSystems.create(path)
         self._writer = fastavro.write.Writer(self._handle, layout.staging_schema, codec="null",
                                              metadata={STAGED_LAYOUT: layout.identity})
         self.last_offset = -1
@@ -61,7 +61,9 @@ class StagingRun:
         return self.path
 
     def digest(self) -> FileDigest:
-        """The closed file's size, SHA-256 and records."""
+        """The closed file's size, SHA-256 and records (of a run `digesting`)."""
+        if not isinstance(self._handle, DigestingHandle):
+            raise ValueError(f"{self.path} was staged without a digest (StagingRun(digesting=False))")
         return self._handle.digest(self.path, self.records)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from transforms.stages.filters.verdict import Drop, Empty, Rule, first_drop, ratio, rule_table
 from transforms.stages.filters.segmenters import word_counter
-from transforms.stages.filters.words import duplicates, ends_sentence
+from transforms.stages.filters.words import count_words, duplicates, ends_sentence
 
 RULE_SET = "fineweb"
 DEFAULTS = {"line_punct_thr": 0.12, "short_line_thr": 0.67, "short_line_length": 30, "char_duplicates_ratio": 0.01,
@@ -22,10 +22,11 @@ RULES = rule_table(Empty("empty"), Rule("line_punct_thr", minimum=True), Rule("s
                    Rule("char_duplicates_ratio"), Rule("new_line_ratio"))
 
 
-def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str, float]]:
+def measures(text: str, limits: dict, language: str = "", words: int | None = None) -> Iterator[tuple[str, float]]:
     """FineWeb's rules' values of `text`, as (rule, value) in `RULES`' order, each computed when asked for. `empty`
     is the count of non-blank lines: none leaves the others unmeasured. Newlines per word only counts where the text
-    has words (`segmenters.word_counter`: a language written with spaces, or a language pack's segmenter)."""
+    has words (`segmenters.word_counter`: a language written with spaces, or a language pack's segmenter); `words`:
+    `words.count_words(text)` where the caller has it (used where that is the language's count)."""
     lines = [line for line in text.split("\n") if line.strip()]
     yield "empty", len(lines)
     if not lines:
@@ -38,7 +39,8 @@ def measures(text: str, limits: dict, language: str = "") -> Iterator[tuple[str,
     yield "char_duplicates_ratio", ratio(duplicates(lines)[1], len(text.replace("\n", "")))
     count = word_counter(language, limits.get("word_segmenter"))
     if count is not None:
-        yield "new_line_ratio", ratio(text.count("\n"), count(text))
+        yield "new_line_ratio", ratio(text.count("\n"), words if words is not None and count is count_words
+                                      else count(text))
 
 
 def fineweb(text: str, thresholds: dict, language: str = "") -> Drop | None:

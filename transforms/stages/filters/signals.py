@@ -27,7 +27,9 @@ from transforms.stages.filters import c4 as c4_rules
 from transforms.stages.filters import fineweb as fineweb_rules
 from transforms.stages.filters import gopher
 from transforms.stages.filters.rule_sets import C4_STEPS, DEFAULT_THRESHOLDS, STEP_FAMILY, steps_of, thresholds_of
+from transforms.stages.filters.segmenters import word_splitter
 from transforms.stages.filters.verdict import Drop, Empty, first_drop
+from transforms.stages.filters.words import count_words, split_words
 
 # The families whose rules measure the text as it is, each rule by itself: their values, and their rules.
 MEASURES = {
@@ -68,6 +70,33 @@ def _limits(family: str, thresholds: dict) -> dict:
     return thresholds_of(family, {**DEFAULT_THRESHOLDS, **thresholds})
 
 
+# The rules whose signals C4's page decision reads (`c4.decide`), and every value its scan measures.
+C4_DECIDING = (*c4_rules.PAGE_RULES, c4_rules.MIN_NUM_SENTENCES.name)
+C4_MEASURED = tuple(c4_rules.Scan().values())
+
+
+def _steps(rule_sets: tuple[str, ...], thresholds: dict) -> tuple:
+    """The steps of `rule_sets` as (step, family, limits, each rule's signal name by rule, those of the rules that
+    decide) at `thresholds`: the same for every page a build measures or a selection decides, so found once per
+    set of thresholds (`_steps_at`; where a threshold is unhashable, every time)."""
+    items = tuple(thresholds.items())
+    try:
+        return _steps_at(rule_sets, items)
+    except TypeError:
+        return _steps_at.__wrapped__(rule_sets, items)
+
+
+@functools.lru_cache(maxsize=64)
+def _steps_at(rule_sets: tuple[str, ...], thresholds: tuple[tuple[str, object], ...]) -> tuple:
+    steps = []
+    for step in steps_of(rule_sets):
+        family = STEP_FAMILY[step]
+        measured, deciding = (C4_MEASURED, C4_DECIDING) if step in C4_STEPS else (MEASURES[family][1],) * 2
+        names = {rule: f"{family}/{rule}" for rule in measured}
+        steps.append((step, family, _limits(family, dict(thresholds)), names, {rule: names[rule] for rule in deciding}))
+    return tuple(steps)
+
+
 def measure_rule_sets(text: str, rule_sets: tuple[str, ...], thresholds: dict, language: str = "") -> Measured:
     """Every rule of `rule_sets` measured on `text` (see the module's docstring); raises ValueError for rule sets
     that have a family twice (`repeated_family`)."""
@@ -77,41 +106,43 @@ def measure_rule_sets(text: str, rule_sets: tuple[str, ...], thresholds: dict, l
                          "their signals would have the same names")
     signals: dict[str, float] = {}
     removed_lines: dict[str, list[int]] = {}
-    for step in steps_of(rule_sets):
-        family = STEP_FAMILY[step]
-        limits = _limits(family, thresholds)
+    # The text a Gopher step split into words (`split_words` keeps its last few texts' words), and the words of what
+    # C4's line rules kept of it, for FineWeb's newlines per word.
+    split, kept_words = None, None
+    for step, family, limits, names, _ in _steps(rule_sets, thresholds):
         if step in C4_STEPS:
             scan = c4_rules.scan(text, limits, C4_STEPS[step], until_page_rule=False)
             values = scan.values().items()
             removed_lines = scan.removed
+            kept_words = words_kept(text, scan) if split is text else None
             text = scan.text
+        elif family == fineweb_rules.RULE_SET:
+            values = fineweb_rules.measures(text, limits, language, kept_words)
         else:
-            measures, _ = MEASURES[family]
-            values = measures(text, limits, language)
-        signals.update({f"{family}/{rule}": float(value) for rule, value in values})
+            values = MEASURES[family][0](text, limits, language)
+            if word_splitter(language, limits.get("word_segmenter")) is split_words:
+                split = text
+        signals.update({names[rule]: float(value) for rule, value in values})
     return Measured(signals, text, removed_lines)
 
 
-# The rules whose signals C4's page decision reads (`c4.decide`).
-C4_DECIDING = (*c4_rules.PAGE_RULES, c4_rules.MIN_NUM_SENTENCES.name)
-
-
-@functools.lru_cache(maxsize=64)
-def _steps_limits(rule_sets: tuple[str, ...], thresholds: tuple[tuple[str, float], ...]) -> tuple:
-    """The steps of `rule_sets` as (step, family, limits, the signal of each rule deciding, by rule), for
-    `thresholds` (as sorted items): a selection decides every document with the same ones."""
-    steps = []
-    for step in steps_of(rule_sets):
-        family = STEP_FAMILY[step]
-        rules = C4_DECIDING if step in C4_STEPS else MEASURES[family][1]
-        steps.append((step, family, _limits(family, dict(thresholds)), {rule: f"{family}/{rule}" for rule in rules}))
-    return tuple(steps)
+def words_kept(text: str, scan: c4_rules.Scan) -> int:
+    """`count_words(scan.text)`, the words of what C4's line rules kept of `text`, from `text`'s words (its
+    `split_words`, kept from the step before), less those of the lines the rules removed and of the citations they
+    removed from the lines kept: a whitespace-separated chunk, and so a word, is never across lines."""
+    lines = text.splitlines()
+    removed = {index for indexes in scan.removed.values() for index in indexes}
+    count = len(split_words(text)) - count_words("\n".join(lines[index] for index in sorted(removed)))
+    if "[" in text:
+        count -= sum(count_words(line) - count_words(c4_rules.CITATION.sub("", line))
+                     for index, line in enumerate(lines) if "[" in line and index not in removed)
+    return count
 
 
 def decide(signals: dict[str, float], rule_sets: tuple[str, ...], thresholds: dict) -> Drop | None:
     """The first rule of `rule_sets` (in the order they apply) that drops the page `signals` measure, at
     `thresholds`, or None: `apply_rule_sets(...).drop` of the text measured."""
-    for step, family, limits, named in _steps_limits(rule_sets, tuple(sorted(thresholds.items()))):
+    for step, family, limits, _, named in _steps(rule_sets, thresholds):
         # (Each rule's signal looked up by its name: a page has dozens the step does not read.)
         values = ((rule, signals[name]) for rule, name in named.items() if name in signals)
         if step in C4_STEPS:
