@@ -78,12 +78,8 @@ C4_MEASURED = tuple(c4_rules.Scan().values())
 def _steps(rule_sets: tuple[str, ...], thresholds: dict) -> tuple:
     """The steps of `rule_sets` as (step, family, limits, each rule's signal name by rule, those of the rules that
     decide) at `thresholds`: the same for every page a build measures or a selection decides, so found once per
-    set of thresholds (`_steps_at`; where a threshold is unhashable, every time)."""
-    items = tuple(thresholds.items())
-    try:
-        return _steps_at(rule_sets, items)
-    except TypeError:
-        return _steps_at.__wrapped__(rule_sets, items)
+    set of thresholds (`_steps_at`; their values are numbers, and a language pack's frozensets and names)."""
+    return _steps_at(rule_sets, tuple(thresholds.items()))
 
 
 @functools.lru_cache(maxsize=64)
