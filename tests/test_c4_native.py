@@ -87,7 +87,7 @@ def test_sentences_are_counted_with_a_set_of_terminals_that_changes():
 @needs_c
 def test_bad_arguments_are_refused():
     with pytest.raises(TypeError, match="c4_scan"):
-        c4._words.c4_scan("a b", 1000.0, 3.0, 3, 0, c4._remove_citations, c4._C_MARKS[:5], c4.SENTENCE_ARGUMENTS)
+        c4._words.c4_scan("a b", 1000.0, 3.0, 3, 0, c4.remove_citations, c4._C_MARKS[:5], c4.SENTENCE_ARGUMENTS)
     with pytest.raises(TypeError, match="gives a str"):
         c4._words.c4_scan("one two three [1]", 1000.0, 3.0, 3, 0, lambda line: None, c4._C_MARKS,
                           c4.SENTENCE_ARGUMENTS)

@@ -66,8 +66,8 @@ typedef struct {
     unsigned char together_first[128];
 } Sink;
 
-/* Marks in the sink what the words of `run_together` (a dict of str) can be; -1 on an error. */
-static int together(Sink *sink, PyObject *run_together) {
+/* Marks in the sink what the words of `run_together` (a dict of str) can be. */
+static void together(Sink *sink, PyObject *run_together) {
     PyObject *word, *parts;
     Py_ssize_t at = 0;
     sink->together_shortest = PY_SSIZE_T_MAX;
@@ -82,7 +82,6 @@ static int together(Sink *sink, PyObject *run_together) {
         sink->together_shortest = Py_MIN(sink->together_shortest, length);
         sink->together_longest = Py_MAX(sink->together_longest, length);
     }
-    return 0;
 }
 
 /* Whether text[start:end] could be one of run_together's words (`together`). */
@@ -164,15 +163,15 @@ static int add_letters(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t 
         add_other(sink);
         return 0;
     }
-    if (sink->list == NULL && !maybe_together(sink, text, start, end)) {
+    int could_be_together = maybe_together(sink, text, start, end);
+    if (sink->list == NULL && !could_be_together) {
         add_other(sink);
         return 0;
     }
     PyObject *letters = PyUnicode_Substring(text, start, end);
     if (letters == NULL)
         return -1;
-    PyObject *parts = maybe_together(sink, text, start, end)
-                      ? PyDict_GetItemWithError(run_together, letters) : NULL;  /* borrowed */
+    PyObject *parts = could_be_together ? PyDict_GetItemWithError(run_together, letters) : NULL;  /* borrowed */
     int status = parts != NULL ? add_all(sink, parts) : PyErr_Occurred() ? -1 : add(sink, letters);
     Py_DECREF(letters);
     return status;
@@ -254,7 +253,7 @@ static int has_terminal(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize_t
     const void *data = PyUnicode_DATA(text);
     for (Py_ssize_t position = start; position < end; position++) {
         Py_UCS4 character = PyUnicode_READ(kind, data, position);
-        if ((character >= '0' && character <= '9') || (character >= 128 && Py_UNICODE_ISALPHA(character)))
+        if ((character >= '0' && character <= '9') || is_letter(character))
             continue;
         int found = is_terminal(sink, character);
         if (found != 0)
@@ -360,10 +359,9 @@ static PyObject *split_words(PyObject *module, PyObject *const *args, Py_ssize_t
                                      "period_after: set, abbreviations: set)"))
         return NULL;
     Sink sink = {PyList_New(0), NULL, 0, 0, 0, {0}, 0, 0, {0}};
-    if (sink.list == NULL || together(&sink, args[2]) < 0) {
-        Py_XDECREF(sink.list);
+    if (sink.list == NULL)
         return NULL;
-    }
+    together(&sink, args[2]);
     PyObject *result = add_text(&sink, args[0], args + 1) < 0 ? NULL : PyList_AsTuple(sink.list);
     Py_DECREF(sink.list);
     return result;
@@ -384,7 +382,10 @@ static PyObject *count_words(PyObject *module, PyObject *const *args, Py_ssize_t
                                      "period_after: set, abbreviations: set)"))
         return NULL;
     Sink sink;
-    if (counting(&sink, NULL) < 0 || together(&sink, args[2]) < 0 || add_text(&sink, args[0], args + 1) < 0)
+    if (counting(&sink, NULL) < 0)
+        return NULL;
+    together(&sink, args[2]);
+    if (add_text(&sink, args[0], args + 1) < 0)
         return NULL;
     return PyLong_FromSsize_t(sink.tokens);
 }

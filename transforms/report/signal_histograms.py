@@ -17,7 +17,6 @@ spaces, stop words only in English): their signals are counted per language too.
 
 from __future__ import annotations
 
-import bisect
 import functools
 from collections import Counter
 
@@ -41,10 +40,8 @@ BIN_KEY, SIDE_KEY = "signal_bin", "signal_side"
 
 
 def bin_of(value: float) -> int:
-    """The bin of `value`: [EDGES[i], EDGES[i + 1]), but the last share bin holds 1 too (a share of 1 is a share:
-    [0.95, 1]); the first and last bins are open below and above."""
-    found = bisect.bisect_right(EDGES, value) - 1
-    return min(max(found if value > 1 else min(found, SHARE_BINS - 1), 0), BINS - 1)
+    """The bin of `value` (`bins_of`)."""
+    return int(bins_of(np.float64(value)))
 
 
 def threshold_name(signal: str) -> str | None:
@@ -140,7 +137,8 @@ class SignalTally:
 
 
 def bins_of(values: np.ndarray) -> np.ndarray:
-    """`bin_of` of every value."""
+    """The bin of each value: [EDGES[i], EDGES[i + 1]), but the last share bin holds 1 too (a share of 1 is a share:
+    [0.95, 1]); the first and last bins are open below and above."""
     found = np.searchsorted(_EDGES, values, side="right") - 1
     return np.clip(np.where(values > 1, found, np.minimum(found, SHARE_BINS - 1)), 0, BINS - 1)
 

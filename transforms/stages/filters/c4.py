@@ -80,12 +80,13 @@ def scan(text: str, limits: dict, terminal_punctuation: bool = True, until_page_
     fewest = limits["min_words_per_line"]
     kept, removed, sentence_count, lorem_ipsum, curly_bracket = _words.c4_scan(
         text, float(limits["max_word_length"]), float(fewest), max(math.ceil(fewest), 0), flags,
-        _remove_citations, _C_MARKS, SENTENCE_ARGUMENTS)
+        remove_citations, _C_MARKS, SENTENCE_ARGUMENTS)
     return Scan(kept, dict(zip(LINE_RULES, removed)), sentence_count,
                 {"lorem_ipsum": lorem_ipsum, "curly_bracket": curly_bracket})
 
 
-def _remove_citations(line: str) -> str:
+def remove_citations(line: str) -> str:
+    """`line` without its Wikipedia-style citations (`CITATION`), as C4 keeps a line."""
     return CITATION.sub("", line)
 
 
@@ -107,7 +108,7 @@ def python_scan(text: str, limits: dict, terminal_punctuation: bool = True, unti
             continue
         few_words = len(line.split(None, split)) < fewest
         if "[" in line:
-            line = _remove_citations(line)
+            line = remove_citations(line)
         if terminal_punctuation and (not line.endswith(END_PUNCTUATION) or line.endswith(ELLIPSIS)):
             no_end.append(index)
             continue

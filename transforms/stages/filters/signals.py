@@ -130,7 +130,7 @@ def words_kept(text: str, scan: c4_rules.Scan) -> int:
     removed = {index for indexes in scan.removed.values() for index in indexes}
     count = len(split_words(text)) - count_words("\n".join(lines[index] for index in sorted(removed)))
     if "[" in text:
-        count -= sum(count_words(line) - count_words(c4_rules.CITATION.sub("", line))
+        count -= sum(count_words(line) - count_words(c4_rules.remove_citations(line))
                      for index, line in enumerate(lines) if "[" in line and index not in removed)
     return count
 
