@@ -5,6 +5,7 @@ Each patch of `pipeline.runners.fn_api_patches` is shown against Beam's own FnAp
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -180,6 +181,18 @@ def test_the_patches_last_one_run_and_beams_own_runner_stays_unpatched_beside_it
                       fn_runner.BundleManager._send_input_to_worker)
     assert seen["patched"] == seen["Beam's own"]
     assert seen["patched"][:2] == (1000, fn_api_patches.BeamGroupingBuffer)
+
+
+def test_the_graph_is_left_out_of_the_collectors_passes_while_it_runs_and_given_back_after():
+    # In process, a step sees the objects that existed when the run began (the imports, the graph) frozen; the
+    # run's own objects are collected as ever, and after it nothing is frozen.
+    options = ViewedOnceOptions([])
+    before = gc.get_freeze_count()
+    pipeline = beam.Pipeline(runner=make_local_runner(options), options=options)
+    frozen = pipeline | beam.Create([None]) | beam.Map(lambda _: gc.get_freeze_count() > before)
+    assert_that(frozen, equal_to([True]))
+    pipeline.run().wait_until_finish()
+    assert gc.get_freeze_count() == before
 
 
 def test_another_beam_release_is_refused_in_one_line_before_anything_is_patched(monkeypatch):

@@ -15,6 +15,9 @@ provisioned to its workers, and for each run:
   forked from a process that imports Beam and webcorpus while the graph is
   built (`pipeline/runners/worker_fork.py`), not started afresh (each would import
   them itself: about 1.4 s of CPU a worker);
+- the objects that exist when it starts (the modules imported, the graph) are
+  frozen (`gc.freeze`) until it ends: they live as long, and every full pass of
+  the collector would walk them again;
 - they start with `MALLOC_ARENA_MAX=2` unless the environment sets it. A worker runs
   each bundle on a thread of a pool, and glibc gives each thread an arena of
   its own that keeps what a stage freed: most of a worker's growth with the
@@ -25,6 +28,7 @@ provisioned to its workers, and for each run:
 
 from __future__ import annotations
 
+import gc
 import os
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
@@ -53,10 +57,14 @@ class LocalRunner(fn_runner.FnApiRunner):
 
     def run_pipeline(self, pipeline, options):
         forks, self._worker_forks = self._worker_forks, None
+        # What exists now (Beam's and webcorpus's modules, the graph) lives until the run ends: frozen, the
+        # collector's full passes skip it (on the developer corpus, 0.15 s of an annotated build's 0.3 s of GC).
+        gc.freeze()
         try:
             with patched_fn_api_runner(forks.command if forks is not None else None):
                 return super().run_pipeline(pipeline, options)
         finally:
+            gc.unfreeze()
             if forks is not None:
                 forks.close()
 
