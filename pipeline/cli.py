@@ -17,7 +17,7 @@ from typing import Callable
 import apache_beam as beam
 from apache_beam.io.filesystem import FileSystem
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions, TypeOptions
 
 from pipeline import resumable
 from pipeline.build_inputs import BuildInputs, read_build_inputs, segmenters_changed
@@ -76,6 +76,20 @@ class ViewedOnceOptions(PipelineOptions):
         state = dict(super().__getstate__())
         state.pop("_views", None)
         return state
+
+
+def build_options(beam_args: list[str]) -> ViewedOnceOptions:
+    """A build's Beam options: `beam_args`, with Beam's type inference while the graph is made off
+    (`--no_pipeline_type_check`) unless they name one of its type-check options.
+
+    Beam infers each step's output type by disassembling its DoFn or function, about 0.15 s of every command's
+    start; it checks webcorpus's own graph, which the tests make with it on (`tests/test_graph.py`, ...), and the
+    corpus is the same bytes either way.
+    """
+    options = ViewedOnceOptions(beam_args)
+    if not any("type_check" in argument for argument in beam_args):
+        options.view_as(TypeOptions).pipeline_type_check = False
+    return options
 
 
 class UsageError(Exception):
@@ -287,7 +301,7 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
     named when the build fails and removed when it succeeds. `units_dir`, `found`: see
     `pipeline.graph.build_corpus`; `source`: where its documents come from (`pipeline.graph.DocumentSource`).
     """
-    options = ViewedOnceOptions(list(settings.beam_args))
+    options = build_options(list(settings.beam_args))
     runner_description = describe_runner(options.view_as(StandardOptions).runner)
     log_descriptor, log_path = tempfile.mkstemp(prefix="webcorpus-", suffix=".log")
     os.close(log_descriptor)

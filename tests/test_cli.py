@@ -287,6 +287,32 @@ def test_viewed_once_options_behave_as_beams_views():
     assert copy.get_all_options() == options.get_all_options()
 
 
+def test_a_build_makes_its_graph_without_beams_type_inference_unless_a_type_check_is_asked_for(tmp_path,
+                                                                                                 monkeypatch):
+    from apache_beam.options.pipeline_options import DirectOptions, TypeOptions
+
+    from pipeline.settings import CorpusSettings
+
+    assert not cli.build_options([]).view_as(TypeOptions).pipeline_type_check
+    asked = cli.build_options(["--type_check_strictness=ALL_REQUIRED", "--direct_num_workers=2"])
+    assert asked.view_as(TypeOptions).pipeline_type_check
+    assert asked.view_as(TypeOptions).type_check_strictness == "ALL_REQUIRED"
+    assert asked.view_as(DirectOptions).direct_num_workers == 2
+    # What the graph of a build is made under.
+    seen = []
+
+    def made(pipeline, *args, **kwargs):
+        seen.append(pipeline.options.view_as(TypeOptions).pipeline_type_check)
+        raise RuntimeError("graph seen")
+
+    monkeypatch.setattr(cli, "build_corpus", made)
+    for beam_args, checked in (((), False), (("--type_check_additional=all",), True)):
+        settings = CorpusSettings(inputs=("unused.warc.gz",), output=str(tmp_path / "out"), beam_args=beam_args)
+        with pytest.raises(cli.BuildFailed, match="graph seen"):
+            cli.build(settings, 0)
+        assert seen.pop() is checked
+
+
 @pytest.mark.slow
 def test_the_webcorpus_console_script_is_the_pipeline_under_its_own_name(tmp_path):
     script = Path(sys.executable).parent / "webcorpus"
