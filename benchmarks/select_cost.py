@@ -94,7 +94,8 @@ def run_cost(name: str, inputs: str, work: Path, reps: int) -> None:
           f"{build['peak_rss_mib']:.0f} MiB, select {select['peak_rss_mib']:.0f} MiB (medians of {reps})")
     floor = floor_parts(annotated, selected)
     parts = ", ".join(f"{part} {seconds:.2f} s" for part, seconds in floor.items())
-    least, own = sum(floor.values()), select["cpu_seconds"] - sum(floor.values())
+    least = sum(floor.values())
+    own = select["cpu_seconds"] - least
     print(f"{name}: the floor of a selection that writes these bytes: {parts}; {least:.2f} s, "
           f"{least / build['cpu_seconds']:.3f} of the build; the selection's own {own:.2f} s "
           f"({own / build['cpu_seconds']:.3f})", flush=True)

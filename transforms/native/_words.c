@@ -92,7 +92,9 @@ static int maybe_together(Sink *sink, PyObject *text, Py_ssize_t start, Py_ssize
     return sink->together_first[first < 128 ? first : 0];
 }
 
-/* A sink that counts, with `terminals` (a set of str, or NULL), its ASCII ones marked; -1 on an error. */
+/* A sink that counts, with `terminals` (a set of str, or NULL), its ASCII ones marked; -1 on an error. It looks
+ * no chunk up in run_together until `together` marks what its words can be: a sentence count never does, as a
+ * chunk of letters is no terminal and adds at least one token, split or not. */
 static int counting(Sink *sink, PyObject *terminals) {
     *sink = (Sink){NULL, terminals, 0, 0, 0, {0}, 0, 0, {0}};
     if (terminals == NULL)
