@@ -537,7 +537,8 @@ def run_and_tell(output: str, launch: Callable[[], tuple[CorpusSettings, dict, l
             print(f"{program}: interrupted by {received.name}; {unchanged}", file=sys.stderr)
             return 128 + received
         if signals.received is not None:
-            # Its exception was lost (pipeline.launch says where): the build went on, and was published.
+            # Its exception was lost (pipeline.launch says where) once publishing began (before, `signals_held`
+            # stops it): the build was published.
             print(f"{program}: interrupted by {signals.received.name}; the build was published in {output}",
                   file=sys.stderr)
             return 128 + signals.received

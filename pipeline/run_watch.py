@@ -21,6 +21,10 @@ class InterruptedWhilePublishing(Exception):
         self.signum = signal.Signals(signum)
 
 
+# The watches of the runs under way: publishing asks them whether a signal came (`signals_held`).
+_WATCHING: list[RunWatch] = []
+
+
 class RunWatch(logging.Filter):
     """While active, SIGINT and SIGTERM stop the run (as Ctrl-C does) and are remembered in `received`.
 
@@ -51,9 +55,11 @@ class RunWatch(logging.Filter):
             self._previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
         for handler in logging.getLogger().handlers:
             handler.addFilter(self)
+        _WATCHING.append(self)
         return self
 
     def __exit__(self, *exc_info):
+        _WATCHING.remove(self)
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         for handler in logging.getLogger().handlers:
@@ -65,7 +71,13 @@ class RunWatch(logging.Filter):
 def signals_held():
     """Publishing is a few renames: a SIGINT or SIGTERM then waits until they are done, and is raised after as
     InterruptedWhilePublishing. So DIR holds the whole new build: the earlier build is moved out by then, and
-    putting it back would be as many renames again."""
+    putting it back would be as many renames again.
+
+    A signal that came before, while the run was watched, but whose exception was lost (`launch` says where: the
+    run went on) raises `Interrupted` here, before the first rename: the user asked for the run to stop."""
+    for watch in _WATCHING:
+        if watch.received is not None:
+            raise Interrupted(watch.received)
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -84,6 +84,29 @@ def test_a_sigterm_lost_during_the_run_is_said_once_the_run_ends(tmp_path, capsy
         f"python -m pipeline: interrupted by SIGTERM; the build was published in {tmp_path}"]
 
 
+def test_a_sigterm_lost_during_the_run_publishes_nothing(reference, other_inputs, tmp_path,  # noqa: F811
+                                                        monkeypatch, signal_handlers):
+    # Lost as the build ends (a finalizer of the run's last step would lose it alike): the build went on, but the
+    # user asked it to stop, and the earlier corpus stays.
+    import shutil
+
+    monkeypatch.setattr(sys, "unraisablehook", launch._quiet_lost_interruptions)
+    output = Path(shutil.copytree(reference, tmp_path / "out"))
+    before = snapshot(output)
+    sign_build = pipeline.cli.sign_build
+
+    def sign_build_losing_a_sigterm(staging, key):
+        lose_a_sigterm()
+        sign_build(staging, key)
+
+    monkeypatch.setattr(pipeline.cli, "sign_build", sign_build_losing_a_sigterm)
+    code, _, stderr = run_main(build_argv(other_inputs, output))
+    assert code == 128 + signal.SIGTERM, stderr
+    assert error_lines(stderr) == [f"python -m pipeline: interrupted by SIGTERM; nothing was published, {output} is "
+                                   "as it was"]
+    assert snapshot(output) == before
+
+
 def test_sigterm_while_publishing_finishes_the_publish_then_says_so(reference, other_inputs, tmp_path,  # noqa: F811
                                                                     monkeypatch):
     import shutil
