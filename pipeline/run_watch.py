@@ -8,7 +8,9 @@ import errno
 import logging
 import os
 import signal
+import sys
 import threading
+import time
 
 from pipeline.launch import SIGNALS, Interrupted, raise_if_interrupted
 
@@ -23,6 +25,9 @@ class InterruptedWhilePublishing(Exception):
 
 # The watches of the runs under way: publishing asks them whether a signal came (`signals_held`).
 _WATCHING: list[RunWatch] = []
+# How long a watch waits to send again a signal whose exception was lost: the main thread is out of the finalizer
+# that lost it by then (one lost again is sent again).
+RESEND_AFTER_SECONDS = 0.01
 
 
 class RunWatch(logging.Filter):
@@ -33,17 +38,46 @@ class RunWatch(logging.Filter):
     those log records are dropped (all of them once a signal came). Handlers
     can only be set in the main thread (Python's rule); elsewhere signals are
     left as they are.
+
+    A signal's exception is lost where Python cannot raise it (`launch` says
+    where), and the run would go on. Python hands it to `sys.unraisablehook`
+    instead: while the watch is active, that has the watch's thread send the
+    signal to the main thread again, and the run stops there. (What stops the
+    run's publish in any case is `signals_held`.)
     """
 
     def __init__(self):
         super().__init__()
         self.received: signal.Signals | None = None
         self._previous = {}
+        self._previous_hook = None
+        self._lost = threading.Event()
+        self._closing = False
+        self._resender: threading.Thread | None = None
 
     def _handle(self, signum, frame):
-        # (Remembered first: the exception can be lost, as `launch` says; the command asks `received` at its end.)
+        if self._closing:
+            return  # sent again as the watch ends: `received` holds it
+        # (Remembered first: the exception can be lost; the command asks `received` at its end.)
         self.received = signal.Signals(signum)
         raise Interrupted(signum)
+
+    def _unraisable(self, unraisable) -> None:
+        # (No lock, no new thread here: Python may have been anywhere in the main thread when it lost the exception.)
+        if isinstance(unraisable.exc_value, Interrupted) and self.received is not None:
+            self._lost.set()
+        self._previous_hook(unraisable)
+
+    def _resend_lost(self) -> None:
+        """The watch's thread: sends `received` to the main thread again each time its exception was lost."""
+        main = threading.main_thread().ident
+        while True:
+            self._lost.wait()
+            if self._closing:
+                return
+            self._lost.clear()
+            time.sleep(RESEND_AFTER_SECONDS)
+            signal.pthread_kill(main, self.received)
 
     def filter(self, record: logging.LogRecord) -> bool:
         return self.received is None and not (record.exc_info and disk_full(record.exc_info[1]))
@@ -53,6 +87,10 @@ class RunWatch(logging.Filter):
         raise_if_interrupted()
         if threading.current_thread() is threading.main_thread():
             self._previous = {signum: signal.signal(signum, self._handle) for signum in SIGNALS}
+            self._previous_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+            self._resender = threading.Thread(target=self._resend_lost, name="webcorpus-resend-lost-signal",
+                                              daemon=True)
+            self._resender.start()
         for handler in logging.getLogger().handlers:
             handler.addFilter(self)
         _WATCHING.append(self)
@@ -60,11 +98,23 @@ class RunWatch(logging.Filter):
 
     def __exit__(self, *exc_info):
         _WATCHING.remove(self)
+        if self._resender is not None:
+            self._closing = True
+            self._lost.set()
+            self._resender.join()
+            # A signal it sent last was delivered while it was joined; Python runs its handler (`_handle`, which
+            # now ignores it) at the next call of a Python function, before the handlers are given back.
+            _let_pending_handlers_run()
+            sys.unraisablehook = self._previous_hook
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         for handler in logging.getLogger().handlers:
             handler.removeFilter(self)
         return False
+
+
+def _let_pending_handlers_run() -> None:
+    """Nothing: calling it lets Python run the signal handlers pending in this thread."""
 
 
 @contextlib.contextmanager

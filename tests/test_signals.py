@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 import pipeline.cli
+import pipeline.run_watch
 from pipeline import launch, verify
+from pipeline.run_watch import RunWatch
 from tests.test_cli import REPO, run_main
 from tests.test_publish import build_argv, error_lines, other_inputs, snapshot  # noqa: F401 (a fixture)
 from tests.test_signing import inputs, reference  # noqa: F401 (fixtures)
@@ -105,6 +107,34 @@ def test_a_sigterm_lost_during_the_run_publishes_nothing(reference, other_inputs
     assert error_lines(stderr) == [f"python -m pipeline: interrupted by SIGTERM; nothing was published, {output} is "
                                    "as it was"]
     assert snapshot(output) == before
+
+
+def test_a_sigterm_lost_while_the_run_is_watched_is_sent_again_and_stops_it(monkeypatch, signal_handlers):
+    monkeypatch.setattr(sys, "unraisablehook", launch._quiet_lost_interruptions)
+    steps = 0
+    with pytest.raises(launch.Interrupted), RunWatch() as watch:
+        lose_a_sigterm()
+        # The run's next steps, a moment each: it stops within a few of them, not at its end.
+        for steps in range(1, 10_001):
+            time.sleep(0.01)
+    assert watch.received == signal.SIGTERM
+    assert steps < 10_000
+
+
+def test_a_signal_lost_as_the_watch_ends_is_not_sent_to_what_follows(monkeypatch, signal_handlers):
+    monkeypatch.setattr(sys, "unraisablehook", launch._quiet_lost_interruptions)
+    # The watch ends while its thread waits to send the signal again: it sends it as the watch is given up.
+    monkeypatch.setattr(pipeline.run_watch, "RESEND_AFTER_SECONDS", 0.3)
+    after = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: after.append(signum))
+    with RunWatch() as watch:
+        lose_a_sigterm()
+        time.sleep(0.1)
+    for _ in range(30):
+        time.sleep(0.01)
+    assert watch.received == signal.SIGTERM
+    assert after == []
+    assert sys.unraisablehook is launch._quiet_lost_interruptions
 
 
 def test_sigterm_while_publishing_finishes_the_publish_then_says_so(reference, other_inputs, tmp_path,  # noqa: F811
