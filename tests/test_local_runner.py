@@ -407,3 +407,35 @@ def test_the_workers_server_starts_with_the_command_where_it_asks_for_worker_pro
         runner._worker_forks.close()
     with pytest.raises(ProcessLookupError):
         os.kill(runner._worker_forks.pid, 0)
+
+
+def test_a_bundle_interrupted_as_its_state_sampler_starts_leaves_no_thread_running(monkeypatch):
+    # Ctrl-C while the main thread waits for the sampler's thread to start: on Beam's own, that thread (not a
+    # daemon) runs on, and the process, which waits for it at exit, never ends.
+    from apache_beam.runners.worker import statesampler
+    from apache_beam.utils.counters import CounterFactory
+
+    thread_start = threading.Thread.start
+    started = []
+
+    def start_then_interrupted(thread):
+        thread_start(thread)
+        started.append(thread)
+        raise KeyboardInterrupt
+
+    def interrupted_bundle():
+        sampler = statesampler.StateSampler("stage", CounterFactory())
+        monkeypatch.setattr(threading.Thread, "start", start_then_interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            sampler.start()
+        monkeypatch.setattr(threading.Thread, "start", thread_start)
+        sampler.stop_if_still_running()  # what the bundle's `finally` does
+        return sampler, started.pop()
+
+    sampler, thread = interrupted_bundle()
+    left_running = thread.is_alive()
+    sampler.stop()  # (for the test's sake)
+    assert left_running
+    with fn_api_patches.patched_fn_api_runner():
+        _, thread = interrupted_bundle()
+    assert not thread.is_alive()

@@ -2,7 +2,7 @@
 repeats a costly question.
 
 The one module of webcorpus that touches Beam's internals. `patched_fn_api_runner()`
-holds five patches for the length of one run of webcorpus's local runner
+holds six patches for the length of one run of webcorpus's local runner
 (`pipeline/runners/local_runner.py`), so that Beam's own FnApiRunner
 (`--runner=FnApiRunner`) stays as Beam made it, even in the same process.
 Each works around a fault of Beam's, reported in docs/upstream.md with a
@@ -38,7 +38,15 @@ worker computes.
    each waits for its worker process to end (about 0.3 s: 0.6 s of every
    2-worker build went there). A cost, not a fault.
 
-With a worker command (`patched_fn_api_runner(worker_command)`), a sixth:
+6. `statesampler.StateSampler.start` and `.stop_if_still_running`
+   = `start_interruptible`, `stop_if_interrupted`: a bundle's state sampler
+   runs a thread (not a daemon) that only `stop` ends, and Beam marks the
+   sampler started only once that thread has started. A KeyboardInterrupt
+   (Ctrl-C, SIGTERM) while the main thread waits for it to start left the
+   thread running, unmarked: the bundle's `stop_if_still_running` passed
+   it by, and the process, its last line said, never exited.
+
+With a worker command (`patched_fn_api_runner(worker_command)`), a seventh:
 `SubprocessSDKEnvironment.from_command_string` gives that command where
 the FnApiRunner asks for its own multi-processing worker
 (`BEAMS_WORKER_COMMAND`), so that the workers are forked from a server
@@ -59,7 +67,7 @@ import threading
 import types
 
 from apache_beam.runners.portability.fn_api_runner import execution, fn_runner, worker_handlers
-from apache_beam.runners.worker import data_plane
+from apache_beam.runners.worker import data_plane, statesampler
 from apache_beam.transforms import environments, userstate
 
 from pipeline.runners.beam_release import INSTALL, require
@@ -68,7 +76,8 @@ from pipeline.runners.worker_fork import BEAMS_WORKER_MODULE
 # What the patches replace, and the attributes of Beam's objects they read (set by the class's __init__).
 PATCHED = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS"), (execution, "GroupingBuffer"),
            (fn_runner, "BundleManager._send_input_to_worker"), (userstate, "get_dofn_specs"),
-           (worker_handlers, "WorkerHandlerManager.close_all"),
+           (worker_handlers, "WorkerHandlerManager.close_all"), (statesampler, "StateSampler.start"),
+           (statesampler, "StateSampler.stop_if_still_running"),
            (environments, "SubprocessSDKEnvironment.from_command_string"))
 READ = ((execution, "GroupingBuffer", ("_table", "_grouped_output", "_pre_grouped_coder", "_post_grouped_coder",
                                        "_windowing")),
@@ -97,7 +106,7 @@ def check_supported(forked_workers: bool = False) -> None:
 
 @contextlib.contextmanager
 def patched_fn_api_runner(worker_command: str | None = None):
-    """Beam's FnApiRunner with the five patches, for the length of the block; Beam's own again after it.
+    """Beam's FnApiRunner with the six patches, for the length of the block; Beam's own again after it.
 
     With `worker_command`, the multi-processing mode's worker processes are started with it instead of Beam's
     `BEAMS_WORKER_COMMAND` (`pipeline.runners.worker_fork`).
@@ -106,7 +115,10 @@ def patched_fn_api_runner(worker_command: str | None = None):
     patches = ((worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 0),
                (execution, "GroupingBuffer", PiecewiseGroupingBuffer),
                (fn_runner.BundleManager, "_send_input_to_worker", send_input_in_pieces),
-               (worker_handlers.WorkerHandlerManager, "close_all", close_all_at_once))
+               (worker_handlers.WorkerHandlerManager, "close_all", close_all_at_once),
+               (statesampler.StateSampler, "start", start_interruptible(statesampler.StateSampler.start)),
+               (statesampler.StateSampler, "stop_if_still_running",
+                stop_if_interrupted(statesampler.StateSampler.stop_if_still_running)))
     if worker_command is not None:
         patches += ((environments.SubprocessSDKEnvironment, "from_command_string",
                      _started_with(worker_command)),)
@@ -121,6 +133,37 @@ def patched_fn_api_runner(worker_command: str | None = None):
     finally:
         for owner, name, value in originals:
             setattr(owner, name, value)
+
+
+def start_interruptible(beams_start):
+    """`StateSampler.start` (Beam's, `beams_start`), after which the sampler is marked started even if the start was
+    interrupted, and marked `start_interrupted`: its sampling thread may be running (patch 6)."""
+
+    def start(sampler) -> None:
+        try:
+            beams_start(sampler)
+        except BaseException:
+            sampler.started = sampler.start_interrupted = True
+            raise
+
+    return start
+
+
+def stop_if_interrupted(beams_stop_if_still_running):
+    """`StateSampler.stop_if_still_running` (Beam's), which after an interrupted start stops a sampling thread
+    that may not have been made or started (patch 6)."""
+
+    def stop_if_still_running(sampler) -> None:
+        if not getattr(sampler, "start_interrupted", False):
+            beams_stop_if_still_running(sampler)
+            return
+        sampler.start_interrupted = False
+        try:
+            beams_stop_if_still_running(sampler)
+        except (AttributeError, RuntimeError):
+            pass  # it joined a thread never made (None) or never started: none runs
+
+    return stop_if_still_running
 
 
 # The command the FnApiRunner starts a multi-processing worker with (fn_runner.FnApiRunner.run_pipeline).
