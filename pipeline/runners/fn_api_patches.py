@@ -154,14 +154,13 @@ def stop_if_interrupted(beams_stop_if_still_running):
     that may not have been made or started (patch 6)."""
 
     def stop_if_still_running(sampler) -> None:
-        if not getattr(sampler, "start_interrupted", False):
-            beams_stop_if_still_running(sampler)
-            return
-        sampler.start_interrupted = False
+        interrupted, sampler.start_interrupted = getattr(sampler, "start_interrupted", False), False
         try:
             beams_stop_if_still_running(sampler)
         except (AttributeError, RuntimeError):
-            pass  # it joined a thread never made (None) or never started: none runs
+            if not interrupted:
+                raise
+            # It joined a thread never made (None) or never started: none runs.
 
     return stop_if_still_running
 
