@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import itertools
 
 import apache_beam as beam
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.sample import CP1251_ARTICLE, KOI8R_ARTICLE
+from transforms.stages import charset
 from transforms.stages.charset import choose_charset, codec_for_label, to_utf8
 from transforms.stages.charset_transform import DecodeCharset
 from transforms.document import Document
@@ -237,3 +239,41 @@ def test_decode_charset_transform():
         assert_that(result.dead_letter | "Dead" >> beam.Map(lambda d: (d.stage, d.url, d.warc_record_id)),
                     equal_to([("charset", "https://broken.example.org/", "<urn:uuid:https://broken.example.org/>")]),
                     label="dead")
+
+
+def _decodes_as_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+# Every lead byte with the continuation bytes at the edges of what it takes (overlongs, surrogates, past U+10FFFF).
+UTF8_EDGES = bytes([0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF,
+                    0xF0, 0xF4, 0xF5, 0xFF])
+
+
+@pytest.mark.skipif(charset._utf8 is None, reason="the C UTF-8 check is not in use here")
+def test_the_c_utf8_check_agrees_with_python_on_every_short_sequence():
+    for first in range(256):
+        for second in range(256):
+            pair = bytes([first, second])
+            assert charset.is_utf8(pair) == _decodes_as_utf8(pair), pair
+    for first in range(0x80, 0x100):
+        for rest in itertools.product(UTF8_EDGES, repeat=3):
+            sequence = bytes([first, *rest])
+            # Past a run of ASCII read eight bytes at a time, and cut short.
+            for data in (b"ascii ok" + sequence, b"x" * 13 + sequence[:3]):
+                assert charset.is_utf8(data) == _decodes_as_utf8(data), data
+
+
+@pytest.mark.skipif(charset._utf8 is None, reason="the C UTF-8 check is not in use here")
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(st.one_of(st.binary(max_size=12), st.text(max_size=12).map(lambda text: text.encode("utf-8")),
+                                 st.sampled_from([b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe0\x9f\xbf", b"\xc0\xaf",
+                                                  b"\xef\xbf\xbd", b"\xf0\x9f\x98\x80", b"\xe2\x82"])), max_size=12))
+def test_the_c_utf8_check_agrees_with_python_on_any_bytes(pieces):
+    data = b"".join(pieces)
+    assert charset.is_utf8(data) == _decodes_as_utf8(data)
+    assert charset.is_utf8(bytearray(data)) == _decodes_as_utf8(data)

@@ -19,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.stages.clean_html.clean_html_transform import CleanHtml
 from transforms.document import Document
+from transforms.stages.clean_html import links
 from transforms.stages.clean_html.links import resolve_links
 from transforms.stages.clean_html.clean_html import HtmlCleaner
 
@@ -233,6 +234,19 @@ BASES = st.sampled_from(["https://page.example.org/dir/p.html", "http://example.
 def test_resolve_links_is_urljoin_for_any_mix_of_hrefs(base, hrefs):
     # The inline paths, the per-href fallback and urljoin must give the same links, whatever else is on the page.
     assert resolve_links(base, hrefs) == _reference_links(base, hrefs)
+
+
+@pytest.mark.skipif(links._links is None, reason="the C links are not in use here")
+def test_an_href_that_needs_urljoin_leaves_the_rest_of_its_page_to_c(monkeypatch):
+    # One ad link with `;` parameters on a page of plain links is joined on its own; the others stay in C.
+    asked = []
+    general = links._other_link
+    monkeypatch.setattr(links, "_other_link", lambda *args: asked.append(args[2]) or general(*args))
+    base = "https://page.example.org/dir/p.html"
+    hrefs = [f"/section/{number}" for number in range(50)] + ["http://ad.example.net/jump;sz=728x90;tile=1",
+                                                             "https://other.example.org/x", "next.html"]
+    assert resolve_links(base, hrefs) == _reference_links(base, hrefs)
+    assert asked == ["http://ad.example.net/jump;sz=728x90;tile=1", "next.html"]
 
 
 def test_meta_values_and_the_title_escaped_twice_are_decoded_as_the_text_is():

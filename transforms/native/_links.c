@@ -1,12 +1,13 @@
-/* The common page of `resolve_links` (transforms/stages/clean_html/links.py) in C.
+/* The common cases of `resolve_links` (transforms/stages/clean_html/links.py) in C.
  *
- * `resolve_plain(origin, hrefs, other)` strips the hrefs (as `str.strip`), leaves out empty ones
- * and repeats, and checks the hrefs that start with `/` or `h`: ASCII, without characters that
- * urljoin treats apart (tab, CR, LF, `;`, `[`, `]`), an empty query or fragment (`?#`, a trailing
- * `?` or `#`) or a dot segment (`/.`). When one fails it returns None and `resolve_links` takes
- * the general path. Otherwise it gives, in order, `origin + href` for a path from the root (`/x`,
- * not `//x`), the href itself for an absolute http(s) URL with a host (urljoin's answers for such
- * hrefs), and `other(href)` for any other, leaving out None and repeats.
+ * `resolve(origin, hrefs, other, general)` strips the hrefs (as `str.strip`), leaves out empty ones
+ * and repeats, and gives, in order, `origin + href` for a path from the root (`/x`, not `//x`),
+ * the href itself for an absolute http(s) URL with a host (urljoin's answers for such hrefs), and
+ * for the rest `other(href)`, leaving out None and repeats. An href that starts with `/` or `h` is
+ * only answered inline when it is ASCII, without characters that urljoin treats apart (tab, CR,
+ * LF, `;`, `[`, `]`), an empty query or fragment (`?#`, a trailing `?` or `#`) or a dot segment
+ * (`/.`); one that is not goes to `general(href)`, which checks it on its own (the other hrefs of
+ * its page are still answered here).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,15 +48,15 @@ static int plain(PyObject *href) {
     return 1;
 }
 
-static PyObject *resolve_plain(PyObject *module, PyObject *args) {
+static PyObject *resolve(PyObject *module, PyObject *args) {
     (void)module;
-    PyObject *origin, *hrefs, *other;
-    if (!PyArg_ParseTuple(args, "UOO:resolve_plain", &origin, &hrefs, &other))
+    PyObject *origin, *hrefs, *other, *general;
+    if (!PyArg_ParseTuple(args, "UOOO:resolve", &origin, &hrefs, &other, &general))
         return NULL;
     PyObject *sequence = PySequence_Fast(hrefs, "hrefs must be a sequence");
     if (sequence == NULL)
         return NULL;
-    PyObject *unique = PyDict_New();  /* stripped href -> None, in order */
+    PyObject *unique = PyDict_New();  /* stripped href -> whether it is general's, in order */
     PyObject *seen = PySet_New(NULL);
     PyObject *resolved = PyList_New(0);
     if (unique == NULL || seen == NULL || resolved == NULL)
@@ -73,27 +74,23 @@ static PyObject *resolve_plain(PyObject *module, PyObject *args) {
         int status = 0;
         if (PyUnicode_GET_LENGTH(key) > 0) {
             Py_UCS4 first = PyUnicode_READ_CHAR(key, 0);
-            if ((first == '/' || first == 'h') && !plain(key)) {
-                Py_DECREF(key);
-                Py_DECREF(unique);
-                Py_DECREF(seen);
-                Py_DECREF(resolved);
-                Py_DECREF(sequence);
-                Py_RETURN_NONE;
-            }
-            status = PyDict_SetDefault(unique, key, Py_None) == NULL ? -1 : 0;
+            /* (The value says whether the href is `general`'s.) */
+            PyObject *route = ((first == '/' || first == 'h') && !plain(key)) ? Py_True : Py_None;
+            status = PyDict_SetDefault(unique, key, route) == NULL ? -1 : 0;
         }
         Py_DECREF(key);
         if (status < 0)
             goto error;
     }
-    PyObject *href;
+    PyObject *href, *route;
     Py_ssize_t position = 0;
-    while (PyDict_Next(unique, &position, &href, NULL)) {
+    while (PyDict_Next(unique, &position, &href, &route)) {
         PyObject *link;
         const char *text = PyUnicode_IS_ASCII(href) ? (const char *)PyUnicode_DATA(href) : NULL;
         Py_ssize_t length = PyUnicode_GET_LENGTH(href);
-        if (text != NULL && text[0] == '/' && (length == 1 || text[1] != '/'))
+        if (route == Py_True)
+            link = PyObject_CallOneArg(general, href);
+        else if (text != NULL && text[0] == '/' && (length == 1 || text[1] != '/'))
             link = PyUnicode_Concat(origin, href);
         else if (text != NULL
                  && (absolute_with_host(text, length, "https://") || absolute_with_host(text, length, "http://")))
@@ -122,10 +119,10 @@ error:
 }
 
 static PyMethodDef methods[] = {
-    {"resolve_plain", resolve_plain, METH_VARARGS,
-     "resolve_plain(origin, hrefs, other) -> list, or None when an href needs the general path:\n"
-     "origin + href for /paths, the href for http(s)://host..., other(href) for the rest; stripped,\n"
-     "without None and repeats, in order."},
+    {"resolve", resolve, METH_VARARGS,
+     "resolve(origin, hrefs, other, general) -> list: origin + href for /paths, the href for\n"
+     "http(s)://host..., general(href) for a /path or h... href that needs urljoin's checks, other(href)\n"
+     "for the rest; stripped, without None and repeats, in order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -33,6 +33,7 @@ import re
 
 import charset_normalizer
 
+from transforms import native
 from transforms.document import Document
 
 UTF8 = codecs.lookup("utf-8").name
@@ -180,6 +181,8 @@ META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:
 META_SCAN_BYTES = 8192
 DETECTION_SAMPLE_BYTES = 256 * 1024
 
+_utf8 = native.load("_utf8")
+
 
 def codec_for_label(label: str) -> str | None:
     """The Python codec (or `REPLACEMENT`) of a WHATWG label, or None for any other label."""
@@ -213,6 +216,9 @@ def declared_in_meta(payload: bytes) -> str | None:
 
 
 def is_utf8(payload: bytes) -> bool:
+    """Whether `payload` decodes as UTF-8 (strict): in C without making its text where `_utf8` is built."""
+    if _utf8 is not None:
+        return _utf8.is_utf8(payload)
     try:
         payload.decode("utf-8")
     except UnicodeDecodeError:

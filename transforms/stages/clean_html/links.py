@@ -24,14 +24,12 @@ def resolve_links(base: str, hrefs: list[str]) -> list[str]:
     """
     parts = _base_parts(base) if _FAST_JOIN else None
     if parts is not None and _links is not None:
-        # Most pages have no href starting with `/` or `h` that needs urljoin
-        # for its characters, an empty query or fragment, or a dot segment:
-        # their commonest hrefs (a path from the root, an absolute http(s)
-        # URL with a host) are joined inline, in C; the lines below give the
-        # same answers.
-        resolved = _links.resolve_plain(parts[1], hrefs, lambda href: _other_link(base, parts, href, href[0] in "/h"))
-        if resolved is not None:
-            return resolved
+        # The commonest hrefs (a path from the root, an absolute http(s) URL with a host) are joined inline, in C;
+        # one of those that needs urljoin for its characters, an empty query or fragment, or a dot segment is
+        # checked on its own (`general`), and every other href is `_other_link`'s. The lines below give the same
+        # answers.
+        return _links.resolve(parts[1], hrefs, lambda href: _other_link(base, parts, href, href[0] in "/h"),
+                              lambda href: _other_link(base, parts, href, False))
     unique = dict.fromkeys(map(str.strip, hrefs))
     unique.pop("", None)
     # Checked at once for the hrefs that `_fast_join` may take as safe.
