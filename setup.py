@@ -80,6 +80,9 @@ setup(
         # The quality rules' word split and C4's line scan (transforms/stages/filters/words.py, c4.py).
         Extension("transforms.native._words", ["transforms/native/_words.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
+        # The corpus's block format (transforms/corpus/blocks.py) in one pass each way.
+        Extension("transforms.native._blocks", ["transforms/native/_blocks.c"], extra_compile_args=["-O2", "-std=c11"],
+                  optional=True),
         # Charset's UTF-8 check (transforms/stages/charset.py), without decoding the page.
         Extension("transforms.native._utf8", ["transforms/native/_utf8.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),

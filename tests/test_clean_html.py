@@ -16,6 +16,7 @@ from tests import helpers
 from tests.helpers import page
 from urllib.parse import urljoin, urlsplit
 
+from transforms.corpus import blocks as block_format
 from transforms.corpus.blocks import blocks_to_html, html_to_blocks
 from transforms.stages.clean_html.clean_html_transform import CleanHtml
 from transforms.document import Document
@@ -351,6 +352,22 @@ def test_blocks_to_html_round_trips(block_list):
     html = blocks_to_html(block_list)
     assert DIV_ONLY.match(html)
     assert html_to_blocks(html) == block_list
+
+
+# What escaping and the boundaries may meet: entities and boundaries in the text itself, every width of character.
+BLOCK_PIECES = st.sampled_from(["&", "<", ">", "a", "é", "Ж", "日", "\U0001f600", "\x00", "\n", "&amp;", "&lt;",
+                                "&gt;", "</div><div>", "&amp;lt;", "amp;", "lt;", "&l", " "])
+
+
+@pytest.mark.skipif(block_format._blocks is None, reason="the C block format is not in use here")
+@settings(max_examples=500, deadline=None)
+@given(block_list=st.lists(st.lists(BLOCK_PIECES, max_size=6).map("".join), max_size=5),
+       markup=st.lists(BLOCK_PIECES, max_size=12).map("".join))
+def test_both_block_format_paths_give_the_same_strings(block_list, markup):
+    accelerated = block_format.blocks_to_html(block_list), block_format.blocks_text(f"<div>{markup}</div>")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(block_format, "_blocks", None)
+        assert (block_format.blocks_to_html(block_list), block_format.blocks_text(f"<div>{markup}</div>")) == accelerated
 
 
 # --- CleanHtml in a pipeline -----------------------------------------------------------------

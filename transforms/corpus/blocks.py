@@ -3,11 +3,17 @@
 CleanHtml writes a page's blocks in the `html` field as `<div>` elements
 without attributes, one per block, their text escaped (`&`, `<`, `>`);
 MinimizeText, `pipeline.verify` and `transforms.corpus.read_corpus` read them back.
-Reading needs nothing but this module: a consumer of a finished corpus needs
+Reading needs nothing but this module (and, where it is built, its C path:
+`transforms/native/_blocks.c`): a consumer of a finished corpus needs
 fastavro, not lexbor.
 """
 
 from __future__ import annotations
+
+from transforms import native
+
+# `blocks_to_html` and `blocks_text` in one pass (transforms/native/_blocks.c), or None for the lines below.
+_blocks = native.load("_blocks")
 
 # A character that never occurs in parsed text (lexbor turns NUL into U+FFFD)
 # marks the boundary between text nodes, and between blocks.
@@ -26,12 +32,25 @@ def unescape(text: str) -> str:
 
 
 def blocks_to_html(blocks: list[str]) -> str:
+    if _blocks is not None:
+        return _blocks.to_html(blocks)
     if not blocks:
         return ""
     joined = BOUNDARY.join(blocks)
     if joined.count(BOUNDARY) == len(blocks) - 1:
         return "<div>" + escape(joined).replace(BOUNDARY, BLOCK_BOUNDARY) + "</div>"
     return "".join(f"<div>{escape(block)}</div>" for block in blocks)
+
+
+def blocks_text(div_html: str) -> tuple[str, int]:
+    """The blocks of `blocks_to_html`'s output (not empty) joined by newlines, unescaped, and how many they are:
+    what MinimizeText reads, without making the list."""
+    inner = div_html[len("<div>"):-len("</div>")]
+    if _blocks is not None:
+        return _blocks.to_text(inner)
+    # Its text escapes `<`, so the only `</div><div>` are the boundaries.
+    text = inner.replace(BLOCK_BOUNDARY, "\n")
+    return (unescape(text) if "&" in text else text), inner.count(BLOCK_BOUNDARY) + 1
 
 
 def leading_text(div_html: str, characters: int) -> str:

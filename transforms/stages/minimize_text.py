@@ -43,9 +43,10 @@ import re
 import sys
 import unicodedata
 from collections import Counter
+from itertools import compress, repeat
 
 from transforms import native
-from transforms.corpus.blocks import blocks_to_html, html_to_blocks, unescape
+from transforms.corpus.blocks import blocks_text, blocks_to_html, html_to_blocks
 from transforms.document import Document
 
 KEPT_RANGES = {
@@ -190,7 +191,7 @@ class CodePage:
             data = _code_page.translate(text, self._by_code_point)
             if data is None:
                 return None
-        return [line for line in self._finish(data, None if text.isascii() else self.characters) if line]
+        return list(filter(None, self._finish(data, None if text.isascii() else self.characters)))
 
     def marked_lines(self, text: str) -> list[str]:
         """The minimized lines of `text`, empty ones included; those with other characters hold MARK."""
@@ -205,7 +206,7 @@ class CodePage:
         for character, replacement in self._replacements:
             if character in result:
                 result = result.replace(character, replacement)
-        return [line.strip(" ") for line in result.split(SEPARATOR)]
+        return list(map(str.strip, result.split(SEPARATOR), repeat(" ")))
 
 
 
@@ -287,13 +288,14 @@ def _minimize_joined(text: str, count: int, blocks, rules: ScriptRules) -> list[
         # Some blocks have characters that no code page has: the best code
         # page marks them, and they take the rules as written.
         lines = _best_page(text, pages).marked_lines(text)
-        minimized = []
-        for block, line in zip(blocks(), lines):
-            if MARK in line:
-                line = as_written(block)
-            if line:
-                minimized.append(line)
-        return minimized
+        # (Found without a step of Python per line: most lines of such a page have none. The blocks are the text's
+        # lines, as newlines are only between them.)
+        marked = list(compress(range(len(lines)), map(str.__contains__, lines, repeat(MARK))))
+        if marked:
+            blocks_of_lines = text.split(_NEWLINE)
+            for index in marked:
+                lines[index] = as_written(blocks_of_lines[index])
+        return list(filter(None, lines))
     minimized = []
     for block in blocks():
         # A newline inside a block is whitespace: it joins the lines.
@@ -393,7 +395,8 @@ _NOT_LETTERS = re.compile(r"[\W\d_]+")
 
 
 def _letters(text: str) -> int:
-    return len(_NOT_LETTERS.sub("", text))
+    # (In C without making the text that is left: the same count.)
+    return _code_page.letters(text) if _code_page is not None else len(_NOT_LETTERS.sub("", text))
 
 
 class ScriptRules:
@@ -537,15 +540,9 @@ def minimize_document(doc: Document, scripts=None, clean_text: bool = False) -> 
     div_html = doc.cleaned_html
     if not div_html:
         return _minimized(doc, "", 0, list, scripts, clean_text)
-    # The blocks of CleanHtml's `cleaned_html` (see `html_to_blocks`), joined by
-    # newlines without making the list: its text escapes `<`, so the
-    # only `</div><div>` are the boundaries.
-    inner = div_html[len("<div>"):-len("</div>")]
-    text = inner.replace("</div><div>", _NEWLINE)
-    if "&" in text:
-        text = unescape(text)
-    return _minimized(doc, text, inner.count("</div><div>") + 1, lambda: html_to_blocks(div_html), scripts,
-                      clean_text)
+    # The blocks of CleanHtml's `cleaned_html` (see `html_to_blocks`), joined by newlines without making the list.
+    text, count = blocks_text(div_html)
+    return _minimized(doc, text, count, lambda: html_to_blocks(div_html), scripts, clean_text)
 
 
 def minimize_lines(doc: Document, text: str, scripts=None) -> Document:
