@@ -186,6 +186,20 @@ def test_both_code_page_paths_give_the_same_lines(text, scripts):
         assert [page.lines(text) for page in pages] == accelerated
 
 
+@pytest.mark.skipif(minimize_text._code_page is None, reason="the C code pages are not in use here")
+@settings(max_examples=300, deadline=None)
+@given(blocks=st.lists(st.text(st.sampled_from("aZ  \t\xa0.,-'µ½…€ßéПриветЁ\u0301\u0101\u0131日本\U0001f642\x02\x01"),
+                               max_size=20), max_size=6),
+       scripts=st.sampled_from([None, ("latin",), ("all",), ("cyrillic", "greek")]))
+def test_both_paths_minimize_pages_with_characters_outside_the_code_pages_alike(blocks, scripts):
+    # Such a page's lines are marked (`CodePage.marked_lines`): in C a MARK for each such character, in Python one
+    # for each run of them; only the marked lines differ, and they take the rules as written.
+    accelerated = minimize_text.minimize_blocks(blocks, scripts)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(minimize_text, "_code_page", None)
+        assert minimize_text.minimize_blocks(blocks, scripts) == accelerated
+
+
 def test_lexbor_headers_from_the_named_sdist_into_a_build_directory_not_yet_made(tmp_path, monkeypatch):
     """A fresh clone has no build/: the sdist that SDIST_VARIABLE names is extracted there all the same."""
     sdist = tmp_path / "selectolax-1.0.2.tar.gz"

@@ -2,7 +2,8 @@
  *
  * `translate(text, table)` does in one pass what `codecs.charmap_encode`, `bytes.translate` with
  * deletions and collapsing runs of spaces do one after the other: each character of `text` becomes
- * the byte that `table` gives it, or nothing, and a space right after a space is left out.
+ * the byte that `table` gives it, or nothing, and a space right after a space is left out. With a
+ * `mark`, a character the table does not have becomes that byte (`CodePage.marked_lines`).
  * CPython's charmap encoder looks each character up in a three-level map; here it is one index.
  *
  * `letters(text)` counts the letters of `text` as `_letters` does with the pattern `[\W\d_]+`: the
@@ -20,8 +21,13 @@ static PyObject *translate(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *text;
     Py_buffer table;
-    if (!PyArg_ParseTuple(args, "Uy*:translate", &text, &table))
+    int mark = -1;
+    if (!PyArg_ParseTuple(args, "Uy*|i:translate", &text, &table, &mark))
         return NULL;
+    if (mark > 0xFF) {
+        PyBuffer_Release(&table);
+        return PyErr_Format(PyExc_ValueError, "the mark must be a byte");
+    }
     if (table.len != TABLE_ENTRIES * (Py_ssize_t)sizeof(uint16_t)) {
         PyBuffer_Release(&table);
         return PyErr_Format(PyExc_ValueError, "the table must hold %d uint16 entries", TABLE_ENTRIES);
@@ -43,8 +49,11 @@ static PyObject *translate(PyObject *module, PyObject *args) {
     for (const type *p = data, *end = p + length; p < end; p++) {                      \
         uint16_t byte = *p < TABLE_ENTRIES ? map[*p] : NOT_IN_PAGE;                     \
         if (byte == NOT_IN_PAGE) {                                                      \
-            in_page = 0;                                                                \
-            break;                                                                      \
+            if (mark < 0) {                                                             \
+                in_page = 0;                                                            \
+                break;                                                                  \
+            }                                                                           \
+            byte = (uint16_t)mark;                                                      \
         }                                                                               \
         if (byte == DELETED || (byte == ' ' && written > 0 && out[written - 1] == ' ')) \
             continue;                                                                   \
@@ -90,9 +99,9 @@ static PyObject *letters(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"translate", translate, METH_VARARGS,
-     "translate(text, table) -> bytes, or None when a character of text is not in the table.\n"
-     "table: 65,536 native uint16, by code point: the byte, 0x100 to leave it out, 0xFFFF not in the\n"
-     "code page. Runs of spaces in the result collapse to one."},
+     "translate(text, table[, mark]) -> bytes, or None when a character of text is not in the table\n"
+     "(with mark, that byte stands for it). table: 65,536 native uint16, by code point: the byte, 0x100\n"
+     "to leave it out, 0xFFFF not in the code page. Runs of spaces in the result collapse to one."},
     {"letters", letters, METH_VARARGS,
      "letters(text) -> int: how many characters of text are alphanumeric and not decimal digits\n"
      "(what re's [\\W\\d_] leaves out)."},

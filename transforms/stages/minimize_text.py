@@ -169,6 +169,10 @@ class CodePage:
         # which this table keeps, and their blocks take the rules as written.
         table[ord(MARK)] = ord(MARK)
         self._marking_table = bytes(table)
+        if _code_page is not None:
+            marking = array.array("H", self._by_code_point)
+            marking[ord(MARK)] = _code_page.DELETED if ord(MARK) in delete else ord(MARK)
+            self._marking_by_code_point = marking.tobytes()
         # A replaced character that is also some character's result would be
         # replaced twice, and a replacement with spaces at its ends would
         # escape their collapsing; a code page with either (none of those
@@ -195,6 +199,10 @@ class CodePage:
 
     def marked_lines(self, text: str) -> list[str]:
         """The minimized lines of `text`, empty ones included; those with other characters hold MARK."""
+        if _code_page is not None:
+            # (A run of other characters is a MARK each, not one: only the lines they are on differ, and those take
+            # the rules as written.)
+            return self._finish(_code_page.translate(text, self._marking_by_code_point, ord(MARK)), self.characters)
         data = codecs.charmap_encode(text, _MARKING, self._encoding)[0]
         return self._finish(_SPACE_RUNS.sub(b" ", data.translate(self._marking_table, self._delete)), self.characters)
 
