@@ -19,6 +19,26 @@ static Py_ssize_t write_ascii(int kind, void *out, Py_ssize_t at, const char *te
     return at + length;
 }
 
+/* The position of the first character at or after `from` that is `first`, `second` or `third` (ASCII), or
+ * `length`: one loop for each width of character, so that the compiler sees a plain array. */
+static Py_ssize_t find_any(int kind, const void *data, Py_ssize_t from, Py_ssize_t length, Py_UCS4 first,
+                           Py_UCS4 second, Py_UCS4 third) {
+#define FIND(type)                                                                   \
+    do {                                                                             \
+        const type *text = (const type *)data;                                       \
+        for (Py_ssize_t i = from; i < length; i++)                                   \
+            if (text[i] == first || text[i] == second || text[i] == third)           \
+                return i;                                                            \
+        return length;                                                               \
+    } while (0)
+    if (kind == PyUnicode_1BYTE_KIND)
+        FIND(Py_UCS1);
+    if (kind == PyUnicode_2BYTE_KIND)
+        FIND(Py_UCS2);
+    FIND(Py_UCS4);
+#undef FIND
+}
+
 static PyObject *to_html(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *blocks;
@@ -45,10 +65,9 @@ static PyObject *to_html(PyObject *module, PyObject *args) {
         int kind = PyUnicode_KIND(block);
         const void *data = PyUnicode_DATA(block);
         size += length;
-        for (Py_ssize_t i = 0; i < length; i++) {
-            Py_UCS4 character = PyUnicode_READ(kind, data, i);
-            size += character == '&' ? 4 : (character == '<' || character == '>') ? 3 : 0;
-        }
+        for (Py_ssize_t i = find_any(kind, data, 0, length, '&', '<', '>'); i < length;
+             i = find_any(kind, data, i + 1, length, '&', '<', '>'))
+            size += PyUnicode_READ(kind, data, i) == '&' ? 4 : 3;
         Py_UCS4 block_widest = PyUnicode_MAX_CHAR_VALUE(block);
         if (block_widest > widest)
             widest = block_widest;
@@ -68,16 +87,22 @@ static PyObject *to_html(PyObject *module, PyObject *args) {
         Py_ssize_t length = PyUnicode_GET_LENGTH(block);
         int kind = PyUnicode_KIND(block);
         const void *data = PyUnicode_DATA(block);
-        for (Py_ssize_t i = 0; i < length; i++) {
-            Py_UCS4 character = PyUnicode_READ(kind, data, i);
-            if (character == '&')
-                at = write_ascii(out_kind, out, at, "&amp;", 5);
-            else if (character == '<')
-                at = write_ascii(out_kind, out, at, "&lt;", 4);
-            else if (character == '>')
-                at = write_ascii(out_kind, out, at, "&gt;", 4);
-            else
-                PyUnicode_WRITE(out_kind, out, at++, character);
+        Py_ssize_t copied = 0;
+        while (copied < length) {
+            Py_ssize_t special = find_any(kind, data, copied, length, '&', '<', '>');
+            /* The run before it as it is (one copy where the kinds agree), then its entity. */
+            if (special > copied && PyUnicode_CopyCharacters(result, at, block, copied, special - copied) < 0) {
+                Py_DECREF(result);
+                Py_DECREF(sequence);
+                return NULL;
+            }
+            at += special - copied;
+            if (special == length)
+                break;
+            Py_UCS4 character = PyUnicode_READ(kind, data, special);
+            at = character == '&' ? write_ascii(out_kind, out, at, "&amp;", 5)
+                 : write_ascii(out_kind, out, at, character == '<' ? "&lt;" : "&gt;", 4);
+            copied = special + 1;
         }
     }
     write_ascii(out_kind, out, at, CLOSE, CLOSE_LENGTH);
@@ -106,30 +131,35 @@ static PyObject *to_text(PyObject *module, PyObject *args) {
     const void *data = PyUnicode_DATA(inner);
     /* The text is never longer than the markup: written into a buffer of its kind (Python makes the string of
      * the narrowest kind that holds it). */
-    void *buffer = PyMem_Malloc(length > 0 ? (size_t)length * kind : 1);
+    char *buffer = PyMem_Malloc(length > 0 ? (size_t)length * kind : 1);
     if (buffer == NULL)
         return PyErr_NoMemory();
-    Py_ssize_t at = 0, blocks = 1;
-    for (Py_ssize_t i = 0; i < length;) {
-        Py_UCS4 character = PyUnicode_READ(kind, data, i);
+    Py_ssize_t at = 0, blocks = 1, copied = 0;
+    while (copied < length) {
+        Py_ssize_t special = find_any(kind, data, copied, length, '&', '<', '&');
+        memcpy(buffer + at * kind, (const char *)data + copied * kind, (size_t)(special - copied) * kind);
+        at += special - copied;
+        if (special == length)
+            break;
+        Py_UCS4 character = PyUnicode_READ(kind, data, special);
         Py_ssize_t step = 1;
-        if (character == '<' && matches(kind, data, length, i, BOUNDARY, BOUNDARY_LENGTH)) {
+        if (character == '<' && matches(kind, data, length, special, BOUNDARY, BOUNDARY_LENGTH)) {
             character = '\n';
             step = BOUNDARY_LENGTH;
             blocks++;
         } else if (character == '&') {
-            if (matches(kind, data, length, i, "&lt;", 4)) {
+            if (matches(kind, data, length, special, "&lt;", 4)) {
                 character = '<';
                 step = 4;
-            } else if (matches(kind, data, length, i, "&gt;", 4)) {
+            } else if (matches(kind, data, length, special, "&gt;", 4)) {
                 character = '>';
                 step = 4;
-            } else if (matches(kind, data, length, i, "&amp;", 5)) {
+            } else if (matches(kind, data, length, special, "&amp;", 5)) {
                 step = 5;
             }
         }
         PyUnicode_WRITE(kind, buffer, at++, character);
-        i += step;
+        copied = special + step;
     }
     PyObject *text = PyUnicode_FromKindAndData(kind, buffer, at);
     PyMem_Free(buffer);
