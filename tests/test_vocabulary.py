@@ -111,3 +111,17 @@ def test_a_fingerprint_pickles_flat_and_back_equal():
                                       3), "h", "c")
     pickled = pickle.dumps(fingerprint)
     assert pickle.loads(pickled) == fingerprint and b"Capture" not in pickled
+
+
+def test_a_documents_replace_is_dataclasses_replace():
+    doc = _document(b"<p>x</p>", "text/html")
+    changes = dict(payload=b"", utf8_payload=b"<p>x</p>", charset="utf-8", links=["https://example.org/a"])
+    replaced, expected = doc.replace(**changes), dataclasses.replace(doc, **changes)
+    assert replaced == expected and list(vars(replaced)) == list(vars(expected))
+    assert pickle.dumps(replaced) == pickle.dumps(expected) and replaced is not doc and doc.payload == b"<p>x</p>"
+    try:
+        doc.replace(not_a_field=1)
+    except TypeError as error:
+        assert "not_a_field" in str(error)
+    else:
+        raise AssertionError("a name that is no field was taken")
