@@ -1,6 +1,6 @@
-"""The records that are not responses: skimmed (transforms/stages/read_warc/skim.py), read without warcio, they give
-the outcomes warcio's reading gives, record for record (what skimming is not sure of is warcio's); a range counts
-them (`RecordsRead.non_response`) rather than listing each."""
+"""The records of a file gzipped per record, skimmed (transforms/stages/read_warc/skim.py): read without warcio, they
+give the outcomes warcio's reading gives, record for record (what skimming is not sure of is warcio's); a range counts
+the records that are not responses (`RecordsRead.non_response`) rather than listing each."""
 
 import gzip
 import io
@@ -17,6 +17,7 @@ from transforms.stages.read_warc import read_warc as reader
 from transforms.stages.read_warc.formats import detect_format
 from transforms.stages.read_warc.ranges import WarcRange
 from transforms.stages.read_warc.read_warc import _Progress
+from transforms.stages.read_warc import skim as skim_module
 from transforms.stages.read_warc.skim import skim
 from transforms.vocabulary import NON_RESPONSE, RECORDS_READ, REDIRECT, SKIPPED, RecordsRead
 
@@ -56,6 +57,46 @@ ODD_RECORDS = {
 }
 
 
+def response(http: bytes, body: bytes = b"<html><body><p>A page.</p></body></html>",
+             warc_headers: bytes = b"WARC-Target-URI: https://example.org/p\r\nWARC-Record-ID: <urn:uuid:5>\r\n"
+                                   b"WARC-Date: 2026-01-15T10:00:00Z\r\n") -> bytes:
+    return record("response", warc_headers, http + body)
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+ODD_RESPONSES = {
+    "plain": response(OK),
+    "HTTP continuation line": response(b"HTTP/1.1 200 OK\r\nContent-Type: text/html;\r\n charset=koi8-r\r\n\r\n"),
+    "HTTP header without a colon": response(b"HTTP/1.1 200 OK\r\nContent-Type text/plain\r\nX: y\r\n\r\n"),
+    "HTTP header line of whitespace": response(b"HTTP/1.1 200 OK\r\n\x0b\r\nContent-Type: image/png\r\n\r\n"),
+    "HTTP header not ASCII": response("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=\u00e9\r\n\r\n".encode()),
+    "HTTP bare line feed": response(b"HTTP/1.1 200 OK\nContent-Type: image/png\r\n\r\n"),
+    "HTTP headers without the blank line": response(b"HTTP/1.1 200 OK\r\nContent-Type: text/html", body=b""),
+    "HTTP headers only": response(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n", body=b""),
+    "lower-case protocol, no reason": response(b"http/1.1 200\r\nContent-Type: text/html\r\n\r\n"),
+    "status not a number": response(b"HTTP/1.1 2x0 OK\r\nContent-Type: text/html\r\n\r\n"),
+    "no status line": response(b"Content-Type: text/html\r\n\r\n"),
+    "redirect": response(b"HTTP/1.1 301 Moved\r\nLocation: /q\r\n\r\n", body=b""),
+    "not HTML": response(b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n", body=b"\x89PNG\r\n\x1a\n"),
+    "binary labelled HTML": response(OK, body=b"\x89PNG\r\n\x1a\n\x00\x00"),
+    "two Content-Types, spaces around": response(
+        b"HTTP/1.1 200 OK\r\ncontent-type \t:  text/html  \r\nContent-Type: image/png\r\n\r\n"),
+    "chunked": response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\n\r\n",
+                        body=b"7\r\n<p>Hi. \r\n9\r\nA page.</p>\r\n0\r\n\r\n"),
+    "broken chunks": response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                              body=b"7\r\n<p>Hi. XX\r\nzz\r\n"),
+    "gzip Content-Encoding": response(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/html\r\n\r\n",
+                                      body=gzip.compress(b"<html><body><p>Zipped page.</p></body></html>", mtime=0)),
+    "empty body": response(OK, body=b""),
+    "WARC-Truncated": response(OK, warc_headers=b"WARC-Target-URI: https://example.org/t\r\nWARC-Truncated: length\r\n"),
+    "target not http": response(OK, warc_headers=b"WARC-Target-URI: ftp://example.org/p\r\n"),
+    "target in capitals": response(OK, warc_headers=b"WARC-Target-URI: HTTP://example.org/p\r\n"),
+    "response without target": response(OK, warc_headers=b"WARC-Record-ID: <urn:uuid:5>\r\n"),
+    "WARC header without a colon": response(OK, warc_headers=b"WARC-Target-URI: https://example.org/p\r\nOdd line\r\n"),
+    "Content-Length too short": record("response", b"WARC-Target-URI: https://example.org/a\r\n", OK, length=5),
+}
+
+
 def test_a_crawl_reads_as_through_warcio(monkeypatch):
     outcomes = read_bytes(CRAWL)
     assert outcomes == through_warcio(CRAWL, monkeypatch)
@@ -66,6 +107,32 @@ def test_a_crawl_reads_as_through_warcio(monkeypatch):
 def test_odd_records_read_as_through_warcio(name, monkeypatch):
     data = CRAWL + member(ODD_RECORDS[name]) + CRAWL
     assert read_bytes(data) == through_warcio(data, monkeypatch)
+
+
+@pytest.mark.parametrize("name", sorted(ODD_RESPONSES))
+def test_odd_responses_read_as_through_warcio(name, monkeypatch):
+    data = CRAWL + member(ODD_RESPONSES[name]) + CRAWL
+    assert read_bytes(data) == through_warcio(data, monkeypatch)
+
+
+def test_plain_responses_are_read_without_warcio(monkeypatch):
+    expected = through_warcio(CRAWL, monkeypatch)
+
+    def no_warcio(*args, **kwargs):
+        raise AssertionError("warcio was asked to read a record")
+
+    monkeypatch.setattr(reader, "RecordIterator", no_warcio)
+    assert read_bytes(CRAWL) == expected
+
+
+def test_a_response_over_the_bounds_is_warcios(monkeypatch):
+    data = CRAWL + member(response(OK, body=b"<p>" + b"A long page. " * 2000 + b"</p>")) + CRAWL
+    expected = through_warcio(data, monkeypatch)
+    asked = []
+    iterator = reader.RecordIterator
+    monkeypatch.setattr(reader, "RecordIterator", lambda *args: asked.append(args) or iterator(*args))
+    monkeypatch.setattr(skim_module, "RESPONSE_BYTES", 4096)
+    assert read_bytes(data) == expected and len(asked) == 1
 
 
 @pytest.mark.parametrize("cut", [1, 20, 200])

@@ -191,7 +191,7 @@ def _records(stream: BinaryIO, source_file: str, progress: _Progress, records_fi
     first = progress.emitted
     while True:
         skimmed = progress.emitted
-        if (yield from skim(stream, source_file, progress)) or progress.handed_on:
+        if (yield from skim(stream, source_file, progress, max_page_bytes)) or progress.handed_on:
             return
         misses = 0 if progress.emitted > skimmed else misses + 1
         stream.seek(progress.next_offset)
