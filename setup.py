@@ -83,8 +83,9 @@ setup(
         # The corpus's block format (transforms/corpus/blocks.py) in one pass each way.
         Extension("transforms.native._blocks", ["transforms/native/_blocks.c"], extra_compile_args=["-O2", "-std=c11"],
                   optional=True),
-        # Charset's UTF-8 check (transforms/stages/charset.py), without decoding the page.
-        Extension("transforms.native._utf8", ["transforms/native/_utf8.c"], extra_compile_args=["-O2", "-std=c11"],
+        # One-pass scans of a page's bytes: charset's UTF-8 check (transforms/stages/charset.py), without decoding the
+        # page, and CleanHtml's guard's tag counts (transforms/stages/clean_html/guard.py). -O3: the counts vectorize.
+        Extension("transforms.native._scan", ["transforms/native/_scan.c"], extra_compile_args=["-O3", "-std=c11"],
                   optional=True),
     ],
     cmdclass={"build_ext": BuildExtensions},

@@ -254,7 +254,7 @@ UTF8_EDGES = bytes([0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 
                     0xF0, 0xF4, 0xF5, 0xFF])
 
 
-@pytest.mark.skipif(charset._utf8 is None, reason="the C UTF-8 check is not in use here")
+@pytest.mark.skipif(charset._scan is None, reason="the C UTF-8 check is not in use here")
 def test_the_c_utf8_check_agrees_with_python_on_every_short_sequence():
     for first in range(256):
         for second in range(256):
@@ -268,7 +268,7 @@ def test_the_c_utf8_check_agrees_with_python_on_every_short_sequence():
                 assert charset.is_utf8(data) == _decodes_as_utf8(data), data
 
 
-@pytest.mark.skipif(charset._utf8 is None, reason="the C UTF-8 check is not in use here")
+@pytest.mark.skipif(charset._scan is None, reason="the C UTF-8 check is not in use here")
 @settings(max_examples=500, deadline=None)
 @given(pieces=st.lists(st.one_of(st.binary(max_size=12), st.text(max_size=12).map(lambda text: text.encode("utf-8")),
                                  st.sampled_from([b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe0\x9f\xbf", b"\xc0\xaf",

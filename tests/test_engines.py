@@ -520,7 +520,7 @@ def test_sdist_and_wheel_install_and_run(sdist, tmp_path, compiler):
     with zipfile.ZipFile(wheel) as archive:
         accelerators = sorted(Path(name).name.split(".")[0] for name in archive.namelist() if name.endswith(".so"))
     assert accelerators == ([] if hide_compiler else ["_blocks", "_classify", "_code_page", "_gopher", "_lexbor_walk",
-                                                      "_line_hashes", "_links", "_ngrams", "_utf8", "_words"])
+                                                      "_line_hashes", "_links", "_ngrams", "_scan", "_words"])
 
     run_checked([PYTHON, "-m", "venv", "--without-pip", venv], "python -m venv")
     python = venv / "bin" / "python"

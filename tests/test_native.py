@@ -74,7 +74,7 @@ def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
     # selectolax's module seen as another library: lexbor's symbols are missing where the walk looks.
     prelude = "import selectolax.lexbor, transforms.native._links\nselectolax.lexbor.__file__ = transforms.native._links.__file__\n"
     result, warnings = probe(prelude)
-    assert result[0] == ("c for _links, _code_page, _ngrams, _classify, _gopher, _line_hashes, _words, _utf8, _blocks, "
+    assert result[0] == ("c for _links, _code_page, _ngrams, _classify, _gopher, _line_hashes, _words, _scan, _blocks, "
                          "python for _lexbor_walk")
     assert len(warnings) == 1 and "_lexbor_walk" in warnings[0] and "does not export" in warnings[0]
     assert result[1:] == c_result[1:]
@@ -93,7 +93,7 @@ def test_a_walk_that_cannot_bind_is_one_warning_and_the_pure_path(c_result):
 @pytest.mark.slow
 def test_a_walk_compiled_for_another_selectolax_or_lexbor_is_one_warning_and_the_pure_path(c_result, prelude, reason):
     result, warnings = probe(prelude)
-    assert result[0] == ("c for _links, _code_page, _ngrams, _classify, _gopher, _line_hashes, _words, _utf8, _blocks, "
+    assert result[0] == ("c for _links, _code_page, _ngrams, _classify, _gopher, _line_hashes, _words, _scan, _blocks, "
                          "python for _lexbor_walk")
     assert len(warnings) == 1 and "_lexbor_walk" in warnings[0] and reason in warnings[0], warnings
     assert result[1:] == c_result[1:]
@@ -151,7 +151,7 @@ def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
                            cwd=source, env=env, capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
     built = sorted(path.name.split(".")[0] for path in (source / "lib" / "transforms" / "native").glob("*.so"))
-    assert built == ["_blocks", "_classify", "_code_page", "_gopher", "_line_hashes", "_links", "_ngrams", "_utf8", "_words"]
+    assert built == ["_blocks", "_classify", "_code_page", "_gopher", "_line_hashes", "_links", "_ngrams", "_scan", "_words"]
     warnings = [line for line in child.stderr.splitlines() if "_lexbor_walk" in line]
     assert len(warnings) == 1 and "no lexbor headers" in warnings[0] and "sha256" in warnings[0], child.stderr[-3000:]
 
@@ -159,7 +159,7 @@ def test_without_lexbor_headers_the_walk_is_not_built_and_the_rest_is(tmp_path):
 @pytest.mark.slow
 def test_modules_that_do_not_import_are_one_warning_line_and_the_pure_path(c_result):
     # A module that is not built imports as this does (sys.modules[name] = None raises ImportError).
-    prelude = "import sys\nfor name in ('_lexbor_walk', '_links', '_code_page', '_ngrams', '_classify', '_gopher', '_line_hashes', '_words', '_utf8', '_blocks'):\n    sys.modules['transforms.native.' + name] = None\n"
+    prelude = "import sys\nfor name in ('_lexbor_walk', '_links', '_code_page', '_ngrams', '_classify', '_gopher', '_line_hashes', '_words', '_scan', '_blocks'):\n    sys.modules['transforms.native.' + name] = None\n"
     result, warnings = probe(prelude)
     assert result[0] == "python"
     assert len(warnings) == 1 and all(name in warnings[0] for name in native.ACCELERATORS)

@@ -340,6 +340,22 @@ def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(nam
     assert isolated == [doc.capture.url]
 
 
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from([b"<", b"</", b"/", b"<b>", b"</b>", b"x" * 40, b" ", b"\xff"]), max_size=60),
+       name=st.sampled_from([None, *sorted(SLOW_TO_PARSE)]))
+def test_both_paths_of_the_guard_send_the_same_pages_to_the_child(pieces, name):
+    from transforms.stages.clean_html import guard
+
+    if guard._scan is None:
+        pytest.skip("the C scans are not in use here")
+    payload = b"".join(pieces) + (SLOW_TO_PARSE[name] if name else b"")
+    assert guard._scan.tag_counts(payload) == (payload.count(b"<"), payload.count(b"</"))
+    accelerated = guard.isolation_reason(payload)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(guard, "_scan", None)
+        assert guard.isolation_reason(payload) == accelerated
+
+
 def test_the_parsers_child_process_loads_its_function_without_beam():
     # The child imports what the function it runs needs; Beam would cost it 1.4 CPU s and 190 MiB, in
     # every worker that meets a page sent away.

@@ -1,8 +1,8 @@
 """The C accelerators, and the pure-Python path that stands in for each.
 
 Ten small C modules speed up the hot loops of the charset's check, CleanHtml, MinimizeText,
-ScoreQuality, Decontaminate, the quality rules and SiteBoilerplate: `_utf8` (whether a page is UTF-8,
-without decoding it), `_blocks` (the corpus's `<div>` block format, written and read in one pass),
+ScoreQuality, Decontaminate, the quality rules and SiteBoilerplate: `_scan` (whether a page is UTF-8,
+without decoding it, and its tags counted for CleanHtml's guard), `_blocks` (the corpus's `<div>` block format, written and read in one pass),
 `_lexbor_walk` (CleanHtml's
 walk over lexbor's tree), `_links` (`resolve_links`'s common case), `_code_page`
 (MinimizeText's code pages), `_classify` (a fastText classifier's probabilities;
@@ -27,7 +27,7 @@ import logging
 import os
 
 ACCELERATORS = ("_lexbor_walk", "_links", "_code_page", "_ngrams", "_classify", "_gopher", "_line_hashes", "_words",
-                "_utf8", "_blocks")
+                "_scan", "_blocks")
 PURE_PYTHON_VARIABLE = "WEBCORPUS_PURE_PYTHON"
 
 _LOG = logging.getLogger("webcorpus")

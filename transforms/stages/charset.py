@@ -181,7 +181,7 @@ META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:
 META_SCAN_BYTES = 8192
 DETECTION_SAMPLE_BYTES = 256 * 1024
 
-_utf8 = native.load("_utf8")
+_scan = native.load("_scan")
 
 
 def codec_for_label(label: str) -> str | None:
@@ -216,9 +216,9 @@ def declared_in_meta(payload: bytes) -> str | None:
 
 
 def is_utf8(payload: bytes) -> bool:
-    """Whether `payload` decodes as UTF-8 (strict): in C without making its text where `_utf8` is built."""
-    if _utf8 is not None:
-        return _utf8.is_utf8(payload)
+    """Whether `payload` decodes as UTF-8 (strict): in C without making its text where `_scan` is built."""
+    if _scan is not None:
+        return _scan.is_utf8(payload)
     try:
         payload.decode("utf-8")
     except UnicodeDecodeError:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from transforms import native
 from transforms.stages.clean_html.page import text_page, with_cleaned_page
 from transforms.document import Document
 from transforms.isolation import DEFAULT_PAGE_TIMEOUT, ChildProcess
 
 if TYPE_CHECKING:
     from transforms.stages.clean_html.clean_html import HtmlCleaner
+
+_scan = native.load("_scan")
 
 # See `isolation_reason`.
 ISOLATE_ABOVE_TAGS = 25_000
@@ -58,12 +61,14 @@ def isolation_reason(payload: bytes) -> str | None:
     size = len(payload)
     if size > ISOLATE_ABOVE_BYTES:
         return f"over {ISOLATE_ABOVE_BYTES:,} bytes"
-    tags = payload.count(b"<")
+    # (Both counts in one pass, in C, where `_scan` is built.)
+    tags, end_tags = _scan.tag_counts(payload) if _scan is not None else (payload.count(b"<"), None)
     if tags > ISOLATE_ABOVE_TAGS:
         return f"over {ISOLATE_ABOVE_TAGS:,} tags"
     if tags > CHECK_DENSITY_ABOVE_TAGS and size < DENSE_BYTES_PER_TAG * tags:
         return f"under {DENSE_BYTES_PER_TAG} bytes a tag"
-    if tags > CHECK_UNCLOSED_ABOVE_TAGS and (tags - 2 * payload.count(b"</")) * tags > ISOLATE_ABOVE_REOPENINGS:
+    if tags > CHECK_UNCLOSED_ABOVE_TAGS and (
+            tags - 2 * (payload.count(b"</") if end_tags is None else end_tags)) * tags > ISOLATE_ABOVE_REOPENINGS:
         return "many unclosed elements"
     if size > SPARSE_CHECK_ABOVE_BYTES and size > SPARSE_BYTES_PER_TAG * tags:
         if size - len(payload.translate(None, ATTRIBUTE_SEPARATORS)) > ISOLATE_ABOVE_SEPARATORS:
