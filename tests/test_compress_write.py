@@ -9,6 +9,7 @@ import io
 import lzma
 import random
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import apache_beam as beam
@@ -342,6 +343,32 @@ def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, nea
     writer.flush()
     encoded.flush()
     assert actual.getvalue() == expected.getvalue()
+
+
+def test_full_blocks_compressed_on_an_executor_make_the_same_file():
+    """The blocks that fill are compressed and written on the executor, one at a time and in order; the last one
+    where `flush` is called: the same bytes as all of them written in turn."""
+    layout = RecordLayout()
+    records = [layout.record(layout.staged(doc)) for doc in SMALL] * 6
+    sequential, pipelined = io.BytesIO(), io.BytesIO()
+    submitted = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, function, *args):
+            submitted.append(args[0].num_records)
+            return super().submit(function, *args)
+
+    sync_interval = sum(map(len, records)) // 5
+    with Recording(1) as compressing:
+        for out, executor in ((sequential, None), (pipelined, compressing)):
+            writer = EncodedWriter(out, fastavro.parse_schema(CORPUS_SCHEMA), "zstandard", 9, sync_interval, b"s" * 16,
+                                   executor)
+            for record in records:
+                writer.write(record)
+            writer.flush()
+    assert pipelined.getvalue() == sequential.getvalue()
+    blocks = [block.num_records for block in fastavro.block_reader(io.BytesIO(sequential.getvalue()))]
+    assert len(blocks) > 2 and submitted == blocks[:-1]
 
 
 def test_a_staging_file_of_other_fields_is_refused(tmp_path):

@@ -12,8 +12,10 @@ Avro reader reads.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import io
+from concurrent.futures import Executor, Future
 from typing import NamedTuple
 
 import fastavro
@@ -228,26 +230,52 @@ class EncodedWriter:
     fastavro writes the header and each block (`Writer.write_block`, its interface for blocks read from
     another file); a block is cut where fastavro's `Writer.write` would cut it (once it holds `sync_interval`
     bytes), so the file is the same bytes as fastavro's writer gives the records' dicts.
+
+    With `compressing` (an executor), each full block is compressed and written there while the next one fills
+    (the codecs release the GIL), one at a time and in order: the same bytes, at most one block more held. `flush`
+    writes the last block where it is called, once the one in flight is written.
     """
 
-    def __init__(self, handle, schema, codec: str, level: int | None, sync_interval: int, sync_marker: bytes = b""):
+    def __init__(self, handle, schema, codec: str, level: int | None, sync_interval: int, sync_marker: bytes = b"",
+                 compressing: Executor | None = None):
         self._writer = fastavro.write.Writer(handle, schema, codec=codec, compression_level=level,
                                              sync_interval=sync_interval, metadata=FILE_METADATA,
                                              sync_marker=sync_marker)
         self._sync_interval = sync_interval
         self._block, self._records = io.BytesIO(), 0
+        self._compressing = compressing
+        self._in_flight: Future | None = None
 
     def write(self, record: bytes) -> None:
         self._block.write(record)
         self._records += 1
         if self._block.tell() >= self._sync_interval:
-            self._dump()
+            self._dump(self._compressing)
 
-    def _dump(self) -> None:
-        self._writer.write_block(_Block(self._block, self._records))
+    def _dump(self, compressing: Executor | None) -> None:
+        block = _Block(self._block, self._records)
         self._block, self._records = io.BytesIO(), 0
+        self._written()
+        if compressing is None:
+            self._writer.write_block(block)
+        else:
+            self._in_flight = compressing.submit(self._writer.write_block, block)
+
+    def _written(self) -> None:
+        """Waits for the block in flight (its error raised here)."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            in_flight.result()
 
     def flush(self) -> None:
         if self._records:
-            self._dump()
+            self._dump(None)
+        self._written()
         self._writer.flush()
+
+    def abandon(self) -> None:
+        """For a file given up: waits for the block in flight, whatever became of it, so that nothing writes to
+        the file once it is closed."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            concurrent.futures.wait([in_flight])

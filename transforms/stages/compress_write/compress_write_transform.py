@@ -24,7 +24,7 @@ from transforms.report.signal_histograms import SignalTally
 from transforms.document import Document
 from transforms.state.unit_ledger import LedgerPlan, ledger_for
 from transforms.vocabulary import Fingerprint
-from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS, resolve_fields
 from transforms.stages.compress_write.compress_write import (ShardAttempt, attempt_path, finish_shard, publish, shard_name,
@@ -36,8 +36,9 @@ from transforms.stage import counter
 TALLIES = "tallies"
 DIGESTS = "digests"
 # Shards whose last block is compressed, written and digested (`DigestingHandle`) on threads of their own while
-# the next shard's records are read and joined: a default build's shard is one Avro block, and compressing it is
-# nearly all of WriteShard's time. At most this many are held (each holds its uncompressed last block).
+# the next shard's records are read and joined (a shard of large pages is often one Avro block; its other blocks are
+# compressed on a thread as they fill: `EncodedWriter`). At most this many are held (each holds its uncompressed
+# last block).
 SHARDS_FINISHED_TOGETHER = 2
 
 
@@ -64,6 +65,8 @@ class WriteShard(beam.DoFn):
     def setup(self):
         self._written = counter("compress_write", "records")
         self._finishing = ThreadPoolExecutor(SHARDS_FINISHED_TOGETHER, thread_name_prefix="write-shard")
+        # A shard's full blocks, compressed and written one at a time while the next is joined (`EncodedWriter`).
+        self._compressing = ThreadPoolExecutor(1, thread_name_prefix="compress-block")
 
     def start_bundle(self):
         self._pending: collections.deque = collections.deque()
@@ -83,9 +86,10 @@ class WriteShard(beam.DoFn):
         records = 0
         # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
         handle = DigestingHandle(FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED))
+        writer = None
         try:
             writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
-                                  self._sync_marker)
+                                  self._sync_marker, self._compressing)
             for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
                 offset = staged["source_offset"]
                 if offset in dropped or offset in near_dropped:
@@ -101,6 +105,8 @@ class WriteShard(beam.DoFn):
                 writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count, written))
                 records += 1
         except BaseException:
+            if isinstance(writer, EncodedWriter):
+                writer.abandon()
             handle.close()
             raise
         signals.add_to(tally)
@@ -116,6 +122,7 @@ class WriteShard(beam.DoFn):
 
     def teardown(self):
         self._finishing.shutdown()
+        self._compressing.shutdown()
 
     def _finished(self, finished, element: WindowedValue, shard: str, tally: Counter, records: int, shards: int):
         digest = finished.result()

@@ -9,6 +9,7 @@ on the Avro encoding, is the same whatever the format (`avro_encoding.record_dig
 from __future__ import annotations
 
 import io
+from concurrent.futures import Executor
 
 import fastavro
 
@@ -74,8 +75,10 @@ def row_writer(file_format: str, handle, fields: tuple[str, ...], codec: str, le
 
 
 def shard_writer(file_format: str, handle, fields: tuple[str, ...], codec: str, level: int | None,
-                 sync_interval: int, sync_marker: bytes):
-    """The writer of one shard to `handle`: `write(record bytes)` each record, then `flush()`."""
+                 sync_interval: int, sync_marker: bytes, compressing: Executor | None = None):
+    """The writer of one shard to `handle`: `write(record bytes)` each record, then `flush()`. An Avro shard's full
+    blocks are compressed and written on `compressing` where it is given (`EncodedWriter`)."""
     if file_format == "avro":
-        return avro_encoding.EncodedWriter(handle, parsed_schema(fields), codec, level, sync_interval, sync_marker)
+        return avro_encoding.EncodedWriter(handle, parsed_schema(fields), codec, level, sync_interval, sync_marker,
+                                           compressing)
     return DecodedWriter(row_writer(file_format, handle, fields, codec, level), fields)
