@@ -27,11 +27,13 @@ from transforms.vocabulary import NON_RESPONSE
 # The record types skimmed: every one a `non-response` skip whatever its headers say (`classify._classify`).
 SKIMMED_TYPES = frozenset({"request", "metadata", "warcinfo"})
 STATUS_LINES = (b"WARC/1.0", b"WARC/1.1")
-# Bytes read from the file at first (a record's WARC headers, to leave it to warcio), then at a time (a member
-# that runs past them is inflated again from its start once more is read: few do, in this much), and fed to the
-# inflater at a time.
+# Bytes read from the file at first (a record's WARC headers, to leave it to warcio), then at a time, twice as many
+# each time up to `MOST_READ_BYTES` (a member that runs past them is inflated again from its start once more is
+# read: few do, in that much; one record read alone, the page inspector's, reads little), and fed to the inflater
+# at a time.
 FIRST_READ_BYTES = 2048
-READ_BYTES = 1 << 20
+READ_BYTES = 1 << 16
+MOST_READ_BYTES = 1 << 20
 PIECE_BYTES = 1024
 # What `_skimmed` says of a member that goes on past the bytes read.
 MORE = "more"
@@ -251,6 +253,7 @@ def skim(stream: BinaryIO, source_file: str, progress,
     read_response = None if max_page_bytes is None else response_reader(source_file, progress, max_page_bytes)
     stream.seek(progress.next_offset)
     data, at, more = b"", progress.next_offset, True  # bytes read, where they start, whether the stream has more
+    read_bytes = FIRST_READ_BYTES
     while True:
         offset = progress.next_offset
         if not progress.claim(offset):
@@ -262,7 +265,8 @@ def skim(stream: BinaryIO, source_file: str, progress,
             if found is not MORE or not more:
                 break
             # (A member bigger than what was read gets as much again: a response's is inflated anew each time.)
-            piece = stream.read(max(READ_BYTES, len(member)) if data else FIRST_READ_BYTES)
+            piece = stream.read(max(read_bytes, len(member)))
+            read_bytes = READ_BYTES if read_bytes == FIRST_READ_BYTES else min(2 * read_bytes, MOST_READ_BYTES)
             more = bool(piece)
             data, at = bytes(member) + piece, offset
         if not len(member):
