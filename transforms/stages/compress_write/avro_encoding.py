@@ -12,7 +12,6 @@ Avro reader reads.
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import io
 from concurrent.futures import Executor, Future
@@ -272,10 +271,3 @@ class EncodedWriter:
             self._dump(None)
         self._written()
         self._writer.flush()
-
-    def abandon(self) -> None:
-        """For a file given up: waits for the block in flight, whatever became of it, so that nothing writes to
-        the file once it is closed."""
-        in_flight, self._in_flight = self._in_flight, None
-        if in_flight is not None:
-            concurrent.futures.wait([in_flight])

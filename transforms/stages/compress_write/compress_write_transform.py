@@ -8,7 +8,7 @@ import collections
 import dataclasses
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -24,7 +24,7 @@ from transforms.report.signal_histograms import SignalTally
 from transforms.document import Document
 from transforms.state.unit_ledger import LedgerPlan, ledger_for
 from transforms.vocabulary import Fingerprint
-from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, EncodedWriter, RecordLayout
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS, resolve_fields
 from transforms.stages.compress_write.compress_write import (ShardAttempt, attempt_path, finish_shard, publish, shard_name,
@@ -86,7 +86,6 @@ class WriteShard(beam.DoFn):
         records = 0
         # Written as the format's writer gives them: Beam would compress a `.gz` or `.zst` name again itself.
         handle = DigestingHandle(FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED))
-        writer = None
         try:
             writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
                                   self._sync_marker, self._compressing)
@@ -105,8 +104,9 @@ class WriteShard(beam.DoFn):
                 writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count, written))
                 records += 1
         except BaseException:
-            if isinstance(writer, EncodedWriter):
-                writer.abandon()
+            # The block this shard's writer left on the compressing thread is written (or failed) before its file
+            # closes: the thread runs its tasks in turn, so one queued after it ends after it.
+            wait([self._compressing.submit(int)])
             handle.close()
             raise
         signals.add_to(tally)

@@ -84,14 +84,13 @@ def _inflated(inflate, member: memoryview, start: int, until: bytes | None, limi
     """What `inflate` gives of `member` from `start`, in pieces, fed `piece` bytes at a time (no copy of the rest of
     the buffer each time), until the member ends, the output holds `until`, or `limit` bytes were fed; and where the
     feeding got to. Raises OverflowError once it made more than `RESPONSE_BYTES`."""
-    most = RESPONSE_BYTES
     pieces, made = [], 0
     while not inflate.eof and start < min(len(member), limit):
         pieces.append(inflate.decompress(member[start:start + piece]))
         start += piece
         made += len(pieces[-1])
-        if made > most:
-            raise OverflowError(f"a member that inflates to more than {most} bytes")
+        if made > RESPONSE_BYTES:
+            raise OverflowError(f"a member that inflates to more than {RESPONSE_BYTES} bytes")
         if until is not None and until in pieces[-1]:
             break
     return pieces, start
