@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from typing import Iterable, Iterator
 
-from pipeline.beam_without_pandas import import_beam
+from pipeline.beam_import import import_beam
 
 # The stages' modules import Beam: imported as `python -m pipeline` imports it, so that the two start alike.
 import_beam()

@@ -24,7 +24,6 @@ import glob
 import os
 from dataclasses import dataclass
 
-import pyarrow.parquet as pq
 from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
@@ -107,6 +106,8 @@ def opened_index(path: str, planned: IndexFile | None = None):
         raise IndexRefused(f"cannot read the index file {redacted(path)}: {error}") from error
     with handle:
         try:
+            import pyarrow.parquet as pq
+
             # (pre_buffer: the column chunks of a row group are asked for together, adjacent ones in one read.)
             parquet = pq.ParquetFile(handle, pre_buffer=True)
         except RangesIgnored as error:

@@ -28,6 +28,9 @@ out every row passed over); the rows are read and matched in the pipeline
 (`pipeline.index_read`), a unit of row groups at a time (`RowGroups`), and
 no step holds the matching records. The records chosen are recorded by a
 digest that needs no order (`record_digest`: the sum of their SHA-256).
+
+pyarrow is imported where an index is read, not with this module: a build without an index never loads it
+(`pipeline.beam_import`).
 """
 
 from __future__ import annotations
@@ -35,9 +38,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from typing import Iterator
-
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.index_files import IndexFile, IndexRefused, index_paths, opened_index
 from transforms.filesystems.locations import redacted
@@ -96,6 +96,9 @@ def parse_names(value: str, flag: str) -> tuple[str, ...]:
 
 def check_pattern(pattern: str) -> str:
     """An RE2 pattern as Arrow's kernels compile it; a malformed one refused in one line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
         pc.match_substring_regex(pa.array([""]), pattern)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
@@ -136,6 +139,9 @@ class IndexChoice:
 
     def matching(self, table: pa.Table) -> pa.Array:
         """Which rows of `table` the options match (a row without the value matches none)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         tests = []
         if self.languages:
             # The main language: the first of the list the index writes ("rus,eng").
@@ -276,6 +282,8 @@ def plan_selection(choice: IndexChoice) -> IndexPlan:
 def matching_rows(choice: IndexChoice, unit: RowGroups) -> Iterator[IndexRow]:
     """The rows of a unit's row groups that match `choice` (before its `limit`), in the index's order; reads the
     chosen columns row group by row group."""
+    import pyarrow as pa
+
     with opened_index(unit.path, unit.file) as (_, parquet):
         firsts = [0]
         for group in range(parquet.num_row_groups):

@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 
-from pipeline.beam_without_pandas import import_beam
+from pipeline.beam_import import import_beam
 from pipeline.runners.worker_fork import start_early
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)

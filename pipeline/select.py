@@ -17,8 +17,8 @@ import sys
 
 if __name__ == "__main__":
     # `python -m pipeline.select`: the launcher first, before this module's imports (Beam's among them), as
-    # `python -m pipeline` does: SIGINT and SIGTERM taken from the first instant, Beam imported without pandas
-    # (`pipeline.beam_without_pandas`). It imports this module as `pipeline.select` and runs its `main`.
+    # `python -m pipeline` does: SIGINT and SIGTERM taken from the first instant, Beam imported without the libraries
+    # it loads for nothing webcorpus uses (`pipeline.beam_import`). It imports this module as `pipeline.select` and runs its `main`.
     from pipeline.launch import main as launch_main
 
     sys.exit(launch_main(command="pipeline.select"))

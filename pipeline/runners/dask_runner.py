@@ -55,7 +55,7 @@ from apache_beam.pipeline import PTransformOverride
 from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask import transform_evaluator as te
 
-from pipeline.beam_without_pandas import import_worker_modules
+from pipeline.beam_import import import_worker_modules
 from pipeline.runners.beam_release import INSTALL, require
 from pipeline.runners.dask_fusion import RELIED_ON as FUSION_RELIES_ON, is_par_do, run_stage, stages
 
@@ -251,7 +251,7 @@ class DaskRunner(beam_dask.DaskRunner):
         bag_kwargs = {name: value for name in BAG_OPTIONS if (value := dask_options.pop(name, None))}
         client = ddist.Client(**dask_options)
         # The workers import what the tasks need while this client translates the graph, not when the first
-        # tasks come; and import Beam without pandas (a worker that has imported them already does nothing).
+        # tasks come, Beam lean (`pipeline.beam_import`; a worker that has imported them already does nothing).
         client.run(import_worker_modules, wait=False)
         visitor = self.translate(pipeline, client, bag_kwargs)
         futures = client.compute(visitor.leaves())

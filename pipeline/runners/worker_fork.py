@@ -117,7 +117,7 @@ def serve(socket_path: str) -> None:
     """The server: imports what a worker imports, then forks a worker for each client until stdin ends; never
     returns."""
     import pipeline  # noqa: F401 - its logging filter, before Beam's import warns
-    from pipeline.beam_without_pandas import import_beam
+    from pipeline.beam_import import import_beam
 
     import_beam()
     import pipeline.graph  # noqa: F401 - every stage's module, which unpickling a worker's DoFns imports

@@ -6,12 +6,12 @@ every reader takes (Hugging Face `datasets` has no map type, and refuses a file 
 fixed count (`ROW_GROUP_ROWS`), whatever the runner, and pyarrow writes no timestamp; its `created_by`
 ("parquet-cpp-arrow version X") changes only with pyarrow's version, which the manifest records. Data pages
 carry a CRC (`write_page_checksum`), which `read_corpus` checks.
+
+pyarrow is imported where a Parquet file is first written, not with this module: a build of another format never
+loads it (0.05-0.09 s of every process's start; `pipeline.beam_import`).
 """
 
 from __future__ import annotations
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from transforms.stages.compress_write.schema import FIELDS_BY_NAME
 
@@ -29,12 +29,13 @@ DEFAULT_CODEC = "zstd"
 # memory at a time.
 ROW_GROUP_ROWS = 4096
 
-_ARROW_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32(), "double": pa.float64()}
 
 
 def _arrow_type(avro_type):
+    import pyarrow as pa
+
     if isinstance(avro_type, str):
-        return _ARROW_TYPES[avro_type]
+        return {"string": pa.string(), "long": pa.int64(), "int": pa.int32(), "double": pa.float64()}[avro_type]
     if avro_type["type"] == "array":
         return pa.list_(_arrow_type(avro_type["items"]))
     return pa.list_(pa.field("item", pa.struct([pa.field("key", pa.string(), nullable=False),
@@ -44,6 +45,8 @@ def _arrow_type(avro_type):
 
 def arrow_schema(fields: tuple[str, ...]) -> pa.Schema:
     """The Arrow schema of records with these fields, columns in schema order, none nullable."""
+    import pyarrow as pa
+
     return pa.schema([pa.field(name, _arrow_type(FIELDS_BY_NAME[name]["type"]), nullable=False) for name in fields])
 
 
@@ -52,6 +55,10 @@ class ParquetRows:
 
     def __init__(self, handle, fields: tuple[str, ...], codec: str, level: int | None,
                  row_group_rows: int = ROW_GROUP_ROWS):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._table = pa.Table.from_pylist
         self._schema = arrow_schema(fields)
         self._maps = [name for name in fields if isinstance(FIELDS_BY_NAME[name]["type"], dict)
                       and FIELDS_BY_NAME[name]["type"]["type"] == "map"]
@@ -67,7 +74,7 @@ class ParquetRows:
             self._dump()
 
     def _dump(self) -> None:
-        self._writer.write_table(pa.Table.from_pylist(self._rows, self._schema), row_group_size=self._row_group_rows)
+        self._writer.write_table(self._table(self._rows, self._schema), row_group_size=self._row_group_rows)
         self._rows = []
 
     def close(self) -> None:

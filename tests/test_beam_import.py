@@ -1,5 +1,5 @@
-"""A build's process imports Beam without pandas (pipeline/beam_without_pandas.py), and pandas stays importable;
-`python -m pipeline.select` starts through the launcher too."""
+"""A build's process imports Beam without pandas, pyarrow and pymongo (pipeline/beam_import.py), which stay
+importable; `python -m pipeline.select` starts through the launcher too."""
 
 import subprocess
 import sys
@@ -12,16 +12,19 @@ from pipeline.sample import SAMPLE_PATH
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_a_build_imports_beam_without_pandas_which_can_be_imported_after_it(tmp_path):
+def test_a_build_imports_beam_without_pandas_pyarrow_or_pymongo_which_can_be_imported_after_it(tmp_path):
     pytest.importorskip("pandas", reason="pandas is not installed: Beam cannot import it anyway")
+    pytest.importorskip("pymongo", reason="pymongo is not installed: Beam cannot import it anyway")
     script = (f"import sys\nfrom pipeline.launch import main\n"
               f"assert main(['--input', {str(SAMPLE_PATH)!r}, '--output', {str(tmp_path / 'out')!r}, '--quiet']) == 0\n"
-              f"print('imported by the build:', 'pandas' in sys.modules)\n"
-              f"import pandas\nprint('imported after it:', pandas.DataFrame({{'a': [1]}}).shape)\n")
+              f"print('imported by the build:', sorted(name for name in ('pandas', 'pyarrow', 'pymongo')\n"
+              f"                                        if name in sys.modules))\n"
+              f"import pandas, pyarrow, pymongo\nprint('imported after it:', pandas.DataFrame({{'a': [1]}}).shape,\n"
+              f"                                       pyarrow.array([1]).to_pylist(), pymongo.ASCENDING)\n")
     run = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert "imported by the build: False" in run.stdout
-    assert "imported after it: (1, 1)" in run.stdout
+    assert "imported by the build: []" in run.stdout
+    assert "imported after it: (1, 1) [1] 1" in run.stdout
 
 
 @pytest.mark.slow
