@@ -188,6 +188,19 @@ def test_both_code_page_paths_give_the_same_lines(text, scripts):
 
 @pytest.mark.skipif(minimize_text._code_page is None, reason="the C code pages are not in use here")
 @settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from("aZ  \n.,-µªºßÄéñœПриветЁё\u0101\u0131\u0301\u03a3\u03bc\u1e9e日\U0001f642\ufb01\x02"),
+                    max_size=30),
+       scripts=st.sampled_from([None, ("latin",), ("all",), ("cyrillic", "greek")]))
+def test_both_paths_find_the_same_letters_a_text_can_lose(text, scripts):
+    rules = minimize_text.script_rules(scripts)
+    accelerated = rules.outside_page(text), minimize_text.dropped_letter_share(text, text.lower(), rules)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(minimize_text, "_code_page", None)
+        assert (rules.outside_page(text), minimize_text.dropped_letter_share(text, text.lower(), rules)) == accelerated
+
+
+@pytest.mark.skipif(minimize_text._code_page is None, reason="the C code pages are not in use here")
+@settings(max_examples=300, deadline=None)
 @given(blocks=st.lists(st.text(st.sampled_from("aZ  \t\xa0.,-'µ½…€ßéПриветЁ\u0301\u0101\u0131日本\U0001f642\x02\x01"),
                                max_size=20), max_size=6),
        scripts=st.sampled_from([None, ("latin",), ("all",), ("cyrillic", "greek")]))

@@ -448,12 +448,22 @@ class ScriptRules:
         # A text of the first code page's characters and of these loses no letter outside the page (see
         # `dropped_letter_share`): Latin and Cyrillic letters that the rules keep, each as it is under NFKC and
         # none composing with a letter before it (those are marks and Hangul's jamo, not letters of these blocks).
-        self.losing_none = re.compile("[{}]*".format(re.escape(self.code_pages[0].characters + "".join(
+        kept_letters = "".join(
             character for name in ("latin", "cyrillic") for low, high in KEPT_RANGES[name]
             for character in map(chr, range(ord(low), ord(high) + 1))
             if unicodedata.category(character)[0] == "L" and character != "Σ"
             and unicodedata.normalize("NFKC", character) == character
-            and _letters(character) == _letters(self.apply_rules(character))))))
+            and _letters(character) == _letters(self.apply_rules(character)))
+        self.losing_none = re.compile("[{}]*".format(re.escape(self.code_pages[0].characters + kept_letters)))
+        if _code_page is not None:
+            # The same, for `_code_page.outside`: a class per code point.
+            page = self.code_pages[0].characters
+            classes = bytearray([_code_page.OTHER]) * (max(map(ord, page + kept_letters)) + 1)
+            for characters, kind in ((kept_letters, _code_page.KEPT), (page, _code_page.PAGE),
+                                     (self.dropped_page_letters, _code_page.PAGE_DROPPED)):
+                for character in characters:
+                    classes[ord(character)] = kind
+            self._letter_classes = bytes(classes)
 
     def _lower(self, text: str) -> str:
         if self._case_kept is None or self._case_kept.search(text) is None:
@@ -492,6 +502,18 @@ class ScriptRules:
                 dropped += count * occurrences
         return max(0, dropped)
 
+    def outside_page(self, text: str) -> tuple[int, str | None]:
+        """How many of the first code page's letters that the rules drop `text` holds, and its characters outside
+        that page, a space between two runs of them; None for those where no character of `text` can lose a letter
+        outside the page (see `dropped_letter_share`)."""
+        if _code_page is not None:
+            # (In one pass, in C: the same.)
+            return _code_page.outside(text, self._letter_classes)
+        dropped = sum(map(text.count, self.dropped_page_letters))
+        if self.losing_none.fullmatch(text):
+            return dropped, None
+        return dropped, self.code_pages[0].runs_within.sub(" ", text).strip(" ")
+
     def minimize_block(self, block: str) -> str:
         return " ".join(self.apply_rules(block).split())
 
@@ -529,10 +551,8 @@ def dropped_letter_share(before: str, after: str, scripts=None) -> float:
     rules = script_rules(scripts)
     if before.isascii() and rules.keeps_ascii_letters:
         return 0.0
-    dropped = sum(map(before.count, rules.dropped_page_letters))
-    if not rules.losing_none.fullmatch(before):
-        # The runs of characters outside the page, a space between two.
-        outside = rules.code_pages[0].runs_within.sub(" ", before).strip(" ")
+    dropped, outside = rules.outside_page(before)
+    if outside is not None:
         dropped += rules.letters_dropped(outside)
     if not dropped:
         return 0.0
