@@ -183,6 +183,23 @@ def test_the_patches_last_one_run_and_beams_own_runner_stays_unpatched_beside_it
     assert seen["patched"][:2] == (1000, fn_api_patches.BeamGroupingBuffer)
 
 
+def _sampling_period(_) -> int:
+    from apache_beam.runners.worker import statesampler
+    from apache_beam.utils.counters import CounterFactory
+
+    return statesampler.StateSampler("stage", CounterFactory()).sampling_period_ms
+
+
+def test_a_bundles_state_sampler_wakes_every_10_ms_in_the_patched_run_and_every_200_ms_beside_it():
+    # Its `stop`, at each bundle's end, waits for the sampler's next wake.
+    options = ViewedOnceOptions([])
+    for name, period in (("patched", fn_api_patches.SAMPLING_PERIOD_MS), ("Beam's own", 200)):
+        pipeline = beam.Pipeline(runner=RUNNERS[name](options), options=options)
+        assert_that(pipeline | beam.Create([None]) | beam.Map(_sampling_period), equal_to([period]))
+        pipeline.run().wait_until_finish()
+    assert _sampling_period(None) == 200 and fn_api_patches.SAMPLING_PERIOD_MS == 10
+
+
 def test_the_graph_is_left_out_of_the_collectors_passes_while_it_runs_and_given_back_after():
     # In process, a step sees the objects that existed when the run began (the imports, the graph) frozen; the
     # run's own objects are collected as ever, and after it nothing is frozen.
@@ -383,6 +400,10 @@ def test_multi_processing_workers_are_forked_from_a_server_that_imported_them(se
         forked = (pipeline | beam.Create(range(40)) | beam.Reshuffle() | beam.Map(_parent_pid)
                   | beam.Map(lambda pid, server=forks.pid: pid == server) | beam.Distinct())
         assert_that(forked, equal_to([server_there]))
+        # (A forked worker's bundles end as the runner's own do: patch 7.)
+        periods = (pipeline | "Periods" >> beam.Create(range(4)) | "SpreadPeriods" >> beam.Reshuffle()
+                   | "Period" >> beam.Map(_sampling_period) | "DistinctPeriods" >> beam.Distinct())
+        assert_that(periods, equal_to([10 if server_there else 200]), label="period")
     with pytest.raises(ProcessLookupError):
         os.kill(forks.pid, 0)
     assert not os.path.exists(forks.command.split()[-2])

@@ -121,7 +121,12 @@ def serve(socket_path: str) -> None:
 
     import_beam()
     import pipeline.graph  # noqa: F401 - every stage's module, which unpickling a worker's DoFns imports
-    from apache_beam.runners.worker import sdk_worker_main
+    from apache_beam.runners.worker import sdk_worker_main, statesampler
+
+    from pipeline.runners.fn_api_patches import SAMPLING_PERIOD_MS, sampling_every
+
+    # (A worker's bundles end as the local runner's do: `fn_api_patches`, patch 7.)
+    statesampler.StateSampler.__init__ = sampling_every(SAMPLING_PERIOD_MS)
 
     # Each forked worker is waited for as it ends, so that its CPU time counts in this process's children's, and
     # so in the build's.
