@@ -17,12 +17,13 @@ def test_a_build_imports_beam_without_pandas_pyarrow_or_pymongo_which_can_be_imp
     pytest.importorskip("pymongo", reason="pymongo is not installed: Beam cannot import it anyway")
     script = (f"import sys\nfrom pipeline.launch import main\n"
               f"assert main(['--input', {str(SAMPLE_PATH)!r}, '--output', {str(tmp_path / 'out')!r}, '--quiet']) == 0\n"
-              f"print('imported by the build:', sorted(name for name in ('pandas', 'pyarrow', 'pymongo')\n"
+              f"print('imported by the build:', sorted(name for name in ('pandas', 'pyarrow', 'bson', 'pymongo')\n"
               f"                                        if name in sys.modules))\n"
               f"import pandas, pyarrow, pymongo\nprint('imported after it:', pandas.DataFrame({{'a': [1]}}).shape,\n"
               f"                                       pyarrow.array([1]).to_pylist(), pymongo.ASCENDING)\n")
     run = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
+    assert run.stderr == ""  # (nothing of Beam's warning that it found no bson)
     assert "imported by the build: []" in run.stdout
     assert "imported after it: (1, 1) [1] 1" in run.stdout
 
