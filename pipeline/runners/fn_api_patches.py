@@ -48,8 +48,8 @@ what a worker computes.
 7. `statesampler.StateSampler.__init__` = `sampling_every(SAMPLING_PERIOD_MS)`:
    a bundle's state sampler wakes every 10 ms at most, not every 200 ms, and
    its `stop`, at the end of every bundle, waits for the next wake: up to
-   0.2 s a bundle (0.2-0.3 s of the developer corpus's 48 bundles, 5% of its
-   build) becomes 1-10 ms. The worker processes' server applies it too
+   0.2 s a bundle (0.16-0.32 s of the developer corpus's 48 bundles, 4-8%
+   of its build) becomes 1-10 ms. The worker processes' server applies it too
    (`pipeline/runners/worker_fork.py`). A cost, not a fault.
 
 With a worker command (`patched_fn_api_runner(worker_command)`), an eighth:

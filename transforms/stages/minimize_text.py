@@ -503,9 +503,9 @@ class ScriptRules:
         return max(0, dropped)
 
     def outside_page(self, text: str) -> tuple[int, str | None]:
-        """How many of the first code page's letters that the rules drop `text` holds, and its characters outside
-        that page, a space between two runs of them; None for those where no character of `text` can lose a letter
-        outside the page (see `dropped_letter_share`)."""
+        """How many of the first code page's letters that the rules drop `text` holds; and its characters outside
+        that page, one space standing for each run of the page's characters between them, or None where none of
+        them can lose a letter (see `dropped_letter_share`)."""
         if _code_page is not None:
             # (In one pass, in C: the same.)
             return _code_page.outside(text, self._letter_classes)
