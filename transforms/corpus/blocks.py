@@ -43,8 +43,8 @@ def blocks_to_html(blocks: list[str]) -> str:
 
 
 def blocks_text(div_html: str) -> tuple[str, int]:
-    """The blocks of `blocks_to_html`'s output (not empty) joined by newlines, unescaped, and how many they are:
-    what MinimizeText reads, without making the list."""
+    """The blocks of `blocks_to_html`'s output joined by newlines, unescaped, and how many they are (for an empty
+    output, "" and 1): what MinimizeText and `leading_text` read, without making the list."""
     inner = div_html[len("<div>"):-len("</div>")]
     if _blocks is not None:
         return _blocks.to_text(inner)
@@ -59,12 +59,12 @@ def leading_text(div_html: str, characters: int) -> str:
     unescaping the rest."""
     cut = characters
     while (boundary := div_html.find(BLOCK_BOUNDARY, cut)) >= 0:
-        text = "\n".join(html_to_blocks(div_html[:boundary] + "</div>"))
+        text = blocks_text(div_html[:boundary] + "</div>")[0]
         if len(text) >= characters:
             return text
         # (Tags and entities took more of the markup than the text: a longer start, twice as long each time.)
         cut = max(boundary + 1, 2 * cut)
-    return "\n".join(html_to_blocks(div_html))
+    return blocks_text(div_html)[0]
 
 
 def html_to_blocks(div_html: str) -> list[str]:

@@ -1,9 +1,9 @@
 """The C accelerators, and the pure-Python path that stands in for each.
 
 Ten small C modules speed up the hot loops of the charset's check, CleanHtml, MinimizeText,
-ScoreQuality, Decontaminate, the quality rules and SiteBoilerplate: `_scan` (whether a page is UTF-8,
-without decoding it, and its tags counted for CleanHtml's guard), `_blocks` (the corpus's `<div>` block format, written and read in one pass),
-`_lexbor_walk` (CleanHtml's
+ScoreQuality, Decontaminate, the quality rules and SiteBoilerplate: `_scan` (whether a page is
+UTF-8, without decoding it, and its tags counted for CleanHtml's guard), `_blocks` (the corpus's
+`<div>` block format, written and read in one pass), `_lexbor_walk` (CleanHtml's
 walk over lexbor's tree), `_links` (`resolve_links`'s common case), `_code_page`
 (MinimizeText's code pages), `_classify` (a fastText classifier's probabilities;
 its pure path is fastText's own predict), `_ngrams` (decontamination's words and

@@ -177,6 +177,7 @@ static PyObject *to_text(PyObject *module, PyObject *args) {
         return PyErr_NoMemory();
     Py_ssize_t at = 0, blocks = 1, copied = 0;
     while (copied < length) {
+        /* (Two characters to find, not three: `&` is given twice.) */
         Py_ssize_t special = find_any(kind, data, copied, length, '&', '<', '&');
         memcpy(buffer + at * kind, (const char *)data + copied * kind, (size_t)(special - copied) * kind);
         at += special - copied;

@@ -30,6 +30,13 @@ ISOLATE_ABOVE_SEPARATORS = 20_000
 DEFAULT_PAGE_MEMORY_MIB = 2048
 
 
+def _tag_counts(payload: bytes) -> tuple[int, int]:
+    """How many `<` and `</` the page has: in one pass, in C, where `_scan` is built."""
+    if _scan is not None:
+        return _scan.tag_counts(payload)
+    return payload.count(b"<"), payload.count(b"</")
+
+
 def isolation_reason(payload: bytes) -> str | None:
     """Why lexbor could take long or much memory on this page, from counts that cost far less than parsing
     it (a pass or two over its bytes); None for the pages it parses in a time and memory proportional to
@@ -61,14 +68,12 @@ def isolation_reason(payload: bytes) -> str | None:
     size = len(payload)
     if size > ISOLATE_ABOVE_BYTES:
         return f"over {ISOLATE_ABOVE_BYTES:,} bytes"
-    # (Both counts in one pass, in C, where `_scan` is built.)
-    tags, end_tags = _scan.tag_counts(payload) if _scan is not None else (payload.count(b"<"), None)
+    tags, end_tags = _tag_counts(payload)
     if tags > ISOLATE_ABOVE_TAGS:
         return f"over {ISOLATE_ABOVE_TAGS:,} tags"
     if tags > CHECK_DENSITY_ABOVE_TAGS and size < DENSE_BYTES_PER_TAG * tags:
         return f"under {DENSE_BYTES_PER_TAG} bytes a tag"
-    if tags > CHECK_UNCLOSED_ABOVE_TAGS and (
-            tags - 2 * (payload.count(b"</") if end_tags is None else end_tags)) * tags > ISOLATE_ABOVE_REOPENINGS:
+    if tags > CHECK_UNCLOSED_ABOVE_TAGS and (tags - 2 * end_tags) * tags > ISOLATE_ABOVE_REOPENINGS:
         return "many unclosed elements"
     if size > SPARSE_CHECK_ABOVE_BYTES and size > SPARSE_BYTES_PER_TAG * tags:
         if size - len(payload.translate(None, ATTRIBUTE_SEPARATORS)) > ISOLATE_ABOVE_SEPARATORS:
