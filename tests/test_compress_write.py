@@ -9,6 +9,7 @@ import io
 import lzma
 import random
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,8 +23,9 @@ from hypothesis import strategies as st
 
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.vocabulary import Capture
-from transforms.stages.compress_write.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout,
-                                                            avro_record, record_digest, resolve_level)
+from transforms.stages.compress_write.avro_encoding import (BLOCKS_COMPRESSED_TOGETHER, CODECS, FILE_METADATA,
+                                                            EncodedWriter, RecordLayout, avro_record, record_digest,
+                                                            resolve_level)
 from transforms.stages.compress_write.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
                                                      SIGNALS, corpus_schema, resolve_fields)
 from transforms.stages.compress_write.staging import STAGING_DIR, StagingRun, staged_records
@@ -345,21 +347,29 @@ def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, nea
     assert actual.getvalue() == expected.getvalue()
 
 
-def test_full_blocks_compressed_on_an_executor_make_the_same_file():
-    """The blocks that fill are compressed and written on the executor, one at a time and in order; the last one
-    where `flush` is called: the same bytes as all of them written in turn."""
+def test_full_blocks_compressed_together_on_an_executor_make_the_same_file():
+    """The blocks that fill are compressed on the executor, `BLOCKS_COMPRESSED_TOGETHER` at once (the first ones
+    wait there for each other: a writer that waited for each block before giving the next would break the barrier),
+    and written in order; the last one where `flush` is called: the same bytes as all of them written in turn."""
     layout = RecordLayout()
     records = [layout.record(layout.staged(doc)) for doc in SMALL] * 6
     sequential, pipelined = io.BytesIO(), io.BytesIO()
     submitted = []
+    together = threading.Barrier(BLOCKS_COMPRESSED_TOGETHER, timeout=30)
+
+    def met(function, *args):
+        together.wait()
+        return function(*args)
 
     class Recording(ThreadPoolExecutor):
         def submit(self, function, *args):
             submitted.append(args[0].num_records)
+            if len(submitted) <= BLOCKS_COMPRESSED_TOGETHER:
+                return super().submit(met, function, *args)
             return super().submit(function, *args)
 
     sync_interval = sum(map(len, records)) // 5
-    with Recording(1) as compressing:
+    with Recording(BLOCKS_COMPRESSED_TOGETHER) as compressing:
         for out, executor in ((sequential, None), (pipelined, compressing)):
             writer = EncodedWriter(out, fastavro.parse_schema(CORPUS_SCHEMA), "zstandard", 9, sync_interval, b"s" * 16,
                                    executor)
@@ -369,6 +379,21 @@ def test_full_blocks_compressed_on_an_executor_make_the_same_file():
     assert pipelined.getvalue() == sequential.getvalue()
     blocks = [block.num_records for block in fastavro.block_reader(io.BytesIO(sequential.getvalue()))]
     assert len(blocks) > 2 and submitted == blocks[:-1]
+
+
+def test_a_writer_without_a_sync_marker_ends_every_block_with_its_own():
+    """Without a sync marker given, the writer draws one, and the blocks compressed on the executor end with it
+    too: the file reads back whole."""
+    layout = RecordLayout()
+    records = [layout.record(layout.staged(doc)) for doc in SMALL] * 6
+    out = io.BytesIO()
+    with ThreadPoolExecutor(BLOCKS_COMPRESSED_TOGETHER) as compressing:
+        writer = EncodedWriter(out, fastavro.parse_schema(CORPUS_SCHEMA), "zstandard", 9,
+                               sum(map(len, records)) // 5, b"", compressing)
+        for record in records:
+            writer.write(record)
+        writer.flush()
+    assert len(list(fastavro.reader(io.BytesIO(out.getvalue())))) == len(records)
 
 
 def test_a_staging_file_of_other_fields_is_refused(tmp_path):
@@ -403,8 +428,6 @@ def test_a_staging_file_is_digested_only_for_a_completion_record(tmp_path):
 def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same_files(tmp_path, monkeypatch):
     """WriteShard hands each shard's last block (a default shard's only one) to a thread, so that compressing it
     (zstd releases the GIL) overlaps the next shard's reading; the files are the ones written in line."""
-    import threading
-
     from transforms.stages.compress_write import compress_write_transform as write
 
     flushed_on = []

@@ -12,8 +12,10 @@ Avro reader reads.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import io
+import os
 from concurrent.futures import Executor, Future
 from typing import NamedTuple
 
@@ -215,6 +217,11 @@ class RecordLayout:
         return self.record(self.staged(doc), duplicate_count=doc.duplicate_count)
 
 
+# Full blocks of one shard compressed at once (`EncodedWriter`): the cores of a worker that runs a bundle at a time.
+BLOCKS_COMPRESSED_TOGETHER = 2
+SYNC_MARKER_BYTES = 16
+
+
 class _Block(NamedTuple):
     """A block of encoded records, with the two attributes of `fastavro.read.Block` that
     `fastavro.write.Writer.write_block` reads."""
@@ -230,44 +237,61 @@ class EncodedWriter:
     another file); a block is cut where fastavro's `Writer.write` would cut it (once it holds `sync_interval`
     bytes), so the file is the same bytes as fastavro's writer gives the records' dicts.
 
-    With `compressing` (an executor), each full block is compressed and written there while the next one fills
-    (the codecs release the GIL), one at a time and in order: the same bytes, at most one block more held. `flush`
-    writes the last block where it is called, once the one in flight is written.
+    With `compressing` (an executor), each full block is compressed there while the next ones fill, up to
+    `BLOCKS_COMPRESSED_TOGETHER` at once (the codecs release the GIL: a worker's cores share a shard's blocks), each
+    into the bytes it adds to the file (`_framed`); they are written to the file in order, by the caller of `write`
+    and `flush`: the same bytes, at most that many blocks more held. `flush` writes the last block where it is
+    called, once the ones in flight are written.
     """
 
     def __init__(self, handle, schema, codec: str, level: int | None, sync_interval: int, sync_marker: bytes = b"",
                  compressing: Executor | None = None):
-        self._writer = fastavro.write.Writer(handle, schema, codec=codec, compression_level=level,
-                                             sync_interval=sync_interval, metadata=FILE_METADATA,
-                                             sync_marker=sync_marker)
+        # Every block's bytes end with the file's sync marker: one drawn here where none is given (fastavro's
+        # writer would draw one for each block's own writer).
+        self._settings = {"schema": schema, "codec": codec, "compression_level": level, "sync_interval": sync_interval,
+                          "metadata": FILE_METADATA, "sync_marker": sync_marker or os.urandom(SYNC_MARKER_BYTES)}
+        self._writer = fastavro.write.Writer(handle, **self._settings)
+        self._handle = handle
         self._sync_interval = sync_interval
         self._block, self._records = io.BytesIO(), 0
         self._compressing = compressing
-        self._in_flight: Future | None = None
+        self._in_flight: collections.deque[Future] = collections.deque()
 
     def write(self, record: bytes) -> None:
         self._block.write(record)
         self._records += 1
-        if self._block.tell() >= self._sync_interval:
-            self._dump(self._compressing)
+        if self._block.tell() < self._sync_interval:
+            return
+        if self._compressing is None:
+            self._writer.write_block(self._taken())
+            return
+        while len(self._in_flight) >= BLOCKS_COMPRESSED_TOGETHER:
+            self._write_oldest()
+        self._in_flight.append(self._compressing.submit(_framed, self._taken(), self._settings))
 
-    def _dump(self, compressing: Executor | None) -> None:
+    def _taken(self) -> _Block:
         block = _Block(self._block, self._records)
         self._block, self._records = io.BytesIO(), 0
-        self._written()
-        if compressing is None:
-            self._writer.write_block(block)
-        else:
-            self._in_flight = compressing.submit(self._writer.write_block, block)
+        return block
 
-    def _written(self) -> None:
-        """Waits for the block in flight (its error raised here)."""
-        in_flight, self._in_flight = self._in_flight, None
-        if in_flight is not None:
-            in_flight.result()
+    def _write_oldest(self) -> None:
+        """Writes the oldest block in flight once it is compressed (its error raised here)."""
+        self._handle.write(self._in_flight.popleft().result())
 
     def flush(self) -> None:
+        while self._in_flight:
+            self._write_oldest()
         if self._records:
-            self._dump(None)
-        self._written()
+            self._writer.write_block(self._taken())
         self._writer.flush()
+
+
+def _framed(block: _Block, settings: dict) -> bytes:
+    """The bytes `fastavro.write.Writer.write_block` adds to a file of `settings` for `block` (its record count, its
+    size, its compressed bytes and the sync marker): what a writer of its own writes after its header."""
+    out = io.BytesIO()
+    writer = fastavro.write.Writer(out, **settings)
+    header_end = out.tell()
+    writer.write_block(block)
+    writer.flush()
+    return out.getvalue()[header_end:]

@@ -8,7 +8,7 @@ import collections
 import dataclasses
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -24,7 +24,7 @@ from transforms.report.signal_histograms import SignalTally
 from transforms.document import Document
 from transforms.state.unit_ledger import LedgerPlan, ledger_for
 from transforms.vocabulary import Fingerprint
-from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
+from transforms.stages.compress_write.avro_encoding import BLOCKS_COMPRESSED_TOGETHER, DEFAULT_SYNC_INTERVAL, RecordLayout
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS, resolve_fields
 from transforms.stages.compress_write.compress_write import (ShardAttempt, attempt_path, finish_shard, publish, shard_name,
@@ -37,7 +37,7 @@ TALLIES = "tallies"
 DIGESTS = "digests"
 # Shards whose last block is compressed, written and digested (`DigestingHandle`) on threads of their own while
 # the next shard's records are read and joined (a shard of large pages is often one Avro block; its other blocks are
-# compressed on a thread as they fill: `EncodedWriter`). At most this many are held (each holds its uncompressed
+# compressed on threads as they fill: `EncodedWriter`). At most this many are held (each holds its uncompressed
 # last block).
 SHARDS_FINISHED_TOGETHER = 2
 
@@ -65,8 +65,8 @@ class WriteShard(beam.DoFn):
     def setup(self):
         self._written = counter("compress_write", "records")
         self._finishing = ThreadPoolExecutor(SHARDS_FINISHED_TOGETHER, thread_name_prefix="write-shard")
-        # A shard's full blocks, compressed and written one at a time while the next is joined (`EncodedWriter`).
-        self._compressing = ThreadPoolExecutor(1, thread_name_prefix="compress-block")
+        # A shard's full blocks, compressed while the next are joined (`EncodedWriter`).
+        self._compressing = ThreadPoolExecutor(BLOCKS_COMPRESSED_TOGETHER, thread_name_prefix="compress-block")
 
     def start_bundle(self):
         self._pending: collections.deque = collections.deque()
@@ -104,9 +104,7 @@ class WriteShard(beam.DoFn):
                 writer.write(self._layout.record(staged, duplicates, near_count, duplicate_count, written))
                 records += 1
         except BaseException:
-            # The block this shard's writer left on the compressing thread is written (or failed) before its file
-            # closes: the thread runs its tasks in turn, so one queued after it ends after it.
-            wait([self._compressing.submit(int)])
+            # (The blocks still compressing write nothing: the file is written by this thread alone.)
             handle.close()
             raise
         signals.add_to(tally)
