@@ -26,7 +26,8 @@ from pipeline.crawl import ListingError, expand_inputs
 from pipeline.graph import WARC_SOURCE, DocumentSource, build_corpus
 from pipeline.index_select import count_selection, describe_selection
 from pipeline.launch import program_name
-from pipeline.runners.local_runner import IN_PROCESS_RUNNER_NAMES, describe_runner, make_local_runner, worker_processes
+from pipeline.runners.local_runner import (IN_PROCESS_RUNNER_NAMES, cores_per_worker, describe_runner, make_local_runner,
+                                           worker_processes)
 from pipeline.options import RUNNER_ALIASES, parse_settings
 from pipeline.settings import CorpusSettings, load_manifest
 from pipeline.progress import ProgressDisplay, progress_notes
@@ -314,7 +315,8 @@ def build(settings: CorpusSettings, total_bytes: int, units_dir: str | None = No
                 with ProgressDisplay(notes, total_bytes, terminal, worker_processes(options))\
                         if notes else contextlib.nullcontext(), remembered_dofn_specs(), \
                         beam.Pipeline(runner=runner, options=options) as pipeline:
-                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found, source=source)
+                    build_corpus(pipeline, settings, notes, units_dir=units_dir, found=found, source=source,
+                                 compressing_threads=cores_per_worker(options))
     except Exception as error:
         logged = os.path.getsize(log_path) > 0
         if not logged:

@@ -288,7 +288,7 @@ def _and(collection, replayed, name: str):
 
 def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir: str | None = None,
                  side_file_lines: int = LINES_PER_SHARD, units_dir: str | None = None,
-                 found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE):
+                 found: BuildInputs | None = None, source: DocumentSource = WARC_SOURCE, compressing_threads: int = 1):
     """Adds the whole corpus build to `pipeline`; returns the PCollection of the manifest's path.
 
     With `progress_dir`, the readers and shard writers leave progress notes there (see `pipeline.progress`).
@@ -297,6 +297,7 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     units recorded there by an earlier run of the same build are replayed, not read. `found`: the earlier corpora
     and URL blocklists `settings` name, as the launcher read and checked them (`pipeline.build_inputs`); read here
     where the caller did not. `source`: where the documents come from (`DocumentSource`: a build's WARC files).
+    `compressing_threads`: the blocks of a shard a worker compresses at once (`CompressWrite`; the same bytes).
     """
     if found is None:
         found = read_build_inputs(settings, check_files=False)
@@ -375,7 +376,8 @@ def build_corpus(pipeline: beam.Pipeline, settings: CorpusSettings, progress_dir
     written = to_write | "CompressWrite" >> CompressWrite(
         settings.output, settings.codec, settings.level, settings.sync_interval,
         sync_marker_for(identity), progress_dir, near_dedup=near is not None,
-        fields=fields, file_format=settings.format, thresholds=settings.thresholds())
+        fields=fields, file_format=settings.format, thresholds=settings.thresholds(),
+        compressing_threads=compressing_threads)
 
     dead_letters = [outcomes[DEAD_LETTER] for outcomes in (*tapped, followed) if DEAD_LETTER in outcomes]
     read_skips = [read[SKIPPED]]

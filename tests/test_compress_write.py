@@ -23,9 +23,8 @@ from hypothesis import strategies as st
 
 from transforms.corpus.corpus_format import RECORD_DIGEST
 from transforms.vocabulary import Capture
-from transforms.stages.compress_write.avro_encoding import (BLOCKS_COMPRESSED_TOGETHER, CODECS, FILE_METADATA,
-                                                            EncodedWriter, RecordLayout, avro_record, record_digest,
-                                                            resolve_level)
+from transforms.stages.compress_write.avro_encoding import (CODECS, FILE_METADATA, EncodedWriter, RecordLayout,
+                                                            avro_record, record_digest, resolve_level)
 from transforms.stages.compress_write.schema import (CORPUS_SCHEMA, FIELD_NAMES, NEAR_DUPLICATE_COUNT, SCHEMA_FIELDS,
                                                      SIGNALS, corpus_schema, resolve_fields)
 from transforms.stages.compress_write.staging import STAGING_DIR, StagingRun, staged_records
@@ -348,31 +347,32 @@ def test_records_written_from_their_staged_parts_are_fastavros_bytes(chosen, nea
 
 
 def test_full_blocks_compressed_together_on_an_executor_make_the_same_file():
-    """The blocks that fill are compressed on the executor, `BLOCKS_COMPRESSED_TOGETHER` at once (the first ones
-    wait there for each other: a writer that waited for each block before giving the next would break the barrier),
-    and written in order; the last one where `flush` is called: the same bytes as all of them written in turn."""
+    """The blocks that fill are compressed on the executor, `together` at once (the first ones wait there for each
+    other: a writer that waited for each block before giving the next would break the barrier), and written in
+    order; the last one where `flush` is called: the same bytes as all of them written in turn."""
     layout = RecordLayout()
     records = [layout.record(layout.staged(doc)) for doc in SMALL] * 6
     sequential, pipelined = io.BytesIO(), io.BytesIO()
     submitted = []
-    together = threading.Barrier(BLOCKS_COMPRESSED_TOGETHER, timeout=30)
+    together = 2
+    barrier = threading.Barrier(together, timeout=30)
 
     def met(function, *args):
-        together.wait()
+        barrier.wait()
         return function(*args)
 
     class Recording(ThreadPoolExecutor):
         def submit(self, function, *args):
             submitted.append(args[0].num_records)
-            if len(submitted) <= BLOCKS_COMPRESSED_TOGETHER:
+            if len(submitted) <= together:
                 return super().submit(met, function, *args)
             return super().submit(function, *args)
 
     sync_interval = sum(map(len, records)) // 5
-    with Recording(BLOCKS_COMPRESSED_TOGETHER) as compressing:
+    with Recording(together) as compressing:
         for out, executor in ((sequential, None), (pipelined, compressing)):
             writer = EncodedWriter(out, fastavro.parse_schema(CORPUS_SCHEMA), "zstandard", 9, sync_interval, b"s" * 16,
-                                   executor)
+                                   executor, together)
             for record in records:
                 writer.write(record)
             writer.flush()
@@ -387,9 +387,9 @@ def test_a_writer_without_a_sync_marker_ends_every_block_with_its_own():
     layout = RecordLayout()
     records = [layout.record(layout.staged(doc)) for doc in SMALL] * 6
     out = io.BytesIO()
-    with ThreadPoolExecutor(BLOCKS_COMPRESSED_TOGETHER) as compressing:
+    with ThreadPoolExecutor(2) as compressing:
         writer = EncodedWriter(out, fastavro.parse_schema(CORPUS_SCHEMA), "zstandard", 9,
-                               sum(map(len, records)) // 5, b"", compressing)
+                               sum(map(len, records)) // 5, b"", compressing, 2)
         for record in records:
             writer.write(record)
         writer.flush()
@@ -441,13 +441,13 @@ def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same
     docs = [doc(f"<div>page {k} of site {k % 5}</div>", f"https://s{k % 5}.example.org/{k}", f"f{k % 5}.warc.gz",
                 offset=k) for k in range(40)]
 
-    def build(output: Path):
+    def build(output: Path, **writing):
         with TestPipeline() as pipeline:
             staged = (pipeline | beam.Create(docs) | beam.Map(hash_document)
                       | StageAndFingerprint(str(output)))
             deduplicated = staged.fingerprints | HashDedup()
             _ = {"staged": staged.staged, "survivors": deduplicated.survivors,
-                 "duplicates": deduplicated.duplicates} | CompressWrite(str(output), "zstandard", None)
+                 "duplicates": deduplicated.duplicates} | CompressWrite(str(output), "zstandard", None, **writing)
         return {path.name: path.read_bytes() for path in sorted(output.glob("corpus-*.avro"))}
 
     threaded = build(tmp_path / "threaded")
@@ -455,3 +455,6 @@ def test_shards_are_compressed_and_written_on_threads_of_their_own_into_the_same
     assert len(flushed_on) == 5 and all(name.startswith("write-shard") for name in flushed_on), flushed_on
     monkeypatch.setattr(write, "SHARDS_FINISHED_TOGETHER", 1)  # one shard finished at a time
     assert build(tmp_path / "one-at-a-time") == threaded
+    # Blocks of 200 bytes (several a shard), compressed 1 and 3 at once: the same files.
+    assert build(tmp_path / "blocks", sync_interval=200) == build(tmp_path / "blocks-together", sync_interval=200,
+                                                                  compressing_threads=3)

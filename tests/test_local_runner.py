@@ -460,3 +460,21 @@ def test_a_bundle_interrupted_as_its_state_sampler_starts_leaves_no_thread_runni
     with fn_api_patches.patched_fn_api_runner():
         _, thread = interrupted_bundle()
     assert not thread.is_alive()
+
+
+def test_a_worker_compresses_as_many_blocks_at_once_as_it_has_cores_to_itself(monkeypatch):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.runners.local_runner import MOST_BLOCKS_COMPRESSED_TOGETHER, cores_per_worker
+
+    def workers(count: int) -> PipelineOptions:
+        return PipelineOptions(["--direct_running_mode=multi_processing", f"--direct_num_workers={count}"])
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert cores_per_worker(PipelineOptions([])) == 2
+    assert cores_per_worker(workers(2)) == cores_per_worker(workers(3)) == 1
+    assert cores_per_worker(PipelineOptions(["--runner=DataflowRunner"])) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert cores_per_worker(PipelineOptions([])) == MOST_BLOCKS_COMPRESSED_TOGETHER
+    assert cores_per_worker(workers(8)) == 2
+    assert cores_per_worker(PipelineOptions(["--runner=FlinkRunner"])) == 1

@@ -95,6 +95,21 @@ def worker_processes(options: PipelineOptions) -> int | None:
     return direct.direct_num_workers or os.cpu_count() or 1
 
 
+# The most blocks a worker compresses at once (zstandard 9 takes about 20 MiB for each).
+MOST_BLOCKS_COMPRESSED_TOGETHER = 4
+
+
+def cores_per_worker(options: PipelineOptions) -> int:
+    """The cores each worker of the local runner has to itself, for compressing a shard's blocks (`CompressWrite`):
+    the machine's, shared by the multi-processing mode's worker processes, at most
+    `MOST_BLOCKS_COMPRESSED_TOGETHER`; 1 for another runner, which shares its workers' cores out itself (a Python
+    worker of Dataflow or Flink runs a bundle on each)."""
+    if options.view_as(StandardOptions).runner not in IN_PROCESS_RUNNER_NAMES:
+        return 1
+    cores = len(os.sched_getaffinity(0))
+    return max(1, min(MOST_BLOCKS_COMPRESSED_TOGETHER, cores // (worker_processes(options) or 1)))
+
+
 def describe_runner(name: str | None) -> str:
     """What `--runner=name` runs, for the report: the local runner says it is patched, an alias what it stands for."""
     if name in IN_PROCESS_RUNNER_NAMES:

@@ -217,8 +217,6 @@ class RecordLayout:
         return self.record(self.staged(doc), duplicate_count=doc.duplicate_count)
 
 
-# Full blocks of one shard compressed at once (`EncodedWriter`): the cores of a worker that runs a bundle at a time.
-BLOCKS_COMPRESSED_TOGETHER = 2
 SYNC_MARKER_BYTES = 16
 
 
@@ -237,15 +235,15 @@ class EncodedWriter:
     another file); a block is cut where fastavro's `Writer.write` would cut it (once it holds `sync_interval`
     bytes), so the file is the same bytes as fastavro's writer gives the records' dicts.
 
-    With `compressing` (an executor), each full block is compressed there while the next ones fill, up to
-    `BLOCKS_COMPRESSED_TOGETHER` at once (the codecs release the GIL: a worker's cores share a shard's blocks), each
-    into the bytes it adds to the file (`_framed`); they are written to the file in order, by the caller of `write`
-    and `flush`: the same bytes, at most that many blocks more held. `flush` writes the last block where it is
-    called, once the ones in flight are written.
+    With `compressing` (an executor of `together` threads), each full block is compressed there while the next ones
+    fill, up to `together` at once (the codecs release the GIL: a worker's cores share a shard's blocks), each into
+    the bytes it adds to the file (`_framed`); they are written to the file in order, by the caller of `write` and
+    `flush`: the same bytes, at most `together` blocks more held. `flush` writes the last block where it is called,
+    once the ones in flight are written.
     """
 
     def __init__(self, handle, schema, codec: str, level: int | None, sync_interval: int, sync_marker: bytes = b"",
-                 compressing: Executor | None = None):
+                 compressing: Executor | None = None, together: int = 1):
         # Every block's bytes end with the file's sync marker: one drawn here where none is given (fastavro's
         # writer would draw one for each block's own writer).
         self._settings = {"schema": schema, "codec": codec, "compression_level": level, "sync_interval": sync_interval,
@@ -255,6 +253,7 @@ class EncodedWriter:
         self._sync_interval = sync_interval
         self._block, self._records = io.BytesIO(), 0
         self._compressing = compressing
+        self._together = together
         self._in_flight: collections.deque[Future] = collections.deque()
 
     def write(self, record: bytes) -> None:
@@ -265,7 +264,7 @@ class EncodedWriter:
         if self._compressing is None:
             self._writer.write_block(self._taken())
             return
-        while len(self._in_flight) >= BLOCKS_COMPRESSED_TOGETHER:
+        while len(self._in_flight) >= self._together:
             self._write_oldest()
         self._in_flight.append(self._compressing.submit(_framed, self._taken(), self._settings))
 

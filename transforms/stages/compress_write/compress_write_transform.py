@@ -24,7 +24,7 @@ from transforms.report.signal_histograms import SignalTally
 from transforms.document import Document
 from transforms.state.unit_ledger import LedgerPlan, ledger_for
 from transforms.vocabulary import Fingerprint
-from transforms.stages.compress_write.avro_encoding import BLOCKS_COMPRESSED_TOGETHER, DEFAULT_SYNC_INTERVAL, RecordLayout
+from transforms.stages.compress_write.avro_encoding import DEFAULT_SYNC_INTERVAL, RecordLayout
 from transforms.stages.compress_write.formats import DEFAULT_FORMAT, resolve_codec, shard_extension, shard_writer
 from transforms.stages.compress_write.schema import DEFAULT_FIELDS, resolve_fields
 from transforms.stages.compress_write.compress_write import (ShardAttempt, attempt_path, finish_shard, publish, shard_name,
@@ -48,8 +48,9 @@ class WriteShard(beam.DoFn):
 
     def __init__(self, output_dir: str, staging_dir: str, codec: str, level: int | None, sync_interval: int,
                  sync_marker: bytes, progress_dir: str | None = None, fields: tuple[str, ...] = DEFAULT_FIELDS,
-                 file_format: str = DEFAULT_FORMAT, thresholds: dict | None = None):
+                 file_format: str = DEFAULT_FORMAT, thresholds: dict | None = None, compressing_threads: int = 1):
         self._output_dir = output_dir
+        self._compressing_threads = compressing_threads
         self._thresholds = thresholds
         self._format = file_format
         self._extension = shard_extension(file_format, codec)
@@ -66,7 +67,7 @@ class WriteShard(beam.DoFn):
         self._written = counter("compress_write", "records")
         self._finishing = ThreadPoolExecutor(SHARDS_FINISHED_TOGETHER, thread_name_prefix="write-shard")
         # A shard's full blocks, compressed while the next are joined (`EncodedWriter`).
-        self._compressing = ThreadPoolExecutor(BLOCKS_COMPRESSED_TOGETHER, thread_name_prefix="compress-block")
+        self._compressing = ThreadPoolExecutor(self._compressing_threads, thread_name_prefix="compress-block")
 
     def start_bundle(self):
         self._pending: collections.deque = collections.deque()
@@ -88,7 +89,7 @@ class WriteShard(beam.DoFn):
         handle = DigestingHandle(FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED))
         try:
             writer = shard_writer(self._format, handle, self._fields, self._codec, self._level, self._sync_interval,
-                                  self._sync_marker, self._compressing)
+                                  self._sync_marker, self._compressing, self._compressing_threads)
             for staged in staged_records(sorted(parts[STAGED]), self._staging_dir, self._layout):
                 offset = staged["source_offset"]
                 if offset in dropped or offset in near_dropped:
@@ -187,13 +188,16 @@ class CompressWrite(beam.PTransform):
     from `StageDocuments`, any number per unit), and HashDedup's `survivors` and `duplicates`;
     with `near_dedup`, also NearDedup's `near_survivors` and `near_duplicates`. `thresholds`: every --quality
     threshold by name, that the report counts the records' signals each side of (`report.tally_record`).
+    `compressing_threads`: the blocks of a shard compressed at once (the cores a worker has to itself; the same
+    bytes whatever it is).
     """
 
     def __init__(self, output_dir: str, codec: str | None = None, level: int | None = None,
                  sync_interval: int = DEFAULT_SYNC_INTERVAL, sync_marker: bytes = b"", progress_dir: str | None = None,
                  near_dedup: bool = False, fields: tuple[str, ...] | None = None, file_format: str = DEFAULT_FORMAT,
-                 thresholds: dict | None = None):
+                 thresholds: dict | None = None, compressing_threads: int = 1):
         super().__init__()
+        self._compressing_threads = compressing_threads
         self._thresholds = thresholds
         self._progress_dir = progress_dir
         self._near_dedup = near_dedup
@@ -233,7 +237,8 @@ class CompressWrite(beam.PTransform):
         grouped = parts | "ByUnit" >> beam.CoGroupByKey()
         shards = grouped | "WriteShards" >> beam.ParDo(
             WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
-                       self._sync_marker, self._progress_dir, self._fields, self._format, self._thresholds),
+                       self._sync_marker, self._progress_dir, self._fields, self._format, self._thresholds,
+                       self._compressing_threads),
             shard_order=beam.pvalue.AsSingleton(shard_order),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (

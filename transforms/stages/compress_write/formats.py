@@ -75,10 +75,10 @@ def row_writer(file_format: str, handle, fields: tuple[str, ...], codec: str, le
 
 
 def shard_writer(file_format: str, handle, fields: tuple[str, ...], codec: str, level: int | None,
-                 sync_interval: int, sync_marker: bytes, compressing: Executor | None = None):
+                 sync_interval: int, sync_marker: bytes, compressing: Executor | None = None, together: int = 1):
     """The writer of one shard to `handle`: `write(record bytes)` each record, then `flush()`. An Avro shard's full
-    blocks are compressed and written on `compressing` where it is given (`EncodedWriter`)."""
+    blocks are compressed on `compressing` where it is given, `together` at once (`EncodedWriter`)."""
     if file_format == "avro":
         return avro_encoding.EncodedWriter(handle, parsed_schema(fields), codec, level, sync_interval, sync_marker,
-                                           compressing)
+                                           compressing, together)
     return DecodedWriter(row_writer(file_format, handle, fields, codec, level), fields)
