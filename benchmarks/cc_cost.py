@@ -36,11 +36,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.peers import (FLOOR, PLAIN_LOOP, alternated, checked_arguments, datatrove, developer_corpus, finish,
-                              language_added, peer_parser, plain_loop, row, seconds, webcorpus)
-from benchmarks.throughput import REPO, worker_processes
-from transforms.document import Skip
-from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc
+from pipeline.beam_import import import_beam
+
+# The reader's modules import Beam: imported as `python -m pipeline` imports it (without what it does not use, and
+# without the warnings that brings in this benchmark's output).
+import_beam()
+
+from benchmarks.peers import (FLOOR, PLAIN_LOOP, alternated, checked_arguments, datatrove,  # noqa: E402
+                              developer_corpus, finish, language_added, peer_parser, plain_loop, row, seconds,
+                              webcorpus)
+from benchmarks.throughput import REPO, worker_processes  # noqa: E402
+from transforms.document import Skip  # noqa: E402
+from transforms.stages.read_warc.read_warc import open_uncompressed, read_warc  # noqa: E402
 
 SECTIONS = ("whole", "not-kept", "language", "workers", "dev")
 MIX = "scale-*.warc.gz"
