@@ -217,6 +217,7 @@ class RecordLayout:
         return self.record(self.staged(doc), duplicate_count=doc.duplicate_count)
 
 
+# An Avro file's sync marker, which ends each of its blocks.
 SYNC_MARKER_BYTES = 16
 
 
