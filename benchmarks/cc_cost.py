@@ -110,6 +110,12 @@ def against(alternatives: dict, name: str, make, tree: Path | None) -> None:
         alternatives[f"{name} ({tree.name})"] = make(tree)
 
 
+def workers_row(figure: str, one: dict, two: dict, goal: str) -> tuple:
+    """The table's row of 2 workers against 1."""
+    return (figure, seconds(two), seconds(one), f"{one['seconds'] / two['seconds']:.2f}x faster",
+            f"{two['cpu_seconds'] / one['cpu_seconds']:.2f}x", goal)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = peer_parser("benchmarks.cc_cost", __doc__, SECTIONS, "webcorpus-cc-cost", 200, "the mix", 5)
     parser.add_argument("--generator", type=Path, default=REPO.parent / "shared" / "tools" / "make_cc_corpus.py",
@@ -165,16 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     if "workers" in sections:
         print("\n== 2 workers against 1 on the mix", flush=True)
         builds: dict = {}
-        for count in ("1", "2"):
-            against(builds, count, lambda tree, count=count: webcorpus(
-                mix, work / f"wc-w{count}{'' if tree is None else '-' + tree.name}", worker_processes(int(count)),
+        for count in (1, 2):
+            against(builds, str(count), lambda tree, count=count: webcorpus(
+                mix, work / (f"wc-w{count}" if tree is None else f"wc-w{count}-{tree.name}"), worker_processes(count),
                 tree=tree), tree)
         found = results["workers"] = alternated(builds, args.reps)
-        for label, suffix in (("", ""),) + (((f"    of {tree}", f" ({tree.name})"),) if tree is not None else ()):
-            one, two = found["1" + suffix], found["2" + suffix]
-            table.append((label or f"2 workers / 1, {args.mb:g} MB of the mix", seconds(two), seconds(one),
-                          f"{one['seconds'] / two['seconds']:.2f}x faster",
-                          f"{two['cpu_seconds'] / one['cpu_seconds']:.2f}x", "-" if label else ">= 1.7x"))
+        table.append(workers_row(f"2 workers / 1, {args.mb:g} MB of the mix", found["1"], found["2"], ">= 1.7x"))
+        if tree is not None:
+            table.append(workers_row(f"    of {tree}", found[f"1 ({tree.name})"], found[f"2 ({tree.name})"], "-"))
     if "dev" in sections:
         results["dev"] = developer_corpus(args.corpus, work, python, args.reps, table, tree)
 
