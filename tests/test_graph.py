@@ -12,7 +12,7 @@ import pytest
 from pipeline import graph
 from pipeline.graph import DOCUMENT_STAGES, DocumentStage, build_corpus
 from pipeline.settings import CorpusSettings
-from tests.helpers import html_capture
+from tests.helpers import applied_transforms, html_capture
 from transforms.document import DeadLetter, Skip
 from transforms.state.unit_check import record_json
 from transforms.state.unit_ledger import RECORD_SUFFIX, UNITS, decode
@@ -97,3 +97,16 @@ def test_each_stage_declares_what_it_gives_and_a_build_takes_those_it_asks_for(t
         "ScrubPersonalData", "Hash", "CountTokens"]
     assert [stage.label for stage in DOCUMENT_STAGES if stage.wanted(plain)] == [
         "Charset", "CleanHtml", "MinimizeText", "Hash"]
+
+
+def test_a_global_combine_read_only_as_a_side_input_has_no_stage_for_its_default(write_warc, tmp_path):
+    # Beam gives an empty global combine its default in a stage of its own (`DoOnce`), a bundle that costs the local
+    # runner about 10 ms: where the result is read only as a side input, the side input's default stands for it.
+    inputs = write_warc([html_capture("https://example.org/a", "<p>A page that every stage keeps, with words.</p>")])
+    pipeline = beam.Pipeline()
+    build_corpus(pipeline, CorpusSettings(inputs=(str(inputs),), output=str(tmp_path / "out")))
+    _, leaves = applied_transforms(pipeline)
+    defaults = sorted({node.full_label.split("/DoOnce")[0] for node in leaves if "/DoOnce/" in node.full_label})
+    # Each of these feeds a main input, which needs an element even when nothing came in.
+    assert defaults == ["CompressWrite/AllShards/AllShards", "Index/Count/CombineGlobally(CountCombineFn)",
+                        "Manifest/AllInputs/AllInputs", "Report/Sum"]

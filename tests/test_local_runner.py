@@ -404,6 +404,10 @@ def test_multi_processing_workers_are_forked_from_a_server_that_imported_them(se
         periods = (pipeline | "Periods" >> beam.Create(range(4)) | "SpreadPeriods" >> beam.Reshuffle()
                    | "Period" >> beam.Map(_sampling_period) | "DistinctPeriods" >> beam.Distinct())
         assert_that(periods, equal_to([10 if server_there else 200]), label="period")
+        # (And what the server imported is frozen in a forked worker, left out of its collector's passes.)
+        frozen = (pipeline | "Workers" >> beam.Create(range(4)) | "SpreadWorkers" >> beam.Reshuffle()
+                  | "Frozen" >> beam.Map(lambda _: gc.get_freeze_count() > 0) | "DistinctFrozen" >> beam.Distinct())
+        assert_that(frozen, equal_to([server_there]), label="frozen")
     with pytest.raises(ProcessLookupError):
         os.kill(forks.pid, 0)
     assert not os.path.exists(forks.command.split()[-2])

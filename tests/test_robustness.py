@@ -135,6 +135,29 @@ def test_a_child_process_times_out_survives_crashes_and_passes_errors_on():
     failing.close()
 
 
+def test_a_child_process_started_ahead_serves_its_first_call_and_is_started_once():
+    child = ChildProcess(len, timeout=60)
+    try:
+        child.start()
+        started = child._process.pid
+        child.start()  # running: nothing more is started
+        assert child._process.pid == started
+        assert child("page") == 4
+        assert child._process.pid == started
+    finally:
+        child.close()
+
+
+def test_a_child_process_started_ahead_and_never_called_ends_quietly_with_its_parents_end(capfd):
+    child = ChildProcess(len, timeout=60)
+    child.start()
+    process, connection = child._process, child._connection
+    assert connection.poll(60)  # ready, and its READY left unread: the parent's close resets the connection
+    connection.close()
+    assert process.wait(60) == 0
+    assert "Traceback" not in capfd.readouterr().err
+
+
 MAIN_MODULE_PROBE = """
 import sys
 with open(sys.argv[1], "a") as imports:
@@ -325,6 +348,9 @@ def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(nam
         def __init__(self, function, timeout, *memory_limit):
             pass
 
+        def start(self):
+            pass
+
         def __call__(self, page, url):
             isolated.append(url)
             return CleanedPage(["cleaned in the child"])
@@ -338,6 +364,31 @@ def test_a_page_that_could_be_slow_or_large_to_parse_is_cleaned_in_the_child(nam
     ordinary = doc.replace(utf8_payload=b"<p>an ordinary page</p>" * 200)
     assert cleaner(ordinary).cleaned_html.count("an ordinary page") == 200
     assert isolated == [doc.capture.url]
+
+
+def test_the_parsers_child_is_started_at_the_first_page_before_a_page_needs_it(monkeypatch):
+    # The first page sent away would otherwise wait for the child's interpreter and imports (about 0.1 s).
+    from transforms.stages.clean_html import guard
+    from transforms.stages.clean_html.guard import GuardedCleaner
+    from transforms.stages.clean_html.clean_html import HtmlCleaner
+
+    started = []
+
+    class StartedChild:
+        def __init__(self, function, timeout, *memory_limit):
+            pass
+
+        def start(self):
+            started.append(True)
+
+    monkeypatch.setattr(guard, "ChildProcess", StartedChild)
+    cleaner = GuardedCleaner(HtmlCleaner())
+    ordinary = document(url="http://example.org/", warc_record_id="a", warc_date="", source_file="t",
+                        source_offset=0, http_status=200, content_type="text/html",
+                        utf8_payload=b"<p>an ordinary page</p>")
+    assert "an ordinary page" in cleaner(ordinary).cleaned_html
+    assert "an ordinary page" in cleaner(ordinary).cleaned_html
+    assert started == [True]
 
 
 @settings(max_examples=300, deadline=None)

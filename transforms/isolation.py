@@ -75,7 +75,9 @@ def _serve(connection, function: Callable, memory_limit: int | None,
     while True:
         try:
             args = connection.recv()
-        except EOFError:
+        except (EOFError, ConnectionResetError):
+            # The parent closed its end: a reset where it closed it with this child's READY unread (a child started
+            # ahead that no page needed).
             return
         try:
             outcome = (True, function(*args))
@@ -112,25 +114,38 @@ class ChildProcess:
         self._prepare = prepare
         self._process = None
         self._connection = None
+        self._ready = False
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Starts the child without waiting for it (its interpreter and imports: about 0.1 s of another core),
+        unless it is running; the first call waits for it to be ready."""
+        if self._process is not None and self._process.poll() is None:
+            return
         self._connection, child_end = multiprocessing.Pipe()
         fd = child_end.fileno()
         self._process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP.format(path=sys.path, fd=fd)],
                                          pass_fds=(fd,), stdin=subprocess.DEVNULL)
         child_end.close()
+        self._ready = False
         try:
             self._connection.send((self._function, self._memory_limit, self._prepare))
-            started = self._connection.poll(START_TIMEOUT) and self._connection.recv() == READY
+        except OSError:
+            self.close()
+            raise ChildCrashed("the parser's process did not start") from None
+
+    def _wait_until_ready(self) -> None:
+        try:
+            self._ready = self._connection.poll(START_TIMEOUT) and self._connection.recv() == READY
         except (EOFError, OSError):
-            started = False
-        if not started:
+            self._ready = False
+        if not self._ready:
             self.close()
             raise ChildCrashed("the parser's process did not start")
 
     def __call__(self, *args) -> Any:
-        if self._process is None or self._process.poll() is not None:
-            self._start()
+        self.start()
+        if not self._ready:
+            self._wait_until_ready()
         self._connection.send(args)
         if not self._connection.poll(self._timeout):
             self.close()
@@ -157,3 +172,4 @@ class ChildProcess:
             self._connection.close()
         self._process = None
         self._connection = None
+        self._ready = False

@@ -20,6 +20,7 @@ is checked, with Beam's version, before the local runner starts
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import selectors
@@ -183,6 +184,10 @@ def _run_worker(connection: socket.socket, worker_main) -> None:
         environment = json.loads(_receive(connection, length))
         os.environ.clear()
         os.environ.update(environment)
+        # What the server imported (Beam, webcorpus) lives as long as the worker: frozen, the collector's full
+        # passes skip it, as in the local runner's own process (`LocalRunner.run_pipeline`), and leave its pages
+        # shared with the server (a pass writes each object it walks: 20-30 MiB of a worker's own memory).
+        gc.freeze()
         worker_main(sys.argv)
         code = 0
     except SystemExit as exit_:

@@ -38,7 +38,8 @@ class WriteManifest(beam.PTransform):
             | "AllInputs" >> beam.combiners.ToList()
             | "Build" >> beam.Map(
                 build_manifest,
-                beam.pvalue.AsSingleton(outputs | "AllOutputs" >> beam.combiners.ToList()),
+                # (A view: Beam's default for no outputs, computed here, not in a stage of its own.)
+                outputs | "AllOutputs" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).as_singleton_view(),
                 self._options,
                 *sections,
             )

@@ -86,7 +86,10 @@ class WriteReportPage(beam.PTransform):
         self._scripts = scripts
 
     def expand(self, inputs):
-        samples = inputs["fingerprints"] | "Sample" >> beam.CombineGlobally(SmallestDistinctHashes(self._sample_size))
+        # The global combines here give nothing for no input, and their side inputs a default: Beam's default for no
+        # input takes a stage of its own (a build's small stages are most of its fixed cost).
+        samples = (inputs["fingerprints"]
+                   | "Sample" >> beam.CombineGlobally(SmallestDistinctHashes(self._sample_size)).without_defaults())
         skips = (
             inputs["skipped"]
             | "SkipByKind" >> beam.Map(lambda skip: (skip.kind, _side_record_key(skip)))
@@ -95,7 +98,8 @@ class WriteReportPage(beam.PTransform):
         dead = (
             inputs["dead_letter"]
             | "DeadLetterKeys" >> beam.Map(_side_record_key)
-            | "FirstDeadLetters" >> beam.combiners.Top.Smallest(MAX_DEAD_LETTERS)
+            | "FirstDeadLetters" >> beam.CombineGlobally(
+                beam.combiners.TopCombineFn(MAX_DEAD_LETTERS, reverse=True)).without_defaults()
         )
         site_lines = []
         if self._site_boilerplate is not None:
@@ -104,8 +108,8 @@ class WriteReportPage(beam.PTransform):
             sample_sites = samples | "SampleSites" >> beam.Map(
                 lambda fingerprints: frozenset(site_of(fingerprint.capture.url, scope) for fingerprint in fingerprints))
             site_lines = beam.pvalue.AsList(inputs[BOILERPLATE_LINES] | "OfSampleSites" >> beam.Filter(
-                lambda pair, sites: pair[0] in sites, beam.pvalue.AsSingleton(sample_sites)))
+                lambda pair, sites: pair[0] in sites, beam.pvalue.AsSingleton(sample_sites, default_value=frozenset())))
         return inputs["report"] | "Write" >> beam.Map(
-            write_report_page, beam.pvalue.AsSingleton(samples), beam.pvalue.AsList(skips),
-            beam.pvalue.AsSingleton(dead), self._output_dir, self._drop_selectors, self._scripts, self._max_page_bytes,
-            self._sources, self._main_content, self._site_boilerplate, site_lines)
+            write_report_page, beam.pvalue.AsSingleton(samples, default_value=[]), beam.pvalue.AsList(skips),
+            beam.pvalue.AsSingleton(dead, default_value=[]), self._output_dir, self._drop_selectors, self._scripts,
+            self._max_page_bytes, self._sources, self._main_content, self._site_boilerplate, site_lines)

@@ -87,7 +87,7 @@ class GuardedCleaner:
 
     lexbor, as native code, can neither be interrupted by a Python thread nor kept from taking the worker
     down if it crashes or exhausts the memory: a page over either limit goes to the dead letter alone. The
-    child is started at the first such page (a Python with selectolax and CleanHtml's modules: about 21 MiB).
+    child (a Python with selectolax and CleanHtml's modules: about 21 MiB) is started at the first page.
     Extracted text (a WET file's) is not HTML: its lines are its blocks (`text_page`), nothing is parsed.
     """
 
@@ -104,9 +104,12 @@ class GuardedCleaner:
     def __call__(self, doc: Document) -> Document:
         if doc.is_extracted_text:
             return with_cleaned_page(doc, text_page(doc.utf8_payload))
+        if self._child is None:
+            # Started at the first page, beside the pages before the first that needs it, which would otherwise
+            # wait for it to start.
+            self._child = ChildProcess(self._cleaner.clean, self._page_timeout, self._page_memory_mib << 20)
+            self._child.start()
         if isolation_reason(doc.utf8_payload) is None:
             return self._cleaner(doc)
-        if self._child is None:
-            self._child = ChildProcess(self._cleaner.clean, self._page_timeout, self._page_memory_mib << 20)
         return with_cleaned_page(doc, self._child(doc.utf8_payload, doc.capture.url))
 

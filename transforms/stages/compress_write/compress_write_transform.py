@@ -219,7 +219,8 @@ class CompressWrite(beam.PTransform):
             (staged | "StagedUnits" >> beam.Keys(), dropped | "DroppedUnits" >> beam.Keys())
             | "Units" >> beam.Flatten()
             | "DistinctUnits" >> beam.Distinct()
-            | "AllUnits" >> beam.combiners.ToList()
+            # Without Beam's default for no units, which takes a stage of its own: the side input's default.
+            | "AllUnits" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
             | "Sorted" >> beam.Map(sorted)
         )
         parts = {
@@ -239,7 +240,7 @@ class CompressWrite(beam.PTransform):
             WriteShard(self._output_dir, self._staging_dir, self._codec, self._level, self._sync_interval,
                        self._sync_marker, self._progress_dir, self._fields, self._format, self._thresholds,
                        self._compressing_threads),
-            shard_order=beam.pvalue.AsSingleton(shard_order),
+            shard_order=beam.pvalue.AsSingleton(shard_order, default_value=[]),
         ).with_outputs(TALLIES, DIGESTS, main="paths")
         published = (
             shards.paths
