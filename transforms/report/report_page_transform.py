@@ -86,8 +86,9 @@ class WriteReportPage(beam.PTransform):
         self._scripts = scripts
 
     def expand(self, inputs):
-        # The global combines here give nothing for no input, and their side inputs a default: Beam's default for no
-        # input takes a stage of its own (a build's small stages are most of its fixed cost).
+        # The global combines here read only as side inputs have their default there (`as_singleton_view`, or with
+        # `without_defaults` where the result is also a main input): Beam's default for no input takes a stage of its
+        # own (a build's small stages are most of its fixed cost).
         samples = (inputs["fingerprints"]
                    | "Sample" >> beam.CombineGlobally(SmallestDistinctHashes(self._sample_size)).without_defaults())
         skips = (
@@ -99,7 +100,7 @@ class WriteReportPage(beam.PTransform):
             inputs["dead_letter"]
             | "DeadLetterKeys" >> beam.Map(_side_record_key)
             | "FirstDeadLetters" >> beam.CombineGlobally(
-                beam.combiners.TopCombineFn(MAX_DEAD_LETTERS, reverse=True)).without_defaults()
+                beam.combiners.TopCombineFn(MAX_DEAD_LETTERS, reverse=True)).as_singleton_view()
         )
         site_lines = []
         if self._site_boilerplate is not None:
@@ -111,5 +112,5 @@ class WriteReportPage(beam.PTransform):
                 lambda pair, sites: pair[0] in sites, beam.pvalue.AsSingleton(sample_sites, default_value=frozenset())))
         return inputs["report"] | "Write" >> beam.Map(
             write_report_page, beam.pvalue.AsSingleton(samples, default_value=[]), beam.pvalue.AsList(skips),
-            beam.pvalue.AsSingleton(dead, default_value=[]), self._output_dir, self._drop_selectors, self._scripts,
+            dead, self._output_dir, self._drop_selectors, self._scripts,
             self._max_page_bytes, self._sources, self._main_content, self._site_boilerplate, site_lines)

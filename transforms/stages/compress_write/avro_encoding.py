@@ -233,14 +233,14 @@ class EncodedWriter:
     """An Avro container file of records given as their Avro bytes (`RecordLayout.record`).
 
     fastavro writes the header and each block (`Writer.write_block`, its interface for blocks read from
-    another file); a block is cut where fastavro's `Writer.write` would cut it (once it holds `sync_interval`
-    bytes), so the file is the same bytes as fastavro's writer gives the records' dicts.
+    another file, into the bytes it adds to the file: `_framed`); a block is cut where fastavro's `Writer.write`
+    would cut it (once it holds `sync_interval` bytes), so the file is the same bytes as fastavro's writer gives the
+    records' dicts.
 
-    With `compressing` (an executor of `together` threads), each full block is compressed there while the next ones
-    fill, up to `together` at once (the codecs release the GIL: a worker's cores share a shard's blocks), each into
-    the bytes it adds to the file (`_framed`); they are written to the file in order, by the caller of `write` and
-    `flush`: the same bytes, at most `together` blocks more held. `flush` writes the last block where it is called,
-    once the ones in flight are written.
+    With `compressing` (an executor of `together` threads), each full block is framed there while the next ones
+    fill, up to `together` at once (the codecs release the GIL: a worker's cores share a shard's blocks); the blocks
+    are written to the file in order, by the caller of `write` and `flush`: the same bytes, at most `together` blocks
+    more held. `flush` frames the last block where it is called, once the ones in flight are written.
     """
 
     def __init__(self, handle, schema, codec: str, level: int | None, sync_interval: int, sync_marker: bytes = b"",
@@ -249,7 +249,7 @@ class EncodedWriter:
         # writer would draw one for each block's own writer).
         self._settings = {"schema": schema, "codec": codec, "compression_level": level, "sync_interval": sync_interval,
                           "metadata": FILE_METADATA, "sync_marker": sync_marker or os.urandom(SYNC_MARKER_BYTES)}
-        self._writer = fastavro.write.Writer(handle, **self._settings)
+        fastavro.write.Writer(handle, **self._settings)  # (it writes the file's header)
         self._handle = handle
         self._sync_interval = sync_interval
         self._block, self._records = io.BytesIO(), 0
@@ -263,7 +263,7 @@ class EncodedWriter:
         if self._block.tell() < self._sync_interval:
             return
         if self._compressing is None:
-            self._writer.write_block(self._taken())
+            self._handle.write(_framed(self._taken(), self._settings))
             return
         while len(self._in_flight) >= self._together:
             self._write_oldest()
@@ -282,8 +282,8 @@ class EncodedWriter:
         while self._in_flight:
             self._write_oldest()
         if self._records:
-            self._writer.write_block(self._taken())
-        self._writer.flush()
+            self._handle.write(_framed(self._taken(), self._settings))
+        self._handle.flush()
 
 
 def _framed(block: _Block, settings: dict) -> bytes:
